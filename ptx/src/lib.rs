@@ -1,0 +1,1 @@
+//! PTX lexer and module parser for jitseam.

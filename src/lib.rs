@@ -1,0 +1,1 @@
+//! jitseam: launch JIT-synthesized GPU kernels safely.
