@@ -1,1 +1,57 @@
 //! jitseam: launch JIT-synthesized GPU kernels safely.
+
+pub mod abi;
+pub mod artifact;
+pub mod device;
+pub mod dtype;
+pub mod error;
+pub mod kernel;
+pub mod launch;
+pub mod signature;
+pub mod state;
+
+pub use abi::{AbiKind, AbiSpec};
+pub use artifact::{Artifact, ArtifactKind, LinkEntry, ParamSource};
+pub use device::{Device, DeviceBuffer, DeviceId, Stream};
+pub use dtype::{Element, ElementKind};
+pub use error::{Error, TransitionError};
+pub use kernel::Kernel;
+pub use launch::ParamValue;
+pub use signature::{Erased, In, InStrided, Out, OutStrided, Signature};
+pub use state::{Described, DeviceBound, Loaded, State};
+
+/// Paths the `#[jitseam::kernel]` and `slot_table!` expansions use. Not public API: no
+/// compatibility promise, and naming it by hand opts out of every guarantee.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::abi::{AbiKind, AbiSpec};
+    pub use crate::device::{Stream, ViewDesc};
+    pub use crate::dtype::{Element, ElementKind};
+    pub use crate::error::Error;
+    pub use crate::kernel::Kernel;
+    pub use crate::launch::ParamValue;
+    pub use crate::state::DeviceBound;
+
+    /// The one launch path, for generated launchers. `inputs`/`outputs` must come from the
+    /// typed operand handles of the generated `Args`, which borrow their buffers for the call.
+    pub fn launch_checked<K: crate::Signature>(
+        kernel: &Kernel<K, DeviceBound>,
+        stream: &Stream,
+        inputs: &[ViewDesc],
+        outputs: &[ViewDesc],
+        shape: &[usize],
+        params: &[ParamValue],
+    ) -> Result<(), Error> {
+        crate::launch::launch_checked(kernel, stream, inputs, outputs, shape, params)
+    }
+
+    /// Proof that a call to `Signature::__jitseam_launch` came from jitseam's generic launch.
+    #[derive(Debug)]
+    pub struct SignatureToken(());
+
+    impl SignatureToken {
+        pub(crate) fn new() -> Self {
+            Self(())
+        }
+    }
+}

@@ -1,1 +1,46 @@
 //! PTX lexer and module parser for jitseam.
+//!
+//! [`parse_module`] reads what `load()` needs from PTX text without a driver: the `.version`,
+//! the `.target` architecture, and every `.entry` with its `.param` list (type, alignment, array
+//! length, `.ptr` attribute) and performance directives. Bodies are not parsed here; their byte
+//! ranges are recorded so the CPU interpreter can lex them later with the same [`Lexer`].
+//!
+//! ```
+//! let ptx = "
+//! .version 8.8
+//! .target sm_80
+//! .address_size 64
+//! .visible .entry add(.param .u64 add_param_0, .param .f32 add_param_1)
+//! {
+//!     ret;
+//! }
+//! ";
+//! let module = jitseam_ptx::parse_module(ptx)?;
+//! let entry = module.entry("add").ok_or("no entry")?;
+//! assert_eq!(module.target.sm(), Some(80));
+//! assert_eq!(entry.params.len(), 2);
+//! assert_eq!(entry.params[1].ty, jitseam_ptx::ScalarType::F32);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Nothing here panics on any input; every failure is a [`ParseError`] with a byte offset and the
+//! 1-based line and column derived from it.
+
+mod error;
+mod lexer;
+mod line_index;
+mod model;
+mod module;
+mod skip;
+
+pub use error::{ParseError, ParseErrorKind};
+pub use lexer::{
+    FloatValue, LexError, LexErrorKind, Lexer, Punct, Token, TokenKind, is_ident_continue,
+    is_ident_start, parse_float, parse_int,
+};
+pub use line_index::{LineIndex, line_col};
+pub use model::{
+    Entry, Function, Linkage, Module, Param, PerfDirective, PtrAttr, ScalarType, StateSpace,
+    Target, Version,
+};
+pub use module::parse_module;

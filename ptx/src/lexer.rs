@@ -1,0 +1,625 @@
+//! The one PTX lexer: module headers and (later) instruction bodies both go through it.
+//!
+//! Tokens borrow the source and carry a byte offset; line and column are derived only when an
+//! error is reported (see [`crate::LineIndex`]), so lexing stays allocation-free.
+//!
+//! Two PTX-specific choices:
+//! - A directive is `.` followed by identifier characters *including a leading digit*, so that
+//!   instruction modifiers such as `tex.2d` lex as `tex` + `.2d`. Consequently a float literal must
+//!   start with a digit (`0.5`, never `.5`).
+//! - A directive may contain `::` segments (`.L2::64B`, `.shared::cta`, `.L1::evict_last`) because
+//!   the segment after `::` may start with a digit and would otherwise be a malformed number.
+
+use std::ops::Range;
+
+use thiserror::Error;
+
+/// What a [`Token`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TokenKind {
+    /// `.entry`, `.param`, `.u64`, `.L2::64B`: a dot followed by identifier characters.
+    Directive,
+    /// `foo`, `%r1`, `$L__BB0_3`, `_`, `sm_90a`.
+    Ident,
+    /// Decimal, `0x` hex, octal, `0b` binary, each with an optional `U` suffix. Never signed:
+    /// a leading `-` is a separate [`Punct::Minus`].
+    Int,
+    /// `0f` + 8 hex digits (f32 bits), `0d` + 16 hex digits (f64 bits), or a decimal float.
+    Float,
+    /// A double-quoted string; the token text includes the quotes.
+    Str,
+    /// One punctuation character.
+    Punct(Punct),
+}
+
+/// Single-character punctuation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Punct {
+    /// `;`
+    Semi,
+    /// `,`
+    Comma,
+    /// `{`
+    LBrace,
+    /// `}`
+    RBrace,
+    /// `(`
+    LParen,
+    /// `)`
+    RParen,
+    /// `[`
+    LBracket,
+    /// `]`
+    RBracket,
+    /// `<`
+    Lt,
+    /// `>`
+    Gt,
+    /// `@`
+    At,
+    /// `!`
+    Bang,
+    /// `+`
+    Plus,
+    /// `-`
+    Minus,
+    /// `:`
+    Colon,
+    /// `=`
+    Eq,
+    /// `|`
+    Pipe,
+    /// `*`
+    Star,
+    /// `/`
+    Slash,
+    /// `&`
+    Amp,
+    /// `~`
+    Tilde,
+    /// `^`
+    Caret,
+    /// `%` not followed by an identifier character (the modulo operator of constant expressions).
+    Percent,
+    /// `?`
+    Question,
+}
+
+impl Punct {
+    fn from_byte(b: u8) -> Option<Self> {
+        Some(match b {
+            b';' => Self::Semi,
+            b',' => Self::Comma,
+            b'{' => Self::LBrace,
+            b'}' => Self::RBrace,
+            b'(' => Self::LParen,
+            b')' => Self::RParen,
+            b'[' => Self::LBracket,
+            b']' => Self::RBracket,
+            b'<' => Self::Lt,
+            b'>' => Self::Gt,
+            b'@' => Self::At,
+            b'!' => Self::Bang,
+            b'+' => Self::Plus,
+            b'-' => Self::Minus,
+            b':' => Self::Colon,
+            b'=' => Self::Eq,
+            b'|' => Self::Pipe,
+            b'*' => Self::Star,
+            b'/' => Self::Slash,
+            b'&' => Self::Amp,
+            b'~' => Self::Tilde,
+            b'^' => Self::Caret,
+            b'%' => Self::Percent,
+            b'?' => Self::Question,
+            _ => return None,
+        })
+    }
+}
+
+/// One token: its kind and the exact source slice it covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Token<'a> {
+    /// What the token is.
+    pub kind: TokenKind,
+    /// Byte offset of the first byte of `text` in the lexed source.
+    pub offset: usize,
+    /// The token's source text (for [`TokenKind::Str`], including the quotes).
+    pub text: &'a str,
+}
+
+impl Token<'_> {
+    /// Byte offset one past the token's last byte.
+    pub fn end(&self) -> usize {
+        self.offset + self.text.len()
+    }
+
+    /// The token's byte range in the lexed source.
+    pub fn range(&self) -> Range<usize> {
+        self.offset..self.end()
+    }
+
+    /// Whether this token is the given punctuation.
+    pub fn is_punct(&self, punct: Punct) -> bool {
+        self.kind == TokenKind::Punct(punct)
+    }
+
+    /// Whether this token is the directive `name` (which includes the dot, e.g. `".entry"`).
+    pub fn is_directive(&self, name: &str) -> bool {
+        self.kind == TokenKind::Directive && self.text == name
+    }
+
+    /// The value of an [`TokenKind::Int`] token; `None` for other kinds or on overflow.
+    pub fn int_value(&self) -> Option<u64> {
+        if self.kind != TokenKind::Int {
+            return None;
+        }
+        parse_int(self.text)
+    }
+
+    /// The value of a [`TokenKind::Float`] token; `None` for other kinds.
+    pub fn float_value(&self) -> Option<FloatValue> {
+        if self.kind != TokenKind::Float {
+            return None;
+        }
+        parse_float(self.text)
+    }
+}
+
+/// The value of a float literal, keeping the width that hex-bit forms spell exactly.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FloatValue {
+    /// `0fXXXXXXXX`: exact f32 bits (NaN payloads included).
+    F32(f32),
+    /// `0dXXXXXXXXXXXXXXXX` or a decimal literal.
+    F64(f64),
+}
+
+/// Parses the text of an integer literal (`42`, `0x2aU`, `017`, `0b101`).
+pub fn parse_int(text: &str) -> Option<u64> {
+    let digits = text
+        .strip_suffix('U')
+        .or_else(|| text.strip_suffix('u'))
+        .unwrap_or(text);
+    let (radix, body) = if let Some(hex) = strip_prefix2(digits, b'x') {
+        (16, hex)
+    } else if let Some(bin) = strip_prefix2(digits, b'b') {
+        (2, bin)
+    } else if digits.len() > 1 && digits.starts_with('0') {
+        (8, digits.get(1..)?)
+    } else {
+        (10, digits)
+    };
+    // from_str_radix accepts a leading `+`, which is not part of a PTX literal.
+    if body.is_empty() || body.starts_with('+') {
+        return None;
+    }
+    u64::from_str_radix(body, radix).ok()
+}
+
+/// Parses the text of a float literal (`0f3F800000`, `0d3FF0000000000000`, `1.5e3`).
+pub fn parse_float(text: &str) -> Option<FloatValue> {
+    if let Some(hex) = strip_prefix2(text, b'f') {
+        if hex.len() != 8 {
+            return None;
+        }
+        return u32::from_str_radix(hex, 16)
+            .ok()
+            .map(|bits| FloatValue::F32(f32::from_bits(bits)));
+    }
+    if let Some(hex) = strip_prefix2(text, b'd') {
+        if hex.len() != 16 {
+            return None;
+        }
+        return u64::from_str_radix(hex, 16)
+            .ok()
+            .map(|bits| FloatValue::F64(f64::from_bits(bits)));
+    }
+    if !text.bytes().next().is_some_and(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse::<f64>().ok().map(FloatValue::F64)
+}
+
+/// `0x…`/`0X…` style prefix split (`letter` given in lowercase).
+fn strip_prefix2(text: &str, letter: u8) -> Option<&str> {
+    let bytes = text.as_bytes();
+    match (bytes.first(), bytes.get(1)) {
+        (Some(b'0'), Some(&l)) if l.to_ascii_lowercase() == letter => text.get(2..),
+        _ => None,
+    }
+}
+
+/// Why the lexer could not produce a token.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum LexErrorKind {
+    /// A character that starts no PTX token.
+    #[error("unexpected character `{0}`")]
+    UnexpectedChar(char),
+    /// `/*` without a matching `*/`.
+    #[error("unterminated block comment")]
+    UnterminatedComment,
+    /// `"` without a closing quote.
+    #[error("unterminated string")]
+    UnterminatedString,
+    /// A malformed numeric literal (`0f12`, `08`, `12abc`, `1e+`).
+    #[error("malformed number")]
+    BadNumber,
+}
+
+/// A lexing failure at a byte range of the source.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{kind}")]
+pub struct LexError {
+    /// Byte offset where the offending text starts.
+    pub offset: usize,
+    /// Length in bytes of the offending text (the lexer resumes after it).
+    pub len: usize,
+    /// What went wrong.
+    pub kind: LexErrorKind,
+}
+
+/// Byte classes, looked up once per byte on the hot path.
+const IDENT_CONTINUE: u8 = 1;
+const IDENT_START: u8 = 2;
+const DIGIT: u8 = 4;
+const HEX: u8 = 8;
+const SPACE: u8 = 16;
+
+const fn byte_classes() -> [u8; 256] {
+    let mut table = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        let mut class = 0;
+        if b.is_ascii_alphanumeric() || b == b'_' || b == b'$' {
+            class |= IDENT_CONTINUE;
+        }
+        if b.is_ascii_alphabetic() || b == b'_' || b == b'$' || b == b'%' {
+            class |= IDENT_START;
+        }
+        if b.is_ascii_digit() {
+            class |= DIGIT;
+        }
+        if b.is_ascii_hexdigit() {
+            class |= HEX;
+        }
+        // PTX treats form feed and vertical tab like any other blank.
+        if matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) {
+            class |= SPACE;
+        }
+        table[i] = class;
+        i += 1;
+    }
+    table
+}
+
+static CLASSES: [u8; 256] = byte_classes();
+
+#[inline]
+fn class(b: u8) -> u8 {
+    CLASSES[b as usize]
+}
+
+/// Whether `b` may continue a PTX identifier (letters, digits, `_`, `$`).
+#[inline]
+pub fn is_ident_continue(b: u8) -> bool {
+    class(b) & IDENT_CONTINUE != 0
+}
+
+/// Whether `b` may start a PTX identifier (letters, `_`, `$`, `%`).
+#[inline]
+pub fn is_ident_start(b: u8) -> bool {
+    class(b) & IDENT_START != 0
+}
+
+/// A streaming lexer over a `&str`; yields tokens with absolute byte offsets.
+///
+/// After an error it resumes past the offending text, so iteration always terminates and a caller
+/// may keep going to collect more diagnostics.
+#[derive(Debug, Clone)]
+pub struct Lexer<'a> {
+    src: &'a str,
+    pos: usize,
+    end: usize,
+}
+
+impl<'a> Lexer<'a> {
+    /// Lexes the whole of `src`.
+    pub fn new(src: &'a str) -> Self {
+        Self {
+            src,
+            pos: 0,
+            end: src.len(),
+        }
+    }
+
+    /// Lexes only `src[range]` while reporting offsets relative to the whole `src`, so that a
+    /// body recorded by the module parser can be lexed later with diagnostics that still point
+    /// into the original text. Out-of-bounds or mid-character bounds are narrowed inward.
+    pub fn with_range(src: &'a str, range: Range<usize>) -> Self {
+        let end = floor_char_boundary(src, range.end.min(src.len()));
+        let start = ceil_char_boundary(src, range.start.min(end));
+        Self {
+            src,
+            pos: start.min(end),
+            end,
+        }
+    }
+
+    /// The whole source this lexer reports offsets into.
+    pub fn source(&self) -> &'a str {
+        self.src
+    }
+
+    /// Byte offset of the next unread byte.
+    pub fn offset(&self) -> usize {
+        self.pos
+    }
+
+    /// Continues lexing at `offset` (clamped to the lexed range and moved forward to a character
+    /// boundary); used to jump over a block skipped by other means.
+    pub fn seek(&mut self, offset: usize) {
+        self.pos = ceil_char_boundary(self.src, offset.min(self.end));
+    }
+
+    /// The next token, `None` at the end, or an error for text that is no token.
+    pub fn next_token(&mut self) -> Option<Result<Token<'a>, LexError>> {
+        let bytes = self.src.as_bytes();
+        if let Err(error) = self.skip_trivia(bytes)? {
+            return Some(Err(error));
+        }
+        let start = self.pos;
+        let &first = bytes.get(start)?;
+        Some(self.lex_at(bytes, start, first))
+    }
+
+    /// Skips blanks and comments. `None` when the input ends; `Some(Err)` for an unterminated
+    /// block comment (after which the lexer is at the end).
+    fn skip_trivia(&mut self, bytes: &[u8]) -> Option<Result<(), LexError>> {
+        loop {
+            let &b = bytes.get(self.pos).filter(|_| self.pos < self.end)?;
+            if class(b) & SPACE != 0 {
+                self.pos += 1;
+                continue;
+            }
+            if b != b'/' {
+                return Some(Ok(()));
+            }
+            let rest = bytes.get(self.pos + 2..self.end).unwrap_or_default();
+            match bytes.get(self.pos + 1).filter(|_| self.pos + 1 < self.end) {
+                Some(b'/') => {
+                    self.pos = match memchr::memchr(b'\n', rest) {
+                        Some(i) => self.pos + 2 + i + 1,
+                        None => self.end,
+                    };
+                }
+                Some(b'*') => match memchr::memmem::find(rest, b"*/") {
+                    Some(i) => self.pos += 2 + i + 2,
+                    None => {
+                        let offset = self.pos;
+                        self.pos = self.end;
+                        return Some(Err(LexError {
+                            offset,
+                            len: self.end - offset,
+                            kind: LexErrorKind::UnterminatedComment,
+                        }));
+                    }
+                },
+                _ => return Some(Ok(())),
+            }
+        }
+    }
+
+    fn lex_at(&mut self, bytes: &[u8], start: usize, first: u8) -> Result<Token<'a>, LexError> {
+        let kind = if first == b'.' && self.peek_class(start + 1, IDENT_CONTINUE) {
+            self.pos = self.directive_end(bytes, start + 1);
+            TokenKind::Directive
+        } else if class(first) & IDENT_START != 0
+            && (first != b'%' || self.peek_class(start + 1, IDENT_CONTINUE))
+        {
+            self.pos = self.run_end(bytes, start + 1, IDENT_CONTINUE);
+            TokenKind::Ident
+        } else if class(first) & DIGIT != 0 {
+            return self.lex_number(bytes, start);
+        } else if first == b'"' {
+            return self.lex_string(bytes, start);
+        } else if let Some(punct) = Punct::from_byte(first) {
+            self.pos = start + 1;
+            TokenKind::Punct(punct)
+        } else {
+            return Err(self.unexpected_char(start));
+        };
+        Ok(self.token(kind, start))
+    }
+
+    fn token(&self, kind: TokenKind, start: usize) -> Token<'a> {
+        Token {
+            kind,
+            offset: start,
+            // Every path advances over ASCII bytes only, so both ends are char boundaries.
+            text: self.src.get(start..self.pos).unwrap_or_default(),
+        }
+    }
+
+    fn peek_class(&self, at: usize, wanted: u8) -> bool {
+        at < self.end
+            && self
+                .src
+                .as_bytes()
+                .get(at)
+                .is_some_and(|&b| class(b) & wanted != 0)
+    }
+
+    fn run_end(&self, bytes: &[u8], mut at: usize, wanted: u8) -> usize {
+        while at < self.end && bytes.get(at).is_some_and(|&b| class(b) & wanted != 0) {
+            at += 1;
+        }
+        at
+    }
+
+    fn directive_end(&self, bytes: &[u8], at: usize) -> usize {
+        let mut end = self.run_end(bytes, at, IDENT_CONTINUE);
+        while bytes.get(end) == Some(&b':')
+            && bytes.get(end + 1) == Some(&b':')
+            && self.peek_class(end + 2, IDENT_CONTINUE)
+        {
+            end = self.run_end(bytes, end + 2, IDENT_CONTINUE);
+        }
+        end
+    }
+
+    fn lex_number(&mut self, bytes: &[u8], start: usize) -> Result<Token<'a>, LexError> {
+        let second = bytes
+            .get(start + 1)
+            .filter(|_| start + 1 < self.end)
+            .copied();
+        let (kind, end) = match (bytes.get(start), second.map(|b| b.to_ascii_lowercase())) {
+            (Some(b'0'), Some(b'x')) => (TokenKind::Int, self.radix_end(bytes, start + 2, HEX, 1)),
+            (Some(b'0'), Some(b'b')) => {
+                let end = self.run_end(bytes, start + 2, DIGIT);
+                let valid = end > start + 2
+                    && bytes
+                        .get(start + 2..end)
+                        .is_some_and(|d| d.iter().all(|&b| b == b'0' || b == b'1'));
+                (TokenKind::Int, valid.then_some(end))
+            }
+            (Some(b'0'), Some(b'f')) => (TokenKind::Float, self.hex_bits_end(bytes, start, 8)),
+            (Some(b'0'), Some(b'd')) => (TokenKind::Float, self.hex_bits_end(bytes, start, 16)),
+            _ => self.decimal_end(bytes, start),
+        };
+        let end = end.map(|end| {
+            // The `U` suffix marks an unsigned integer literal.
+            let suffixed = kind == TokenKind::Int && matches!(bytes.get(end), Some(b'U' | b'u'));
+            if suffixed && end < self.end {
+                end + 1
+            } else {
+                end
+            }
+        });
+        match end {
+            // A literal glued to identifier characters (`12abc`) is one malformed number.
+            Some(end) if !self.peek_class(end, IDENT_CONTINUE) => {
+                self.pos = end;
+                Ok(self.token(kind, start))
+            }
+            _ => {
+                self.pos = self.run_end(bytes, start, IDENT_CONTINUE);
+                Err(LexError {
+                    offset: start,
+                    len: self.pos - start,
+                    kind: LexErrorKind::BadNumber,
+                })
+            }
+        }
+    }
+
+    fn radix_end(&self, bytes: &[u8], at: usize, digits: u8, min: usize) -> Option<usize> {
+        let end = self.run_end(bytes, at, digits);
+        (end >= at + min).then_some(end)
+    }
+
+    fn hex_bits_end(&self, bytes: &[u8], start: usize, count: usize) -> Option<usize> {
+        let end = self.run_end(bytes, start + 2, HEX);
+        (end == start + 2 + count).then_some(end)
+    }
+
+    /// Decimal integer, octal integer (leading `0`) or decimal float.
+    fn decimal_end(&self, bytes: &[u8], start: usize) -> (TokenKind, Option<usize>) {
+        let mut end = self.run_end(bytes, start, DIGIT);
+        let mut kind = TokenKind::Int;
+        let at = |i: usize| bytes.get(i).filter(|_| i < self.end).copied();
+        // `1.u32` never occurs, but `1.` followed by a letter is safer read as int + directive.
+        if at(end) == Some(b'.') && at(end + 1).is_none_or(|b| class(b) & IDENT_START == 0) {
+            kind = TokenKind::Float;
+            end = self.run_end(bytes, end + 1, DIGIT);
+        }
+        if matches!(at(end), Some(b'e' | b'E')) {
+            let mut digits = end + 1;
+            if matches!(at(digits), Some(b'+' | b'-')) {
+                digits += 1;
+            }
+            let exp_end = self.run_end(bytes, digits, DIGIT);
+            if exp_end == digits {
+                return (TokenKind::Float, None);
+            }
+            kind = TokenKind::Float;
+            end = exp_end;
+        }
+        let octal_ok = kind != TokenKind::Int
+            || bytes.get(start) != Some(&b'0')
+            || bytes
+                .get(start..end)
+                .is_some_and(|d| d.iter().all(|&b| (b'0'..=b'7').contains(&b)));
+        (kind, octal_ok.then_some(end))
+    }
+
+    fn lex_string(&mut self, bytes: &[u8], start: usize) -> Result<Token<'a>, LexError> {
+        let mut at = start + 1;
+        loop {
+            let hay = bytes.get(at..self.end).unwrap_or_default();
+            match memchr::memchr2(b'"', b'\\', hay) {
+                Some(i) if hay.get(i) == Some(&b'"') => {
+                    self.pos = at + i + 1;
+                    return Ok(self.token(TokenKind::Str, start));
+                }
+                // An escape consumes the next byte, which may be a quote. A multi-byte
+                // character after the backslash is skipped by the next memchr anyway.
+                Some(i) => at += i + 2,
+                None => {
+                    self.pos = self.end;
+                    return Err(LexError {
+                        offset: start,
+                        len: self.end - start,
+                        kind: LexErrorKind::UnterminatedString,
+                    });
+                }
+            }
+            if at >= self.end {
+                self.pos = self.end;
+                return Err(LexError {
+                    offset: start,
+                    len: self.end - start,
+                    kind: LexErrorKind::UnterminatedString,
+                });
+            }
+        }
+    }
+
+    fn unexpected_char(&mut self, start: usize) -> LexError {
+        let ch = self
+            .src
+            .get(start..)
+            .and_then(|rest| rest.chars().next())
+            .unwrap_or(char::REPLACEMENT_CHARACTER);
+        let len = ch.len_utf8().max(1);
+        self.pos = (start + len).min(self.end.max(start + 1));
+        LexError {
+            offset: start,
+            len,
+            kind: LexErrorKind::UnexpectedChar(ch),
+        }
+    }
+}
+
+impl<'a> Iterator for Lexer<'a> {
+    type Item = Result<Token<'a>, LexError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_token()
+    }
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
+    while i < s.len() && !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i.min(s.len())
+}

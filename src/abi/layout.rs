@@ -1,0 +1,74 @@
+//! Where each parameter sits in the argument packet.
+
+use super::{ExpectedParam, ParamClass, ParamRole};
+
+/// One parameter with its byte offset in the packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlacedParam {
+    /// What the slot carries.
+    pub role: ParamRole,
+    /// Its PTX class (size and alignment).
+    pub class: ParamClass,
+    /// Offset from the packet's start, a multiple of `class.align()`.
+    pub offset: usize,
+}
+
+/// The packet layout of one kernel, computed once at `load()` and reused by every launch.
+///
+/// Offsets follow the C rule (each parameter at the next multiple of its alignment) — the same
+/// layout the driver's `cuFuncGetParamInfo` reports, and the one the emulator reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamLayout {
+    params: Vec<PlacedParam>,
+    size: usize,
+}
+
+impl ParamLayout {
+    /// Places `expected` in order.
+    pub fn new(expected: &[ExpectedParam]) -> Self {
+        let mut offset = 0usize;
+        let params = expected
+            .iter()
+            .map(|p| {
+                let at = offset.next_multiple_of(p.class.align().max(1));
+                offset = at + p.class.size();
+                PlacedParam {
+                    role: p.role,
+                    class: p.class,
+                    offset: at,
+                }
+            })
+            .collect();
+        Self {
+            params,
+            size: offset,
+        }
+    }
+
+    /// Every parameter, in order.
+    pub fn params(&self) -> &[PlacedParam] {
+        &self.params
+    }
+
+    /// Total packet bytes.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::{AbiKind, AbiSpec};
+    use crate::dtype::ElementKind::*;
+
+    #[test]
+    fn params_after_count_are_aligned() {
+        let spec = AbiSpec::new(AbiKind::Scalar, &[F32], &[F32], &[F16, F64, F32, BF16]);
+        let layout = ParamLayout::new(&spec.expected_params());
+        let offsets: Vec<_> = layout.params().iter().map(|p| p.offset).collect();
+        // x, out, n, then f16 at 24, f64 realigned to 32, f32 at 40, bf16 at 44.
+        assert_eq!(offsets, [0, 8, 16, 24, 32, 40, 44]);
+        assert_eq!(layout.size(), 46);
+    }
+}

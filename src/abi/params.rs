@@ -1,0 +1,148 @@
+//! One kernel parameter as an ABI expects it: its role and its PTX class.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// How a parameter appears in a PTX `.param` list, compared by class and size only.
+///
+/// PTX keeps no signedness and does not tell a pointer from a 64-bit integer, so those are one
+/// class: a pointer and `n` are both [`ParamClass::Int64`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParamClass {
+    /// `.u8`, `.s8`, `.b8`.
+    Int8,
+    /// `.u16`, `.s16`, `.b16`.
+    Int16,
+    /// `.u32`, `.s32`, `.b32`.
+    Int32,
+    /// `.u64`, `.s64`, `.b64`: 64-bit integers and device pointers.
+    Int64,
+    /// `.f32`.
+    F32,
+    /// `.f64`.
+    F64,
+    /// `.align A .b8 name[N]`: a struct, vector or half passed by value.
+    Bytes {
+        /// `N`.
+        size: u32,
+        /// `A`.
+        align: u32,
+    },
+}
+
+impl ParamClass {
+    /// Bytes the parameter occupies in the argument packet.
+    pub const fn size(self) -> usize {
+        match self {
+            Self::Int8 => 1,
+            Self::Int16 => 2,
+            Self::Int32 | Self::F32 => 4,
+            Self::Int64 | Self::F64 => 8,
+            Self::Bytes { size, .. } => size as usize,
+        }
+    }
+
+    /// Alignment of the parameter in the argument packet.
+    pub const fn align(self) -> usize {
+        match self {
+            Self::Bytes { align, .. } => align as usize,
+            other => other.size(),
+        }
+    }
+
+    /// Maps a parsed PTX parameter to its class; `None` for types that cannot be a kernel
+    /// parameter of any jitseam ABI (`.pred`).
+    pub fn of_ptx(param: &jitseam_ptx::Param) -> Option<Self> {
+        use jitseam_ptx::ScalarType as T;
+        if param.array_len.is_some() {
+            let size = u32::try_from(param.size_bytes()).ok()?;
+            let align = param.align.unwrap_or(param.ty.bytes());
+            return Some(Self::Bytes { size, align });
+        }
+        Some(match param.ty {
+            T::B8 | T::U8 | T::S8 => Self::Int8,
+            T::B16 | T::U16 | T::S16 => Self::Int16,
+            T::B32 | T::U32 | T::S32 => Self::Int32,
+            T::B64 | T::U64 | T::S64 => Self::Int64,
+            T::F32 => Self::F32,
+            T::F64 => Self::F64,
+            // A half or packed pair by value is bit-identical to the byte array NVRTC emits.
+            T::F16 | T::BF16 | T::F16x2 | T::BF16x2 | T::B128 => Self::Bytes {
+                size: param.ty.bytes(),
+                align: param.align.unwrap_or(param.ty.bytes()),
+            },
+            T::Pred => return None,
+        })
+    }
+}
+
+impl fmt::Display for ParamClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Int8 => f.write_str("8-bit integer"),
+            Self::Int16 => f.write_str("16-bit integer"),
+            Self::Int32 => f.write_str("32-bit integer"),
+            Self::Int64 => f.write_str("64-bit integer or pointer"),
+            Self::F32 => f.write_str(".f32"),
+            Self::F64 => f.write_str(".f64"),
+            Self::Bytes { size, align } => write!(f, ".align {align} .b8 [{size}]"),
+        }
+    }
+}
+
+/// What a parameter slot means to the launcher.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParamRole {
+    /// Device pointer of input `k`.
+    Input(u32),
+    /// Device pointer of output `m`.
+    Output(u32),
+    /// Extent of axis `d` (strided ABI).
+    Shape(u32),
+    /// Stride of input `input` along `axis`, in elements (strided ABI).
+    InputStride {
+        /// Which input.
+        input: u32,
+        /// Which axis.
+        axis: u32,
+    },
+    /// Stride of output `output` along `axis`, in elements (strided ABI).
+    OutputStride {
+        /// Which output.
+        output: u32,
+        /// Which axis.
+        axis: u32,
+    },
+    /// `n`: elements (scalar, strided) or vectors (vectorized).
+    Count,
+    /// Runtime scalar parameter `p`.
+    Param(u32),
+}
+
+impl fmt::Display for ParamRole {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Input(k) => write!(f, "pointer of input {k}"),
+            Self::Output(m) => write!(f, "pointer of output {m}"),
+            Self::Shape(d) => write!(f, "extent of axis {d}"),
+            Self::InputStride { input, axis } => write!(f, "stride of input {input} on axis {axis}"),
+            Self::OutputStride { output, axis } => {
+                write!(f, "stride of output {output} on axis {axis}")
+            }
+            Self::Count => f.write_str("count n"),
+            Self::Param(p) => write!(f, "runtime param {p}"),
+        }
+    }
+}
+
+/// One slot of the exact ordered parameter list an ABI implies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ExpectedParam {
+    /// What the slot carries.
+    pub role: ParamRole,
+    /// How it must appear in PTX.
+    pub class: ParamClass,
+}

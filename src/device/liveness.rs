@@ -1,0 +1,65 @@
+//! Device identity and liveness.
+//!
+//! Ids come from a process-wide counter and are never reused, so a stale id can never name a
+//! newer device on the same ordinal. The registry of live ids is a leaf lock: code holding it
+//! takes no other lock, which is what lets the slot table take it after its own (slot bank →
+//! liveness registry, never the reverse).
+
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+/// A device's process-unique identity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DeviceId(u64);
+
+impl DeviceId {
+    /// The raw counter value (stable for the process, useful in logs).
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for DeviceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "device #{}", self.0)
+    }
+}
+
+/// Whether any handle to the device with this id still exists.
+pub fn is_live(id: DeviceId) -> bool {
+    registry().contains(&id.0)
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+fn registry() -> MutexGuard<'static, HashSet<u64>> {
+    static LIVE: OnceLock<Mutex<HashSet<u64>>> = OnceLock::new();
+    // A panic elsewhere while holding this lock cannot leave the set half-updated (each critical
+    // section is a single insert, remove or lookup), so a poisoned lock is still consistent.
+    LIVE.get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Marks an id live from its minting until it is dropped.
+pub(super) struct LivenessToken(DeviceId);
+
+impl LivenessToken {
+    pub(super) fn mint() -> Self {
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        registry().insert(id);
+        Self(DeviceId(id))
+    }
+
+    pub(super) fn id(&self) -> DeviceId {
+        self.0
+    }
+}
+
+impl Drop for LivenessToken {
+    fn drop(&mut self) {
+        registry().remove(&self.0.0);
+    }
+}

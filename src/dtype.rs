@@ -1,0 +1,193 @@
+//! Element types: the runtime [`ElementKind`] and the sealed compile-time [`Element`] trait.
+
+use serde::{Deserialize, Serialize};
+
+use crate::abi::ParamClass;
+
+/// The element type of a buffer or a by-value kernel parameter, known at run time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ElementKind {
+    F32,
+    F64,
+    F16,
+    BF16,
+    I8,
+    U8,
+    I16,
+    U16,
+    I32,
+    I64,
+    U32,
+    U64,
+}
+
+impl ElementKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [ElementKind; 12] = [
+        Self::F32,
+        Self::F64,
+        Self::F16,
+        Self::BF16,
+        Self::I8,
+        Self::U8,
+        Self::I16,
+        Self::U16,
+        Self::I32,
+        Self::I64,
+        Self::U32,
+        Self::U64,
+    ];
+
+    /// Size of one element in bytes.
+    pub const fn size(self) -> usize {
+        match self {
+            Self::I8 | Self::U8 => 1,
+            Self::F16 | Self::BF16 | Self::I16 | Self::U16 => 2,
+            Self::F32 | Self::I32 | Self::U32 => 4,
+            Self::F64 | Self::I64 | Self::U64 => 8,
+        }
+    }
+
+    /// Natural alignment of one element in bytes (equal to its size for every supported kind).
+    pub const fn align(self) -> usize {
+        self.size()
+    }
+
+    /// Whether the kind is a floating-point type.
+    pub const fn is_float(self) -> bool {
+        matches!(self, Self::F32 | Self::F64 | Self::F16 | Self::BF16)
+    }
+
+    /// How a by-value parameter of this kind appears in a PTX `.param` list (DESIGN §4).
+    ///
+    /// Signedness is not part of the class: PTX keeps only widths for integers. Halves travel as
+    /// a two-byte aligned byte array because that is what NVRTC emits for `__half` by value.
+    pub const fn param_class(self) -> ParamClass {
+        match self {
+            Self::F32 => ParamClass::F32,
+            Self::F64 => ParamClass::F64,
+            Self::F16 | Self::BF16 => ParamClass::Bytes { size: 2, align: 2 },
+            Self::I8 | Self::U8 => ParamClass::Int8,
+            Self::I16 | Self::U16 => ParamClass::Int16,
+            Self::I32 | Self::U32 => ParamClass::Int32,
+            Self::I64 | Self::U64 => ParamClass::Int64,
+        }
+    }
+
+    /// The lowercase name used in specs, the CLI and messages (`f32`, `bf16`, `u64`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::F32 => "f32",
+            Self::F64 => "f64",
+            Self::F16 => "f16",
+            Self::BF16 => "bf16",
+            Self::I8 => "i8",
+            Self::U8 => "u8",
+            Self::I16 => "i16",
+            Self::U16 => "u16",
+            Self::I32 => "i32",
+            Self::I64 => "i64",
+            Self::U32 => "u32",
+            Self::U64 => "u64",
+        }
+    }
+
+    /// Parses a name produced by [`ElementKind::name`].
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+impl std::fmt::Display for ElementKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A Rust type that can live in a device buffer or travel as a kernel parameter.
+///
+/// Sealed: the set of kinds is closed, because every kind needs a PTX spelling and an emulator
+/// implementation.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a jitseam element type",
+    label = "not an element type",
+    note = "supported element types: f32, f64, half::f16, half::bf16, i8, u8, i16, u16, i32, i64, u32, u64"
+)]
+pub trait Element: sealed::Sealed + Copy + Send + Sync + 'static {
+    /// The runtime kind of this type.
+    const KIND: ElementKind;
+
+    /// Appends the little-endian bytes of `self` (the device byte order).
+    fn write_le(self, out: &mut Vec<u8>);
+
+    /// Reads a value back from exactly `size_of::<Self>()` little-endian bytes.
+    fn read_le(bytes: &[u8]) -> Option<Self>;
+}
+
+macro_rules! impl_element {
+    ($($ty:ty => $kind:ident),* $(,)?) => {$(
+        impl sealed::Sealed for $ty {}
+        impl Element for $ty {
+            const KIND: ElementKind = ElementKind::$kind;
+
+            fn write_le(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+
+            fn read_le(bytes: &[u8]) -> Option<Self> {
+                Some(<$ty>::from_le_bytes(bytes.try_into().ok()?))
+            }
+        }
+    )*};
+}
+
+impl_element! {
+    f32 => F32,
+    f64 => F64,
+    half::f16 => F16,
+    half::bf16 => BF16,
+    i8 => I8,
+    u8 => U8,
+    i16 => I16,
+    u16 => U16,
+    i32 => I32,
+    i64 => I64,
+    u32 => U32,
+    u64 => U64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_match_rust_types() {
+        assert_eq!(<f32 as Element>::KIND.size(), size_of::<f32>());
+        assert_eq!(<half::bf16 as Element>::KIND.size(), size_of::<half::bf16>());
+        assert_eq!(<u64 as Element>::KIND.size(), size_of::<u64>());
+        assert_eq!(<i8 as Element>::KIND.size(), size_of::<i8>());
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for kind in ElementKind::ALL {
+            assert_eq!(ElementKind::from_name(kind.name()), Some(kind));
+        }
+        assert_eq!(ElementKind::from_name("f128"), None);
+    }
+
+    #[test]
+    fn le_round_trip() {
+        let mut bytes = Vec::new();
+        half::bf16::from_f32(1.5).write_le(&mut bytes);
+        (-3i64).write_le(&mut bytes);
+        assert_eq!(half::bf16::read_le(&bytes[..2]), Some(half::bf16::from_f32(1.5)));
+        assert_eq!(i64::read_le(&bytes[2..]), Some(-3));
+        assert_eq!(i64::read_le(&bytes[..3]), None);
+    }
+}

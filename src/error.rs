@@ -1,0 +1,495 @@
+//! The one failure vocabulary of jitseam (DESIGN §9).
+//!
+//! Every variant names the kernel's entry point where one is involved, and the argument, the
+//! expected and the found value where relevant. Messages are lowercase without a trailing period
+//! so they compose into larger messages.
+
+use std::fmt;
+
+use crate::abi::{AbiSpec, ParamClass, ParamRole};
+use crate::device::DeviceId;
+use crate::dtype::ElementKind;
+
+/// Everything jitseam can refuse or report.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    // ---- describe / load: host only -------------------------------------------------------
+    /// The artifact's ABI spec can describe no kernel.
+    #[error("kernel `{entry}`: invalid abi spec: {problem}")]
+    InvalidSpec {
+        /// Entry point.
+        entry: String,
+        /// What is wrong.
+        problem: SpecProblem,
+    },
+    /// A PTX artifact whose bytes are not UTF-8.
+    #[error("kernel `{entry}`: artifact is not utf-8 text (invalid byte at offset {valid_up_to})")]
+    InvalidUtf8 {
+        /// Entry point.
+        entry: String,
+        /// Length of the valid prefix.
+        valid_up_to: usize,
+    },
+    /// The artifact is not well-formed PTX.
+    #[error("kernel `{entry}`: not valid ptx: {source}")]
+    Ptx {
+        /// Entry point.
+        entry: String,
+        /// The parser's error, with line and column.
+        source: jitseam_ptx::ParseError,
+    },
+    /// The module has no entry named like the link's symbol.
+    #[error("kernel `{entry}`: no such entry in the module (entries: {})", list(available))]
+    EntryNotFound {
+        /// The symbol looked for.
+        entry: String,
+        /// The entries the module does have.
+        available: Vec<String>,
+    },
+    /// The entry has more or fewer parameters than the ABI implies.
+    #[error("kernel `{entry}`: expected {expected} parameters from the abi, the entry declares {found}")]
+    ParamCount {
+        /// Entry point.
+        entry: String,
+        /// Count the ABI implies.
+        expected: usize,
+        /// Count the PTX declares.
+        found: usize,
+    },
+    /// One parameter's class, size or alignment disagrees with the ABI.
+    #[error(
+        "kernel `{entry}`: parameter {index} ({role}) has the wrong {what}: expected {expected}, found {found}"
+    )]
+    ParamMismatch {
+        /// Entry point.
+        entry: String,
+        /// Zero-based parameter index.
+        index: usize,
+        /// What the ABI puts in that slot.
+        role: ParamRole,
+        /// The class the ABI implies.
+        expected: ParamClass,
+        /// What the PTX declares, spelled as a class.
+        found: String,
+        /// Which property differs.
+        what: Mismatch,
+    },
+    /// Cubin artifacts cannot be verified yet.
+    #[error(
+        "kernel `{entry}`: cubin artifacts are not supported yet: jitseam cannot verify a cubin's parameter list, so it refuses to load one"
+    )]
+    CubinUnsupported {
+        /// Entry point.
+        entry: String,
+    },
+    /// A typed signature's spec differs from the artifact's.
+    #[error("kernel `{entry}`: the signature declares {expected:?}, the artifact carries {found:?}")]
+    SpecMismatch {
+        /// Entry point.
+        entry: String,
+        /// The signature's `SPEC`.
+        expected: Box<AbiSpec>,
+        /// The artifact's spec.
+        found: Box<AbiSpec>,
+    },
+
+    // ---- devices ----------------------------------------------------------------------------
+    /// No CUDA driver library could be loaded.
+    #[error("cuda driver unavailable: {reason}")]
+    DriverUnavailable {
+        /// Why.
+        reason: String,
+    },
+    /// The requested device ordinal does not exist.
+    #[error("no cuda device with ordinal {ordinal} ({available} present)")]
+    NoDevice {
+        /// The ordinal asked for.
+        ordinal: usize,
+        /// How many devices exist.
+        available: usize,
+    },
+    /// The driver (or the emulator standing in for it) failed an operation.
+    #[error("{stage} failed on the device: {message}")]
+    Device {
+        /// Which operation, including the kernel when there is one.
+        stage: String,
+        /// The driver's description.
+        message: String,
+    },
+    /// The PTX targets an architecture the device cannot run (newer, or arch-specific to
+    /// another one).
+    #[error(
+        "kernel `{entry}`: ptx targets {target}, which the device ({device_name}, sm_{device}) cannot run"
+    )]
+    ArchTooNew {
+        /// Entry point.
+        entry: String,
+        /// The PTX `.target` architecture, e.g. `sm_90a`.
+        target: String,
+        /// The device's compute capability as an SM number.
+        device: u32,
+        /// The device's name.
+        device_name: String,
+    },
+    /// The driver's view of the function's parameters disagrees with the verified list.
+    #[error(
+        "kernel `{entry}`: the driver reports parameter {index} at offset {found_offset} with {found_size} bytes, the abi places it at {expected_offset} with {expected_size}"
+    )]
+    DriverParamMismatch {
+        /// Entry point.
+        entry: String,
+        /// Zero-based parameter index.
+        index: usize,
+        /// Offset from the verified layout.
+        expected_offset: usize,
+        /// Size from the verified layout.
+        expected_size: usize,
+        /// Offset the driver reports.
+        found_offset: usize,
+        /// Size the driver reports.
+        found_size: usize,
+    },
+    /// The driver reports a different parameter count than the verified list.
+    #[error("kernel `{entry}`: the driver reports {found} parameters, the abi has {expected}")]
+    DriverParamCount {
+        /// Entry point.
+        entry: String,
+        /// Count from the verified layout.
+        expected: usize,
+        /// Count the driver reports.
+        found: usize,
+    },
+
+    // ---- launch checks: refused before the device sees anything ------------------------------
+    /// An operand, the stream, or the function lives on another device.
+    #[error("kernel `{entry}`: {operand} is on {found}, the kernel is bound to {expected}")]
+    DeviceMismatch {
+        /// Entry point.
+        entry: String,
+        /// Which argument.
+        operand: Operand,
+        /// The kernel's device.
+        expected: DeviceId,
+        /// The argument's device.
+        found: DeviceId,
+    },
+    /// The wrong number of inputs, outputs or params.
+    #[error("kernel `{entry}`: expected {expected} {what}, got {found}")]
+    ArgumentCount {
+        /// Entry point.
+        entry: String,
+        /// `inputs`, `outputs` or `params`.
+        what: &'static str,
+        /// Count the spec declares.
+        expected: usize,
+        /// Count passed.
+        found: usize,
+    },
+    /// An operand's element type differs from the spec.
+    #[error("kernel `{entry}`: {operand} holds {found}, the kernel expects {expected}")]
+    DtypeMismatch {
+        /// Entry point.
+        entry: String,
+        /// Which operand.
+        operand: Operand,
+        /// The spec's dtype.
+        expected: ElementKind,
+        /// The buffer's dtype.
+        found: ElementKind,
+    },
+    /// A param's type differs from the spec (params are never narrowed or widened).
+    #[error("kernel `{entry}`: runtime param {index} is {found}, the kernel expects {expected}")]
+    ParamType {
+        /// Entry point.
+        entry: String,
+        /// Param index.
+        index: usize,
+        /// The spec's type.
+        expected: ElementKind,
+        /// The value's type.
+        found: ElementKind,
+    },
+    /// An operand's element count is not the launch's `n`.
+    #[error("kernel `{entry}`: {operand} has {found} elements, the launch covers {expected}")]
+    ElementCount {
+        /// Entry point.
+        entry: String,
+        /// Which operand.
+        operand: Operand,
+        /// `n`.
+        expected: usize,
+        /// The operand's length.
+        found: usize,
+    },
+    /// A strided operand's shape is not the launch's shape.
+    #[error("kernel `{entry}`: {operand} has shape {found:?}, the launch shape is {expected:?}")]
+    ShapeMismatch {
+        /// Entry point.
+        entry: String,
+        /// Which operand.
+        operand: Operand,
+        /// The launch shape.
+        expected: Vec<usize>,
+        /// The operand's shape.
+        found: Vec<usize>,
+    },
+    /// The scalar and vectorized ABIs index every operand densely.
+    #[error("kernel `{entry}`: {operand} is not contiguous, the {abi} abi indexes operands densely")]
+    NotContiguous {
+        /// Entry point.
+        entry: String,
+        /// Which operand.
+        operand: Operand,
+        /// The kernel's ABI.
+        abi: crate::abi::AbiKind,
+    },
+    /// A strided operand's rank is not the kernel's.
+    #[error("kernel `{entry}`: {operand} has rank {found}, the kernel has rank {expected}")]
+    RankMismatch {
+        /// Entry point.
+        entry: String,
+        /// Which operand (or the launch shape, named as output 0's).
+        operand: Operand,
+        /// The kernel's rank.
+        expected: usize,
+        /// The operand's rank.
+        found: usize,
+    },
+    /// An output shares memory with another operand; kernels take `__restrict__` pointers.
+    #[error("kernel `{entry}`: output {output} overlaps {other} in memory")]
+    Aliasing {
+        /// Entry point.
+        entry: String,
+        /// The output.
+        output: usize,
+        /// The operand it overlaps.
+        other: Operand,
+    },
+    /// The vectorized ABI needs `n` divisible by the width.
+    #[error("kernel `{entry}`: {n} elements are not a multiple of the vector width {width}")]
+    NotDivisible {
+        /// Entry point.
+        entry: String,
+        /// Element count.
+        n: usize,
+        /// Vector width.
+        width: usize,
+    },
+    /// A pointer is not aligned to the vector width times the element size.
+    #[error(
+        "kernel `{entry}`: {operand} starts at byte offset {offset} of its allocation, not a multiple of the {required}-byte vector"
+    )]
+    Misaligned {
+        /// Entry point.
+        entry: String,
+        /// Which operand.
+        operand: Operand,
+        /// Byte offset of the view in its allocation.
+        offset: usize,
+        /// Required alignment in bytes.
+        required: usize,
+    },
+    /// A strided view reaches outside its allocation.
+    #[error(
+        "kernel `{entry}`: {operand} reaches elements {lowest}..={highest}, its allocation holds {len}"
+    )]
+    ViewOutOfBounds {
+        /// Entry point.
+        entry: String,
+        /// Which operand.
+        operand: Operand,
+        /// Lowest reachable element index (relative to the allocation).
+        lowest: i128,
+        /// Highest reachable element index.
+        highest: i128,
+        /// Elements in the allocation.
+        len: usize,
+    },
+    /// An output view writes one element from several indices.
+    #[error(
+        "kernel `{entry}`: output {output} overlaps itself: stride 0 on axis {axis} of extent {extent}"
+    )]
+    OutputOverlaps {
+        /// Entry point.
+        entry: String,
+        /// Output index.
+        output: usize,
+        /// The broadcast axis.
+        axis: usize,
+        /// Its extent.
+        extent: usize,
+    },
+    /// Launch geometry does not fit the device's limits.
+    #[error("kernel `{entry}`: cannot launch {n} elements: {reason}")]
+    LaunchGeometry {
+        /// Entry point.
+        entry: String,
+        /// Element count.
+        n: u128,
+        /// Why.
+        reason: &'static str,
+    },
+
+    // ---- buffers ------------------------------------------------------------------------------
+    /// A host slice and a device buffer differ in length.
+    #[error("{stage}: host slice has {found} elements, the device buffer {expected}")]
+    LengthMismatch {
+        /// Which copy.
+        stage: &'static str,
+        /// Device elements.
+        expected: usize,
+        /// Host elements.
+        found: usize,
+    },
+    /// A copy names a buffer and a stream on different devices.
+    #[error("{stage}: the buffer is on {buffer}, the stream on {stream}")]
+    CopyDeviceMismatch {
+        /// Which copy.
+        stage: &'static str,
+        /// The buffer's device.
+        buffer: DeviceId,
+        /// The stream's device.
+        stream: DeviceId,
+    },
+    /// A view's range or geometry does not fit its buffer.
+    #[error("invalid view: {reason}")]
+    InvalidView {
+        /// Why.
+        reason: String,
+    },
+}
+
+impl Error {
+    /// True when jitseam refused before touching a device: the input was wrong, nothing ran.
+    pub fn is_decline(&self) -> bool {
+        !matches!(
+            self,
+            Self::DriverUnavailable { .. } | Self::NoDevice { .. } | Self::Device { .. }
+        )
+    }
+}
+
+/// Why an [`AbiSpec`] describes no kernel.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpecProblem {
+    /// Width not 2, 4 or 8.
+    #[error("vector width {width} is not 2, 4 or 8")]
+    VectorWidth {
+        /// The width.
+        width: u8,
+    },
+    /// A vector of more than 16 bytes.
+    #[error("{width} lanes of {dtype} make {bytes} bytes, more than the 16 a vector load can move")]
+    VectorTooWide {
+        /// The width.
+        width: u8,
+        /// The widest operand dtype.
+        dtype: ElementKind,
+        /// `width · size`.
+        bytes: usize,
+    },
+    /// Rank outside 1..=8.
+    #[error("rank {rank} is outside 1..=8")]
+    Rank {
+        /// The rank.
+        rank: u8,
+    },
+    /// No output operand.
+    #[error("a kernel needs at least one output")]
+    NoOutput,
+    /// Too many parameter bytes.
+    #[error("the parameters take {bytes} bytes, more than the {limit} a launch can pass")]
+    TooManyParamBytes {
+        /// Packet bytes.
+        bytes: usize,
+        /// The limit.
+        limit: usize,
+    },
+}
+
+/// Which property of a parameter differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mismatch {
+    /// Integer vs float vs byte array.
+    Class,
+    /// Same class, other width.
+    Size,
+    /// Same byte array, other alignment.
+    Alignment,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Class => "class",
+            Self::Size => "size",
+            Self::Alignment => "alignment",
+        })
+    }
+}
+
+/// A launch argument, as named in errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operand {
+    /// Input `k`.
+    Input(usize),
+    /// Output `m`.
+    Output(usize),
+    /// The stream.
+    Stream,
+}
+
+impl fmt::Display for Operand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Input(k) => write!(f, "input {k}"),
+            Self::Output(m) => write!(f, "output {m}"),
+            Self::Stream => f.write_str("the stream"),
+        }
+    }
+}
+
+fn list(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// A failed consuming transition: the error, and the kernel given back unchanged so nothing is
+/// lost. Converts into [`Error`] for `?`.
+#[derive(Debug)]
+pub struct TransitionError<K> {
+    /// Why the transition was refused.
+    pub error: Error,
+    /// The kernel, in the state it had before.
+    pub kernel: K,
+}
+
+impl<K> TransitionError<K> {
+    /// The error and the kernel.
+    pub fn into_parts(self) -> (Error, K) {
+        (self.error, self.kernel)
+    }
+}
+
+impl<K> fmt::Display for TransitionError<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl<K: fmt::Debug> std::error::Error for TransitionError<K> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+impl<K> From<TransitionError<K>> for Error {
+    fn from(e: TransitionError<K>) -> Self {
+        e.error
+    }
+}
