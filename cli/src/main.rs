@@ -1,5 +1,8 @@
 //! `jitseam`: inspect, check and run PTX kernels; summarize telemetry.
 
+mod check;
+mod inspect;
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -12,9 +15,29 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// Print a PTX module's header and every entry's parameters and directives.
+    Inspect(inspect::Args),
+    /// Verify an entry's parameter list against an ABI, as `load()` does.
+    Check(check::Args),
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {}
+    let result = match cli.command {
+        Command::Inspect(args) => inspect::run(&args),
+        Command::Check(args) => check::run(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("jitseam: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Reads a file as UTF-8 text, naming it in the error.
+fn read_text(path: &std::path::Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }

@@ -1,0 +1,5 @@
+//! Support shared by the integration tests. Each test binary uses part of it.
+#![allow(dead_code, unreachable_pub, clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+
+pub mod fixtures;
+pub mod recording;

@@ -1,0 +1,252 @@
+//! `describe → load`: every real NVRTC fixture loads with its true ABI, and each kind of
+//! mismatch is declined with the variant and fields that say what is wrong.
+
+mod common;
+
+use common::fixtures;
+use jitseam::abi::{ParamClass, ParamRole};
+use jitseam::error::{Mismatch, SpecProblem};
+use jitseam::{AbiKind, AbiSpec, Artifact, ArtifactKind, ElementKind::*, Error, Kernel};
+
+fn load(artifact: Artifact) -> Result<Kernel<jitseam::Erased, jitseam::Loaded>, Error> {
+    Ok(Kernel::describe(artifact)?.load()?)
+}
+
+/// A one-entry module whose parameter list is `params` (PTX spelling, comma-separated).
+fn module_with(params: &str) -> String {
+    format!(
+        ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k({params})\n{{\n\tret;\n}}\n"
+    )
+}
+
+#[test]
+fn every_fixture_loads_with_its_true_abi() {
+    let all = fixtures::all();
+    assert!(all.len() >= 19, "manifest lists {} entries", all.len());
+    for f in all.iter() {
+        let kernel = load(f.artifact()).unwrap_or_else(|e| panic!("{}: {e}", f.entry));
+        let loaded = kernel.loaded();
+        assert_eq!(loaded.entry().name, f.entry);
+        assert_eq!(loaded.target().arch, "sm_80");
+        assert_eq!(loaded.layout().params().len(), f.spec.expected_params().len());
+    }
+}
+
+#[test]
+fn loaded_layout_places_f64_params_after_the_count() {
+    let k = load(fixtures::by_entry("baracuda_gen_axpb_f64_scalar").artifact()).unwrap();
+    let offsets: Vec<_> = k.loaded().layout().params().iter().map(|p| (p.role, p.offset)).collect();
+    assert_eq!(
+        offsets,
+        [
+            (ParamRole::Input(0), 0),
+            (ParamRole::Output(0), 8),
+            (ParamRole::Count, 16),
+            (ParamRole::Param(0), 24),
+            (ParamRole::Param(1), 32),
+        ]
+    );
+}
+
+#[test]
+fn invalid_spec_is_declined_at_describe() {
+    let spec = AbiSpec::new(AbiKind::Vectorized { width: 3 }, &[F32], &[F32], &[]);
+    let err = Kernel::describe(Artifact::ptx("", "k", spec)).unwrap_err();
+    match err {
+        Error::InvalidSpec { entry, problem } => {
+            assert_eq!(entry, "k");
+            assert_eq!(problem, SpecProblem::VectorWidth { width: 3 });
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn non_utf8_bytes_are_declined() {
+    let mut artifact = Artifact::ptx("", "k", AbiSpec::new(AbiKind::Scalar, &[], &[F32], &[]));
+    artifact.bytes = b".version 8.0\n\xff\xfe".to_vec();
+    match load(artifact).unwrap_err() {
+        Error::InvalidUtf8 { entry, valid_up_to } => {
+            assert_eq!(entry, "k");
+            assert_eq!(valid_up_to, 13);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn text_that_is_not_ptx_is_declined_with_line_and_column() {
+    let spec = AbiSpec::new(AbiKind::Scalar, &[], &[F32], &[]);
+    let text = ".version 8.0\n.target sm_80\n.visible .entry k(.param .u64 a,, )\n{ ret; }\n";
+    match load(Artifact::ptx(text, "k", spec)).unwrap_err() {
+        Error::Ptx { entry, source } => {
+            assert_eq!(entry, "k");
+            assert_eq!(source.line, 3);
+            assert!(source.col > 1, "column {}", source.col);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn missing_entry_lists_the_entries_that_exist() {
+    let f = fixtures::by_entry("baracuda_gen_neg_f32_scalar");
+    let artifact = Artifact::ptx(f.ptx, "baracuda_gen_relu_f32_scalar", f.spec.clone());
+    match load(artifact).unwrap_err() {
+        Error::EntryNotFound { entry, available } => {
+            assert_eq!(entry, "baracuda_gen_relu_f32_scalar");
+            assert_eq!(
+                available,
+                ["baracuda_gen_neg_f32_scalar", "baracuda_gen_abs_f32_scalar"]
+            );
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn wrong_parameter_count_is_declined() {
+    let f = fixtures::by_entry("baracuda_gen_add_f32_scalar");
+    // Three inputs claimed; the kernel has two.
+    let spec = AbiSpec::new(AbiKind::Scalar, &[F32, F32, F32], &[F32], &[]);
+    match load(Artifact::ptx(f.ptx, f.entry, spec)).unwrap_err() {
+        Error::ParamCount {
+            entry,
+            expected,
+            found,
+        } => {
+            assert_eq!(entry, f.entry);
+            assert_eq!((expected, found), (5, 4));
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn scalar_and_strided_are_told_apart_by_the_param_list() {
+    // The seeds sniffed `_scalar` in the name; a strided kernel claimed as scalar must fail.
+    let f = fixtures::by_entry("baracuda_gen_add_f32_strided_r1");
+    let spec = AbiSpec::new(AbiKind::Scalar, &[F32, F32], &[F32], &[]);
+    assert!(matches!(
+        load(Artifact::ptx(f.ptx, f.entry, spec)),
+        Err(Error::ParamCount { expected: 4, found: 8, .. })
+    ));
+    let f = fixtures::by_entry("baracuda_gen_add_sub_f32_mo2_scalar");
+    let one_output = AbiSpec::new(AbiKind::Scalar, &[F32, F32], &[F32], &[]);
+    assert!(matches!(
+        load(Artifact::ptx(f.ptx, f.entry, one_output)),
+        Err(Error::ParamCount { expected: 4, found: 5, .. })
+    ));
+}
+
+#[test]
+fn f64_param_claimed_as_f32_is_a_class_mismatch() {
+    let f = fixtures::by_entry("baracuda_gen_mul_scalar_f64_strided_r2");
+    let spec = AbiSpec::new(AbiKind::Strided { rank: 2 }, &[F64], &[F64], &[F32]);
+    match load(Artifact::ptx(f.ptx, f.entry, spec)).unwrap_err() {
+        Error::ParamMismatch {
+            entry,
+            index,
+            role,
+            expected,
+            found,
+            what,
+        } => {
+            assert_eq!(entry, f.entry);
+            assert_eq!(index, 9);
+            assert_eq!(role, ParamRole::Param(0));
+            assert_eq!(expected, ParamClass::F32);
+            assert_eq!(found, ".f64");
+            assert_eq!(what, Mismatch::Class);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn narrower_integer_is_a_size_mismatch() {
+    let text = module_with(".param .u64 a, .param .u64 o, .param .u32 n");
+    let spec = AbiSpec::new(AbiKind::Scalar, &[F32], &[F32], &[]);
+    match load(Artifact::ptx(text, "k", spec)).unwrap_err() {
+        Error::ParamMismatch {
+            index,
+            role,
+            expected,
+            what,
+            ..
+        } => {
+            assert_eq!((index, role), (2, ParamRole::Count));
+            assert_eq!(expected, ParamClass::Int64);
+            assert_eq!(what, Mismatch::Size);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn half_param_byte_arrays_are_checked_for_size_and_alignment() {
+    let spec = AbiSpec::new(AbiKind::Scalar, &[F16], &[F16], &[F16]);
+    let base = ".param .u64 a, .param .u64 o, .param .u64 n";
+    let good = module_with(&format!("{base}, .param .align 2 .b8 p[2]"));
+    assert!(load(Artifact::ptx(good, "k", spec.clone())).is_ok());
+
+    let misaligned = module_with(&format!("{base}, .param .align 4 .b8 p[2]"));
+    match load(Artifact::ptx(misaligned, "k", spec.clone())).unwrap_err() {
+        Error::ParamMismatch {
+            index,
+            expected,
+            found,
+            what,
+            ..
+        } => {
+            assert_eq!(index, 3);
+            assert_eq!(expected, ParamClass::Bytes { size: 2, align: 2 });
+            assert_eq!(found, ".align 4 .b8 [2]");
+            assert_eq!(what, Mismatch::Alignment);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+
+    let wide = module_with(&format!("{base}, .param .align 2 .b8 p[4]"));
+    assert!(matches!(
+        load(Artifact::ptx(wide, "k", spec)),
+        Err(Error::ParamMismatch { index: 3, what: Mismatch::Size, .. })
+    ));
+}
+
+#[test]
+fn cubin_is_declined_plainly() {
+    let f = fixtures::by_entry("baracuda_gen_add_f32_scalar");
+    let mut artifact = f.artifact();
+    artifact.kind = ArtifactKind::Cubin;
+    let err = load(artifact).unwrap_err();
+    assert!(matches!(&err, Error::CubinUnsupported { entry } if entry == f.entry));
+    assert!(err.to_string().contains("not supported yet"), "{err}");
+    assert!(err.is_decline());
+}
+
+#[test]
+fn a_declined_load_gives_the_kernel_back() {
+    let f = fixtures::by_entry("baracuda_gen_add_f32_scalar");
+    let mut artifact = f.artifact();
+    artifact.link.symbol = "wrong".to_owned();
+    let described = Kernel::describe(artifact).unwrap();
+    let (error, mut kernel) = described.load().unwrap_err().into_parts();
+    assert!(matches!(error, Error::EntryNotFound { .. }));
+    assert_eq!(kernel.artifact().link.entry_point, f.entry);
+    // Nothing was lost: the same artifact, with the symbol fixed, loads.
+    let mut artifact = kernel.artifact().clone();
+    artifact.link.symbol = f.entry.to_owned();
+    kernel = Kernel::describe(artifact).unwrap();
+    assert!(kernel.load().is_ok());
+}
+
+#[test]
+fn artifacts_round_trip_through_json() {
+    let f = fixtures::by_entry("baracuda_gen_add_scalar_mul_scalar_f32_scalar");
+    let artifact = f.artifact();
+    let json = serde_json::to_string(&artifact).unwrap();
+    let back: Artifact = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, artifact);
+    assert!(load(back).is_ok());
+}
