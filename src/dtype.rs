@@ -168,7 +168,10 @@ mod tests {
     #[test]
     fn sizes_match_rust_types() {
         assert_eq!(<f32 as Element>::KIND.size(), size_of::<f32>());
-        assert_eq!(<half::bf16 as Element>::KIND.size(), size_of::<half::bf16>());
+        assert_eq!(
+            <half::bf16 as Element>::KIND.size(),
+            size_of::<half::bf16>()
+        );
         assert_eq!(<u64 as Element>::KIND.size(), size_of::<u64>());
         assert_eq!(<i8 as Element>::KIND.size(), size_of::<i8>());
     }
@@ -186,7 +189,10 @@ mod tests {
         let mut bytes = Vec::new();
         half::bf16::from_f32(1.5).write_le(&mut bytes);
         (-3i64).write_le(&mut bytes);
-        assert_eq!(half::bf16::read_le(&bytes[..2]), Some(half::bf16::from_f32(1.5)));
+        assert_eq!(
+            half::bf16::read_le(&bytes[..2]),
+            Some(half::bf16::from_f32(1.5))
+        );
         assert_eq!(i64::read_le(&bytes[2..]), Some(-3));
         assert_eq!(i64::read_le(&bytes[..3]), None);
     }

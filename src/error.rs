@@ -40,7 +40,10 @@ pub enum Error {
         source: jitseam_ptx::ParseError,
     },
     /// The module has no entry named like the link's symbol.
-    #[error("kernel `{entry}`: no such entry in the module (entries: {})", list(available))]
+    #[error(
+        "kernel `{entry}`: no such entry in the module (entries: {})",
+        list(available)
+    )]
     EntryNotFound {
         /// The symbol looked for.
         entry: String,
@@ -48,7 +51,9 @@ pub enum Error {
         available: Vec<String>,
     },
     /// The entry has more or fewer parameters than the ABI implies.
-    #[error("kernel `{entry}`: expected {expected} parameters from the abi, the entry declares {found}")]
+    #[error(
+        "kernel `{entry}`: expected {expected} parameters from the abi, the entry declares {found}"
+    )]
     ParamCount {
         /// Entry point.
         entry: String,
@@ -84,7 +89,9 @@ pub enum Error {
         entry: String,
     },
     /// A typed signature's spec differs from the artifact's.
-    #[error("kernel `{entry}`: the signature declares {expected:?}, the artifact carries {found:?}")]
+    #[error(
+        "kernel `{entry}`: the signature declares {expected:?}, the artifact carries {found:?}"
+    )]
     SpecMismatch {
         /// Entry point.
         entry: String,
@@ -235,7 +242,9 @@ pub enum Error {
         found: Vec<usize>,
     },
     /// The scalar and vectorized ABIs index every operand densely.
-    #[error("kernel `{entry}`: {operand} is not contiguous, the {abi} abi indexes operands densely")]
+    #[error(
+        "kernel `{entry}`: {operand} is not contiguous, the {abi} abi indexes operands densely"
+    )]
     NotContiguous {
         /// Entry point.
         entry: String,
@@ -460,19 +469,26 @@ fn list(names: &[String]) -> String {
 }
 
 /// A failed consuming transition: the error, and the kernel given back unchanged so nothing is
-/// lost. Converts into [`Error`] for `?`.
+/// lost. Converts into [`Error`] for `?`. The kernel is boxed so the error path stays small.
 #[derive(Debug)]
 pub struct TransitionError<K> {
     /// Why the transition was refused.
     pub error: Error,
     /// The kernel, in the state it had before.
-    pub kernel: K,
+    pub kernel: Box<K>,
 }
 
 impl<K> TransitionError<K> {
+    pub(crate) fn new(error: Error, kernel: K) -> Self {
+        Self {
+            error,
+            kernel: Box::new(kernel),
+        }
+    }
+
     /// The error and the kernel.
     pub fn into_parts(self) -> (Error, K) {
-        (self.error, self.kernel)
+        (self.error, *self.kernel)
     }
 }
 

@@ -76,10 +76,7 @@ impl<S: State> Kernel<Erased, S> {
     pub fn typed<K: Signature>(self) -> Result<Kernel<K, S>, TransitionError<Self>> {
         match check_spec::<K>(&self.artifact) {
             Ok(()) => Ok(Kernel::<K, S>::with::<S>(self.artifact, self.data)),
-            Err(error) => Err(TransitionError {
-                error,
-                kernel: self,
-            }),
+            Err(error) => Err(TransitionError::new(error, self)),
         }
     }
 }
@@ -92,10 +89,7 @@ impl<Sig> Kernel<Sig, Described> {
     pub fn load(self) -> Result<Kernel<Sig, Loaded>, TransitionError<Self>> {
         match LoadedData::verify(&self.artifact) {
             Ok(data) => Ok(Self::with::<Loaded>(self.artifact, data)),
-            Err(error) => Err(TransitionError {
-                error,
-                kernel: self,
-            }),
+            Err(error) => Err(TransitionError::new(error, self)),
         }
     }
 }
@@ -119,10 +113,7 @@ impl<Sig> Kernel<Sig, Loaded> {
                 };
                 Ok(Self::with::<DeviceBound>(self.artifact, data))
             }
-            Err(error) => Err(TransitionError {
-                error,
-                kernel: self,
-            }),
+            Err(error) => Err(TransitionError::new(error, self)),
         }
     }
 }
@@ -156,10 +147,13 @@ impl<Sig> Kernel<Sig, DeviceBound> {
 }
 
 fn validate_spec(artifact: &Artifact) -> Result<(), Error> {
-    artifact.abi.validate().map_err(|problem| Error::InvalidSpec {
-        entry: artifact.link.entry_point.clone(),
-        problem,
-    })
+    artifact
+        .abi
+        .validate()
+        .map_err(|problem| Error::InvalidSpec {
+            entry: artifact.link.entry_point.clone(),
+            problem,
+        })
 }
 
 fn check_spec<K: Signature>(artifact: &Artifact) -> Result<(), Error> {

@@ -250,8 +250,14 @@ fn all_views<'v>(
     inputs: &'v [ViewDesc],
     outputs: &'v [ViewDesc],
 ) -> impl Iterator<Item = (Operand, &'v ViewDesc)> {
-    let ins = inputs.iter().enumerate().map(|(k, v)| (Operand::Input(k), v));
-    let outs = outputs.iter().enumerate().map(|(m, v)| (Operand::Output(m), v));
+    let ins = inputs
+        .iter()
+        .enumerate()
+        .map(|(k, v)| (Operand::Input(k), v));
+    let outs = outputs
+        .iter()
+        .enumerate()
+        .map(|(m, v)| (Operand::Output(m), v));
     ins.chain(outs)
 }
 
@@ -281,7 +287,11 @@ fn check_dense(
                 found: view.len(),
             });
         }
-        if view.offset.checked_add(n).is_none_or(|end| end > view.alloc_len) {
+        if view
+            .offset
+            .checked_add(n)
+            .is_none_or(|end| end > view.alloc_len)
+        {
             return Err(Error::ViewOutOfBounds {
                 entry: entry.to_owned(),
                 operand,
@@ -463,6 +473,10 @@ pub struct ArgPacket<'a> {
 const INLINE_PACKET: usize = 512;
 
 #[derive(Debug)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "the inline variant is the point: no allocation per launch"
+)]
 enum PacketStorage {
     Inline(Aligned<INLINE_PACKET>, usize),
     Heap(Vec<u8>),
@@ -522,7 +536,10 @@ pub fn marshal<'a>(checked: &CheckedLaunch<'a>) -> ArgPacket<'a> {
                 copy_le(slot, &stride_of(checked.inputs, input, axis).to_le_bytes());
             }
             ParamRole::OutputStride { output, axis } => {
-                copy_le(slot, &stride_of(checked.outputs, output, axis).to_le_bytes());
+                copy_le(
+                    slot,
+                    &stride_of(checked.outputs, output, axis).to_le_bytes(),
+                );
             }
             ParamRole::Count => copy_le(slot, &checked.count.to_le_bytes()),
             ParamRole::Param(p) => {
@@ -581,12 +598,10 @@ pub(crate) fn launch_checked<Sig>(
     // every pointer plus every index the ABI lets the kernel touch lies inside its allocation,
     // outputs overlap nothing else, and the count and params have exactly the declared types.
     unsafe {
-        bound.device().backend().launch(
-            bound.function(),
-            stream.raw(),
-            checked.geometry(),
-            &packet,
-        )
+        bound
+            .device()
+            .backend()
+            .launch(bound.function(), stream.raw(), checked.geometry(), &packet)
     }
 }
 

@@ -1,4 +1,6 @@
 //! jitseam: launch JIT-synthesized GPU kernels safely.
+// Library code never panics on caller data; tests may (clippy.toml allows it there).
+#![warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub mod abi;
 pub mod artifact;

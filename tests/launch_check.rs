@@ -40,7 +40,13 @@ fn scalar_packet_is_three_pointers_and_n() {
     let out = dev.alloc::<f32>(1000).unwrap();
     let (ins, outs) = ([a.desc(), b.desc()], [out.desc()]);
     let checked = check(k.facts(), dev.id(), &ins, &outs, &[1000], &[]).unwrap();
-    assert_eq!(checked.geometry(), Geometry { grid: 4, block: 256 });
+    assert_eq!(
+        checked.geometry(),
+        Geometry {
+            grid: 4,
+            block: 256
+        }
+    );
     let packet = marshal(&checked);
     assert_eq!(
         u64s(packet.bytes()),
@@ -213,7 +219,12 @@ fn short_operand_is_refused() {
     let (ins, outs) = ([a.desc(), b.desc()], [out.desc()]);
     assert!(matches!(
         check(k.facts(), dev.id(), &ins, &outs, &[100], &[]),
-        Err(Error::ElementCount { operand: Operand::Input(1), expected: 100, found: 99, .. })
+        Err(Error::ElementCount {
+            operand: Operand::Input(1),
+            expected: 100,
+            found: 99,
+            ..
+        })
     ));
 }
 
@@ -245,7 +256,11 @@ fn vector_count_not_divisible_is_refused() {
     let (ins, outs) = ([bufs[0].desc(), bufs[1].desc()], [bufs[2].desc()]);
     assert!(matches!(
         check(k.facts(), dev.id(), &ins, &outs, &[10], &[]),
-        Err(Error::NotDivisible { n: 10, width: 4, .. })
+        Err(Error::NotDivisible {
+            n: 10,
+            width: 4,
+            ..
+        })
     ));
 }
 
@@ -259,7 +274,14 @@ fn param_of_another_type_is_never_converted() {
     let ov = out.shaped_mut(&[2, 2]).unwrap();
     let (ins, outs) = ([xv.desc()], [ov.desc()]);
     assert!(matches!(
-        check(k.facts(), dev.id(), &ins, &outs, &[2, 2], &[ParamValue::F32(2.0)]),
+        check(
+            k.facts(),
+            dev.id(),
+            &ins,
+            &outs,
+            &[2, 2],
+            &[ParamValue::F32(2.0)]
+        ),
         Err(Error::ParamType {
             index: 0,
             expected: jitseam::ElementKind::F64,
@@ -269,7 +291,12 @@ fn param_of_another_type_is_never_converted() {
     ));
     assert!(matches!(
         check(k.facts(), dev.id(), &ins, &outs, &[2, 2], &[]),
-        Err(Error::ArgumentCount { what: "params", expected: 1, found: 0, .. })
+        Err(Error::ArgumentCount {
+            what: "params",
+            expected: 1,
+            found: 0,
+            ..
+        })
     ));
 }
 
@@ -284,7 +311,12 @@ fn output_broadcast_over_an_axis_overlaps_itself() {
     let (ins, outs) = ([xv.desc()], [ov.desc()]);
     assert!(matches!(
         check(k.facts(), dev.id(), &ins, &outs, &[2, 3], &[1.0f64.into()]),
-        Err(Error::OutputOverlaps { output: 0, axis: 0, extent: 2, .. })
+        Err(Error::OutputOverlaps {
+            output: 0,
+            axis: 0,
+            extent: 2,
+            ..
+        })
     ));
     // Strides that interleave rows overlap too, though no stride is zero.
     let mut out6 = dev.alloc::<f64>(6).unwrap();
@@ -310,7 +342,11 @@ fn output_overlapping_an_input_is_refused() {
     let (ins, outs) = ([left.desc(), b.desc()], [left.desc()]);
     assert!(matches!(
         check(k.facts(), dev.id(), &ins, &outs, &[8], &[]),
-        Err(Error::Aliasing { output: 0, other: Operand::Input(0), .. })
+        Err(Error::Aliasing {
+            output: 0,
+            other: Operand::Input(0),
+            ..
+        })
     ));
 }
 
@@ -325,7 +361,10 @@ fn strided_view_to_a_scalar_kernel_is_not_contiguous() {
     let (ins, outs) = ([t.desc(), b.desc()], [out.desc()]);
     assert!(matches!(
         check(k.facts(), dev.id(), &ins, &outs, &[8], &[]),
-        Err(Error::NotContiguous { operand: Operand::Input(0), .. })
+        Err(Error::NotContiguous {
+            operand: Operand::Input(0),
+            ..
+        })
     ));
 }
 
@@ -339,13 +378,21 @@ fn strided_rank_and_shape_must_match() {
     let (ins, outs) = ([x.desc()], [ov.desc()]);
     assert!(matches!(
         check(k.facts(), dev.id(), &ins, &outs, &[2, 3], &[1.0f64.into()]),
-        Err(Error::RankMismatch { operand: Operand::Input(0), expected: 2, found: 1, .. })
+        Err(Error::RankMismatch {
+            operand: Operand::Input(0),
+            expected: 2,
+            found: 1,
+            ..
+        })
     ));
     let xv = x.shaped(&[3, 2]).unwrap();
     let ins = [xv.desc()];
     assert!(matches!(
         check(k.facts(), dev.id(), &ins, &outs, &[2, 3], &[1.0f64.into()]),
-        Err(Error::ShapeMismatch { operand: Operand::Input(0), .. })
+        Err(Error::ShapeMismatch {
+            operand: Operand::Input(0),
+            ..
+        })
     ));
 }
 
@@ -361,7 +408,14 @@ fn n_beyond_u32_max_gets_a_valid_capped_grid() {
     let (dev, _) = recording::device();
     let k = bound(ADD_F32, &dev);
     let big = |base| {
-        ViewDesc::contiguous(dev.id(), jitseam::ElementKind::F32, base, n as usize, 0, n as usize)
+        ViewDesc::contiguous(
+            dev.id(),
+            jitseam::ElementKind::F32,
+            base,
+            n as usize,
+            0,
+            n as usize,
+        )
     };
     let gib = 1u64 << 40;
     let (ins, outs) = ([big(gib), big(2 * gib)], [big(3 * gib)]);
@@ -369,7 +423,13 @@ fn n_beyond_u32_max_gets_a_valid_capped_grid() {
     let shape = [n as usize];
     let checked = check(facts, dev.id(), &ins, &outs, &shape, &[]).unwrap();
     assert_eq!(checked.count(), n);
-    assert_eq!(checked.geometry(), Geometry { grid: 33_554_433, block: 256 });
+    assert_eq!(
+        checked.geometry(),
+        Geometry {
+            grid: 33_554_433,
+            block: 256
+        }
+    );
 }
 
 #[test]
@@ -380,12 +440,24 @@ fn erased_launch_hands_the_backend_the_marshaled_packet() {
     let b = dev.alloc::<f32>(300).unwrap();
     let mut out = dev.alloc::<f32>(300).unwrap();
     let stream = dev.default_stream();
-    k.launch(&stream, &[(&a).into(), (&b).into()], &mut [(&mut out).into()], &[300], &[])
-        .unwrap();
+    k.launch(
+        &stream,
+        &[(&a).into(), (&b).into()],
+        &mut [(&mut out).into()],
+        &[300],
+        &[],
+    )
+    .unwrap();
     let launched = backend.launched();
     assert_eq!(launched.len(), 1);
     assert_eq!(launched[0].symbol, ADD_F32);
-    assert_eq!(launched[0].geometry, Geometry { grid: 2, block: 256 });
+    assert_eq!(
+        launched[0].geometry,
+        Geometry {
+            grid: 2,
+            block: 256
+        }
+    );
     assert_eq!(
         u64s(&launched[0].packet),
         [a.address(), b.address(), out.address(), 300]
@@ -399,7 +471,13 @@ fn refused_launch_reaches_no_backend() {
     let a = dev.alloc::<f32>(3).unwrap();
     let mut out = dev.alloc::<f32>(4).unwrap();
     let stream = dev.default_stream();
-    let err = k.launch(&stream, &[(&a).into(), (&a).into()], &mut [(&mut out).into()], &[4], &[]);
+    let err = k.launch(
+        &stream,
+        &[(&a).into(), (&a).into()],
+        &mut [(&mut out).into()],
+        &[4],
+        &[],
+    );
     assert!(err.is_err());
     assert!(backend.launched().is_empty());
 }
@@ -413,7 +491,10 @@ fn device_ids_are_never_reused_and_liveness_follows_clones() {
     drop(dev);
     assert!(jitseam::device::is_live(id));
     drop(clone);
-    assert!(jitseam::device::is_live(id), "the buffer still holds the device");
+    assert!(
+        jitseam::device::is_live(id),
+        "the buffer still holds the device"
+    );
     drop(buffer);
     assert!(!jitseam::device::is_live(id));
     let (again, _) = recording::device();

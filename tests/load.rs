@@ -28,14 +28,23 @@ fn every_fixture_loads_with_its_true_abi() {
         let loaded = kernel.loaded();
         assert_eq!(loaded.entry().name, f.entry);
         assert_eq!(loaded.target().arch, "sm_80");
-        assert_eq!(loaded.layout().params().len(), f.spec.expected_params().len());
+        assert_eq!(
+            loaded.layout().params().len(),
+            f.spec.expected_params().len()
+        );
     }
 }
 
 #[test]
 fn loaded_layout_places_f64_params_after_the_count() {
     let k = load(fixtures::by_entry("baracuda_gen_axpb_f64_scalar").artifact()).unwrap();
-    let offsets: Vec<_> = k.loaded().layout().params().iter().map(|p| (p.role, p.offset)).collect();
+    let offsets: Vec<_> = k
+        .loaded()
+        .layout()
+        .params()
+        .iter()
+        .map(|p| (p.role, p.offset))
+        .collect();
     assert_eq!(
         offsets,
         [
@@ -129,13 +138,21 @@ fn scalar_and_strided_are_told_apart_by_the_param_list() {
     let spec = AbiSpec::new(AbiKind::Scalar, &[F32, F32], &[F32], &[]);
     assert!(matches!(
         load(Artifact::ptx(f.ptx, f.entry, spec)),
-        Err(Error::ParamCount { expected: 4, found: 8, .. })
+        Err(Error::ParamCount {
+            expected: 4,
+            found: 8,
+            ..
+        })
     ));
     let f = fixtures::by_entry("baracuda_gen_add_sub_f32_mo2_scalar");
     let one_output = AbiSpec::new(AbiKind::Scalar, &[F32, F32], &[F32], &[]);
     assert!(matches!(
         load(Artifact::ptx(f.ptx, f.entry, one_output)),
-        Err(Error::ParamCount { expected: 4, found: 5, .. })
+        Err(Error::ParamCount {
+            expected: 4,
+            found: 5,
+            ..
+        })
     ));
 }
 
@@ -210,7 +227,11 @@ fn half_param_byte_arrays_are_checked_for_size_and_alignment() {
     let wide = module_with(&format!("{base}, .param .align 2 .b8 p[4]"));
     assert!(matches!(
         load(Artifact::ptx(wide, "k", spec)),
-        Err(Error::ParamMismatch { index: 3, what: Mismatch::Size, .. })
+        Err(Error::ParamMismatch {
+            index: 3,
+            what: Mismatch::Size,
+            ..
+        })
     ));
 }
 

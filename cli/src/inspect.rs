@@ -27,7 +27,10 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
     };
     if args.json {
         let doc = module_json(&module);
-        println!("{}", serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?
+        );
     } else {
         print!("{}", module_text(&module));
     }

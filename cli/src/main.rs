@@ -1,4 +1,6 @@
 //! `jitseam`: inspect, check and run PTX kernels; summarize telemetry.
+// Library code never panics on caller data; tests may (clippy.toml allows it there).
+#![warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod check;
 mod inspect;
@@ -8,7 +10,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
-#[command(name = "jitseam", version, about = "Inspect, check and run JIT-synthesized GPU kernels")]
+#[command(
+    name = "jitseam",
+    version,
+    about = "Inspect, check and run JIT-synthesized GPU kernels"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -160,10 +160,22 @@ mod tests {
 
     #[test]
     fn bad_spellings_are_refused_with_a_reason() {
-        assert!("vectorized".parse::<AbiKind>().is_err_and(|e| e.contains("width")));
-        assert!("strided:x".parse::<AbiKind>().is_err_and(|e| e.contains("rank")));
+        assert!(
+            "vectorized"
+                .parse::<AbiKind>()
+                .is_err_and(|e| e.contains("width"))
+        );
+        assert!(
+            "strided:x"
+                .parse::<AbiKind>()
+                .is_err_and(|e| e.contains("rank"))
+        );
         assert!("scalar:1".parse::<AbiKind>().is_err());
-        assert!("tiled".parse::<AbiKind>().is_err_and(|e| e.contains("unknown abi")));
+        assert!(
+            "tiled"
+                .parse::<AbiKind>()
+                .is_err_and(|e| e.contains("unknown abi"))
+        );
     }
 
     #[test]

@@ -128,7 +128,9 @@ impl fmt::Display for ParamRole {
             Self::Input(k) => write!(f, "pointer of input {k}"),
             Self::Output(m) => write!(f, "pointer of output {m}"),
             Self::Shape(d) => write!(f, "extent of axis {d}"),
-            Self::InputStride { input, axis } => write!(f, "stride of input {input} on axis {axis}"),
+            Self::InputStride { input, axis } => {
+                write!(f, "stride of input {input} on axis {axis}")
+            }
             Self::OutputStride { output, axis } => {
                 write!(f, "stride of output {output} on axis {axis}")
             }

@@ -142,10 +142,15 @@ impl AbiSpec {
             }
         }
         list.push(int64(ParamRole::Count));
-        list.extend(self.params.iter().enumerate().map(|(p, dtype)| ExpectedParam {
-            role: ParamRole::Param(index(p)),
-            class: dtype.param_class(),
-        }));
+        list.extend(
+            self.params
+                .iter()
+                .enumerate()
+                .map(|(p, dtype)| ExpectedParam {
+                    role: ParamRole::Param(index(p)),
+                    class: dtype.param_class(),
+                }),
+        );
         list
     }
 
@@ -160,7 +165,9 @@ impl AbiSpec {
         let mut bytes = int64_slots.saturating_mul(8);
         for dtype in self.params.iter() {
             let class = dtype.param_class();
-            bytes = bytes.next_multiple_of(class.align()).saturating_add(class.size());
+            bytes = bytes
+                .next_multiple_of(class.align())
+                .saturating_add(class.size());
         }
         bytes
     }
@@ -205,11 +212,20 @@ mod tests {
 
     #[test]
     fn validate_refuses_each_problem() {
-        let v = |w, d: &'static [ElementKind]| AbiSpec::new(AbiKind::Vectorized { width: w }, d, d, &[]);
-        assert_eq!(v(3, &[F32]).validate(), Err(SpecProblem::VectorWidth { width: 3 }));
+        let v = |w, d: &'static [ElementKind]| {
+            AbiSpec::new(AbiKind::Vectorized { width: w }, d, d, &[])
+        };
+        assert_eq!(
+            v(3, &[F32]).validate(),
+            Err(SpecProblem::VectorWidth { width: 3 })
+        );
         assert_eq!(
             v(4, &[F64]).validate(),
-            Err(SpecProblem::VectorTooWide { width: 4, dtype: F64, bytes: 32 })
+            Err(SpecProblem::VectorTooWide {
+                width: 4,
+                dtype: F64,
+                bytes: 32
+            })
         );
         assert_eq!(v(8, &[F16]).validate(), Ok(()));
         let s = |r| AbiSpec::new(AbiKind::Strided { rank: r }, &[F32], &[F32], &[]);
@@ -223,7 +239,10 @@ mod tests {
         let many = AbiSpec::owned(AbiKind::Scalar, vec![F32; 600], vec![F32], vec![]);
         assert_eq!(
             many.validate(),
-            Err(SpecProblem::TooManyParamBytes { bytes: 4816, limit: MAX_PARAM_BYTES })
+            Err(SpecProblem::TooManyParamBytes {
+                bytes: 4816,
+                limit: MAX_PARAM_BYTES
+            })
         );
     }
 

@@ -58,7 +58,14 @@ impl<T: Element> DeviceBuffer<T> {
 
     /// The whole buffer as an erased, contiguous description.
     pub fn desc(&self) -> ViewDesc {
-        ViewDesc::contiguous(self.device.id(), T::KIND, self.address, self.len, 0, self.len)
+        ViewDesc::contiguous(
+            self.device.id(),
+            T::KIND,
+            self.address,
+            self.len,
+            0,
+            self.len,
+        )
     }
 
     /// A shared view of `range`.

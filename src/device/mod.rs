@@ -10,7 +10,9 @@ mod liveness;
 mod stream;
 mod view;
 
-pub use backend::{Backend, BackendFunction, BackendKind, BackendStream, DeviceProperties, Geometry};
+pub use backend::{
+    Backend, BackendFunction, BackendKind, BackendStream, DeviceProperties, Geometry,
+};
 pub use buffer::DeviceBuffer;
 pub use liveness::{DeviceId, is_live};
 pub use stream::Stream;

@@ -69,7 +69,9 @@ impl ViewDesc {
 
     /// Elements the view covers (saturating: an overflowing shape is refused by the checks).
     pub fn len(&self) -> usize {
-        self.shape().iter().fold(1usize, |n, &e| n.saturating_mul(e))
+        self.shape()
+            .iter()
+            .fold(1usize, |n, &e| n.saturating_mul(e))
     }
 
     /// Whether the view covers no element.
@@ -87,7 +89,9 @@ impl ViewDesc {
             if stride != expected {
                 return false;
             }
-            let Some(next) = isize::try_from(extent).ok().and_then(|e| expected.checked_mul(e))
+            let Some(next) = isize::try_from(extent)
+                .ok()
+                .and_then(|e| expected.checked_mul(e))
             else {
                 return false;
             };
@@ -242,14 +246,14 @@ pub(super) fn strided_desc(
     }
     if shape.len() != strides.len() {
         return Err(Error::InvalidView {
-            reason: format!(
-                "{} extents but {} strides",
-                shape.len(),
-                strides.len()
-            ),
+            reason: format!("{} extents but {} strides", shape.len(), strides.len()),
         });
     }
-    if shape.iter().try_fold(1usize, |n, &e| n.checked_mul(e)).is_none() {
+    if shape
+        .iter()
+        .try_fold(1usize, |n, &e| n.checked_mul(e))
+        .is_none()
+    {
         return Err(Error::InvalidView {
             reason: format!("shape {shape:?} overflows the element count"),
         });

@@ -33,11 +33,15 @@ pub fn ptx(file: &str) -> Option<&'static str> {
         "add_f32_strided_r2.ptx" => include_str!("../fixtures/add_f32_strided_r2.ptx"),
         "add_f32_strided_r3.ptx" => include_str!("../fixtures/add_f32_strided_r3.ptx"),
         "add_f64_co_v2.ptx" => include_str!("../fixtures/add_f64_co_v2.ptx"),
-        "add_scalar_mul_scalar_f32_scalar.ptx" => include_str!("../fixtures/add_scalar_mul_scalar_f32_scalar.ptx"),
+        "add_scalar_mul_scalar_f32_scalar.ptx" => {
+            include_str!("../fixtures/add_scalar_mul_scalar_f32_scalar.ptx")
+        }
         "add_sub_f32_mo2_scalar.ptx" => include_str!("../fixtures/add_sub_f32_mo2_scalar.ptx"),
         "axpb_f64_scalar.ptx" => include_str!("../fixtures/axpb_f64_scalar.ptx"),
         "mul_f64_scalar.ptx" => include_str!("../fixtures/mul_f64_scalar.ptx"),
-        "mul_scalar_f64_strided_r2.ptx" => include_str!("../fixtures/mul_scalar_f64_strided_r2.ptx"),
+        "mul_scalar_f64_strided_r2.ptx" => {
+            include_str!("../fixtures/mul_scalar_f64_strided_r2.ptx")
+        }
         "relu_f32_scalar.ptx" => include_str!("../fixtures/relu_f32_scalar.ptx"),
         "silu_f32_scalar.ptx" => include_str!("../fixtures/silu_f32_scalar.ptx"),
         "two_entries.ptx" => include_str!("../fixtures/two_entries.ptx"),
@@ -56,7 +60,11 @@ fn parse_manifest() -> Vec<Fixture> {
         serde_json::from_str(include_str!("../fixtures/manifest.json")).unwrap_or_default();
     let kinds = |v: &serde_json::Value| -> Vec<ElementKind> {
         v.as_array()
-            .map(|a| a.iter().filter_map(|d| d.as_str().and_then(ElementKind::from_name)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|d| d.as_str().and_then(ElementKind::from_name))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let text = |v: &serde_json::Value, k: &str| -> &'static str {
@@ -72,7 +80,12 @@ fn parse_manifest() -> Vec<Fixture> {
                 file,
                 entry: text(f, "entry"),
                 ptx: ptx(file)?,
-                spec: AbiSpec::owned(abi, kinds(&f["inputs"]), kinds(&f["outputs"]), kinds(&f["params"])),
+                spec: AbiSpec::owned(
+                    abi,
+                    kinds(&f["inputs"]),
+                    kinds(&f["outputs"]),
+                    kinds(&f["params"]),
+                ),
                 op: text(f, "op"),
             })
         })

@@ -1,5 +1,11 @@
 //! Support shared by the integration tests. Each test binary uses part of it.
-#![allow(dead_code, unreachable_pub, clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    dead_code,
+    unreachable_pub,
+    clippy::panic,
+    clippy::unwrap_used,
+    clippy::expect_used
+)]
 
 pub mod fixtures;
 pub mod recording;

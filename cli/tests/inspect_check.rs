@@ -1,0 +1,80 @@
+//! `jitseam inspect` and `jitseam check` as a user runs them.
+
+use std::process::Command;
+
+fn fixture(name: &str) -> String {
+    format!("{}/../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn jitseam(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_jitseam"))
+        .args(args)
+        .output()
+        .expect("run jitseam");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code().unwrap_or(-1), text)
+}
+
+#[test]
+fn inspect_prints_every_entry_and_param() {
+    let (code, text) = jitseam(&["inspect", &fixture("two_entries.ptx")]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("target sm_80"), "{text}");
+    assert!(text.contains("entry baracuda_gen_neg_f32_scalar"), "{text}");
+    assert!(text.contains("entry baracuda_gen_abs_f32_scalar"), "{text}");
+    assert!(text.contains("func _Z10apply_signfi"), "{text}");
+}
+
+#[test]
+fn inspect_json_is_machine_readable() {
+    let (code, text) = jitseam(&["inspect", "--json", &fixture("axpb_f64_scalar.ptx")]);
+    assert_eq!(code, 0, "{text}");
+    let doc: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let params = &doc["entries"][0]["params"];
+    assert_eq!(params.as_array().map(Vec::len), Some(5));
+    assert_eq!(params[3]["type"], "f64");
+    assert_eq!(params[3]["size"], 8);
+}
+
+#[test]
+fn check_accepts_the_true_abi() {
+    let (code, text) = jitseam(&[
+        "check",
+        &fixture("add_f32_co_v4.ptx"),
+        "--entry",
+        "baracuda_gen_add_f32_co_v4",
+        "--abi",
+        "vectorized:4",
+        "--inputs",
+        "f32,f32",
+        "--outputs",
+        "f32",
+    ]);
+    assert_eq!((code, text.trim()), (0, "ok"));
+}
+
+#[test]
+fn check_prints_the_typed_decline_and_exits_1() {
+    let (code, text) = jitseam(&[
+        "check",
+        &fixture("axpb_f64_scalar.ptx"),
+        "--entry",
+        "baracuda_gen_axpb_f64_scalar",
+        "--abi",
+        "scalar",
+        "--inputs",
+        "f64",
+        "--outputs",
+        "f64",
+        "--params",
+        "f32,f32",
+    ]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains(
+            "parameter 3 (runtime param 0) has the wrong class: expected .f32, found .f64"
+        ),
+        "{text}"
+    );
+}
