@@ -320,8 +320,11 @@ pub fn is_ident_start(b: u8) -> bool {
 #[derive(Debug, Clone)]
 pub struct Lexer<'a> {
     src: &'a str,
+    /// `src` up to the end of the lexed range: one bounds check covers both.
+    bytes: &'a [u8],
     pos: usize,
-    end: usize,
+    /// Start of the token (or error) most recently scanned; it ends at `pos`.
+    start: usize,
 }
 
 impl<'a> Lexer<'a> {
@@ -329,8 +332,9 @@ impl<'a> Lexer<'a> {
     pub fn new(src: &'a str) -> Self {
         Self {
             src,
+            bytes: src.as_bytes(),
             pos: 0,
-            end: src.len(),
+            start: 0,
         }
     }
 
@@ -339,11 +343,12 @@ impl<'a> Lexer<'a> {
     /// into the original text. Out-of-bounds or mid-character bounds are narrowed inward.
     pub fn with_range(src: &'a str, range: Range<usize>) -> Self {
         let end = floor_char_boundary(src, range.end.min(src.len()));
-        let start = ceil_char_boundary(src, range.start.min(end));
+        let start = ceil_char_boundary(src, range.start.min(end)).min(end);
         Self {
             src,
-            pos: start.min(end),
-            end,
+            bytes: src.as_bytes().get(..end).unwrap_or_default(),
+            pos: start,
+            start,
         }
     }
 
@@ -360,186 +365,212 @@ impl<'a> Lexer<'a> {
     /// Continues lexing at `offset` (clamped to the lexed range and moved forward to a character
     /// boundary); used to jump over a block skipped by other means.
     pub fn seek(&mut self, offset: usize) {
-        self.pos = ceil_char_boundary(self.src, offset.min(self.end));
+        self.pos = ceil_char_boundary(self.src, offset.min(self.bytes.len()));
     }
 
     /// The next token, `None` at the end, or an error for text that is no token.
+    #[inline]
     pub fn next_token(&mut self) -> Option<Result<Token<'a>, LexError>> {
-        let bytes = self.src.as_bytes();
-        if let Err(error) = self.skip_trivia(bytes)? {
-            return Some(Err(error));
+        match self.next_kind() {
+            Ok(None) => None,
+            Ok(Some(kind)) => Some(Ok(Token {
+                kind,
+                offset: self.start,
+                text: self.scanned_text(),
+            })),
+            Err(kind) => Some(Err(LexError {
+                offset: self.start,
+                len: self.pos - self.start,
+                kind,
+            })),
         }
-        let start = self.pos;
-        let &first = bytes.get(start)?;
-        Some(self.lex_at(bytes, start, first))
     }
 
-    /// Skips blanks and comments. `None` when the input ends; `Some(Err)` for an unterminated
-    /// block comment (after which the lexer is at the end).
-    fn skip_trivia(&mut self, bytes: &[u8]) -> Option<Result<(), LexError>> {
-        loop {
-            let &b = bytes.get(self.pos).filter(|_| self.pos < self.end)?;
+    /// Scans one token and leaves its extent in [`Self::scanned_range`].
+    ///
+    /// This is the allocation-free core behind [`Self::next_token`]: it returns only the kind,
+    /// small enough for registers, so a parser that reads the extent from the lexer avoids
+    /// copying whole tokens around its hot loop.
+    #[inline]
+    pub fn next_kind(&mut self) -> Result<Option<TokenKind>, LexErrorKind> {
+        let bytes = self.bytes;
+        let mut pos = self.pos;
+        let first = loop {
+            let Some(&b) = bytes.get(pos) else {
+                self.pos = pos;
+                self.start = pos;
+                return Ok(None);
+            };
             if class(b) & SPACE != 0 {
-                self.pos += 1;
-                continue;
+                pos += 1;
+            } else if b == b'/' && matches!(bytes.get(pos + 1), Some(b'/' | b'*')) {
+                pos = self.skip_comment(pos)?;
+            } else {
+                break b;
             }
-            if b != b'/' {
-                return Some(Ok(()));
-            }
-            let rest = bytes.get(self.pos + 2..self.end).unwrap_or_default();
-            match bytes.get(self.pos + 1).filter(|_| self.pos + 1 < self.end) {
-                Some(b'/') => {
-                    self.pos = match memchr::memchr(b'\n', rest) {
-                        Some(i) => self.pos + 2 + i + 1,
-                        None => self.end,
-                    };
-                }
-                Some(b'*') => match memchr::memmem::find(rest, b"*/") {
-                    Some(i) => self.pos += 2 + i + 2,
-                    None => {
-                        let offset = self.pos;
-                        self.pos = self.end;
-                        return Some(Err(LexError {
-                            offset,
-                            len: self.end - offset,
-                            kind: LexErrorKind::UnterminatedComment,
-                        }));
-                    }
-                },
-                _ => return Some(Ok(())),
-            }
+        };
+        self.start = pos;
+        if class(first) & IDENT_START != 0 && first != b'%' {
+            self.pos = self.run_end(pos + 1, IDENT_CONTINUE);
+            Ok(Some(TokenKind::Ident))
+        } else if first == b'.' && self.has_class(pos + 1, IDENT_CONTINUE) {
+            self.pos = self.directive_end(pos + 1);
+            Ok(Some(TokenKind::Directive))
+        } else {
+            self.lex_other(pos, first).map(Some)
         }
     }
 
-    fn lex_at(&mut self, bytes: &[u8], start: usize, first: u8) -> Result<Token<'a>, LexError> {
-        let kind = if first == b'.' && self.peek_class(start + 1, IDENT_CONTINUE) {
-            self.pos = self.directive_end(bytes, start + 1);
-            TokenKind::Directive
-        } else if class(first) & IDENT_START != 0
-            && (first != b'%' || self.peek_class(start + 1, IDENT_CONTINUE))
-        {
-            self.pos = self.run_end(bytes, start + 1, IDENT_CONTINUE);
-            TokenKind::Ident
+    /// Byte range of the token or error most recently returned by [`Self::next_kind`].
+    #[inline]
+    pub fn scanned_range(&self) -> Range<usize> {
+        self.start..self.pos
+    }
+
+    /// Start of [`Self::scanned_range`].
+    #[inline]
+    pub fn scanned_start(&self) -> usize {
+        self.start
+    }
+
+    /// End of [`Self::scanned_range`].
+    #[inline]
+    pub fn scanned_end(&self) -> usize {
+        self.pos
+    }
+
+    /// Text of the token most recently returned by [`Self::next_kind`].
+    #[inline]
+    pub fn scanned_text(&self) -> &'a str {
+        // Every scanning path stops at ASCII bytes or whole characters, so both ends are char
+        // boundaries and this never falls back to the empty string.
+        self.src.get(self.start..self.pos).unwrap_or_default()
+    }
+
+    /// The less frequent token kinds, kept out of line so the identifier and directive paths stay
+    /// small.
+    #[inline(never)]
+    fn lex_other(&mut self, start: usize, first: u8) -> Result<TokenKind, LexErrorKind> {
+        if first == b'%' && self.has_class(start + 1, IDENT_CONTINUE) {
+            self.pos = self.run_end(start + 1, IDENT_CONTINUE);
+            Ok(TokenKind::Ident)
         } else if class(first) & DIGIT != 0 {
-            return self.lex_number(bytes, start);
+            self.lex_number(start)
         } else if first == b'"' {
-            return self.lex_string(bytes, start);
+            self.lex_string(start)
         } else if let Some(punct) = Punct::from_byte(first) {
             self.pos = start + 1;
-            TokenKind::Punct(punct)
+            Ok(TokenKind::Punct(punct))
         } else {
-            return Err(self.unexpected_char(start));
-        };
-        Ok(self.token(kind, start))
-    }
-
-    fn token(&self, kind: TokenKind, start: usize) -> Token<'a> {
-        Token {
-            kind,
-            offset: start,
-            // Every path advances over ASCII bytes only, so both ends are char boundaries.
-            text: self.src.get(start..self.pos).unwrap_or_default(),
+            Err(self.unexpected_char(start))
         }
     }
 
-    fn peek_class(&self, at: usize, wanted: u8) -> bool {
-        at < self.end
-            && self
-                .src
-                .as_bytes()
-                .get(at)
-                .is_some_and(|&b| class(b) & wanted != 0)
+    /// At `//` or `/*`: the offset after the comment. An unterminated block comment is an error
+    /// that leaves the lexer at the end.
+    #[inline(never)]
+    fn skip_comment(&mut self, slash: usize) -> Result<usize, LexErrorKind> {
+        let bytes = self.bytes;
+        let rest = bytes.get(slash + 2..).unwrap_or_default();
+        if bytes.get(slash + 1) == Some(&b'/') {
+            return Ok(memchr::memchr(b'\n', rest).map_or(bytes.len(), |i| slash + 2 + i + 1));
+        }
+        match find_comment_end(rest) {
+            Some(i) => Ok(slash + 2 + i + 2),
+            None => {
+                self.start = slash;
+                self.pos = bytes.len();
+                Err(LexErrorKind::UnterminatedComment)
+            }
+        }
     }
 
-    fn run_end(&self, bytes: &[u8], mut at: usize, wanted: u8) -> usize {
-        while at < self.end && bytes.get(at).is_some_and(|&b| class(b) & wanted != 0) {
+    #[inline]
+    fn has_class(&self, at: usize, wanted: u8) -> bool {
+        self.bytes.get(at).is_some_and(|&b| class(b) & wanted != 0)
+    }
+
+    #[inline]
+    fn run_end(&self, mut at: usize, wanted: u8) -> usize {
+        while self.has_class(at, wanted) {
             at += 1;
         }
         at
     }
 
-    fn directive_end(&self, bytes: &[u8], at: usize) -> usize {
-        let mut end = self.run_end(bytes, at, IDENT_CONTINUE);
-        while bytes.get(end) == Some(&b':')
-            && bytes.get(end + 1) == Some(&b':')
-            && self.peek_class(end + 2, IDENT_CONTINUE)
+    #[inline]
+    fn directive_end(&self, at: usize) -> usize {
+        let mut end = self.run_end(at, IDENT_CONTINUE);
+        while self.bytes.get(end) == Some(&b':')
+            && self.bytes.get(end + 1) == Some(&b':')
+            && self.has_class(end + 2, IDENT_CONTINUE)
         {
-            end = self.run_end(bytes, end + 2, IDENT_CONTINUE);
+            end = self.run_end(end + 2, IDENT_CONTINUE);
         }
         end
     }
 
-    fn lex_number(&mut self, bytes: &[u8], start: usize) -> Result<Token<'a>, LexError> {
-        let second = bytes
-            .get(start + 1)
-            .filter(|_| start + 1 < self.end)
-            .copied();
-        let (kind, end) = match (bytes.get(start), second.map(|b| b.to_ascii_lowercase())) {
-            (Some(b'0'), Some(b'x')) => (TokenKind::Int, self.radix_end(bytes, start + 2, HEX, 1)),
+    fn lex_number(&mut self, start: usize) -> Result<TokenKind, LexErrorKind> {
+        let bytes = self.bytes;
+        let second = bytes.get(start + 1).map(u8::to_ascii_lowercase);
+        let (kind, end) = match (bytes.get(start), second) {
+            (Some(b'0'), Some(b'x')) => (TokenKind::Int, self.radix_end(start + 2, HEX)),
             (Some(b'0'), Some(b'b')) => {
-                let end = self.run_end(bytes, start + 2, DIGIT);
+                let end = self.run_end(start + 2, DIGIT);
                 let valid = end > start + 2
                     && bytes
                         .get(start + 2..end)
                         .is_some_and(|d| d.iter().all(|&b| b == b'0' || b == b'1'));
                 (TokenKind::Int, valid.then_some(end))
             }
-            (Some(b'0'), Some(b'f')) => (TokenKind::Float, self.hex_bits_end(bytes, start, 8)),
-            (Some(b'0'), Some(b'd')) => (TokenKind::Float, self.hex_bits_end(bytes, start, 16)),
-            _ => self.decimal_end(bytes, start),
+            (Some(b'0'), Some(b'f')) => (TokenKind::Float, self.hex_bits_end(start, 8)),
+            (Some(b'0'), Some(b'd')) => (TokenKind::Float, self.hex_bits_end(start, 16)),
+            _ => self.decimal_end(start),
         };
         let end = end.map(|end| {
             // The `U` suffix marks an unsigned integer literal.
             let suffixed = kind == TokenKind::Int && matches!(bytes.get(end), Some(b'U' | b'u'));
-            if suffixed && end < self.end {
-                end + 1
-            } else {
-                end
-            }
+            if suffixed { end + 1 } else { end }
         });
         match end {
             // A literal glued to identifier characters (`12abc`) is one malformed number.
-            Some(end) if !self.peek_class(end, IDENT_CONTINUE) => {
+            Some(end) if !self.has_class(end, IDENT_CONTINUE) => {
                 self.pos = end;
-                Ok(self.token(kind, start))
+                Ok(kind)
             }
             _ => {
-                self.pos = self.run_end(bytes, start, IDENT_CONTINUE);
-                Err(LexError {
-                    offset: start,
-                    len: self.pos - start,
-                    kind: LexErrorKind::BadNumber,
-                })
+                self.pos = self.run_end(start, IDENT_CONTINUE);
+                Err(LexErrorKind::BadNumber)
             }
         }
     }
 
-    fn radix_end(&self, bytes: &[u8], at: usize, digits: u8, min: usize) -> Option<usize> {
-        let end = self.run_end(bytes, at, digits);
-        (end >= at + min).then_some(end)
+    fn radix_end(&self, at: usize, digits: u8) -> Option<usize> {
+        let end = self.run_end(at, digits);
+        (end > at).then_some(end)
     }
 
-    fn hex_bits_end(&self, bytes: &[u8], start: usize, count: usize) -> Option<usize> {
-        let end = self.run_end(bytes, start + 2, HEX);
+    fn hex_bits_end(&self, start: usize, count: usize) -> Option<usize> {
+        let end = self.run_end(start + 2, HEX);
         (end == start + 2 + count).then_some(end)
     }
 
     /// Decimal integer, octal integer (leading `0`) or decimal float.
-    fn decimal_end(&self, bytes: &[u8], start: usize) -> (TokenKind, Option<usize>) {
-        let mut end = self.run_end(bytes, start, DIGIT);
+    fn decimal_end(&self, start: usize) -> (TokenKind, Option<usize>) {
+        let bytes = self.bytes;
+        let mut end = self.run_end(start, DIGIT);
         let mut kind = TokenKind::Int;
-        let at = |i: usize| bytes.get(i).filter(|_| i < self.end).copied();
         // `1.u32` never occurs, but `1.` followed by a letter is safer read as int + directive.
-        if at(end) == Some(b'.') && at(end + 1).is_none_or(|b| class(b) & IDENT_START == 0) {
+        if bytes.get(end) == Some(&b'.') && !self.has_class(end + 1, IDENT_START) {
             kind = TokenKind::Float;
-            end = self.run_end(bytes, end + 1, DIGIT);
+            end = self.run_end(end + 1, DIGIT);
         }
-        if matches!(at(end), Some(b'e' | b'E')) {
+        if matches!(bytes.get(end), Some(b'e' | b'E')) {
             let mut digits = end + 1;
-            if matches!(at(digits), Some(b'+' | b'-')) {
+            if matches!(bytes.get(digits), Some(b'+' | b'-')) {
                 digits += 1;
             }
-            let exp_end = self.run_end(bytes, digits, DIGIT);
+            let exp_end = self.run_end(digits, DIGIT);
             if exp_end == digits {
                 return (TokenKind::Float, None);
             }
@@ -554,51 +585,33 @@ impl<'a> Lexer<'a> {
         (kind, octal_ok.then_some(end))
     }
 
-    fn lex_string(&mut self, bytes: &[u8], start: usize) -> Result<Token<'a>, LexError> {
+    fn lex_string(&mut self, start: usize) -> Result<TokenKind, LexErrorKind> {
+        let bytes = self.bytes;
         let mut at = start + 1;
-        loop {
-            let hay = bytes.get(at..self.end).unwrap_or_default();
+        while let Some(hay) = bytes.get(at..) {
             match memchr::memchr2(b'"', b'\\', hay) {
                 Some(i) if hay.get(i) == Some(&b'"') => {
                     self.pos = at + i + 1;
-                    return Ok(self.token(TokenKind::Str, start));
+                    return Ok(TokenKind::Str);
                 }
                 // An escape consumes the next byte, which may be a quote. A multi-byte
-                // character after the backslash is skipped by the next memchr anyway.
+                // character after the backslash is skipped by the next search anyway.
                 Some(i) => at += i + 2,
-                None => {
-                    self.pos = self.end;
-                    return Err(LexError {
-                        offset: start,
-                        len: self.end - start,
-                        kind: LexErrorKind::UnterminatedString,
-                    });
-                }
-            }
-            if at >= self.end {
-                self.pos = self.end;
-                return Err(LexError {
-                    offset: start,
-                    len: self.end - start,
-                    kind: LexErrorKind::UnterminatedString,
-                });
+                None => break,
             }
         }
+        self.pos = bytes.len();
+        Err(LexErrorKind::UnterminatedString)
     }
 
-    fn unexpected_char(&mut self, start: usize) -> LexError {
+    fn unexpected_char(&mut self, start: usize) -> LexErrorKind {
         let ch = self
             .src
             .get(start..)
             .and_then(|rest| rest.chars().next())
             .unwrap_or(char::REPLACEMENT_CHARACTER);
-        let len = ch.len_utf8().max(1);
-        self.pos = (start + len).min(self.end.max(start + 1));
-        LexError {
-            offset: start,
-            len,
-            kind: LexErrorKind::UnexpectedChar(ch),
-        }
+        self.pos = start + ch.len_utf8();
+        LexErrorKind::UnexpectedChar(ch)
     }
 }
 
@@ -607,6 +620,21 @@ impl<'a> Iterator for Lexer<'a> {
 
     fn next(&mut self) -> Option<Self::Item> {
         self.next_token()
+    }
+}
+
+/// Offset of the `*/` that closes a block comment whose text (after `/*`) is `rest`.
+///
+/// A plain `memchr` for `*` avoids building a `memmem` searcher per comment; comments rarely
+/// contain stray `*`.
+pub(crate) fn find_comment_end(rest: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    loop {
+        let star = from + memchr::memchr(b'*', rest.get(from..)?)?;
+        if rest.get(star + 1) == Some(&b'/') {
+            return Some(star);
+        }
+        from = star + 1;
     }
 }
 

@@ -26,6 +26,9 @@
 //! Nothing here panics on any input; every failure is a [`ParseError`] with a byte offset and the
 //! 1-based line and column derived from it.
 
+// Library code never panics on caller data; tests may (clippy.toml allows it there).
+#![warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod error;
 mod lexer;
 mod line_index;

@@ -8,7 +8,7 @@
 use std::ops::Range;
 
 use crate::error::{ParseError, ParseErrorKind, excerpt};
-use crate::lexer::{Lexer, Punct, Token, TokenKind};
+use crate::lexer::{Lexer, Punct, TokenKind};
 use crate::model::{
     Entry, Function, Linkage, Module, Param, PerfDirective, PtrAttr, ScalarType, StateSpace,
     Target, Version,
@@ -20,8 +20,11 @@ use crate::skip::{Unterminated, skip_block};
 /// Fails with a positioned [`ParseError`] on malformed signatures, unterminated blocks, comments
 /// or strings, and when `.version` or `.target` is missing. Never panics.
 pub fn parse_module(src: &str) -> Result<Module, ParseError> {
-    Parser::new(src).module()
+    Parser::new(src).module().map_err(|error| *error)
 }
+
+/// Errors are boxed inside the parser so that the success path moves only small values.
+type PResult<T> = Result<T, Box<ParseError>>;
 
 /// Directives that begin a top-level construct; skipping an unknown statement stops before one,
 /// so a statement missing its `;` cannot swallow the next kernel.
@@ -39,10 +42,17 @@ fn starts_top_level(directive: &str) -> bool {
     )
 }
 
+/// Recursive descent over one current token: its kind is kept here and its extent is read from
+/// the lexer on demand, so the hot loop never copies token structs around (copying a value
+/// right after its fields were stored one by one stalls store forwarding).
 struct Parser<'a> {
     src: &'a str,
     lexer: Lexer<'a>,
-    peeked: Option<Token<'a>>,
+    /// Kind of the current token; `None` at the end of input.
+    kind: Option<TokenKind>,
+    /// Parameters are gathered here and then moved into an exactly sized `Vec`, which saves the
+    /// regrowth of a fresh `Vec` per signature.
+    scratch: Vec<Param>,
 }
 
 /// What follows a parameter list: performance directives and a body or `;`.
@@ -56,47 +66,63 @@ impl<'a> Parser<'a> {
         Self {
             src,
             lexer: Lexer::new(src),
-            peeked: None,
+            kind: None,
+            scratch: Vec::new(),
         }
     }
 
-    fn module(mut self) -> Result<Module, ParseError> {
+    fn module(mut self) -> PResult<Module> {
         let mut version = None;
         let mut target = None;
         let mut address_size = None;
         let mut entries = Vec::new();
         let mut functions = Vec::new();
         let mut linkage = Linkage::Default;
-        while let Some(token) = self.bump()? {
-            if token.kind != TokenKind::Directive {
-                return Err(self.unexpected(token, "a module-level directive"));
+        self.advance()?;
+        while let Some(kind) = self.kind {
+            if kind != TokenKind::Directive {
+                return Err(self.unexpected("a module-level directive"));
             }
-            match token.text {
+            let directive = self.start();
+            match self.text() {
                 ".visible" | ".weak" | ".extern" => {
-                    linkage = match token.text {
+                    linkage = match self.text() {
                         ".visible" => Linkage::Visible,
                         ".weak" => Linkage::Weak,
                         _ => Linkage::Extern,
                     };
+                    self.advance()?;
                     continue;
                 }
                 ".version" => {
+                    self.advance()?;
                     let parsed = self.version()?;
-                    set_once(&mut version, parsed, self.src, token, ".version")?;
+                    self.set_once(&mut version, parsed, directive, ".version")?;
                 }
                 ".target" => {
-                    let parsed = self.target(token)?;
-                    set_once(&mut target, parsed, self.src, token, ".target")?;
+                    self.advance()?;
+                    let parsed = self.target(directive)?;
+                    self.set_once(&mut target, parsed, directive, ".target")?;
                 }
                 ".address_size" => {
+                    self.advance()?;
                     let parsed = self.address_size()?;
-                    set_once(&mut address_size, parsed, self.src, token, ".address_size")?;
+                    self.set_once(&mut address_size, parsed, directive, ".address_size")?;
                 }
-                ".entry" => entries.push(self.entry(token, linkage)?),
-                ".func" => functions.push(self.function(token, linkage)?),
+                ".entry" => {
+                    self.advance()?;
+                    entries.push(self.entry(directive, linkage)?);
+                }
+                ".func" => {
+                    self.advance()?;
+                    functions.push(self.function(directive, linkage)?);
+                }
                 // These end at the line's end, not at a `;`.
-                ".file" | ".loc" => self.skip_line(token),
-                _ => self.skip_statement()?,
+                ".file" | ".loc" => self.skip_line()?,
+                _ => {
+                    self.advance()?;
+                    self.skip_statement()?;
+                }
             }
             linkage = Linkage::Default;
         }
@@ -111,13 +137,12 @@ impl<'a> Parser<'a> {
         })
     }
 
-    fn version(&mut self) -> Result<Version, ParseError> {
+    fn version(&mut self) -> PResult<Version> {
         const EXPECTED: &str = "a version number MAJOR.MINOR after .version";
-        let token = self.expect(EXPECTED)?;
-        if token.kind != TokenKind::Float {
-            return Err(self.unexpected(token, EXPECTED));
+        if self.kind != Some(TokenKind::Float) {
+            return Err(self.unexpected(EXPECTED));
         }
-        let parsed = token.text.split_once('.').and_then(|(major, minor)| {
+        let parsed = self.text().split_once('.').and_then(|(major, minor)| {
             let all_digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
             if !all_digits(major) || !all_digits(minor) {
                 return None;
@@ -127,58 +152,61 @@ impl<'a> Parser<'a> {
                 minor: minor.parse().ok()?,
             })
         });
-        let version = parsed.ok_or_else(|| self.bad_number(token))?;
+        let version = parsed.ok_or_else(|| self.bad_number())?;
+        self.advance()?;
         self.eat_punct(Punct::Semi)?;
         Ok(version)
     }
 
-    fn target(&mut self, directive: Token<'a>) -> Result<Target, ParseError> {
+    fn target(&mut self, directive: usize) -> PResult<Target> {
+        const EXPECTED: &str = "an architecture or modifier in .target";
         let mut arch: Option<String> = None;
         let mut modifiers = Vec::new();
         loop {
-            let token = self.expect("an architecture or modifier in .target")?;
-            if token.kind != TokenKind::Ident {
-                return Err(self.unexpected(token, "an architecture or modifier in .target"));
+            if self.kind != Some(TokenKind::Ident) {
+                return Err(self.unexpected(EXPECTED));
             }
-            if token.text.starts_with("sm_") || token.text.starts_with("compute_") {
-                let name = token.text.to_owned();
-                set_once(&mut arch, name, self.src, token, "architecture in .target")?;
+            let item = self.text();
+            if item.starts_with("sm_") || item.starts_with("compute_") {
+                let item_start = self.start();
+                self.set_once(
+                    &mut arch,
+                    item.to_owned(),
+                    item_start,
+                    "architecture in .target",
+                )?;
             } else {
-                modifiers.push(token.text.to_owned());
+                modifiers.push(item.to_owned());
             }
+            self.advance()?;
             if !self.eat_punct(Punct::Comma)? {
                 break;
             }
         }
         self.eat_punct(Punct::Semi)?;
-        let arch =
-            arch.ok_or_else(|| self.error(directive.offset, ParseErrorKind::MissingTargetArch))?;
+        let arch = arch.ok_or_else(|| self.error(directive, ParseErrorKind::MissingTargetArch))?;
         Ok(Target { arch, modifiers })
     }
 
-    fn address_size(&mut self) -> Result<u32, ParseError> {
+    fn address_size(&mut self) -> PResult<u32> {
         const EXPECTED: &str = "32 or 64 after .address_size";
-        let token = self.expect(EXPECTED)?;
-        if token.kind != TokenKind::Int {
-            return Err(self.unexpected(token, EXPECTED));
+        if self.kind != Some(TokenKind::Int) {
+            return Err(self.unexpected(EXPECTED));
         }
-        let value = token.int_value().ok_or_else(|| self.bad_number(token))?;
+        let value = crate::lexer::parse_int(self.text()).ok_or_else(|| self.bad_number())?;
         let size = match value {
             32 => 32,
             64 => 64,
-            other => return Err(self.error(token.offset, ParseErrorKind::BadAddressSize(other))),
+            other => return Err(self.error(self.start(), ParseErrorKind::BadAddressSize(other))),
         };
+        self.advance()?;
         self.eat_punct(Punct::Semi)?;
         Ok(size)
     }
 
-    fn entry(&mut self, directive: Token<'a>, linkage: Linkage) -> Result<Entry, ParseError> {
+    fn entry(&mut self, directive: usize, linkage: Linkage) -> PResult<Entry> {
         let name = self.ident("an entry name after .entry")?;
-        let params = if self.eat_punct(Punct::LParen)? {
-            self.param_list()?
-        } else {
-            Vec::new()
-        };
+        let params = self.optional_param_list()?;
         let Trailer { directives, body } = self.trailer()?;
         Ok(Entry {
             name,
@@ -186,22 +214,14 @@ impl<'a> Parser<'a> {
             params,
             directives,
             body,
-            offset: directive.offset,
+            offset: directive,
         })
     }
 
-    fn function(&mut self, directive: Token<'a>, linkage: Linkage) -> Result<Function, ParseError> {
-        let returns = if self.eat_punct(Punct::LParen)? {
-            self.param_list()?
-        } else {
-            Vec::new()
-        };
+    fn function(&mut self, directive: usize, linkage: Linkage) -> PResult<Function> {
+        let returns = self.optional_param_list()?;
         let name = self.ident("a function name after .func")?;
-        let params = if self.eat_punct(Punct::LParen)? {
-            self.param_list()?
-        } else {
-            Vec::new()
-        };
+        let params = self.optional_param_list()?;
         // Performance directives on a function are tolerated but not part of the model.
         let Trailer { body, .. } = self.trailer()?;
         Ok(Function {
@@ -210,81 +230,81 @@ impl<'a> Parser<'a> {
             returns,
             params,
             body,
-            offset: directive.offset,
+            offset: directive,
         })
     }
 
-    /// Parses the parameters after an opening `(`, through the closing `)`.
-    fn param_list(&mut self) -> Result<Vec<Param>, ParseError> {
-        let mut params = Vec::new();
-        if self.eat_punct(Punct::RParen)? {
-            return Ok(params);
+    /// `( param, … )` if the current token is `(`; otherwise no parameters.
+    fn optional_param_list(&mut self) -> PResult<Vec<Param>> {
+        if !self.eat_punct(Punct::LParen)? {
+            return Ok(Vec::new());
         }
+        if self.eat_punct(Punct::RParen)? {
+            return Ok(Vec::new());
+        }
+        self.scratch.clear();
         loop {
-            params.push(self.param()?);
-            let token = self.expect("`,` or `)` after a parameter")?;
-            match token.kind {
-                TokenKind::Punct(Punct::Comma) => {}
-                TokenKind::Punct(Punct::RParen) => return Ok(params),
-                _ => return Err(self.unexpected(token, "`,` or `)` after a parameter")),
+            let param = self.param()?;
+            self.scratch.push(param);
+            if self.eat_punct(Punct::RParen)? {
+                return Ok(self.scratch.drain(..).collect());
             }
+            self.expect_punct(Punct::Comma, "`,` or `)` after a parameter")?;
         }
     }
 
-    fn param(&mut self) -> Result<Param, ParseError> {
-        let directive = self.expect("`.param`")?;
-        if !directive.is_directive(".param") {
-            return Err(self.unexpected(directive, "`.param`"));
+    fn param(&mut self) -> PResult<Param> {
+        if !self.at_directive(".param") {
+            return Err(self.unexpected("`.param`"));
         }
+        let directive = self.start();
+        self.advance()?;
         let mut ty = None;
         let mut align = None;
         let mut ptr: Option<PtrAttr> = None;
-        loop {
-            let token = self.expect("a parameter type")?;
-            if token.kind == TokenKind::Ident {
-                self.peeked = Some(token);
-                break;
-            }
-            if token.kind != TokenKind::Directive {
-                let expected = if ty.is_some() {
-                    "a parameter name"
-                } else {
-                    "a parameter type"
-                };
-                return Err(self.unexpected(token, expected));
-            }
-            match (token.text, &mut ptr) {
-                (".align", Some(ptr)) => ptr.align = Some(self.u32_value("an alignment")?),
-                (".align", None) => align = Some(self.u32_value("an alignment")?),
+        while self.kind == Some(TokenKind::Directive) {
+            let text = self.text();
+            match (text, &mut ptr) {
+                (".align", _) => {
+                    self.advance()?;
+                    let value = Some(self.u32_value("an alignment")?);
+                    match &mut ptr {
+                        Some(ptr) => ptr.align = value,
+                        None => align = value,
+                    }
+                    continue;
+                }
                 (".ptr", None) => {
                     ptr = Some(PtrAttr {
                         space: None,
                         align: None,
                     });
                 }
-                (text, Some(ptr))
-                    if ptr.space.is_none() && StateSpace::from_directive(text).is_some() =>
-                {
-                    ptr.space = StateSpace::from_directive(text);
+                (
+                    _,
+                    Some(PtrAttr {
+                        space: space @ None,
+                        ..
+                    }),
+                ) if StateSpace::from_directive(text).is_some() => {
+                    *space = StateSpace::from_directive(text);
                 }
-                (text, _) => match ScalarType::from_directive(text) {
+                _ => match ScalarType::from_directive(text) {
                     Some(parsed) if parsed != ScalarType::Pred && ty.is_none() => ty = Some(parsed),
-                    Some(_) if ty.is_some() => {
-                        return Err(self.unexpected(token, "a parameter name"));
-                    }
+                    Some(_) if ty.is_some() => return Err(self.unexpected("a parameter name")),
                     _ => {
                         let found = excerpt(text);
-                        return Err(
-                            self.error(token.offset, ParseErrorKind::UnknownParamType { found })
-                        );
+                        let kind = ParseErrorKind::UnknownParamType { found };
+                        return Err(self.error(self.start(), kind));
                     }
                 },
             }
+            self.advance()?;
         }
-        let name_token = self.expect("a parameter name")?;
         let Some(ty) = ty else {
-            return Err(self.unexpected(name_token, "a parameter type before the parameter name"));
+            return Err(self.unexpected("a parameter type"));
         };
+        let name = self.ident("a parameter name")?;
         let array_len = if self.eat_punct(Punct::LBracket)? {
             let len = self.u32_value("an array length")?;
             self.expect_punct(Punct::RBracket, "`]` after the array length")?;
@@ -293,242 +313,266 @@ impl<'a> Parser<'a> {
             None
         };
         Ok(Param {
-            name: name_token.text.to_owned(),
+            name,
             ty,
             align,
             array_len,
             ptr,
-            offset: directive.offset,
+            offset: directive,
         })
     }
 
     /// Performance directives, then a `{ body }` or a `;`.
-    fn trailer(&mut self) -> Result<Trailer, ParseError> {
+    fn trailer(&mut self) -> PResult<Trailer> {
         const EXPECTED: &str = "a body `{`, `;` or a performance directive";
         let mut directives = Vec::new();
         loop {
-            let token = self.expect(EXPECTED)?;
-            match token.kind {
-                TokenKind::Punct(Punct::LBrace) => {
-                    let body = self.skip_block(token)?;
+            match self.kind {
+                Some(TokenKind::Punct(Punct::LBrace)) => {
+                    let body = self.skip_block()?;
                     return Ok(Trailer {
                         directives,
                         body: Some(body),
                     });
                 }
-                TokenKind::Punct(Punct::Semi) => {
+                Some(TokenKind::Punct(Punct::Semi)) => {
+                    self.advance()?;
                     return Ok(Trailer {
                         directives,
                         body: None,
                     });
                 }
-                TokenKind::Directive => match token.text {
-                    ".maxntid" => directives.push(PerfDirective::MaxNtid(self.dims()?)),
-                    ".reqntid" => directives.push(PerfDirective::ReqNtid(self.dims()?)),
-                    ".minnctapersm" => {
-                        let n = self.u32_value("a count after .minnctapersm")?;
-                        directives.push(PerfDirective::MinNctaPerSm(n));
+                Some(TokenKind::Directive) => {
+                    let directive = self.text();
+                    self.advance()?;
+                    match directive {
+                        ".maxntid" => directives.push(PerfDirective::MaxNtid(self.dims()?)),
+                        ".reqntid" => directives.push(PerfDirective::ReqNtid(self.dims()?)),
+                        ".minnctapersm" => {
+                            let n = self.u32_value("a count after .minnctapersm")?;
+                            directives.push(PerfDirective::MinNctaPerSm(n));
+                        }
+                        ".maxnreg" => {
+                            let n = self.u32_value("a count after .maxnreg")?;
+                            directives.push(PerfDirective::MaxNreg(n));
+                        }
+                        ".pragma" => self.skip_pragma()?,
+                        // `.noreturn`, `.explicitcluster`, `.maxclusterrank n`,
+                        // `.reqnctapercluster x, y, z`, and directives newer than this parser.
+                        _ => self.skip_numbers()?,
                     }
-                    ".maxnreg" => {
-                        let n = self.u32_value("a count after .maxnreg")?;
-                        directives.push(PerfDirective::MaxNreg(n));
-                    }
-                    ".pragma" => self.skip_pragma()?,
-                    // `.noreturn`, `.explicitcluster`, `.maxclusterrank n`,
-                    // `.reqnctapercluster x, y, z`, and directives newer than this parser.
-                    _ => self.skip_numbers()?,
-                },
-                _ => return Err(self.unexpected(token, EXPECTED)),
+                }
+                _ => return Err(self.unexpected(EXPECTED)),
             }
         }
     }
 
     /// `x[, y[, z]]` of `.maxntid`/`.reqntid`.
-    fn dims(&mut self) -> Result<Vec<u32>, ParseError> {
-        let mut dims = vec![self.u32_value("a thread count")?];
-        while let Some(comma) = self.peek()?.filter(|t| t.is_punct(Punct::Comma)) {
+    fn dims(&mut self) -> PResult<Vec<u32>> {
+        let mut dims = Vec::with_capacity(3);
+        dims.push(self.u32_value("a thread count")?);
+        while self.at_punct(Punct::Comma) {
             if dims.len() == 3 {
-                return Err(self.unexpected(comma, "at most three dimensions"));
+                return Err(self.unexpected("at most three dimensions"));
             }
-            self.peeked = None;
+            self.advance()?;
             dims.push(self.u32_value("a thread count")?);
         }
         Ok(dims)
     }
 
     /// `.pragma "a", "b";` — the strings and the `;`.
-    fn skip_pragma(&mut self) -> Result<(), ParseError> {
+    fn skip_pragma(&mut self) -> PResult<()> {
         loop {
-            let token = self.expect("`;` after .pragma")?;
-            match token.kind {
-                TokenKind::Str | TokenKind::Punct(Punct::Comma) => {}
-                TokenKind::Punct(Punct::Semi) => return Ok(()),
-                _ => return Err(self.unexpected(token, "`;` after .pragma")),
+            match self.kind {
+                Some(TokenKind::Str | TokenKind::Punct(Punct::Comma)) => self.advance()?,
+                Some(TokenKind::Punct(Punct::Semi)) => return self.advance(),
+                _ => return Err(self.unexpected("`;` after .pragma")),
             }
         }
     }
 
-    fn skip_numbers(&mut self) -> Result<(), ParseError> {
-        while self
-            .peek()?
-            .is_some_and(|t| matches!(t.kind, TokenKind::Int | TokenKind::Punct(Punct::Comma)))
-        {
-            self.peeked = None;
+    fn skip_numbers(&mut self) -> PResult<()> {
+        while matches!(
+            self.kind,
+            Some(TokenKind::Int | TokenKind::Punct(Punct::Comma))
+        ) {
+            self.advance()?;
         }
         Ok(())
     }
 
     /// Skips an unknown module-level statement after its directive: through its `;`, through
     /// its block (`.section .x { … }`), or through `= { … };` for an initialized variable.
-    fn skip_statement(&mut self) -> Result<(), ParseError> {
+    fn skip_statement(&mut self) -> PResult<()> {
         let mut initializer = false;
-        while let Some(token) = self.peek()? {
-            match token.kind {
-                TokenKind::Directive if starts_top_level(token.text) => return Ok(()),
-                TokenKind::Punct(Punct::Semi) => {
-                    self.peeked = None;
-                    return Ok(());
-                }
+        while let Some(kind) = self.kind {
+            match kind {
+                TokenKind::Directive if starts_top_level(self.text()) => return Ok(()),
+                TokenKind::Punct(Punct::Semi) => return self.advance(),
                 TokenKind::Punct(Punct::LBrace) => {
-                    self.peeked = None;
-                    self.skip_block(token)?;
+                    self.skip_block()?;
                     if !initializer {
                         return Ok(());
                     }
                 }
                 TokenKind::Punct(Punct::Eq) => {
                     initializer = true;
-                    self.peeked = None;
+                    self.advance()?;
                 }
-                _ => self.peeked = None,
+                _ => self.advance()?,
             }
         }
         Ok(())
     }
 
-    fn skip_line(&mut self, directive: Token<'a>) {
+    /// Skips the current directive through the end of its line.
+    fn skip_line(&mut self) -> PResult<()> {
         let rest = self
             .src
             .as_bytes()
-            .get(directive.end()..)
+            .get(self.lexer.scanned_end()..)
             .unwrap_or_default();
-        let end = memchr::memchr(b'\n', rest).map_or(self.src.len(), |i| directive.end() + i);
-        self.peeked = None;
-        self.lexer.seek(end);
+        let line_end =
+            memchr::memchr(b'\n', rest).map_or(self.src.len(), |i| self.lexer.scanned_end() + i);
+        self.lexer.seek(line_end);
+        self.advance()
     }
 
-    /// Skips the block opened by `open` (already consumed); returns its interior byte range.
-    fn skip_block(&mut self, open: Token<'a>) -> Result<Range<usize>, ParseError> {
-        let end = skip_block(self.src.as_bytes(), open.offset).map_err(|error| match error {
+    /// Skips the block whose `{` is the current token; returns its interior byte range.
+    fn skip_block(&mut self) -> PResult<Range<usize>> {
+        let open = self.start();
+        let end = skip_block(self.src.as_bytes(), open).map_err(|error| match error {
             Unterminated::Block(at) => self.error(at, ParseErrorKind::UnterminatedBlock),
             Unterminated::Comment(at) => self.error(at, ParseErrorKind::UnterminatedComment),
             Unterminated::String(at) => self.error(at, ParseErrorKind::UnterminatedString),
         })?;
-        self.peeked = None;
         self.lexer.seek(end);
-        Ok(open.end()..end.saturating_sub(1).max(open.end()))
+        self.advance()?;
+        Ok(open + 1..end.saturating_sub(1).max(open + 1))
     }
 
-    fn ident(&mut self, expected: &'static str) -> Result<String, ParseError> {
-        let token = self.expect(expected)?;
-        if token.kind != TokenKind::Ident {
-            return Err(self.unexpected(token, expected));
+    fn ident(&mut self, expected: &'static str) -> PResult<String> {
+        if self.kind != Some(TokenKind::Ident) {
+            return Err(self.unexpected(expected));
         }
-        Ok(token.text.to_owned())
+        let name = self.text().to_owned();
+        self.advance()?;
+        Ok(name)
     }
 
-    fn u32_value(&mut self, expected: &'static str) -> Result<u32, ParseError> {
-        let token = self.expect(expected)?;
-        if token.kind != TokenKind::Int {
-            return Err(self.unexpected(token, expected));
+    fn u32_value(&mut self, expected: &'static str) -> PResult<u32> {
+        if self.kind != Some(TokenKind::Int) {
+            return Err(self.unexpected(expected));
         }
-        token
-            .int_value()
+        let value = crate::lexer::parse_int(self.text())
             .and_then(|value| u32::try_from(value).ok())
-            .ok_or_else(|| self.bad_number(token))
+            .ok_or_else(|| self.bad_number())?;
+        self.advance()?;
+        Ok(value)
     }
 
-    fn peek(&mut self) -> Result<Option<Token<'a>>, ParseError> {
-        if self.peeked.is_none() {
-            self.peeked = self.lex()?;
-        }
-        Ok(self.peeked)
-    }
-
-    fn bump(&mut self) -> Result<Option<Token<'a>>, ParseError> {
-        match self.peeked.take() {
-            Some(token) => Ok(Some(token)),
-            None => self.lex(),
-        }
-    }
-
-    fn lex(&mut self) -> Result<Option<Token<'a>>, ParseError> {
-        match self.lexer.next_token() {
-            None => Ok(None),
-            Some(Ok(token)) => Ok(Some(token)),
-            Some(Err(error)) => Err(ParseError::from_lex(self.src, error)),
+    /// Moves to the next token.
+    #[inline]
+    fn advance(&mut self) -> PResult<()> {
+        match self.lexer.next_kind() {
+            Ok(kind) => {
+                self.kind = kind;
+                Ok(())
+            }
+            Err(kind) => Err(self.lex_error(kind)),
         }
     }
 
-    fn expect(&mut self, expected: &'static str) -> Result<Token<'a>, ParseError> {
-        self.bump()?
-            .ok_or_else(|| self.error(self.src.len(), ParseErrorKind::UnexpectedEof { expected }))
+    /// Text of the current token.
+    #[inline]
+    fn text(&self) -> &'a str {
+        self.lexer.scanned_text()
     }
 
-    fn expect_punct(
-        &mut self,
-        punct: Punct,
-        expected: &'static str,
-    ) -> Result<Token<'a>, ParseError> {
-        let token = self.expect(expected)?;
-        if token.is_punct(punct) {
-            Ok(token)
+    /// Byte offset of the current token.
+    #[inline]
+    fn start(&self) -> usize {
+        self.lexer.scanned_start()
+    }
+
+    #[inline]
+    fn at_punct(&self, punct: Punct) -> bool {
+        self.kind == Some(TokenKind::Punct(punct))
+    }
+
+    #[inline]
+    fn at_directive(&self, name: &str) -> bool {
+        self.kind == Some(TokenKind::Directive) && self.text() == name
+    }
+
+    #[inline]
+    fn eat_punct(&mut self, punct: Punct) -> PResult<bool> {
+        if self.at_punct(punct) {
+            self.advance()?;
+            Ok(true)
         } else {
-            Err(self.unexpected(token, expected))
+            Ok(false)
         }
     }
 
-    fn eat_punct(&mut self, punct: Punct) -> Result<bool, ParseError> {
-        let matched = self.peek()?.is_some_and(|t| t.is_punct(punct));
-        if matched {
-            self.peeked = None;
+    fn expect_punct(&mut self, punct: Punct, expected: &'static str) -> PResult<()> {
+        if self.at_punct(punct) {
+            self.advance()
+        } else {
+            Err(self.unexpected(expected))
         }
-        Ok(matched)
     }
 
-    fn error(&self, offset: usize, kind: ParseErrorKind) -> ParseError {
-        ParseError::new(self.src, offset, kind)
+    /// Stores a header value, refusing a second occurrence.
+    fn set_once<T>(
+        &self,
+        slot: &mut Option<T>,
+        value: T,
+        offset: usize,
+        directive: &'static str,
+    ) -> PResult<()> {
+        if slot.is_some() {
+            return Err(self.error(offset, ParseErrorKind::Duplicate { directive }));
+        }
+        *slot = Some(value);
+        Ok(())
     }
 
-    fn unexpected(&self, token: Token<'a>, expected: &'static str) -> ParseError {
-        let found = excerpt(token.text);
-        self.error(
-            token.offset,
-            ParseErrorKind::UnexpectedToken { expected, found },
-        )
+    #[cold]
+    fn error(&self, offset: usize, kind: ParseErrorKind) -> Box<ParseError> {
+        Box::new(ParseError::new(self.src, offset, kind))
     }
 
-    fn bad_number(&self, token: Token<'a>) -> ParseError {
-        let text = excerpt(token.text);
-        self.error(token.offset, ParseErrorKind::BadNumber { text })
+    /// The current token is not what the grammar requires.
+    #[cold]
+    fn unexpected(&self, expected: &'static str) -> Box<ParseError> {
+        match self.kind {
+            None => self.error(self.start(), ParseErrorKind::UnexpectedEof { expected }),
+            Some(_) => {
+                let found = excerpt(self.text());
+                self.error(
+                    self.start(),
+                    ParseErrorKind::UnexpectedToken { expected, found },
+                )
+            }
+        }
     }
-}
 
-/// Stores a header value, refusing a second occurrence.
-fn set_once<T>(
-    slot: &mut Option<T>,
-    value: T,
-    src: &str,
-    token: Token<'_>,
-    directive: &'static str,
-) -> Result<(), ParseError> {
-    if slot.is_some() {
-        return Err(ParseError::new(
-            src,
-            token.offset,
-            ParseErrorKind::Duplicate { directive },
-        ));
+    #[cold]
+    fn bad_number(&self) -> Box<ParseError> {
+        let text = excerpt(self.text());
+        self.error(self.start(), ParseErrorKind::BadNumber { text })
     }
-    *slot = Some(value);
-    Ok(())
+
+    #[cold]
+    fn lex_error(&self, kind: crate::lexer::LexErrorKind) -> Box<ParseError> {
+        let range = self.lexer.scanned_range();
+        let error = crate::lexer::LexError {
+            offset: range.start,
+            len: range.len(),
+            kind,
+        };
+        Box::new(ParseError::from_lex(self.src, error))
+    }
 }

@@ -5,7 +5,7 @@
 //! strings can change where a block ends. Strings are rare in bodies, so the fast scan ignores
 //! them and a block that contains any `"` is rescanned by a careful byte loop.
 
-use memchr::{memchr, memchr3, memmem};
+use memchr::{memchr, memchr3};
 
 /// Why a block could not be skipped. Offsets are absolute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,7 +69,7 @@ fn skip_comment(bytes: &[u8], slash: usize) -> Result<usize, Unterminated> {
         // A line comment that runs to the end of input leaves the block unterminated, which the
         // caller reports when the next search finds nothing.
         Some(b'/') => Ok(memchr(b'\n', rest).map_or(bytes.len(), |i| slash + 2 + i + 1)),
-        Some(b'*') => memmem::find(rest, b"*/")
+        Some(b'*') => crate::lexer::find_comment_end(rest)
             .map(|i| slash + 2 + i + 2)
             .ok_or(Unterminated::Comment(slash)),
         _ => Ok(slash + 1),
