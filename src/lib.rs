@@ -41,7 +41,6 @@ pub mod __private {
     };
     pub use crate::state::DeviceBound;
     pub use half;
-    pub use static_assertions;
 
     /// The one launch path, for generated launchers. `inputs`/`outputs` must come from the
     /// typed operand handles of the generated `Args`, which borrow their buffers for the call.

@@ -28,12 +28,22 @@ pub(crate) fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// The signature type and an empty argument struct under the declared names, so that code
 /// naming them compiles on to the next real mistake instead of reporting each use.
 fn stub(item: &TokenStream) -> TokenStream {
-    let Some((vis, fn_name)) = parse::stub_target(item) else {
+    let Some(declaration) = parse::stub_target(item) else {
         return TokenStream::new();
     };
-    let type_name = names::upper_camel(&fn_name);
+    let vis = &declaration.vis;
+    let fn_name = &declaration.sig.ident;
+    // Naming the markers keeps the user's `use jitseam::{In, Out}` from being reported unused
+    // next to the real error.
+    let markers = crate::model::markers(&declaration.sig)
+        .into_iter()
+        .map(|marker| quote!(let _: ::core::marker::PhantomData<#marker<'static, ()>>;));
+    let type_name = names::upper_camel(fn_name);
     let args_name = names::with_suffix(&type_name, "Args");
     quote! {
+        const _: () = {
+            #(#markers)*
+        };
         #[allow(dead_code)]
         #vis struct #type_name;
         #[allow(dead_code)]
@@ -125,7 +135,8 @@ impl Kernel {
             let name = &operand.name;
             let elem = operand.elem.rust_type();
             let conversion = format_ident!("Into{}", handle);
-            quote!(#name: impl ::jitseam::__private::#conversion<'a, #elem>)
+            let bound = quote_spanned!(operand.span=> ::jitseam::__private::#conversion<'a, #elem>);
+            quote!(#name: impl #bound)
         });
         let param_args = self.params.iter().map(|param| {
             let name = &param.name;
@@ -254,27 +265,35 @@ impl Kernel {
                     ::core::marker::PhantomData::<::jitseam::__private::#canonical<'static, #elem>>;
             });
         }
-        // One assertion per distinct element type: repeating it would repeat its error.
-        let mut asserted: Vec<String> = Vec::new();
-        for operand in self.inputs.iter().chain(&self.outputs) {
-            let elem = operand.elem.rust_type();
-            let key = elem.to_string();
-            if asserted.contains(&key) {
-                continue;
-            }
-            asserted.push(key);
-            if let Elem::Other(ty) = &operand.elem {
-                checks.extend(quote_spanned! {syn::spanned::Spanned::span(&**ty)=>
-                    ::jitseam::__private::static_assertions::assert_impl_all!(
-                        #ty: ::jitseam::__private::Element
-                    );
-                });
-            }
-            if let Abi::Vectorized { width, span } = self.abi {
+        // The vector-size fact once per distinct element type, for the same reason. Element
+        // types the macro knows were sized in the model already, with a spanned error; this
+        // holds the rest (aliases, paths) to it. A const `assert!` rather than
+        // `static_assertions::const_assert!`, whose failure reads "attempt to compute
+        // `0_usize - 1_usize`"; this one names the ABI, the type and the limit. Whether an
+        // unknown type is an `Element` at all is checked by the `<T as Element>::KIND` in `SPEC`,
+        // spanned at the user's type, which rustc reports once however often it recurs.
+        if let Abi::Vectorized { width, span } = self.abi {
+            let mut sized: Vec<String> = Vec::new();
+            for operand in self.inputs.iter().chain(&self.outputs) {
+                let kind = operand.elem.kind();
+                let key = kind.to_string();
+                if sized.contains(&key) {
+                    continue;
+                }
+                sized.push(key);
+                let elem = operand.elem.rust_type();
+                let message = format!(
+                    "`vectorized({width})` over `{elem}`: {width} lanes of `{elem}` span more than the 16 bytes a vector may span; use a smaller width",
+                    elem = operand.elem.spelling(),
+                )
+                // The message is a format string: a brace in a const generic must stay literal.
+                .replace('{', "{{")
+                .replace('}', "}}");
                 let width = usize::from(width);
                 checks.extend(quote_spanned! {span=>
-                    ::jitseam::__private::static_assertions::const_assert!(
-                        #width * <#elem as ::jitseam::__private::Element>::KIND.size() <= 16
+                    ::core::assert!(
+                        #width * ::core::mem::size_of::<#elem>() <= 16,
+                        #message,
                     );
                 });
             }
@@ -314,6 +333,14 @@ impl Kernel {
 }
 
 impl Elem {
+    /// The type as the user wrote it, for messages.
+    fn spelling(&self) -> String {
+        match self {
+            Self::Known { scalar, .. } => scalar.name.to_owned(),
+            Self::Other(ty) => quote!(#ty).to_string().replace(' ', ""),
+        }
+    }
+
     fn rust_type(&self) -> TokenStream {
         match self {
             Self::Known { scalar, span } => scalar.rust_type(*span),
@@ -324,7 +351,10 @@ impl Elem {
     fn kind(&self) -> TokenStream {
         match self {
             Self::Known { scalar, span } => scalar.kind(*span),
-            Self::Other(ty) => quote!(<#ty as ::jitseam::__private::Element>::KIND),
+            Self::Other(ty) => {
+                let span = syn::spanned::Spanned::span(&**ty);
+                quote_spanned!(span=> <#ty as ::jitseam::__private::Element>::KIND)
+            }
         }
     }
 }

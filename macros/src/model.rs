@@ -48,6 +48,8 @@ pub(crate) struct Operand {
     /// The marker as written (`In`, `jitseam::Out`), generics removed. The expansion makes
     /// rustc resolve it, so the declaration means what it says: `In` must be `jitseam::In`.
     pub(crate) marker: syn::Path,
+    /// The whole `In<T>`, so errors about what was passed for it point at it.
+    pub(crate) span: Span,
 }
 
 /// An operand's element type: a scalar the macro knows by name, or any other type, left to the
@@ -372,12 +374,35 @@ fn arguments(sig: &syn::Signature) -> syn::Result<Arguments> {
         }
         latest = Some((role, name.clone()));
         match elem {
-            Some((Role::Input, elem, marker)) => inputs.push(Operand { name, elem, marker }),
-            Some((_, elem, marker)) => outputs.push(Operand { name, elem, marker }),
+            Some((role, elem, marker)) => {
+                let operand = Operand {
+                    name,
+                    elem,
+                    marker,
+                    span: typed.ty.span(),
+                };
+                match role {
+                    Role::Input => inputs.push(operand),
+                    _ => outputs.push(operand),
+                }
+            }
             None => params.push(param(name, &typed.ty)?),
         }
     }
     Ok((inputs, outputs, params))
+}
+
+/// The `In`/`Out` markers of a declaration that may not have passed the checks, generics
+/// removed: what the user imported to write it.
+pub(crate) fn markers(sig: &syn::Signature) -> Vec<syn::Path> {
+    sig.inputs
+        .iter()
+        .filter_map(|arg| match arg {
+            FnArg::Typed(typed) => operand(&typed.ty).ok().flatten(),
+            FnArg::Receiver(_) => None,
+        })
+        .map(|(_, _, marker)| marker)
+        .collect()
 }
 
 /// `In<T>` or `Out<T>` (by their last path segment, so `jitseam::In<T>` works too); `None` for

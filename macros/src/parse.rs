@@ -95,9 +95,8 @@ impl Parse for Declaration {
     }
 }
 
-/// Parses the item far enough to name the signature type, for the stub emitted after an error.
-pub(crate) fn stub_target(item: &TokenStream) -> Option<(Visibility, Ident)> {
-    syn::parse2::<Declaration>(item.clone())
-        .ok()
-        .map(|declaration| (declaration.vis, declaration.sig.ident))
+/// Parses the item again, for the stub emitted after an error; `None` when it is not even a
+/// fn declaration.
+pub(crate) fn stub_target(item: &TokenStream) -> Option<Declaration> {
+    syn::parse2::<Declaration>(item.clone()).ok()
 }

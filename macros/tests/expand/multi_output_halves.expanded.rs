@@ -78,23 +78,15 @@ const _: () = {
     let _: ::core::marker::PhantomData<In<'static, Half>> = ::core::marker::PhantomData::<
         ::jitseam::__private::In<'static, Half>,
     >;
-    let _: ::core::marker::PhantomData<In<'static, ::jitseam::__private::half::f16>> = ::core::marker::PhantomData::<
-        ::jitseam::__private::In<'static, ::jitseam::__private::half::f16>,
-    >;
     let _: ::core::marker::PhantomData<Out<'static, ::jitseam::__private::half::f16>> = ::core::marker::PhantomData::<
         ::jitseam::__private::Out<'static, ::jitseam::__private::half::f16>,
     >;
-    let _: ::core::marker::PhantomData<Out<'static, ::jitseam::__private::half::f16>> = ::core::marker::PhantomData::<
-        ::jitseam::__private::Out<'static, ::jitseam::__private::half::f16>,
-    >;
-    ::jitseam::__private::static_assertions::assert_impl_all!(
-        Half : ::jitseam::__private::Element
+    ::core::assert!(
+        8usize * ::core::mem::size_of:: < Half > () <= 16,
+        "`vectorized(8)` over `Half`: 8 lanes of `Half` span more than the 16 bytes a vector may span; use a smaller width",
     );
-    ::jitseam::__private::static_assertions::const_assert!(
-        8usize * < Half as ::jitseam::__private::Element > ::KIND.size() <= 16
-    );
-    ::jitseam::__private::static_assertions::const_assert!(
-        8usize * < ::jitseam::__private::half::f16 as ::jitseam::__private::Element >
-        ::KIND.size() <= 16
+    ::core::assert!(
+        8usize * ::core::mem::size_of:: < ::jitseam::__private::half::f16 > () <= 16,
+        "`vectorized(8)` over `f16`: 8 lanes of `f16` span more than the 16 bytes a vector may span; use a smaller width",
     );
 };

@@ -62,14 +62,11 @@ const _: () = {
     let _: ::core::marker::PhantomData<In<'static, ::core::primitive::f32>> = ::core::marker::PhantomData::<
         ::jitseam::__private::In<'static, ::core::primitive::f32>,
     >;
-    let _: ::core::marker::PhantomData<In<'static, ::core::primitive::f32>> = ::core::marker::PhantomData::<
-        ::jitseam::__private::In<'static, ::core::primitive::f32>,
-    >;
     let _: ::core::marker::PhantomData<Out<'static, ::core::primitive::f32>> = ::core::marker::PhantomData::<
         ::jitseam::__private::Out<'static, ::core::primitive::f32>,
     >;
-    ::jitseam::__private::static_assertions::const_assert!(
-        4usize * < ::core::primitive::f32 as ::jitseam::__private::Element > ::KIND
-        .size() <= 16
+    ::core::assert!(
+        4usize * ::core::mem::size_of:: < ::core::primitive::f32 > () <= 16,
+        "`vectorized(4)` over `f32`: 4 lanes of `f32` span more than the 16 bytes a vector may span; use a smaller width",
     );
 };
