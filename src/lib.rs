@@ -19,7 +19,13 @@ pub use dtype::{Element, ElementKind};
 pub use error::{Error, TransitionError};
 pub use kernel::Kernel;
 pub use launch::ParamValue;
-pub use signature::{Erased, In, InStrided, Out, OutStrided, Signature};
+pub use signature::{
+    Erased, In, InStrided, IntoIn, IntoInStrided, IntoOut, IntoOutStrided, Out, OutStrided,
+    Signature,
+};
+
+/// Declares a typed kernel signature; see the `jitseam-macros` crate.
+pub use jitseam_macros::kernel;
 pub use state::{Described, DeviceBound, Loaded, State};
 
 /// Paths the `#[jitseam::kernel]` and `slot_table!` expansions use. Not public API: no
@@ -32,7 +38,11 @@ pub mod __private {
     pub use crate::error::Error;
     pub use crate::kernel::Kernel;
     pub use crate::launch::ParamValue;
+    pub use crate::signature::{
+        In, InStrided, IntoIn, IntoInStrided, IntoOut, IntoOutStrided, Out, OutStrided, Signature,
+    };
     pub use crate::state::DeviceBound;
+    pub use half;
 
     /// The one launch path, for generated launchers. `inputs`/`outputs` must come from the
     /// typed operand handles of the generated `Args`, which borrow their buffers for the call.

@@ -4,6 +4,7 @@
 use std::marker::PhantomData;
 
 use crate::abi::AbiSpec;
+use crate::artifact::Artifact;
 use crate::device::{
     BufferView, BufferViewMut, DeviceBuffer, Stream, StridedView, StridedViewMut, ViewDesc,
 };
@@ -25,6 +26,9 @@ pub trait Signature: Sized + 'static {
     /// The ABI, operand and param types, as the artifact must carry them.
     const SPEC: AbiSpec;
 
+    /// The entry point the kernel is declared with (`symbol = "..."`, by default the fn name).
+    const SYMBOL: &'static str;
+
     /// The launch arguments: the declared operands and params, by name.
     type Args<'a>;
 
@@ -35,6 +39,12 @@ pub trait Signature: Sized + 'static {
         args: Self::Args<'_>,
         token: crate::__private::SignatureToken,
     ) -> Result<(), Error>;
+
+    /// A PTX artifact for this signature: entry point [`Signature::SYMBOL`], spec
+    /// [`Signature::SPEC`]. `load()` still verifies the text against both.
+    fn ptx_artifact(text: impl Into<String>) -> Artifact {
+        Artifact::ptx(text, Self::SYMBOL, Self::SPEC)
+    }
 }
 
 impl<K: Signature> Kernel<K, DeviceBound> {
@@ -51,56 +61,185 @@ impl<K: Signature> Kernel<K, DeviceBound> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Erased;
 
+mod sealed {
+    /// Keeps the operand conversions closed: only jitseam's buffers and views describe memory
+    /// a launch may touch.
+    pub trait Sealed {}
+}
+
+// The handles and conversion traits carry no `T: Element` bound of their own: only the
+// conversions below (which require it) can make a handle, and leaving the bound off keeps a
+// wrong element type in a declaration to one error (at the `SPEC`) instead of one per use.
 macro_rules! operand_handle {
-    ($(#[$doc:meta])* $name:ident, $borrow:ty, [$($src:ty),*]) => {
+    ($(#[$doc:meta])* $name:ident, $borrow:ty) => {
         $(#[$doc])*
-        #[derive(Debug)]
-        pub struct $name<'a, T: Element> {
+        pub struct $name<'a, T> {
             desc: ViewDesc,
             _borrow: PhantomData<$borrow>,
         }
 
-        impl<T: Element> $name<'_, T> {
+        impl<T> $name<'_, T> {
             /// The erased description a launch checks.
             pub fn desc(&self) -> ViewDesc {
                 self.desc
             }
         }
 
-        $(impl<'a, T: Element> From<$src> for $name<'a, T> {
-            fn from(source: $src) -> Self {
-                Self { desc: source.desc(), _borrow: PhantomData }
+        impl<T> std::fmt::Debug for $name<'_, T> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_tuple(stringify!($name)).field(&self.desc).finish()
             }
-        })*
+        }
     };
 }
 
 operand_handle!(
     /// A dense input of a scalar or vectorized kernel: a whole buffer or a contiguous range.
-    In, &'a T, [&'a DeviceBuffer<T>, &'a BufferView<'_, T>, &'a BufferViewMut<'_, T>]
+    In, &'a T
 );
 operand_handle!(
     /// A dense output of a scalar or vectorized kernel, borrowed exclusively.
-    Out, &'a mut T, [&'a mut DeviceBuffer<T>, &'a mut BufferViewMut<'_, T>]
+    Out, &'a mut T
 );
 operand_handle!(
     /// An input of a strided kernel: a strided view (shape, signed strides, offset).
-    InStrided, &'a T, [&'a StridedView<'_, T>, &'a StridedViewMut<'_, T>]
+    InStrided, &'a T
 );
 operand_handle!(
     /// An output of a strided kernel, borrowed exclusively.
-    OutStrided, &'a mut T, [&'a mut StridedViewMut<'_, T>]
+    OutStrided, &'a mut T
 );
 
-impl<T: Element> Clone for In<'_, T> {
+impl<T> Clone for In<'_, T> {
     fn clone(&self) -> Self {
         *self
     }
 }
-impl<T: Element> Copy for In<'_, T> {}
-impl<T: Element> Clone for InStrided<'_, T> {
+impl<T> Copy for In<'_, T> {}
+impl<T> Clone for InStrided<'_, T> {
     fn clone(&self) -> Self {
         *self
     }
 }
-impl<T: Element> Copy for InStrided<'_, T> {}
+impl<T> Copy for InStrided<'_, T> {}
+
+/// What a generated `args` constructor accepts for an `In<T>` operand.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a dense input of element type `{T}`",
+    label = "expected `&DeviceBuffer<{T}>`, `&BufferView<{T}>` or `&BufferViewMut<{T}>`",
+    note = "inputs of scalar and vectorized kernels are whole buffers or contiguous ranges (`buffer.slice(..)`) of the declared element type, borrowed shared",
+    note = "strided views are operands of kernels declared with `abi = strided(R)`"
+)]
+pub trait IntoIn<'a, T>: sealed::Sealed {
+    /// The operand handle, borrowing the source for `'a`.
+    fn into_handle(self) -> In<'a, T>;
+}
+
+/// What a generated `args` constructor accepts for an `Out<T>` operand.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a dense output of element type `{T}`",
+    label = "expected `&mut DeviceBuffer<{T}>` or `&mut BufferViewMut<{T}>`",
+    note = "outputs of scalar and vectorized kernels are borrowed exclusively: pass `&mut buffer` or `&mut buffer.slice_mut(..)?`, of the declared element type",
+    note = "strided views are operands of kernels declared with `abi = strided(R)`"
+)]
+pub trait IntoOut<'a, T>: sealed::Sealed {
+    /// The operand handle, borrowing the source exclusively for `'a`.
+    fn into_handle(self) -> Out<'a, T>;
+}
+
+/// What a generated `args` constructor accepts for an input of a strided kernel.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a strided input of element type `{T}`",
+    label = "expected `&StridedView<{T}>` or `&StridedViewMut<{T}>`",
+    note = "operands of strided kernels are strided views that carry their shape and strides: make one with `buffer.shaped(&[..])?` or `buffer.strided(offset, &[..], &[..])?`"
+)]
+pub trait IntoInStrided<'a, T>: sealed::Sealed {
+    /// The operand handle, borrowing the source for `'a`.
+    fn into_handle(self) -> InStrided<'a, T>;
+}
+
+/// What a generated `args` constructor accepts for an output of a strided kernel.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a strided output of element type `{T}`",
+    label = "expected `&mut StridedViewMut<{T}>`",
+    note = "outputs of strided kernels are exclusive strided views: make one with `buffer.shaped_mut(&[..])?` or `buffer.strided_mut(offset, &[..], &[..])?`"
+)]
+pub trait IntoOutStrided<'a, T>: sealed::Sealed {
+    /// The operand handle, borrowing the source exclusively for `'a`.
+    fn into_handle(self) -> OutStrided<'a, T>;
+}
+
+/// `From` for each (handle, source) pair. Sources are sealed so that only they can convert.
+macro_rules! conversions {
+    ($($handle:ident from $src:ty;)*) => {$(
+        impl<'a, T: Element> From<$src> for $handle<'a, T> {
+            fn from(source: $src) -> Self {
+                Self { desc: source.desc(), _borrow: PhantomData }
+            }
+        }
+
+        impl<'a, T: Element> sealed::Sealed for $src {}
+    )*};
+}
+
+conversions! {
+    In from &'a DeviceBuffer<T>;
+    In from &'a BufferView<'_, T>;
+    In from &'a BufferViewMut<'_, T>;
+    Out from &'a mut DeviceBuffer<T>;
+    Out from &'a mut BufferViewMut<'_, T>;
+    InStrided from &'a StridedView<'_, T>;
+    InStrided from &'a StridedViewMut<'_, T>;
+    OutStrided from &'a mut StridedViewMut<'_, T>;
+}
+
+// The conversions the generated `args` constructors call, written out rather than generated:
+// rustc lists these impls when an argument does not convert, and a macro would bury them.
+
+impl<'a, T: Element> IntoIn<'a, T> for &'a DeviceBuffer<T> {
+    fn into_handle(self) -> In<'a, T> {
+        In::from(self)
+    }
+}
+
+impl<'a, T: Element> IntoIn<'a, T> for &'a BufferView<'_, T> {
+    fn into_handle(self) -> In<'a, T> {
+        In::from(self)
+    }
+}
+
+impl<'a, T: Element> IntoIn<'a, T> for &'a BufferViewMut<'_, T> {
+    fn into_handle(self) -> In<'a, T> {
+        In::from(self)
+    }
+}
+
+impl<'a, T: Element> IntoOut<'a, T> for &'a mut DeviceBuffer<T> {
+    fn into_handle(self) -> Out<'a, T> {
+        Out::from(self)
+    }
+}
+
+impl<'a, T: Element> IntoOut<'a, T> for &'a mut BufferViewMut<'_, T> {
+    fn into_handle(self) -> Out<'a, T> {
+        Out::from(self)
+    }
+}
+
+impl<'a, T: Element> IntoInStrided<'a, T> for &'a StridedView<'_, T> {
+    fn into_handle(self) -> InStrided<'a, T> {
+        InStrided::from(self)
+    }
+}
+
+impl<'a, T: Element> IntoInStrided<'a, T> for &'a StridedViewMut<'_, T> {
+    fn into_handle(self) -> InStrided<'a, T> {
+        InStrided::from(self)
+    }
+}
+
+impl<'a, T: Element> IntoOutStrided<'a, T> for &'a mut StridedViewMut<'_, T> {
+    fn into_handle(self) -> OutStrided<'a, T> {
+        OutStrided::from(self)
+    }
+}

@@ -1,0 +1,360 @@
+//! Code for a validated [`Kernel`]: the signature type, its argument struct and constructor, the
+//! `Signature` impl, and static assertions of what the ABI requires. After an error, a stub of
+//! the types, so the user sees the one error and not every use of the missing names.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+
+use crate::model::{Abi, Elem, Kernel, Operand};
+use crate::names;
+use crate::parse::{self, AttrArgs, Declaration};
+
+/// The attribute's entry point, on `proc_macro2` tokens so tests can drive it.
+pub(crate) fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let model = syn::parse2::<AttrArgs>(attr).and_then(|args| {
+        let declaration = syn::parse2::<Declaration>(item.clone())?;
+        Kernel::new(args, declaration)
+    });
+    match model {
+        Ok(kernel) => kernel.expand(),
+        Err(error) => {
+            let mut tokens = error.to_compile_error();
+            tokens.extend(stub(&item));
+            tokens
+        }
+    }
+}
+
+/// The signature type and an empty argument struct under the declared names, so that code
+/// naming them compiles on to the next real mistake instead of reporting each use.
+fn stub(item: &TokenStream) -> TokenStream {
+    let Some(declaration) = parse::stub_target(item) else {
+        return TokenStream::new();
+    };
+    let vis = &declaration.vis;
+    let fn_name = &declaration.sig.ident;
+    // Naming the markers keeps the user's `use jitseam::{In, Out}` from being reported unused
+    // next to the real error.
+    let markers = crate::model::markers(&declaration.sig)
+        .into_iter()
+        .map(|marker| quote!(let _: ::core::marker::PhantomData<#marker<'static, ()>>;));
+    let type_name = names::upper_camel(fn_name);
+    let args_name = names::with_suffix(&type_name, "Args");
+    quote! {
+        const _: () = {
+            #(#markers)*
+        };
+        #[allow(dead_code)]
+        #vis struct #type_name;
+        #[allow(dead_code)]
+        #vis struct #args_name<'a>(::core::marker::PhantomData<&'a ()>);
+    }
+}
+
+impl Kernel {
+    fn expand(&self) -> TokenStream {
+        let mut tokens = self.signature_type();
+        tokens.extend(self.args_struct());
+        tokens.extend(self.constructor());
+        tokens.extend(self.signature_impl());
+        tokens.extend(self.assertions());
+        tokens
+    }
+
+    fn signature_type(&self) -> TokenStream {
+        let Self {
+            shared_attrs,
+            docs,
+            vis,
+            fn_name,
+            type_name,
+            args_name,
+            ..
+        } = self;
+        let summary = format!(
+            " Signature of the `{}` kernel (`{}` abi, entry point `{}`). Launch a bound kernel \
+             with [`{type_name}::args`] / [`{args_name}`].",
+            names::unraw(fn_name),
+            self.abi_spelling(),
+            self.symbol.value(),
+        );
+        let separator = (!docs.is_empty()).then(|| quote!(#[doc = ""]));
+        quote! {
+            #(#shared_attrs)*
+            #(#docs)*
+            #separator
+            #[doc = #summary]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+            #vis struct #type_name;
+        }
+    }
+
+    fn args_struct(&self) -> TokenStream {
+        let Self {
+            shared_attrs,
+            vis,
+            type_name,
+            args_name,
+            ..
+        } = self;
+        let doc = format!(" Launch arguments of [`{type_name}`], by their declared names.");
+        let operands = self.operands().map(|(operand, handle)| {
+            let name = &operand.name;
+            let elem = operand.elem.rust_type();
+            quote!(#vis #name: ::jitseam::__private::#handle<'a, #elem>)
+        });
+        let params = self.params.iter().map(|param| {
+            let name = &param.name;
+            let ty = param.scalar.rust_type(param.span);
+            quote!(#vis #name: #ty)
+        });
+        quote! {
+            #(#shared_attrs)*
+            #[doc = #doc]
+            #[derive(Debug)]
+            #vis struct #args_name<'a> {
+                #(#operands,)*
+                #(#params,)*
+            }
+        }
+    }
+
+    fn constructor(&self) -> TokenStream {
+        let Self {
+            shared_attrs,
+            vis,
+            type_name,
+            args_name,
+            ..
+        } = self;
+        let doc = format!(
+            " Collects the launch arguments of [`{type_name}`]: inputs by shared reference, \
+             outputs by `&mut`, params by value."
+        );
+        let operand_args = self.operands().map(|(operand, handle)| {
+            let name = &operand.name;
+            let elem = operand.elem.rust_type();
+            let conversion = format_ident!("Into{}", handle);
+            let bound = quote_spanned!(operand.span=> ::jitseam::__private::#conversion<'a, #elem>);
+            quote!(#name: impl #bound)
+        });
+        let param_args = self.params.iter().map(|param| {
+            let name = &param.name;
+            let ty = param.scalar.rust_type(param.span);
+            quote!(#name: #ty)
+        });
+        let operand_fields = self.operands().map(|(operand, handle)| {
+            let name = &operand.name;
+            let conversion = format_ident!("Into{}", handle);
+            quote!(#name: ::jitseam::__private::#conversion::into_handle(#name))
+        });
+        let param_fields = self.params.iter().map(|param| &param.name);
+        quote! {
+            #(#shared_attrs)*
+            impl #type_name {
+                #[doc = #doc]
+                #[allow(clippy::too_many_arguments)]
+                #vis fn args<'a>(#(#operand_args,)* #(#param_args,)*) -> #args_name<'a> {
+                    #args_name {
+                        #(#operand_fields,)*
+                        #(#param_fields,)*
+                    }
+                }
+            }
+        }
+    }
+
+    fn signature_impl(&self) -> TokenStream {
+        let Self {
+            shared_attrs,
+            type_name,
+            args_name,
+            symbol,
+            ..
+        } = self;
+        let abi = match self.abi {
+            Abi::Scalar => quote!(::jitseam::__private::AbiKind::Scalar),
+            Abi::Vectorized { width, .. } => {
+                quote!(::jitseam::__private::AbiKind::Vectorized { width: #width })
+            }
+            Abi::Strided { rank } => quote!(::jitseam::__private::AbiKind::Strided { rank: #rank }),
+        };
+        let inputs = self.inputs.iter().map(|operand| operand.elem.kind());
+        let outputs = self.outputs.iter().map(|operand| operand.elem.kind());
+        let params = self
+            .params
+            .iter()
+            .map(|param| param.scalar.kind(param.span));
+
+        let args = names::hidden("args");
+        let first_output = names::hidden("out0");
+        let input_descs = self.inputs.iter().map(|operand| {
+            let name = &operand.name;
+            quote!(#args.#name.desc())
+        });
+        // Output 0 is read once and reused: it also fixes the launch shape.
+        let output_descs = self.outputs.iter().enumerate().map(|(m, operand)| {
+            let name = &operand.name;
+            if m == 0 {
+                quote!(#first_output)
+            } else {
+                quote!(#args.#name.desc())
+            }
+        });
+        let first_name = self.outputs.first().map(|operand| &operand.name);
+        let shape = match self.abi {
+            // Dense ABIs launch over elements; `check` divides by the width and refuses a
+            // remainder.
+            Abi::Scalar | Abi::Vectorized { .. } => quote!(&[#first_output.len()]),
+            Abi::Strided { .. } => quote!(#first_output.shape()),
+        };
+        let param_values = self.params.iter().map(|param| {
+            let name = &param.name;
+            quote!(::jitseam::__private::ParamValue::from(#args.#name))
+        });
+        quote! {
+            #(#shared_attrs)*
+            impl ::jitseam::__private::Signature for #type_name {
+                const SPEC: ::jitseam::__private::AbiSpec = ::jitseam::__private::AbiSpec::new(
+                    #abi,
+                    &[#(#inputs),*],
+                    &[#(#outputs),*],
+                    &[#(#params),*],
+                );
+                const SYMBOL: &'static str = #symbol;
+                type Args<'a> = #args_name<'a>;
+
+                fn __jitseam_launch(
+                    kernel: &::jitseam::__private::Kernel<Self, ::jitseam::__private::DeviceBound>,
+                    stream: &::jitseam::__private::Stream,
+                    #args: Self::Args<'_>,
+                    _token: ::jitseam::__private::SignatureToken,
+                ) -> ::core::result::Result<(), ::jitseam::__private::Error> {
+                    let #first_output = #args.#first_name.desc();
+                    ::jitseam::__private::launch_checked(
+                        kernel,
+                        stream,
+                        &[#(#input_descs),*],
+                        &[#(#output_descs),*],
+                        #shape,
+                        &[#(#param_values),*],
+                    )
+                }
+            }
+        }
+    }
+
+    /// What rustc must prove about what the macro read by name: each `In`/`Out` marker is
+    /// jitseam's, each operand's element type is an `Element`, and for vectors `W · size ≤ 16`.
+    fn assertions(&self) -> TokenStream {
+        let mut checks = TokenStream::new();
+        // Each distinct check once: repeating one would repeat its error.
+        let mut markers: Vec<String> = Vec::new();
+        for operand in self.inputs.iter().chain(&self.outputs) {
+            let marker = &operand.marker;
+            let key = quote!(#marker).to_string();
+            if markers.contains(&key) {
+                continue;
+            }
+            markers.push(key);
+            let span = syn::spanned::Spanned::span(marker);
+            let elem = operand.elem.rust_type();
+            let canonical = marker.segments.last().map(|s| &s.ident);
+            checks.extend(quote_spanned! {span=>
+                let _: ::core::marker::PhantomData<#marker<'static, #elem>> =
+                    ::core::marker::PhantomData::<::jitseam::__private::#canonical<'static, #elem>>;
+            });
+        }
+        // The vector-size fact once per distinct element type, for the same reason. Element
+        // types the macro knows were sized in the model already, with a spanned error; this
+        // holds the rest (aliases, paths) to it. A const `assert!` rather than
+        // `static_assertions::const_assert!`, whose failure reads "attempt to compute
+        // `0_usize - 1_usize`"; this one names the ABI, the type and the limit. Whether an
+        // unknown type is an `Element` at all is checked by the `<T as Element>::KIND` in `SPEC`,
+        // spanned at the user's type, which rustc reports once however often it recurs.
+        if let Abi::Vectorized { width, span } = self.abi {
+            let mut sized: Vec<String> = Vec::new();
+            for operand in self.inputs.iter().chain(&self.outputs) {
+                let kind = operand.elem.kind();
+                let key = kind.to_string();
+                if sized.contains(&key) {
+                    continue;
+                }
+                sized.push(key);
+                let elem = operand.elem.rust_type();
+                let message = format!(
+                    "`vectorized({width})` over `{elem}`: {width} lanes of `{elem}` span more than the 16 bytes a vector may span; use a smaller width",
+                    elem = operand.elem.spelling(),
+                )
+                // The message is a format string: a brace in a const generic must stay literal.
+                .replace('{', "{{")
+                .replace('}', "}}");
+                let width = usize::from(width);
+                checks.extend(quote_spanned! {span=>
+                    ::core::assert!(
+                        #width * ::core::mem::size_of::<#elem>() <= 16,
+                        #message,
+                    );
+                });
+            }
+        }
+        let shared_attrs = &self.shared_attrs;
+        quote! {
+            #(#shared_attrs)*
+            const _: () = {
+                #checks
+            };
+        }
+    }
+
+    /// Operands in declaration order with the handle type each lowers to.
+    fn operands(&self) -> impl Iterator<Item = (&Operand, syn::Ident)> {
+        let strided = matches!(self.abi, Abi::Strided { .. });
+        let handle = move |name: &str| {
+            let name = if strided {
+                format!("{name}Strided")
+            } else {
+                name.to_owned()
+            };
+            syn::Ident::new(&name, Span::call_site())
+        };
+        let inputs = self.inputs.iter().map(move |o| (o, handle("In")));
+        let outputs = self.outputs.iter().map(move |o| (o, handle("Out")));
+        inputs.chain(outputs)
+    }
+
+    fn abi_spelling(&self) -> String {
+        match self.abi {
+            Abi::Scalar => "scalar".to_owned(),
+            Abi::Vectorized { width, .. } => format!("vectorized({width})"),
+            Abi::Strided { rank } => format!("strided({rank})"),
+        }
+    }
+}
+
+impl Elem {
+    /// The type as the user wrote it, for messages.
+    fn spelling(&self) -> String {
+        match self {
+            Self::Known { scalar, .. } => scalar.name.to_owned(),
+            Self::Other(ty) => quote!(#ty).to_string().replace(' ', ""),
+        }
+    }
+
+    fn rust_type(&self) -> TokenStream {
+        match self {
+            Self::Known { scalar, span } => scalar.rust_type(*span),
+            Self::Other(ty) => quote!(#ty),
+        }
+    }
+
+    fn kind(&self) -> TokenStream {
+        match self {
+            Self::Known { scalar, span } => scalar.kind(*span),
+            Self::Other(ty) => {
+                let span = syn::spanned::Spanned::span(&**ty);
+                quote_spanned!(span=> <#ty as ::jitseam::__private::Element>::KIND)
+            }
+        }
+    }
+}

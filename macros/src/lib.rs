@@ -1,0 +1,37 @@
+//! `#[jitseam::kernel]`: turns a bodiless fn declaration into a typed kernel signature.
+//!
+//! Split like thiserror's: [`parse`] reads syntax only, [`model`] validates it and raises every
+//! user-facing error at the user's tokens, [`expand`] writes the code. Use it through the
+//! `jitseam` crate, which re-exports it; the generated code names only `::jitseam::__private`.
+
+#![forbid(unsafe_code)]
+
+mod expand;
+mod model;
+mod names;
+mod parse;
+mod scalars;
+#[cfg(test)]
+mod snapshots;
+
+use proc_macro::TokenStream;
+
+/// Declares a kernel signature from a bodiless fn:
+///
+/// ```ignore
+/// #[jitseam::kernel(abi = vectorized(4))]
+/// pub fn relu_add(a: In<f32>, b: In<f32>, out: Out<f32>, alpha: f32);
+/// ```
+///
+/// Options: `abi = scalar | vectorized(W) | strided(R)` (required) and `symbol = "..."` (the
+/// entry point; default: the fn name). Arguments are inputs (`In<T>`), then outputs (`Out<T>`,
+/// at least one), then by-value params (`f32`, `f64`, `f16`, `bf16`, `i8`, `u8`, `i16`, `u16`,
+/// `i32`, `u32`, `i64`, `u64`).
+///
+/// Generates `pub struct ReluAdd;` implementing `jitseam::Signature`, the argument struct
+/// `ReluAddArgs<'a>` and its constructor `ReluAdd::args(..)`, so a bound kernel launches as
+/// `kernel.launch(&stream, ReluAdd::args(&a, &b, &mut out, 1.0))`.
+#[proc_macro_attribute]
+pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::kernel(attr.into(), item.into()).into()
+}

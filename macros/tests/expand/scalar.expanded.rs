@@ -1,0 +1,68 @@
+use jitseam::{In, Out};
+/// `x * scale + shift`, one element per thread.
+///
+/// Signature of the `axpb` kernel (`scalar` abi, entry point `baracuda_gen_add_scalar_mul_scalar_f32_scalar`). Launch a bound kernel with [`Axpb::args`] / [`AxpbArgs`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Axpb;
+/// Launch arguments of [`Axpb`], by their declared names.
+#[derive(Debug)]
+pub struct AxpbArgs<'a> {
+    pub x: ::jitseam::__private::In<'a, ::core::primitive::f32>,
+    pub out: ::jitseam::__private::Out<'a, ::core::primitive::f32>,
+    pub scale: ::core::primitive::f32,
+    pub shift: ::core::primitive::f32,
+}
+impl Axpb {
+    /// Collects the launch arguments of [`Axpb`]: inputs by shared reference, outputs by `&mut`, params by value.
+    #[allow(clippy::too_many_arguments)]
+    pub fn args<'a>(
+        x: impl ::jitseam::__private::IntoIn<'a, ::core::primitive::f32>,
+        out: impl ::jitseam::__private::IntoOut<'a, ::core::primitive::f32>,
+        scale: ::core::primitive::f32,
+        shift: ::core::primitive::f32,
+    ) -> AxpbArgs<'a> {
+        AxpbArgs {
+            x: ::jitseam::__private::IntoIn::into_handle(x),
+            out: ::jitseam::__private::IntoOut::into_handle(out),
+            scale,
+            shift,
+        }
+    }
+}
+impl ::jitseam::__private::Signature for Axpb {
+    const SPEC: ::jitseam::__private::AbiSpec = ::jitseam::__private::AbiSpec::new(
+        ::jitseam::__private::AbiKind::Scalar,
+        &[::jitseam::__private::ElementKind::F32],
+        &[::jitseam::__private::ElementKind::F32],
+        &[::jitseam::__private::ElementKind::F32, ::jitseam::__private::ElementKind::F32],
+    );
+    const SYMBOL: &'static str = "baracuda_gen_add_scalar_mul_scalar_f32_scalar";
+    type Args<'a> = AxpbArgs<'a>;
+    fn __jitseam_launch(
+        kernel: &::jitseam::__private::Kernel<Self, ::jitseam::__private::DeviceBound>,
+        stream: &::jitseam::__private::Stream,
+        __jitseam_args: Self::Args<'_>,
+        _token: ::jitseam::__private::SignatureToken,
+    ) -> ::core::result::Result<(), ::jitseam::__private::Error> {
+        let __jitseam_out0 = __jitseam_args.out.desc();
+        ::jitseam::__private::launch_checked(
+            kernel,
+            stream,
+            &[__jitseam_args.x.desc()],
+            &[__jitseam_out0],
+            &[__jitseam_out0.len()],
+            &[
+                ::jitseam::__private::ParamValue::from(__jitseam_args.scale),
+                ::jitseam::__private::ParamValue::from(__jitseam_args.shift),
+            ],
+        )
+    }
+}
+const _: () = {
+    let _: ::core::marker::PhantomData<In<'static, ::core::primitive::f32>> = ::core::marker::PhantomData::<
+        ::jitseam::__private::In<'static, ::core::primitive::f32>,
+    >;
+    let _: ::core::marker::PhantomData<Out<'static, ::core::primitive::f32>> = ::core::marker::PhantomData::<
+        ::jitseam::__private::Out<'static, ::core::primitive::f32>,
+    >;
+};

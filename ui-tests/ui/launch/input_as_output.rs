@@ -1,0 +1,11 @@
+use jitseam::{DeviceBound, DeviceBuffer, In, Kernel, Out, Stream};
+
+#[jitseam::kernel(abi = scalar)]
+fn relu_add(a: In<f32>, b: In<f32>, out: Out<f32>, alpha: f32);
+
+// The output is passed by shared reference: the kernel would write through it.
+fn launch(kernel: &Kernel<ReluAdd, DeviceBound>, stream: &Stream, a: &DeviceBuffer<f32>, b: &DeviceBuffer<f32>, out: &DeviceBuffer<f32>) {
+    let _ = kernel.launch(stream, ReluAdd::args(a, b, out, 1.0));
+}
+
+fn main() {}
