@@ -4,6 +4,7 @@
 
 pub mod abi;
 pub mod artifact;
+pub mod carrier;
 pub mod device;
 pub mod dtype;
 pub mod error;
@@ -11,6 +12,7 @@ pub mod kernel;
 pub mod launch;
 pub mod signature;
 pub mod state;
+pub mod synth;
 
 pub use abi::{AbiKind, AbiSpec};
 pub use artifact::{Artifact, ArtifactKind, LinkEntry, ParamSource};

@@ -1,0 +1,162 @@
+//! [`adopt`]: request → synthesize → describe → load → bind, one typed reason if any step says
+//! no.
+//!
+//! Nothing is held across a refusal: every state a failed step hands back (a described or
+//! loaded kernel) owns no device resource and is dropped there, and binding is the last step,
+//! so a kernel bound to the device exists only in the `Ok` result.
+
+use std::fmt;
+
+use crate::artifact::Artifact;
+use crate::carrier::{self, GraphView, KernelRegistry, NotRequested};
+use crate::device::Device;
+use crate::dtype::ElementKind;
+use crate::error::Error;
+use crate::kernel::Kernel;
+use crate::launch::ParamValue;
+use crate::signature::Erased;
+use crate::state::DeviceBound;
+
+use super::Synthesizer;
+use super::decline::SynthDecline;
+use super::request::{Arch, JitBudget, JitRequest};
+
+/// A synthesized kernel bound to a device, with the values of its runtime params.
+#[derive(Debug)]
+pub struct Adopted {
+    /// The kernel, ready to launch through the erased face.
+    pub kernel: Kernel<Erased, DeviceBound>,
+    /// The region's scalars in param order, resolved through the artifact's param map and
+    /// typed as the kernel declares them.
+    pub params: Vec<ParamValue>,
+}
+
+/// Why [`adopt`] produced no kernel, by the step that said no.
+#[derive(Debug)]
+pub enum AdoptDecline<D> {
+    /// The carrier did not ask (the ordinary case).
+    NotRequested(NotRequested<D>),
+    /// The synthesizer declined the request.
+    Synth(SynthDecline),
+    /// jitseam refused the artifact at describe, load or bind.
+    Kernel(Error),
+    /// The artifact's param map does not fit the request's region or the artifact's own spec
+    /// (a synthesizer bug: launching it would feed params the wrong values).
+    ParamMap {
+        /// The artifact's entry point.
+        entry: String,
+        /// What does not fit.
+        reason: String,
+    },
+}
+
+impl<D: fmt::Debug> fmt::Display for AdoptDecline<D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotRequested(reason) => write!(f, "not requested: {reason}"),
+            Self::Synth(reason) => write!(f, "synthesizer declined: {reason}"),
+            Self::Kernel(error) => write!(f, "kernel refused: {error}"),
+            Self::ParamMap { entry, reason } => {
+                write!(f, "kernel `{entry}`: unusable param map: {reason}")
+            }
+        }
+    }
+}
+
+impl<D: fmt::Debug> std::error::Error for AdoptDecline<D> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::NotRequested(_) | Self::ParamMap { .. } => None,
+            Self::Synth(reason) => Some(reason),
+            Self::Kernel(error) => Some(error),
+        }
+    }
+}
+
+/// Asks the carrier for a request for `node`, synthesizes it and binds the kernel on `device`.
+///
+/// The first six arguments are exactly [`carrier::request_for`]'s, so moving from asking to
+/// adopting only adds the synthesizer and the device.
+#[allow(clippy::too_many_arguments)]
+pub fn adopt<G, R, S>(
+    graph: &G,
+    node: G::NodeId,
+    backend: &R::Backend,
+    registry: &R,
+    arch: Arch,
+    budget: JitBudget,
+    synthesizer: &S,
+    device: &Device,
+) -> Result<Adopted, AdoptDecline<G::DType>>
+where
+    G: GraphView + ?Sized,
+    R: KernelRegistry<Op = G::Op, DType = G::DType> + ?Sized,
+    S: Synthesizer + ?Sized,
+{
+    let request = carrier::request_for(graph, node, backend, registry, arch, budget)
+        .map_err(AdoptDecline::NotRequested)?;
+    adopt_request(&request, synthesizer, device)
+}
+
+/// Synthesizes an existing request and binds the kernel on `device`. `D` is free because this
+/// step never reports a carrier reason.
+pub fn adopt_request<D, S>(
+    request: &JitRequest,
+    synthesizer: &S,
+    device: &Device,
+) -> Result<Adopted, AdoptDecline<D>>
+where
+    S: Synthesizer + ?Sized,
+{
+    let artifact = synthesizer
+        .synthesize(request)
+        .map_err(AdoptDecline::Synth)?;
+    // Resolved before binding, so a bad map is refused while nothing is on the device yet.
+    let params = param_values(request, &artifact)?;
+    let kernel = Kernel::describe(artifact)
+        .and_then(|k| Ok(k.load()?))
+        .and_then(|k| Ok(k.bind(device)?))
+        .map_err(AdoptDecline::Kernel)?;
+    Ok(Adopted { kernel, params })
+}
+
+/// The runtime param values for `artifact`, from the region's scalars via the param map,
+/// converted to each param's declared type (a region scalar is carried as f64; an f32 kernel
+/// computes with it as f32, exactly as its op would).
+fn param_values<D>(
+    request: &JitRequest,
+    artifact: &Artifact,
+) -> Result<Vec<ParamValue>, AdoptDecline<D>> {
+    let refuse = |reason: String| AdoptDecline::ParamMap {
+        entry: artifact.link.entry_point.clone(),
+        reason,
+    };
+    if artifact.param_map.len() != artifact.abi.params.len() {
+        return Err(refuse(format!(
+            "the param map has {} entries for {} params",
+            artifact.param_map.len(),
+            artifact.abi.params.len()
+        )));
+    }
+    let values = request
+        .region
+        .param_values(&artifact.param_map)
+        .ok_or_else(|| refuse("the param map names a scalar the region does not have".into()))?;
+    values
+        .into_iter()
+        .zip(artifact.abi.params.iter())
+        .enumerate()
+        .map(|(index, (value, kind))| match kind {
+            ElementKind::F32 => Ok(ParamValue::F32(value as f32)),
+            ElementKind::F64 => Ok(ParamValue::F64(value)),
+            ElementKind::F16 => Ok(ParamValue::F16(half::f16::from_f64(value))),
+            ElementKind::BF16 => Ok(ParamValue::BF16(half::bf16::from_f64(value))),
+            other => Err(refuse(format!(
+                "param {index} is {other}, which a region scalar cannot fill without conversion"
+            ))),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

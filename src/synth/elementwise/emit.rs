@@ -1,0 +1,705 @@
+//! The PTX text writer: registers, instruction lines, and the three kernel bodies.
+//!
+//! Kernels are 1-D grid-stride loops over a `long long` index like NVRTC's, but not unrolled:
+//! the loop is the whole schedule, which keeps the text short to emit and easy to read.
+
+use std::fmt::{self, Write as _};
+
+use super::ops::Op;
+use super::{Plan, Step};
+use crate::abi::{AbiKind, ParamClass, ParamRole};
+use crate::dtype::ElementKind;
+
+/// The type arithmetic happens in: f32 for f32, f16 and bf16; f64 for f64.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Compute {
+    F32,
+    F64,
+}
+
+impl Compute {
+    pub(crate) const fn ty(self) -> &'static str {
+        match self {
+            Self::F32 => "f32",
+            Self::F64 => "f64",
+        }
+    }
+
+    pub(crate) const fn class(self) -> Class {
+        match self {
+            Self::F32 => Class::F32,
+            Self::F64 => Class::F64,
+        }
+    }
+
+    pub(crate) const fn kind(self) -> ElementKind {
+        match self {
+            Self::F32 => ElementKind::F32,
+            Self::F64 => ElementKind::F64,
+        }
+    }
+
+    /// A float immediate in PTX's exact hexadecimal spelling.
+    pub(crate) fn imm(self, value: f64) -> String {
+        match self {
+            Self::F32 => format!("0f{:08X}", (value as f32).to_bits()),
+            Self::F64 => format!("0d{:016X}", value.to_bits()),
+        }
+    }
+}
+
+/// A register class, one `.reg` declaration each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Class {
+    Pred,
+    B16,
+    B32,
+    F32,
+    F64,
+    B64,
+}
+
+impl Class {
+    const ALL: [Class; 6] = [
+        Class::Pred,
+        Class::B16,
+        Class::B32,
+        Class::F32,
+        Class::F64,
+        Class::B64,
+    ];
+
+    const fn index(self) -> usize {
+        self as usize
+    }
+
+    const fn prefix(self) -> &'static str {
+        match self {
+            Class::Pred => "p",
+            Class::B16 => "h",
+            Class::B32 => "r",
+            Class::F32 => "f",
+            Class::F64 => "fd",
+            Class::B64 => "rd",
+        }
+    }
+
+    const fn decl(self) -> &'static str {
+        match self {
+            Class::Pred => ".pred",
+            Class::B16 => ".b16",
+            Class::B32 => ".b32",
+            Class::F32 => ".f32",
+            Class::F64 => ".f64",
+            Class::B64 => ".b64",
+        }
+    }
+}
+
+/// A virtual register, numbered from 1 within its class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Reg {
+    class: Class,
+    n: u32,
+}
+
+impl Reg {
+    /// Stands for an operand lowering guaranteed to exist. It prints as an undeclared register,
+    /// so a lowering bug makes the PTX fail to assemble instead of computing on garbage.
+    pub(crate) const NONE: Reg = Reg {
+        class: Class::Pred,
+        n: 0,
+    };
+}
+
+impl fmt::Display for Reg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.n == 0 {
+            return f.write_str("%none");
+        }
+        write!(f, "%{}{}", self.class.prefix(), self.n)
+    }
+}
+
+/// A kernel body being written: instruction text plus the register count of each class.
+#[derive(Debug)]
+pub(crate) struct Body {
+    text: String,
+    counts: [u32; 6],
+}
+
+impl Body {
+    fn new() -> Self {
+        Self {
+            text: String::with_capacity(4096),
+            counts: [0; 6],
+        }
+    }
+
+    pub(crate) fn reg(&mut self, class: Class) -> Reg {
+        let count = &mut self.counts[class.index()];
+        *count += 1;
+        Reg { class, n: *count }
+    }
+
+    /// One instruction; the `;` is added here.
+    pub(crate) fn ins(&mut self, instruction: fmt::Arguments<'_>) {
+        // Writing into a `String` cannot fail.
+        let _ = writeln!(self.text, "\t{instruction};");
+    }
+
+    pub(crate) fn comment(&mut self, text: &str) {
+        let _ = writeln!(self.text, "\t// {text}");
+    }
+
+    fn label(&mut self, name: &str) {
+        let _ = writeln!(self.text, "{name}:");
+    }
+
+    fn blank(&mut self) {
+        self.text.push('\n');
+    }
+
+    fn declarations(&self) -> String {
+        let mut out = String::new();
+        for class in Class::ALL {
+            let count = self.counts[class.index()];
+            if count > 0 {
+                let _ = writeln!(
+                    out,
+                    "\t.reg {} \t%{}<{}>;",
+                    class.decl(),
+                    class.prefix(),
+                    count + 1
+                );
+            }
+        }
+        out
+    }
+}
+
+/// The whole module: header, a comment block stating the region and the ABI, and the entry.
+pub(crate) fn module(plan: &Plan) -> String {
+    let entry = &plan.entry;
+    let expected = plan.spec.expected_params();
+    let body = body(plan, &expected);
+
+    let mut out = String::with_capacity(body.text.len() + 2048);
+    out.push_str(
+        "//\n// Generated by jitseam's reference elementwise synthesizer. Do not edit.\n//\n\n",
+    );
+    out.push_str(".version 8.0\n.target sm_80\n.address_size 64\n\n");
+    let _ = writeln!(out, "// kernel  : {entry}");
+    let _ = writeln!(out, "// region  : {}", plan.region_text);
+    let _ = writeln!(
+        out,
+        "// dtype   : {} (computed in {})",
+        plan.dtype,
+        plan.compute.ty()
+    );
+    let _ = writeln!(out, "// abi     : {}", abi_description(plan.spec.abi));
+    if !plan.param_map.is_empty() {
+        let params: Vec<String> = plan
+            .param_map
+            .iter()
+            .enumerate()
+            .map(|(p, src)| format!("p{p} = node {} scalar {}", src.node, src.scalar))
+            .collect();
+        let _ = writeln!(
+            out,
+            "// params  : {} (nodes in post-order)",
+            params.join(", ")
+        );
+    }
+    let roles: Vec<String> = expected.iter().map(|p| role_name(p.role)).collect();
+    let _ = writeln!(out, "// signature: ({})", roles.join(", "));
+    let _ = writeln!(out, ".visible .entry {entry}(");
+    for (i, param) in expected.iter().enumerate() {
+        let sep = if i + 1 == expected.len() { "" } else { "," };
+        let _ = match param.class {
+            ParamClass::Bytes { size, align } => {
+                writeln!(
+                    out,
+                    "\t.param .align {align} .b8 {entry}_param_{i}[{size}]{sep}"
+                )
+            }
+            class => writeln!(out, "\t.param {} {entry}_param_{i}{sep}", param_type(class)),
+        };
+    }
+    out.push_str(")\n{\n");
+    out.push_str(&body.declarations());
+    out.push('\n');
+    out.push_str(&body.text);
+    out.push_str("}\n");
+    out
+}
+
+fn abi_description(abi: AbiKind) -> String {
+    match abi {
+        AbiKind::Scalar => "scalar (one element per index, n = elements)".to_owned(),
+        AbiKind::Vectorized { width } => {
+            format!("vectorized:{width} ({width} lanes per index, n = elements / {width})")
+        }
+        AbiKind::Strided { rank } => {
+            format!(
+                "strided:{rank} (row-major unravel, signed element strides, n = product of shape)"
+            )
+        }
+    }
+}
+
+fn role_name(role: ParamRole) -> String {
+    match role {
+        ParamRole::Input(k) => format!("in{k}"),
+        ParamRole::Output(m) => format!("out{m}"),
+        ParamRole::Shape(d) => format!("shape{d}"),
+        ParamRole::InputStride { input, axis } => format!("s{input}_{axis}"),
+        ParamRole::OutputStride { output, axis } => format!("so{output}_{axis}"),
+        ParamRole::Count => "n".to_owned(),
+        ParamRole::Param(p) => format!("p{p}"),
+    }
+}
+
+fn param_type(class: ParamClass) -> &'static str {
+    match class {
+        ParamClass::Int8 => ".u8",
+        ParamClass::Int16 => ".u16",
+        ParamClass::Int32 => ".u32",
+        ParamClass::Int64 => ".u64",
+        ParamClass::F32 => ".f32",
+        ParamClass::F64 => ".f64",
+        // Handled by the caller (byte arrays need the name between type and length).
+        ParamClass::Bytes { .. } => ".b8",
+    }
+}
+
+/// Registers the prologue loaded from the parameter list.
+struct Loaded {
+    inputs: Vec<Option<Reg>>,
+    output: Reg,
+    shape: Vec<Reg>,
+    input_strides: Vec<Vec<Reg>>,
+    output_strides: Vec<Reg>,
+    n: Reg,
+    params: Vec<Reg>,
+}
+
+fn body(plan: &Plan, expected: &[crate::abi::ExpectedParam]) -> Body {
+    let mut b = Body::new();
+    let entry = &plan.entry;
+    let compute = plan.compute;
+    let mut loaded = Loaded {
+        inputs: vec![None; plan.used.len()],
+        output: Reg::NONE,
+        shape: Vec::new(),
+        input_strides: vec![Vec::new(); plan.used.len()],
+        output_strides: Vec::new(),
+        n: Reg::NONE,
+        params: Vec::new(),
+    };
+    let used = |k: u32| plan.used.get(k as usize).copied().unwrap_or(false);
+
+    b.comment("parameters (inputs no op reads are not loaded)");
+    for (i, param) in expected.iter().enumerate() {
+        let load_u64 = |b: &mut Body| {
+            let r = b.reg(Class::B64);
+            b.ins(format_args!("ld.param.u64 {r}, [{entry}_param_{i}]"));
+            r
+        };
+        let global = |b: &mut Body, r: Reg| {
+            let g = b.reg(Class::B64);
+            b.ins(format_args!("cvta.to.global.u64 {g}, {r}"));
+            g
+        };
+        match param.role {
+            ParamRole::Input(k) if used(k) => {
+                let r = load_u64(&mut b);
+                let g = global(&mut b, r);
+                if let Some(slot) = loaded.inputs.get_mut(k as usize) {
+                    *slot = Some(g);
+                }
+            }
+            ParamRole::Output(_) => {
+                let r = load_u64(&mut b);
+                loaded.output = global(&mut b, r);
+            }
+            ParamRole::Shape(_) => {
+                let r = load_u64(&mut b);
+                loaded.shape.push(r);
+            }
+            ParamRole::InputStride { input, .. } if used(input) => {
+                let r = load_u64(&mut b);
+                if let Some(list) = loaded.input_strides.get_mut(input as usize) {
+                    list.push(r);
+                }
+            }
+            ParamRole::OutputStride { .. } => {
+                let r = load_u64(&mut b);
+                loaded.output_strides.push(r);
+            }
+            ParamRole::Count => loaded.n = load_u64(&mut b),
+            ParamRole::Param(_) => {
+                let r = b.reg(compute.class());
+                b.ins(format_args!(
+                    "ld.param.{} {r}, [{entry}_param_{i}]",
+                    compute.ty()
+                ));
+                loaded.params.push(r);
+            }
+            ParamRole::Input(_) | ParamRole::InputStride { .. } => {}
+        }
+    }
+
+    b.blank();
+    b.comment("i = ctaid.x * ntid.x + tid.x; step = nctaid.x * ntid.x (64-bit, no overflow)");
+    let ctaid = b.reg(Class::B32);
+    b.ins(format_args!("mov.u32 {ctaid}, %ctaid.x"));
+    let ntid = b.reg(Class::B32);
+    b.ins(format_args!("mov.u32 {ntid}, %ntid.x"));
+    let tid = b.reg(Class::B32);
+    b.ins(format_args!("mov.u32 {tid}, %tid.x"));
+    let nctaid = b.reg(Class::B32);
+    b.ins(format_args!("mov.u32 {nctaid}, %nctaid.x"));
+    let i = b.reg(Class::B64);
+    b.ins(format_args!("mul.wide.u32 {i}, {ctaid}, {ntid}"));
+    let tid64 = b.reg(Class::B64);
+    b.ins(format_args!("cvt.u64.u32 {tid64}, {tid}"));
+    b.ins(format_args!("add.s64 {i}, {i}, {tid64}"));
+    let step = b.reg(Class::B64);
+    b.ins(format_args!("mul.wide.u32 {step}, {nctaid}, {ntid}"));
+    let n = loaded.n;
+    let skip = b.reg(Class::Pred);
+    b.ins(format_args!("setp.ge.s64 {skip}, {i}, {n}"));
+    b.ins(format_args!("@{skip} bra $L__done"));
+    b.blank();
+    b.label("$L__loop");
+
+    match plan.spec.abi {
+        AbiKind::Scalar => scalar_iteration(&mut b, plan, &loaded, i),
+        AbiKind::Vectorized { width } => vector_iteration(&mut b, plan, &loaded, i, width.into()),
+        AbiKind::Strided { .. } => strided_iteration(&mut b, plan, &loaded, i),
+    }
+
+    b.ins(format_args!("add.s64 {i}, {i}, {step}"));
+    let again = b.reg(Class::Pred);
+    b.ins(format_args!("setp.lt.s64 {again}, {i}, {n}"));
+    b.ins(format_args!("@{again} bra $L__loop"));
+    b.blank();
+    b.label("$L__done");
+    b.ins(format_args!("ret"));
+    b
+}
+
+fn log2(bytes: usize) -> u32 {
+    bytes.trailing_zeros()
+}
+
+fn address(b: &mut Body, base: Reg, offset: Reg) -> Reg {
+    let a = b.reg(Class::B64);
+    b.ins(format_args!("add.s64 {a}, {base}, {offset}"));
+    a
+}
+
+fn scalar_iteration(b: &mut Body, plan: &Plan, loaded: &Loaded, i: Reg) {
+    b.comment("element i of every operand");
+    let offset = b.reg(Class::B64);
+    b.ins(format_args!(
+        "shl.b64 {offset}, {i}, {}",
+        log2(plan.dtype.size())
+    ));
+    let mut values = Vec::with_capacity(loaded.inputs.len());
+    for base in &loaded.inputs {
+        values.push(match base {
+            Some(base) => {
+                let a = address(b, *base, offset);
+                Some(load_element(b, plan.dtype, a))
+            }
+            None => None,
+        });
+    }
+    let result = evaluate(b, plan, &values, &loaded.params);
+    let a = address(b, loaded.output, offset);
+    store_element(b, plan.dtype, a, result);
+}
+
+fn vector_iteration(b: &mut Body, plan: &Plan, loaded: &Loaded, i: Reg, width: usize) {
+    let bytes = width * plan.dtype.size();
+    b.comment(&format!(
+        "vector i ({width} lanes, {bytes} bytes) of every operand"
+    ));
+    let offset = b.reg(Class::B64);
+    b.ins(format_args!("shl.b64 {offset}, {i}, {}", log2(bytes)));
+    let mut lanes_of_input = Vec::with_capacity(loaded.inputs.len());
+    for base in &loaded.inputs {
+        lanes_of_input.push(match base {
+            Some(base) => {
+                let a = address(b, *base, offset);
+                Some(load_vector(b, plan.dtype, width, a))
+            }
+            None => None,
+        });
+    }
+    let mut results = Vec::with_capacity(width);
+    for lane in 0..width {
+        b.comment(&format!("lane {lane}"));
+        let values: Vec<Option<Reg>> = lanes_of_input
+            .iter()
+            .map(|lanes| lanes.as_ref().and_then(|l| l.get(lane).copied()))
+            .collect();
+        results.push(evaluate(b, plan, &values, &loaded.params));
+    }
+    let a = address(b, loaded.output, offset);
+    store_vector(b, plan.dtype, a, &results);
+}
+
+fn strided_iteration(b: &mut Body, plan: &Plan, loaded: &Loaded, i: Reg) {
+    let rank = loaded.shape.len();
+    b.comment("unravel i row-major (last axis fastest); i < n = product of shape, so all >= 0");
+    let mut index = vec![Reg::NONE; rank];
+    let mut rest = i;
+    for axis in (1..rank).rev() {
+        let extent = loaded.shape[axis];
+        let idx = b.reg(Class::B64);
+        b.ins(format_args!("rem.u64 {idx}, {rest}, {extent}"));
+        let quotient = b.reg(Class::B64);
+        b.ins(format_args!("div.u64 {quotient}, {rest}, {extent}"));
+        index[axis] = idx;
+        rest = quotient;
+    }
+    if let Some(first) = index.first_mut() {
+        *first = rest;
+    }
+    let size_shift = log2(plan.dtype.size());
+    let element_address = |b: &mut Body, base: Reg, strides: &[Reg]| {
+        // offset = sum(index[d] * stride[d]) in elements, signed, then scaled to bytes.
+        let offset = b.reg(Class::B64);
+        b.ins(format_args!(
+            "mul.lo.s64 {offset}, {}, {}",
+            index.first().copied().unwrap_or(Reg::NONE),
+            strides.first().copied().unwrap_or(Reg::NONE)
+        ));
+        for (idx, stride) in index.iter().zip(strides).skip(1) {
+            b.ins(format_args!(
+                "mad.lo.s64 {offset}, {idx}, {stride}, {offset}"
+            ));
+        }
+        b.ins(format_args!("shl.b64 {offset}, {offset}, {size_shift}"));
+        address(b, base, offset)
+    };
+    b.comment("element at sum(index * stride) of every operand");
+    let mut values = Vec::with_capacity(loaded.inputs.len());
+    for (base, strides) in loaded.inputs.iter().zip(&loaded.input_strides) {
+        values.push(match base {
+            Some(base) => {
+                let a = element_address(b, *base, strides);
+                Some(load_element(b, plan.dtype, a))
+            }
+            None => None,
+        });
+    }
+    let result = evaluate(b, plan, &values, &loaded.params);
+    let a = element_address(b, loaded.output, &loaded.output_strides);
+    store_element(b, plan.dtype, a, result);
+}
+
+/// Runs the lowered program on one element's input values.
+fn evaluate(b: &mut Body, plan: &Plan, inputs: &[Option<Reg>], params: &[Reg]) -> Reg {
+    let mut values: Vec<Reg> = Vec::with_capacity(plan.steps.len());
+    for step in &plan.steps {
+        let value = match step {
+            Step::Load(k) => inputs.get(*k).copied().flatten().unwrap_or(Reg::NONE),
+            Step::Apply {
+                op,
+                args,
+                params: indices,
+            } => {
+                let args: Vec<Reg> = args
+                    .iter()
+                    .map(|&a| values.get(a).copied().unwrap_or(Reg::NONE))
+                    .collect();
+                let scalars: Vec<Reg> = indices
+                    .iter()
+                    .map(|&p| params.get(p).copied().unwrap_or(Reg::NONE))
+                    .collect();
+                apply(b, *op, plan.compute, &args, &scalars)
+            }
+        };
+        values.push(value);
+    }
+    values.last().copied().unwrap_or(Reg::NONE)
+}
+
+fn apply(b: &mut Body, op: Op, compute: Compute, args: &[Reg], params: &[Reg]) -> Reg {
+    op.emit(b, compute, args, params)
+}
+
+/// bf16 is the upper half of an f32: widening is a 16-bit shift, exact, and needs no sm_90
+/// `cvt.f32.bf16`.
+fn bf16_bits_to_f32(b: &mut Body, high_bits: Reg) -> Reg {
+    let f = b.reg(Class::F32);
+    b.ins(format_args!("mov.b32 {f}, {high_bits}"));
+    f
+}
+
+fn load_element(b: &mut Body, dtype: ElementKind, a: Reg) -> Reg {
+    match dtype {
+        ElementKind::F64 => {
+            let d = b.reg(Class::F64);
+            b.ins(format_args!("ld.global.nc.f64 {d}, [{a}]"));
+            d
+        }
+        ElementKind::F16 => {
+            let h = b.reg(Class::B16);
+            b.ins(format_args!("ld.global.nc.u16 {h}, [{a}]"));
+            let f = b.reg(Class::F32);
+            b.ins(format_args!("cvt.f32.f16 {f}, {h}"));
+            f
+        }
+        ElementKind::BF16 => {
+            let h = b.reg(Class::B16);
+            b.ins(format_args!("ld.global.nc.u16 {h}, [{a}]"));
+            let w = b.reg(Class::B32);
+            b.ins(format_args!("cvt.u32.u16 {w}, {h}"));
+            let s = b.reg(Class::B32);
+            b.ins(format_args!("shl.b32 {s}, {w}, 16"));
+            bf16_bits_to_f32(b, s)
+        }
+        // f32, and (unreachable after validation) anything else reads as f32.
+        _ => {
+            let f = b.reg(Class::F32);
+            b.ins(format_args!("ld.global.nc.f32 {f}, [{a}]"));
+            f
+        }
+    }
+}
+
+/// Rounds an f32 to a half's bits (round to nearest even, as the op would).
+fn narrow(b: &mut Body, dtype: ElementKind, value: Reg) -> Reg {
+    let h = b.reg(Class::B16);
+    let ty = if dtype == ElementKind::BF16 {
+        "bf16"
+    } else {
+        "f16"
+    };
+    b.ins(format_args!("cvt.rn.{ty}.f32 {h}, {value}"));
+    h
+}
+
+fn store_element(b: &mut Body, dtype: ElementKind, a: Reg, value: Reg) {
+    match dtype {
+        ElementKind::F64 => b.ins(format_args!("st.global.f64 [{a}], {value}")),
+        ElementKind::F16 | ElementKind::BF16 => {
+            let h = narrow(b, dtype, value);
+            b.ins(format_args!("st.global.u16 [{a}], {h}"));
+        }
+        _ => b.ins(format_args!("st.global.f32 [{a}], {value}")),
+    }
+}
+
+fn vector_list(regs: &[Reg]) -> String {
+    let names: Vec<String> = regs.iter().map(Reg::to_string).collect();
+    format!("{{{}}}", names.join(", "))
+}
+
+/// One aligned vector load. Halves travel as 32-bit words holding two lanes each (lane `2j` in
+/// the low half: little-endian), unpacked with integer ops so no packed-half instruction is
+/// needed.
+fn load_vector(b: &mut Body, dtype: ElementKind, width: usize, a: Reg) -> Vec<Reg> {
+    match dtype {
+        ElementKind::F16 | ElementKind::BF16 => {
+            let words: Vec<Reg> = (0..width / 2).map(|_| b.reg(Class::B32)).collect();
+            if let [word] = words.as_slice() {
+                b.ins(format_args!("ld.global.nc.u32 {word}, [{a}]"));
+            } else {
+                b.ins(format_args!(
+                    "ld.global.nc.v{}.u32 {}, [{a}]",
+                    words.len(),
+                    vector_list(&words)
+                ));
+            }
+            let mut lanes = Vec::with_capacity(width);
+            for word in words {
+                if dtype == ElementKind::BF16 {
+                    let lo = b.reg(Class::B32);
+                    b.ins(format_args!("shl.b32 {lo}, {word}, 16"));
+                    lanes.push(bf16_bits_to_f32(b, lo));
+                    let hi = b.reg(Class::B32);
+                    b.ins(format_args!("and.b32 {hi}, {word}, -65536"));
+                    lanes.push(bf16_bits_to_f32(b, hi));
+                } else {
+                    let lo = b.reg(Class::B16);
+                    b.ins(format_args!("cvt.u16.u32 {lo}, {word}"));
+                    let shifted = b.reg(Class::B32);
+                    b.ins(format_args!("shr.u32 {shifted}, {word}, 16"));
+                    let hi = b.reg(Class::B16);
+                    b.ins(format_args!("cvt.u16.u32 {hi}, {shifted}"));
+                    for half in [lo, hi] {
+                        let f = b.reg(Class::F32);
+                        b.ins(format_args!("cvt.f32.f16 {f}, {half}"));
+                        lanes.push(f);
+                    }
+                }
+            }
+            lanes
+        }
+        _ => {
+            let (class, ty) = if dtype == ElementKind::F64 {
+                (Class::F64, "f64")
+            } else {
+                (Class::F32, "f32")
+            };
+            let lanes: Vec<Reg> = (0..width).map(|_| b.reg(class)).collect();
+            b.ins(format_args!(
+                "ld.global.nc.v{width}.{ty} {}, [{a}]",
+                vector_list(&lanes)
+            ));
+            lanes
+        }
+    }
+}
+
+fn store_vector(b: &mut Body, dtype: ElementKind, a: Reg, lanes: &[Reg]) {
+    match dtype {
+        ElementKind::F16 | ElementKind::BF16 => {
+            let mut words = Vec::with_capacity(lanes.len() / 2);
+            for pair in lanes.chunks(2) {
+                let (lo, hi) = match pair {
+                    [lo, hi] => (*lo, *hi),
+                    _ => (Reg::NONE, Reg::NONE),
+                };
+                let lo_h = narrow(b, dtype, lo);
+                let hi_h = narrow(b, dtype, hi);
+                let lo_w = b.reg(Class::B32);
+                b.ins(format_args!("cvt.u32.u16 {lo_w}, {lo_h}"));
+                let hi_w = b.reg(Class::B32);
+                b.ins(format_args!("cvt.u32.u16 {hi_w}, {hi_h}"));
+                let hi_shifted = b.reg(Class::B32);
+                b.ins(format_args!("shl.b32 {hi_shifted}, {hi_w}, 16"));
+                let word = b.reg(Class::B32);
+                b.ins(format_args!("or.b32 {word}, {lo_w}, {hi_shifted}"));
+                words.push(word);
+            }
+            if let [word] = words.as_slice() {
+                b.ins(format_args!("st.global.u32 [{a}], {word}"));
+            } else {
+                b.ins(format_args!(
+                    "st.global.v{}.u32 [{a}], {}",
+                    words.len(),
+                    vector_list(&words)
+                ));
+            }
+        }
+        _ => {
+            let ty = if dtype == ElementKind::F64 {
+                "f64"
+            } else {
+                "f32"
+            };
+            b.ins(format_args!(
+                "st.global.v{}.{ty} [{a}], {}",
+                lanes.len(),
+                vector_list(lanes)
+            ));
+        }
+    }
+}
