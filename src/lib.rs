@@ -1,1 +1,2 @@
 //! jitseam: launch JIT-synthesized GPU kernels safely.
+pub mod telemetry;
