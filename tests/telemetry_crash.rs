@@ -48,7 +48,8 @@ fn kernel(i: usize) -> ImplId {
 /// The sink of one generation: its line count and every count depend on `generation`, so a
 /// file mixing two generations, or cut anywhere, cannot equal any generation's output.
 fn generation_sink(generation: u64, fsync: bool) -> TelemetrySink {
-    let sink = TelemetrySink::with_config(SinkConfig::DEFAULT.with_max_cells(CELLS).with_fsync(fsync));
+    let sink =
+        TelemetrySink::with_config(SinkConfig::DEFAULT.with_max_cells(CELLS).with_fsync(fsync));
     let lines = CELLS - (generation as usize % 50);
     for i in 0..lines {
         let record = DispatchRecord::new(
@@ -301,14 +302,28 @@ fn a_failed_flush_leaves_previous_files_intact() {
 
     let error = generation_sink(2, true).flush_all(dir).unwrap_err();
     assert_eq!(error.kind(), std::io::ErrorKind::IsADirectory, "{error}");
-    assert_eq!(snapshot(dir), before, "a failed flush changed the directory");
-    assert_eq!(check_file(dir, DISPATCHES_FILE, 0, &mut Expected::default()), Some(1));
-    assert_eq!(check_file(dir, OVERFLOW_FILE, 0, &mut Expected::default()), Some(1));
+    assert_eq!(
+        snapshot(dir),
+        before,
+        "a failed flush changed the directory"
+    );
+    assert_eq!(
+        check_file(dir, DISPATCHES_FILE, 0, &mut Expected::default()),
+        Some(1)
+    );
+    assert_eq!(
+        check_file(dir, OVERFLOW_FILE, 0, &mut Expected::default()),
+        Some(1)
+    );
 
     // Once the obstruction is gone, the next flush succeeds and replaces everything.
     fs::remove_dir_all(dir.join(MISSES_FILE)).unwrap();
     generation_sink(3, true).flush_all(dir).unwrap();
     for name in [DISPATCHES_FILE, MISSES_FILE, OVERFLOW_FILE] {
-        assert_eq!(check_file(dir, name, 0, &mut Expected::default()), Some(3), "{name}");
+        assert_eq!(
+            check_file(dir, name, 0, &mut Expected::default()),
+            Some(3),
+            "{name}"
+        );
     }
 }

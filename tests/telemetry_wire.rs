@@ -124,8 +124,7 @@ fn miss_on_cpu_and_gpu() {
             r#"{{"schema":1,"wanted":"ew:add:f32:rev","fallback":{GENERIC_JSON},"count":1,"hw":{CPU_JSON}}}"#
         )
     );
-    let gpu_miss =
-        MissRecord::new(StructureKey::new("mm:tn"), generic_add(), gpu()).with_count(3);
+    let gpu_miss = MissRecord::new(StructureKey::new("mm:tn"), generic_add(), gpu()).with_count(3);
     assert_eq!(
         json(&gpu_miss),
         format!(
@@ -171,7 +170,11 @@ fn every_record_type_round_trips() {
             }])
             .with_count(u64::MAX),
     );
-    round_trip(&MissRecord::new(StructureKey::new("k"), generic_add(), cpu()));
+    round_trip(&MissRecord::new(
+        StructureKey::new("k"),
+        generic_add(),
+        cpu(),
+    ));
     round_trip(&MissRecord::new(StructureKey::new("k"), add_f32(), gpu()).with_count(9));
     round_trip(&OverflowRecord::empty());
 }
@@ -199,7 +202,10 @@ fn unknown_fields_are_ignored() {
         r#"{{"schema":1,"future":{{"x":[1,2]}},"chosen":{ADD_JSON},"count":2,"hw":{CPU_JSON},"est_speedup":1.5}}"#
     );
     let parsed: DispatchRecord = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(parsed, DispatchRecord::new(None, add_f32(), cpu()).with_count(2));
+    assert_eq!(
+        parsed,
+        DispatchRecord::new(None, add_f32(), cpu()).with_count(2)
+    );
 }
 
 /// The flush path serializes through borrowed views; its lines must be byte-identical to the
@@ -219,9 +225,7 @@ fn flushed_files_hold_exactly_the_golden_lines() {
     sink.record_dispatch(&unkeyed);
     let miss = MissRecord::new(StructureKey::new("ew:add:rev"), generic_add(), cpu());
     sink.record_miss(&miss);
-    let stats = sink
-        .flush_all(dir.path())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let stats = sink.flush_all(dir.path()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!((stats.dispatch_lines, stats.miss_lines), (2, 1));
 
     let read = |name: &str| {
@@ -234,11 +238,9 @@ fn flushed_files_hold_exactly_the_golden_lines() {
         json(&keyed)
     );
     assert_eq!(read(DISPATCHES_FILE), expected_dispatches);
-    assert!(
-        expected_dispatches.starts_with(&format!(
-            r#"{{"schema":1,"chosen":{ADD_JSON},"count":2,"hw":{CPU_JSON}}}"#
-        ))
-    );
+    assert!(expected_dispatches.starts_with(&format!(
+        r#"{{"schema":1,"chosen":{ADD_JSON},"count":2,"hw":{CPU_JSON}}}"#
+    )));
     assert_eq!(read(MISSES_FILE), format!("{}\n", json(&miss)));
     assert_eq!(
         read(OVERFLOW_FILE),

@@ -287,8 +287,8 @@ mod hex_u64 {
 
         fn visit_str<E: de::Error>(self, text: &str) -> Result<u64, E> {
             let digits = text.strip_prefix("0x").unwrap_or(text);
-            let well_formed = (1..=16).contains(&digits.len())
-                && digits.bytes().all(|b| b.is_ascii_hexdigit());
+            let well_formed =
+                (1..=16).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_hexdigit());
             if !well_formed {
                 return Err(E::invalid_value(de::Unexpected::Str(text), &self));
             }
@@ -302,26 +302,28 @@ mod hex_u64 {
     }
 }
 
-/// Serialization through a view that borrows instead of cloning; used by the flush path.
-/// Kept here, beside the owned types, so the two cannot drift apart in field names or order.
+/// Twin of [`DispatchRecord`] for the flush path: borrows instead of cloning, and takes any
+/// serializable stand-in for the key components (the sink passes its interned, pre-encoded
+/// ones). Kept here, beside the owned type, so the two cannot drift apart in field names or
+/// order; the golden tests compare their bytes.
 #[derive(Serialize)]
-pub(crate) struct DispatchLine<'a> {
+pub(crate) struct DispatchLine<'a, K, I, H> {
     pub(crate) schema: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) structure_key: Option<&'a StructureKey>,
-    pub(crate) chosen: &'a ImplId,
+    pub(crate) structure_key: Option<&'a K>,
+    pub(crate) chosen: &'a I,
     #[serde(skip_serializing_if = "<[Candidate]>::is_empty")]
     pub(crate) candidates: &'a [Candidate],
     pub(crate) count: u64,
-    pub(crate) hw: &'a HwStamp,
+    pub(crate) hw: &'a H,
 }
 
-/// Borrowing twin of [`MissRecord`] for the flush path.
+/// Twin of [`MissRecord`] for the flush path; see [`DispatchLine`].
 #[derive(Serialize)]
-pub(crate) struct MissLine<'a> {
+pub(crate) struct MissLine<'a, K, I, H> {
     pub(crate) schema: u32,
-    pub(crate) wanted: &'a StructureKey,
-    pub(crate) fallback: &'a ImplId,
+    pub(crate) wanted: &'a K,
+    pub(crate) fallback: &'a I,
     pub(crate) count: u64,
-    pub(crate) hw: &'a HwStamp,
+    pub(crate) hw: &'a H,
 }

@@ -9,6 +9,7 @@
 //! recovered, not propagated), and never blocks on I/O. Flushing is the only fallible operation
 //! and returns `io::Result` to whoever chose to flush.
 
+use std::cmp::Ordering;
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -18,8 +19,8 @@ use super::cells::{Cell, CellTable, Counter};
 use super::handle::{DispatchHandle, MissHandle};
 use super::keys::{CellHasher, DispatchKey, DispatchKeyRef, Interners, MissKey, MissKeyRef};
 use super::record::{
-    Candidate, DispatchLine, DispatchRecord, HwStamp, ImplId, MissLine, MissRecord,
-    OverflowRecord, StructureKey, TELEMETRY_SCHEMA,
+    Candidate, DispatchLine, DispatchRecord, HwStamp, ImplId, MissLine, MissRecord, OverflowRecord,
+    StructureKey, TELEMETRY_SCHEMA,
 };
 
 /// File that [`TelemetrySink::flush_all`] writes dispatch cells to, one JSON object per line.
@@ -94,6 +95,10 @@ impl Cell for DispatchCell {
     fn hash(&self) -> u64 {
         self.hash
     }
+
+    fn cmp_key(&self, other: &Self) -> Ordering {
+        self.key.cmp(&other.key)
+    }
 }
 
 impl DispatchCell {
@@ -140,6 +145,10 @@ pub(crate) struct MissCell {
 impl Cell for MissCell {
     fn hash(&self) -> u64 {
         self.hash
+    }
+
+    fn cmp_key(&self, other: &Self) -> Ordering {
+        self.key.cmp(&other.key)
     }
 }
 
@@ -334,7 +343,10 @@ impl TelemetrySink {
 
     /// Whether nothing has been recorded.
     pub fn is_empty(&self) -> bool {
-        self.dispatches.snapshot().iter().all(|cell| cell.count() == 0)
+        self.dispatches
+            .snapshot()
+            .iter()
+            .all(|cell| cell.count() == 0)
             && self.misses.snapshot().iter().all(|cell| cell.count() == 0)
             && self.overflow() == OverflowRecord::empty()
     }
@@ -345,15 +357,15 @@ impl TelemetrySink {
             .into_iter()
             .map(|(cell, count)| DispatchRecord {
                 schema: TELEMETRY_SCHEMA,
-                structure_key: cell.key.structure_key.as_deref().cloned(),
-                chosen: (*cell.key.chosen).clone(),
+                structure_key: cell.key.structure_key.as_ref().map(|k| k.value.clone()),
+                chosen: cell.key.chosen.value.clone(),
                 candidates: cell
                     .candidates
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .clone(),
                 count,
-                hw: (*cell.key.hw).clone(),
+                hw: cell.key.hw.value.clone(),
             })
             .collect()
     }
@@ -364,43 +376,22 @@ impl TelemetrySink {
             .into_iter()
             .map(|(cell, count)| MissRecord {
                 schema: TELEMETRY_SCHEMA,
-                wanted: (*cell.key.wanted).clone(),
-                fallback: (*cell.key.fallback).clone(),
+                wanted: cell.key.wanted.value.clone(),
+                fallback: cell.key.fallback.value.clone(),
                 count,
-                hw: (*cell.key.hw).clone(),
+                hw: cell.key.hw.value.clone(),
             })
             .collect()
     }
 
-    // Cells with their count read once, so a record written and a total reported agree even
-    // while other threads keep recording. Sorted by the full key: the output is deterministic
-    // and a diff between two flushes shows count changes, not reordering.
+    // Key order makes the output deterministic, and a diff between two flushes shows count
+    // changes rather than reordering.
     fn dispatch_records_sorted(&self) -> Vec<(Arc<DispatchCell>, u64)> {
-        let mut cells: Vec<_> = self
-            .dispatches
-            .snapshot()
-            .into_iter()
-            .filter_map(|cell| {
-                let count = cell.count();
-                (count > 0).then_some((cell, count))
-            })
-            .collect();
-        cells.sort_unstable_by(|(a, _), (b, _)| a.key.cmp(&b.key));
-        cells
+        recorded(self.dispatches.snapshot(), DispatchCell::count)
     }
 
     fn miss_records_sorted(&self) -> Vec<(Arc<MissCell>, u64)> {
-        let mut cells: Vec<_> = self
-            .misses
-            .snapshot()
-            .into_iter()
-            .filter_map(|cell| {
-                let count = cell.count();
-                (count > 0).then_some((cell, count))
-            })
-            .collect();
-        cells.sort_unstable_by(|(a, _), (b, _)| a.key.cmp(&b.key));
-        cells
+        recorded(self.misses.snapshot(), MissCell::count)
     }
 
     /// Writes `dispatches.jsonl`, `misses.jsonl` and `overflow.json` into `dir` (created if
@@ -446,6 +437,18 @@ impl TelemetrySink {
     }
 }
 
+/// The cells that hold counts, in key order, each with its count read once: a line written and
+/// a total reported agree while other threads keep recording.
+fn recorded<C>(cells: Vec<Arc<C>>, count: impl Fn(&C) -> u64) -> Vec<(Arc<C>, u64)> {
+    cells
+        .into_iter()
+        .filter_map(|cell| {
+            let count = count(&cell);
+            (count > 0).then_some((cell, count))
+        })
+        .collect()
+}
+
 fn write_line<W: Write>(out: &mut W, value: &impl serde::Serialize) -> io::Result<()> {
     serde_json::to_writer(&mut *out, value).map_err(io::Error::other)?;
     out.write_all(b"\n")
@@ -463,10 +466,10 @@ fn write_dispatch_lines<W: Write>(
         let line = DispatchLine {
             schema: TELEMETRY_SCHEMA,
             structure_key: cell.key.structure_key.as_deref(),
-            chosen: &cell.key.chosen,
+            chosen: &*cell.key.chosen,
             candidates: &candidates,
             count: *count,
-            hw: &cell.key.hw,
+            hw: &*cell.key.hw,
         };
         write_line(out, &line)?;
     }
@@ -477,10 +480,10 @@ fn write_miss_lines<W: Write>(cells: &[(Arc<MissCell>, u64)], out: &mut W) -> io
     for (cell, count) in cells {
         let line = MissLine {
             schema: TELEMETRY_SCHEMA,
-            wanted: &cell.key.wanted,
-            fallback: &cell.key.fallback,
+            wanted: &*cell.key.wanted,
+            fallback: &*cell.key.fallback,
             count: *count,
-            hw: &cell.key.hw,
+            hw: &*cell.key.hw,
         };
         write_line(out, &line)?;
     }
