@@ -20,8 +20,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, Throughput};
 use jitseam::telemetry::{
-    Candidate, DispatchRecord, HwStamp, ImplId, MissRecord, SinkConfig, StructureKey,
-    TelemetrySink,
+    Candidate, DispatchRecord, HwStamp, ImplId, MissRecord, SinkConfig, StructureKey, TelemetrySink,
 };
 
 /// Distinct cells cycled through by the recording benchmarks.
@@ -279,9 +278,13 @@ fn criterion_benches(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(300))
         .measurement_time(Duration::from_secs(2));
     group.throughput(Throughput::Elements(10_000));
-    group.bench_function("record_dispatch", |b| b.iter(|| fixture.record_round(10_000)));
+    group.bench_function("record_dispatch", |b| {
+        b.iter(|| fixture.record_round(10_000))
+    });
     group.bench_function("handle_record", |b| b.iter(|| fixture.handle_round(10_000)));
-    group.bench_function("hashmap_increment", |b| b.iter(|| fixture.map_round(10_000)));
+    group.bench_function("hashmap_increment", |b| {
+        b.iter(|| fixture.map_round(10_000))
+    });
     group.finish();
 
     let dir = tempfile::tempdir().unwrap();

@@ -87,7 +87,26 @@ fn every_key_component_separates_cells() {
     let mut revised = kernel("a");
     revised.kernel_revision_hash += 1;
     sink.record_dispatch(&DispatchRecord::new(key("k"), revised, hw()));
-    assert_eq!(sink.dispatch_cell_count(), 6);
+    // Fields that rarely differ still separate cells.
+    let mut other_backend = kernel("a");
+    other_backend.backend = "emulator".into();
+    sink.record_dispatch(&DispatchRecord::new(key("k"), other_backend, hw()));
+    let mut other_dtypes = kernel("a");
+    other_dtypes.dtypes[2] = "f32".into();
+    sink.record_dispatch(&DispatchRecord::new(key("k"), other_dtypes, hw()));
+    let mut other_sku = hw();
+    other_sku.hardware_sku = "NVIDIA L40S".into();
+    sink.record_dispatch(&DispatchRecord::new(key("k"), kernel("a"), other_sku));
+    let mut other_driver = hw();
+    other_driver.driver_version = "555.1".into();
+    sink.record_dispatch(&DispatchRecord::new(key("k"), kernel("a"), other_driver));
+    assert_eq!(sink.dispatch_cell_count(), 10);
+    sink.record_dispatch(&dispatch("k", "a"));
+    assert_eq!(sink.dispatch_cell_count(), 10);
+    assert_eq!(
+        sink.dispatch_records().iter().map(|r| r.count).sum::<u64>(),
+        11
+    );
 
     sink.record_miss(&miss("w", "g"));
     sink.record_miss(&miss("w2", "g"));

@@ -108,6 +108,20 @@ pub(crate) struct Interners {
     pub(crate) hws: Interner<HwStamp>,
 }
 
+/// Hashes the fields of an [`ImplId`] that tell implementations apart in practice, leaving out
+/// those that rarely differ between cells of one process (backend, dtypes; likewise the cell
+/// hashes leave out the SKU and driver strings). Lookups still compare every field, so this only
+/// trades a rare extra comparison for hashing about half the bytes on every record.
+struct Discriminating<'a>(&'a ImplId);
+
+impl Hash for Discriminating<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.kernel_revision_hash.hash(state);
+        self.0.kernel_source.hash(state);
+        self.0.op.hash(state);
+    }
+}
+
 /// Identity of a dispatch cell: `(structure_key, chosen, hw)`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct DispatchKey {
@@ -128,7 +142,11 @@ impl DispatchKeyRef<'_> {
     /// The cell hash; computed once from the borrowed key when the cell is created and stored
     /// in the cell, so lookups and table growth never rehash the owned key.
     pub(crate) fn hash_with(&self, hasher: &CellHasher) -> u64 {
-        hasher.hash_one((self.structure_key, self.chosen, self.hw))
+        hasher.hash_one((
+            self.structure_key,
+            Discriminating(self.chosen),
+            self.hw.compute_capability,
+        ))
     }
 
     pub(crate) fn matches(&self, key: &DispatchKey) -> bool {
@@ -167,7 +185,11 @@ pub(crate) struct MissKeyRef<'a> {
 
 impl MissKeyRef<'_> {
     pub(crate) fn hash_with(&self, hasher: &CellHasher) -> u64 {
-        hasher.hash_one((self.wanted, self.fallback, self.hw))
+        hasher.hash_one((
+            self.wanted,
+            Discriminating(self.fallback),
+            self.hw.compute_capability,
+        ))
     }
 
     pub(crate) fn matches(&self, key: &MissKey) -> bool {
