@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use jitseam::telemetry::{DispatchRecord, MissRecord, TelemetryReport};
-use serde_json::json;
+use jitseam::telemetry::{DispatchRecord, MissRecord, OverflowRecord, TelemetryReport};
+use serde::Serialize;
 
 /// Telemetry subcommands.
 #[derive(Debug, Subcommand)]
@@ -68,21 +68,36 @@ fn summary(args: &SummaryArgs) -> ExitCode {
     }
 }
 
+/// `--json` output; records keep their wire field order.
+#[derive(Serialize)]
+struct Summary<'a> {
+    dispatches: Section<'a, DispatchRecord>,
+    misses: Section<'a, MissRecord>,
+    overflow: OverflowRecord,
+}
+
+#[derive(Serialize)]
+struct Section<'a, T> {
+    cells: usize,
+    launches: u64,
+    top: Vec<&'a T>,
+}
+
 fn render_json(report: &TelemetryReport, top: usize) -> String {
-    let value = json!({
-        "dispatches": {
-            "cells": report.dispatches.len(),
-            "launches": report.total_dispatches(),
-            "top": report.top_dispatches(top),
+    let summary = Summary {
+        dispatches: Section {
+            cells: report.dispatches.len(),
+            launches: report.total_dispatches(),
+            top: report.top_dispatches(top),
         },
-        "misses": {
-            "cells": report.misses.len(),
-            "launches": report.total_misses(),
-            "top": report.top_misses(top),
+        misses: Section {
+            cells: report.misses.len(),
+            launches: report.total_misses(),
+            top: report.top_misses(top),
         },
-        "overflow": report.overflow,
-    });
-    let mut text = serde_json::to_string_pretty(&value).unwrap_or_else(|error| {
+        overflow: report.overflow,
+    };
+    let mut text = serde_json::to_string_pretty(&summary).unwrap_or_else(|error| {
         // Plain data always serializes; say so in the output rather than panic if it did not.
         format!("{{\"error\":{:?}}}", error.to_string())
     });
@@ -204,7 +219,7 @@ fn push_table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
 
 #[cfg(test)]
 mod tests {
-    use jitseam::telemetry::{HwStamp, ImplId, OverflowRecord, StructureKey, TELEMETRY_SCHEMA};
+    use jitseam::telemetry::{HwStamp, ImplId, StructureKey, TELEMETRY_SCHEMA};
 
     use super::*;
 
@@ -268,5 +283,9 @@ overflow: 2 dispatch and 0 miss launches found no cell (the sink was full)
         assert_eq!(value["dispatches"]["top"][0]["count"], 3);
         assert_eq!(value["misses"]["top"][0]["wanted"], "ew:add:rev");
         assert_eq!(value["overflow"]["dispatch_records"], 2);
+        // Records keep their wire field order.
+        let schema = text.find("\"schema\"").unwrap_or(usize::MAX);
+        let chosen = text.find("\"chosen\"").unwrap_or(0);
+        assert!(schema < chosen, "{text}");
     }
 }
