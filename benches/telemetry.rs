@@ -6,7 +6,9 @@
 //!   the same directory (goal: ratio at most 1.3); the fsync cost is reported on its own line.
 //!
 //! Run: `cargo bench --bench telemetry`. The plain `telemetry:` lines are medians of
-//! interleaved rounds; criterion's own report follows.
+//! interleaved rounds; criterion's own report follows. Where Linux offers it, rates use the
+//! thread's on-CPU time (`/proc/thread-self/schedstat`) so that a busy shared machine does not
+//! count time spent descheduled; wall-clock medians are printed beside them.
 
 // A benchmark that cannot set up should stop loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -157,10 +159,38 @@ impl RecordFixture {
     }
 }
 
-fn time(f: impl FnOnce()) -> Duration {
+/// Nanoseconds this thread has spent on a CPU, if the kernel says.
+fn thread_cpu_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// One measurement: wall-clock time and, where available, on-CPU time.
+#[derive(Clone, Copy)]
+struct Sample {
+    wall: Duration,
+    cpu: Option<Duration>,
+}
+
+fn time(f: impl FnOnce()) -> Sample {
+    let cpu_start = thread_cpu_ns();
     let start = Instant::now();
     f();
-    start.elapsed()
+    let wall = start.elapsed();
+    let cpu = match (cpu_start, thread_cpu_ns()) {
+        (Some(a), Some(b)) => Some(Duration::from_nanos(b.saturating_sub(a))),
+        _ => None,
+    };
+    Sample { wall, cpu }
+}
+
+/// Median on-CPU time where every sample has one, else median wall time; plus the wall median.
+fn medians(samples: &[Sample]) -> (Duration, Duration, &'static str) {
+    let wall = median(samples.iter().map(|s| s.wall).collect());
+    match samples.iter().map(|s| s.cpu).collect::<Option<Vec<_>>>() {
+        Some(cpu) => (median(cpu), wall, "cpu"),
+        None => (wall, wall, "wall"),
+    }
 }
 
 fn side_by_side_recording() {
@@ -175,25 +205,31 @@ fn side_by_side_recording() {
         handle.push(time(|| fixture.handle_round(RECORDS_PER_ROUND)));
         map.push(time(|| fixture.map_round(RECORDS_PER_ROUND)));
     }
-    let (sink, handle, map) = (median(sink), median(handle), median(map));
+    let ((sink, sink_wall, clock), (handle, handle_wall, _), (map, map_wall, _)) =
+        (medians(&sink), medians(&handle), medians(&map));
     let n = RECORDS_PER_ROUND;
+    let ns = |d: Duration| d.as_nanos() as f64 / n as f64;
     println!(
         "telemetry: record_dispatch, {HOT_CELLS} repeated cells, 1 thread: {:.1} M records/s \
-         ({:.1} ns/record; goal >= 20 M/s)",
+         ({:.1} ns/record {clock}, {:.1} ns wall; goal >= 20 M/s)",
         rate(n, sink) / 1e6,
-        sink.as_nanos() as f64 / n as f64
+        ns(sink),
+        ns(sink_wall)
     );
     println!(
-        "telemetry: bare HashMap<key, u64> increment (SipHash): {:.1} M/s ({:.1} ns); \
-         record_dispatch / HashMap time ratio: {:.2}",
+        "telemetry: bare HashMap<key, u64> increment (std SipHash): {:.1} M/s ({:.1} ns {clock}, \
+         {:.1} ns wall); record_dispatch / HashMap time ratio: {:.2}",
         rate(n, map) / 1e6,
-        map.as_nanos() as f64 / n as f64,
+        ns(map),
+        ns(map_wall),
         sink.as_secs_f64() / map.as_secs_f64()
     );
     println!(
-        "telemetry: DispatchHandle::record (per-launch path): {:.1} M records/s ({:.2} ns/record)",
+        "telemetry: DispatchHandle::record (per-launch path): {:.1} M records/s \
+         ({:.2} ns/record {clock}, {:.2} ns wall)",
         rate(n, handle) / 1e6,
-        handle.as_nanos() as f64 / n as f64
+        ns(handle),
+        ns(handle_wall)
     );
 }
 
@@ -250,23 +286,31 @@ fn side_by_side_flush() {
             durable.flush_all(dir.path()).unwrap();
         }));
     }
-    let (flush, plain, synced) = (median(flush), median(plain), median(synced));
+    let ((flush, flush_wall, clock), (plain, plain_wall, _)) = (medians(&flush), medians(&plain));
+    // fsync mostly waits for the disk, off-CPU: only wall time shows it.
+    let synced_wall = median(synced.iter().map(|s| s.wall).collect());
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let cells = FLUSH_DISPATCH_CELLS + FLUSH_MISS_CELLS;
     println!(
-        "telemetry: flush_all of {cells} cells ({:.1} MB), fsync off: {:.1} ms",
+        "telemetry: flush_all of {cells} cells ({:.1} MB), fsync off: {:.1} ms {clock}, \
+         {:.1} ms wall",
         bytes as f64 / 1e6,
-        flush.as_secs_f64() * 1e3
+        ms(flush),
+        ms(flush_wall)
     );
     println!(
-        "telemetry: serde_json::to_writer of the same records: {:.1} ms; flush_all / to_writer \
-         ratio: {:.2} (goal <= 1.3)",
-        plain.as_secs_f64() * 1e3,
-        flush.as_secs_f64() / plain.as_secs_f64()
+        "telemetry: serde_json::to_writer of the same records: {:.1} ms {clock}, {:.1} ms wall; \
+         flush_all / to_writer ratio: {:.2} {clock}, {:.2} wall (goal <= 1.3)",
+        ms(plain),
+        ms(plain_wall),
+        flush.as_secs_f64() / plain.as_secs_f64(),
+        flush_wall.as_secs_f64() / plain_wall.as_secs_f64()
     );
     println!(
-        "telemetry: flush_all with fsync (3 files + directory): {:.1} ms, so fsync adds {:.1} ms",
-        synced.as_secs_f64() * 1e3,
-        (synced.as_secs_f64() - flush.as_secs_f64()) * 1e3
+        "telemetry: flush_all with fsync (3 files + directory): {:.1} ms wall, so fsync adds \
+         {:.1} ms wall",
+        ms(synced_wall),
+        ms(synced_wall) - ms(flush_wall)
     );
 }
 

@@ -402,3 +402,12 @@ fn concurrent_cell_creation_respects_identity_and_limit() {
     let in_cells: u64 = sink.dispatch_records().iter().map(|r| r.count).sum();
     assert_eq!(in_cells + sink.overflow().dispatch_records, 400);
 }
+
+#[test]
+fn sink_and_handles_can_be_shared_across_threads() {
+    fn shareable<T: Send + Sync + 'static>() {}
+    shareable::<TelemetrySink>();
+    shareable::<Arc<TelemetrySink>>();
+    shareable::<jitseam::telemetry::DispatchHandle>();
+    shareable::<jitseam::telemetry::MissHandle>();
+}
