@@ -470,20 +470,27 @@ fn write_dispatch_lines<W: Write>(
     cells: &[(Arc<DispatchCell>, u64)],
     out: &mut W,
 ) -> io::Result<()> {
+    // Each line is encoded into memory while the cell's candidates are locked and written out
+    // after the lock is released, so a recording thread never waits behind a write syscall.
+    let mut line_buf = Vec::with_capacity(1024);
     for (cell, count) in cells {
-        let candidates = cell
-            .candidates
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let line = DispatchLine {
-            schema: TELEMETRY_SCHEMA,
-            structure_key: cell.key.structure_key.as_deref(),
-            chosen: &*cell.key.chosen,
-            candidates: &candidates,
-            count: *count,
-            hw: &*cell.key.hw,
-        };
-        write_line(out, &line)?;
+        line_buf.clear();
+        {
+            let candidates = cell
+                .candidates
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let line = DispatchLine {
+                schema: TELEMETRY_SCHEMA,
+                structure_key: cell.key.structure_key.as_deref(),
+                chosen: &*cell.key.chosen,
+                candidates: &candidates,
+                count: *count,
+                hw: &*cell.key.hw,
+            };
+            write_line(&mut line_buf, &line)?;
+        }
+        out.write_all(&line_buf)?;
     }
     Ok(())
 }
