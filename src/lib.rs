@@ -13,6 +13,7 @@ pub mod launch;
 pub mod signature;
 pub mod state;
 pub mod synth;
+pub mod telemetry;
 
 pub use abi::{AbiKind, AbiSpec};
 pub use artifact::{Artifact, ArtifactKind, LinkEntry, ParamSource};

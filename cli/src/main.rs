@@ -4,6 +4,7 @@
 
 mod check;
 mod inspect;
+mod telemetry;
 
 use std::process::ExitCode;
 
@@ -26,6 +27,9 @@ enum Command {
     Inspect(inspect::Args),
     /// Verify an entry's parameter list against an ABI, as `load()` does.
     Check(check::Args),
+    /// Summarize telemetry flushed by a `TelemetrySink`.
+    #[command(subcommand)]
+    Telemetry(telemetry::TelemetryCommand),
 }
 
 fn main() -> ExitCode {
@@ -33,6 +37,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect(args) => inspect::run(&args),
         Command::Check(args) => check::run(&args),
+        Command::Telemetry(command) => Ok(telemetry::run(command)),
     };
     match result {
         Ok(code) => code,

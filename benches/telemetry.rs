@@ -1,0 +1,362 @@
+//! Telemetry costs, each measured side by side with the bare operation it competes with.
+//!
+//! - `record_dispatch` on repeated cells vs a bare `HashMap` counter increment (goal: at least
+//!   20 M records/s on one thread), and the per-launch `DispatchHandle::record`.
+//! - `flush_all` of 100 k cells (fsync off) vs `serde_json::to_writer` of the same records to
+//!   the same directory (goal: ratio at most 1.3); the fsync cost is reported on its own line.
+//!
+//! Run: `cargo bench --bench telemetry`. The plain `telemetry:` lines are medians of
+//! interleaved rounds; criterion's own report follows. Where Linux offers it, rates use the
+//! thread's on-CPU time (`/proc/thread-self/schedstat`) so that a busy shared machine does not
+//! count time spent descheduled; wall-clock medians are printed beside them.
+
+// A benchmark that cannot set up should stop loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::hint::black_box;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use criterion::{BatchSize, Criterion, Throughput};
+use jitseam::telemetry::{
+    Candidate, DispatchRecord, HwStamp, ImplId, MissRecord, SinkConfig, StructureKey, TelemetrySink,
+};
+
+/// Distinct cells cycled through by the recording benchmarks.
+const HOT_CELLS: usize = 64;
+/// Records per timed recording round.
+const RECORDS_PER_ROUND: usize = 2_000_000;
+const RECORD_ROUNDS: usize = 15;
+const FLUSH_DISPATCH_CELLS: usize = 80_000;
+const FLUSH_MISS_CELLS: usize = 20_000;
+const FLUSH_ROUNDS: usize = 11;
+
+fn hw() -> HwStamp {
+    HwStamp::gpu((9, 0), "NVIDIA H200", "570.86.10")
+}
+
+fn implementation(i: usize) -> ImplId {
+    const OPS: [&str; 4] = ["add", "mul", "fused_gelu_bias", "where"];
+    ImplId::new(
+        "cuda",
+        OPS[i % OPS.len()],
+        ["f16", "f16", "f16"],
+        "jitseam-elementwise",
+        0x9e37_79b9_7f4a_7c15 ^ i as u64,
+    )
+}
+
+fn dispatch(i: usize) -> DispatchRecord {
+    let record = DispatchRecord::new(
+        Some(StructureKey::new(format!(
+            "ew:{}:f16:contig:r{}:{i:06}",
+            i % 7,
+            i % 4 + 1
+        ))),
+        implementation(i % 97),
+        hw(),
+    );
+    if i % 3 == 0 {
+        record.with_candidates(vec![
+            Candidate {
+                impl_id: implementation(i % 97),
+                latency_ns: Some(10_000 + i as u64 % 1_000),
+            },
+            Candidate {
+                impl_id: implementation(i % 89 + 1),
+                latency_ns: Some(15_000),
+            },
+        ])
+    } else {
+        record
+    }
+}
+
+fn miss(i: usize) -> MissRecord {
+    MissRecord::new(
+        StructureKey::new(format!("ew:strided:f16:r{}:{i:06}", i % 8 + 1)),
+        implementation(i % 13),
+        hw(),
+    )
+    .with_count(i as u64 % 50 + 1)
+}
+
+type OwnedKey = (Option<StructureKey>, ImplId, HwStamp);
+
+fn owned_key(record: &DispatchRecord) -> OwnedKey {
+    (
+        record.structure_key.clone(),
+        record.chosen.clone(),
+        record.hw.clone(),
+    )
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn rate(records: usize, took: Duration) -> f64 {
+    records as f64 / took.as_secs_f64()
+}
+
+struct RecordFixture {
+    sink: TelemetrySink,
+    records: Vec<DispatchRecord>,
+    handles: Vec<jitseam::telemetry::DispatchHandle>,
+    keys: Vec<OwnedKey>,
+    map: HashMap<OwnedKey, u64>,
+}
+
+impl RecordFixture {
+    fn new() -> Self {
+        // Coarse records (no candidates): the common per-launch shape.
+        let records: Vec<DispatchRecord> = (0..HOT_CELLS)
+            .map(|i| {
+                let mut record = dispatch(i);
+                record.candidates.clear();
+                record
+            })
+            .collect();
+        let sink = TelemetrySink::new();
+        let handles = records
+            .iter()
+            .map(|r| sink.dispatch_handle(r.structure_key.as_ref(), &r.chosen, &r.hw))
+            .collect();
+        let keys: Vec<OwnedKey> = records.iter().map(owned_key).collect();
+        let map = keys.iter().map(|k| (k.clone(), 0)).collect();
+        Self {
+            sink,
+            records,
+            handles,
+            keys,
+            map,
+        }
+    }
+
+    fn record_round(&self, n: usize) {
+        for i in 0..n {
+            self.sink
+                .record_dispatch(black_box(&self.records[i % HOT_CELLS]));
+        }
+    }
+
+    fn handle_round(&self, n: usize) {
+        for i in 0..n {
+            black_box(&self.handles[i % HOT_CELLS]).record();
+        }
+    }
+
+    fn map_round(&mut self, n: usize) {
+        for i in 0..n {
+            if let Some(count) = self.map.get_mut(black_box(&self.keys[i % HOT_CELLS])) {
+                *count += 1;
+            }
+        }
+    }
+}
+
+/// Nanoseconds this thread has spent on a CPU, if the kernel says.
+fn thread_cpu_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// One measurement: wall-clock time and, where available, on-CPU time.
+#[derive(Clone, Copy)]
+struct Sample {
+    wall: Duration,
+    cpu: Option<Duration>,
+}
+
+fn time(f: impl FnOnce()) -> Sample {
+    let cpu_start = thread_cpu_ns();
+    let start = Instant::now();
+    f();
+    let wall = start.elapsed();
+    let cpu = match (cpu_start, thread_cpu_ns()) {
+        (Some(a), Some(b)) => Some(Duration::from_nanos(b.saturating_sub(a))),
+        _ => None,
+    };
+    Sample { wall, cpu }
+}
+
+/// Median on-CPU time where every sample has one, else median wall time; plus the wall median.
+fn medians(samples: &[Sample]) -> (Duration, Duration, &'static str) {
+    let wall = median(samples.iter().map(|s| s.wall).collect());
+    match samples.iter().map(|s| s.cpu).collect::<Option<Vec<_>>>() {
+        Some(cpu) => (median(cpu), wall, "cpu"),
+        None => (wall, wall, "wall"),
+    }
+}
+
+fn side_by_side_recording() {
+    let mut fixture = RecordFixture::new();
+    // Warm caches and the branch predictor for all three.
+    fixture.record_round(RECORDS_PER_ROUND / 4);
+    fixture.handle_round(RECORDS_PER_ROUND / 4);
+    fixture.map_round(RECORDS_PER_ROUND / 4);
+    let (mut sink, mut handle, mut map) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..RECORD_ROUNDS {
+        sink.push(time(|| fixture.record_round(RECORDS_PER_ROUND)));
+        handle.push(time(|| fixture.handle_round(RECORDS_PER_ROUND)));
+        map.push(time(|| fixture.map_round(RECORDS_PER_ROUND)));
+    }
+    let ((sink, sink_wall, clock), (handle, handle_wall, _), (map, map_wall, _)) =
+        (medians(&sink), medians(&handle), medians(&map));
+    let n = RECORDS_PER_ROUND;
+    let ns = |d: Duration| d.as_nanos() as f64 / n as f64;
+    println!(
+        "telemetry: record_dispatch, {HOT_CELLS} repeated cells, 1 thread: {:.1} M records/s \
+         ({:.1} ns/record {clock}, {:.1} ns wall; goal >= 20 M/s)",
+        rate(n, sink) / 1e6,
+        ns(sink),
+        ns(sink_wall)
+    );
+    println!(
+        "telemetry: bare HashMap<key, u64> increment (std SipHash): {:.1} M/s ({:.1} ns {clock}, \
+         {:.1} ns wall); record_dispatch / HashMap time ratio: {:.2}",
+        rate(n, map) / 1e6,
+        ns(map),
+        ns(map_wall),
+        sink.as_secs_f64() / map.as_secs_f64()
+    );
+    println!(
+        "telemetry: DispatchHandle::record (per-launch path): {:.1} M records/s \
+         ({:.2} ns/record {clock}, {:.2} ns wall)",
+        rate(n, handle) / 1e6,
+        ns(handle),
+        ns(handle_wall)
+    );
+}
+
+fn flush_sink(fsync: bool) -> TelemetrySink {
+    let sink = TelemetrySink::with_config(
+        SinkConfig::DEFAULT
+            .with_max_cells(FLUSH_DISPATCH_CELLS.max(FLUSH_MISS_CELLS))
+            .with_fsync(fsync),
+    );
+    for i in 0..FLUSH_DISPATCH_CELLS {
+        sink.record_dispatch(&dispatch(i).with_count(i as u64 % 1_000 + 1));
+    }
+    for i in 0..FLUSH_MISS_CELLS {
+        sink.record_miss(&miss(i));
+    }
+    sink
+}
+
+/// The baseline: the same records, already materialized and sorted, written with
+/// `serde_json::to_writer` into the same two files.
+fn write_plain(dir: &Path, dispatches: &[DispatchRecord], misses: &[MissRecord]) {
+    fn write_all<T: serde::Serialize>(path: &Path, records: &[T]) {
+        let mut out = BufWriter::with_capacity(256 * 1024, File::create(path).unwrap());
+        for record in records {
+            serde_json::to_writer(&mut out, record).unwrap();
+            out.write_all(b"\n").unwrap();
+        }
+        out.flush().unwrap();
+    }
+    write_all(&dir.join("plain-dispatches.jsonl"), dispatches);
+    write_all(&dir.join("plain-misses.jsonl"), misses);
+}
+
+fn side_by_side_flush() {
+    let dir = tempfile::tempdir().unwrap();
+    let fast = flush_sink(false);
+    let durable = flush_sink(true);
+    let dispatches = fast.dispatch_records();
+    let misses = fast.miss_records();
+    let bytes = {
+        fast.flush_all(dir.path()).unwrap();
+        ["dispatches.jsonl", "misses.jsonl"]
+            .iter()
+            .map(|f| std::fs::metadata(dir.path().join(f)).unwrap().len())
+            .sum::<u64>()
+    };
+    let (mut flush, mut plain, mut synced) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..FLUSH_ROUNDS {
+        flush.push(time(|| {
+            fast.flush_all(dir.path()).unwrap();
+        }));
+        plain.push(time(|| write_plain(dir.path(), &dispatches, &misses)));
+        synced.push(time(|| {
+            durable.flush_all(dir.path()).unwrap();
+        }));
+    }
+    let ((flush, flush_wall, clock), (plain, plain_wall, _)) = (medians(&flush), medians(&plain));
+    // fsync mostly waits for the disk, off-CPU: only wall time shows it.
+    let synced_wall = median(synced.iter().map(|s| s.wall).collect());
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let cells = FLUSH_DISPATCH_CELLS + FLUSH_MISS_CELLS;
+    println!(
+        "telemetry: flush_all of {cells} cells ({:.1} MB), fsync off: {:.1} ms {clock}, \
+         {:.1} ms wall",
+        bytes as f64 / 1e6,
+        ms(flush),
+        ms(flush_wall)
+    );
+    println!(
+        "telemetry: serde_json::to_writer of the same records: {:.1} ms {clock}, {:.1} ms wall; \
+         flush_all / to_writer ratio: {:.2} {clock}, {:.2} wall (goal <= 1.3)",
+        ms(plain),
+        ms(plain_wall),
+        flush.as_secs_f64() / plain.as_secs_f64(),
+        flush_wall.as_secs_f64() / plain_wall.as_secs_f64()
+    );
+    println!(
+        "telemetry: flush_all with fsync (3 files + directory): {:.1} ms wall, so fsync adds \
+         {:.1} ms wall",
+        ms(synced_wall),
+        ms(synced_wall) - ms(flush_wall)
+    );
+}
+
+fn criterion_benches(c: &mut Criterion) {
+    let mut fixture = RecordFixture::new();
+    let mut group = c.benchmark_group("telemetry_record");
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2));
+    group.throughput(Throughput::Elements(10_000));
+    group.bench_function("record_dispatch", |b| {
+        b.iter(|| fixture.record_round(10_000))
+    });
+    group.bench_function("handle_record", |b| b.iter(|| fixture.handle_round(10_000)));
+    group.bench_function("hashmap_increment", |b| {
+        b.iter(|| fixture.map_round(10_000))
+    });
+    group.finish();
+
+    let dir = tempfile::tempdir().unwrap();
+    let sink = flush_sink(false);
+    let dispatches = sink.dispatch_records();
+    let misses = sink.miss_records();
+    let mut group = c.benchmark_group("telemetry_flush_100k");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(3));
+    group.bench_function("flush_all_no_fsync", |b| {
+        b.iter_batched(
+            || (),
+            |()| sink.flush_all(dir.path()).unwrap(),
+            BatchSize::PerIteration,
+        )
+    });
+    group.bench_function("serde_json_to_writer", |b| {
+        b.iter(|| write_plain(dir.path(), &dispatches, &misses))
+    });
+    group.finish();
+}
+
+fn main() {
+    side_by_side_recording();
+    side_by_side_flush();
+    let mut criterion = Criterion::default().configure_from_args();
+    criterion_benches(&mut criterion);
+    criterion.final_summary();
+}

@@ -1,0 +1,291 @@
+//! `jitseam telemetry`: read what a `TelemetrySink` flushed and show where launches went.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use jitseam::telemetry::{DispatchRecord, MissRecord, OverflowRecord, TelemetryReport};
+use serde::Serialize;
+
+/// Telemetry subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum TelemetryCommand {
+    /// Show the dispatch and miss cells with the highest counts
+    Summary(SummaryArgs),
+}
+
+/// Arguments of `jitseam telemetry summary`.
+#[derive(Debug, Args)]
+pub(crate) struct SummaryArgs {
+    /// Directories written by `TelemetrySink::flush_all`; several are merged cell by cell
+    #[arg(value_name = "DIR", required = true)]
+    dirs: Vec<PathBuf>,
+    /// How many cells of each kind to show
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    top: usize,
+    /// Print JSON instead of a table
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn run(command: TelemetryCommand) -> ExitCode {
+    match command {
+        TelemetryCommand::Summary(args) => summary(&args),
+    }
+}
+
+fn summary(args: &SummaryArgs) -> ExitCode {
+    let mut reports = Vec::with_capacity(args.dirs.len());
+    for dir in &args.dirs {
+        match TelemetryReport::read_dir(dir) {
+            Ok(report) => reports.push(report),
+            Err(error) => {
+                eprintln!("error: {error}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let report = TelemetryReport::merge(reports);
+    let text = if args.json {
+        render_json(&report, args.top)
+    } else {
+        render_table(&report, args.top)
+    };
+    let mut stdout = io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        // A closed pipe (`| head`) is the reader's choice, not a failure worth a message.
+        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: cannot write output: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `--json` output; records keep their wire field order.
+#[derive(Serialize)]
+struct Summary<'a> {
+    dispatches: Section<'a, DispatchRecord>,
+    misses: Section<'a, MissRecord>,
+    overflow: OverflowRecord,
+}
+
+#[derive(Serialize)]
+struct Section<'a, T> {
+    cells: usize,
+    launches: u64,
+    top: Vec<&'a T>,
+}
+
+fn render_json(report: &TelemetryReport, top: usize) -> String {
+    let summary = Summary {
+        dispatches: Section {
+            cells: report.dispatches.len(),
+            launches: report.total_dispatches(),
+            top: report.top_dispatches(top),
+        },
+        misses: Section {
+            cells: report.misses.len(),
+            launches: report.total_misses(),
+            top: report.top_misses(top),
+        },
+        overflow: report.overflow,
+    };
+    let mut text = serde_json::to_string_pretty(&summary).unwrap_or_else(|error| {
+        // Plain data always serializes; say so in the output rather than panic if it did not.
+        format!("{{\"error\":{:?}}}", error.to_string())
+    });
+    text.push('\n');
+    text
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn share(count: u64, total: u64) -> String {
+    if total == 0 {
+        return "-".to_owned();
+    }
+    format!("{:.1}%", count as f64 * 100.0 / total as f64)
+}
+
+fn render_table(report: &TelemetryReport, top: usize) -> String {
+    let mut out = String::new();
+    let total = report.total_dispatches();
+    let _ = writeln!(
+        out,
+        "dispatches: {} in {}",
+        plural(total, "launch", "launches"),
+        plural(report.dispatches.len() as u64, "cell", "cells")
+    );
+    let rows: Vec<Vec<String>> = report
+        .top_dispatches(top)
+        .into_iter()
+        .map(|record: &DispatchRecord| {
+            vec![
+                record.count.to_string(),
+                share(record.count, total),
+                record
+                    .structure_key
+                    .as_ref()
+                    .map_or_else(|| "-".to_owned(), ToString::to_string),
+                record.chosen.to_string(),
+                record.hw.to_string(),
+            ]
+        })
+        .collect();
+    push_table(
+        &mut out,
+        &["count", "share", "structure key", "chosen", "hardware"],
+        &rows,
+    );
+
+    let total = report.total_misses();
+    let _ = writeln!(
+        out,
+        "\nmisses: {} in {}",
+        plural(total, "launch", "launches"),
+        plural(report.misses.len() as u64, "cell", "cells")
+    );
+    let rows: Vec<Vec<String>> = report
+        .top_misses(top)
+        .into_iter()
+        .map(|record: &MissRecord| {
+            vec![
+                record.count.to_string(),
+                share(record.count, total),
+                record.wanted.to_string(),
+                record.fallback.to_string(),
+                record.hw.to_string(),
+            ]
+        })
+        .collect();
+    push_table(
+        &mut out,
+        &["count", "share", "wanted", "fallback", "hardware"],
+        &rows,
+    );
+
+    let overflow = report.overflow;
+    if overflow.dispatch_records > 0 || overflow.miss_records > 0 {
+        let _ = writeln!(
+            out,
+            "\noverflow: {} dispatch and {} miss launches found no cell (the sink was full)",
+            overflow.dispatch_records, overflow.miss_records
+        );
+    }
+    out
+}
+
+/// Appends an aligned table: numeric columns (the first two) right-aligned, text left-aligned,
+/// no trailing spaces.
+fn push_table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
+    if rows.is_empty() {
+        out.push_str("  (none)\n");
+        return;
+    }
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let header: Vec<String> = header.iter().map(|h| (*h).to_owned()).collect();
+    for row in std::iter::once(&header).chain(rows) {
+        let mut line = String::from(" ");
+        for (column, (cell, width)) in row.iter().zip(&widths).enumerate() {
+            let pad = width.saturating_sub(cell.chars().count());
+            line.push(' ');
+            if column < 2 {
+                line.extend(std::iter::repeat_n(' ', pad));
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                line.extend(std::iter::repeat_n(' ', pad));
+            }
+            line.push(' ');
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use jitseam::telemetry::{HwStamp, ImplId, StructureKey, TELEMETRY_SCHEMA};
+
+    use super::*;
+
+    fn report() -> TelemetryReport {
+        let hw = HwStamp::gpu((9, 0), "H200", "570");
+        let add = ImplId::new("cuda", "add", ["f32", "f32", "f32"], "synth", 0xab);
+        let generic = ImplId::new("cuda", "add", ["f32", "f32", "f32"], "generic", 1);
+        TelemetryReport::merge([TelemetryReport {
+            dispatches: vec![
+                DispatchRecord::new(Some(StructureKey::new("ew:add")), add.clone(), hw.clone())
+                    .with_count(3),
+                DispatchRecord::new(None, generic.clone(), hw.clone()).with_count(1),
+            ],
+            misses: vec![MissRecord::new(
+                StructureKey::new("ew:add:rev"),
+                generic,
+                hw,
+            )],
+            overflow: OverflowRecord {
+                schema: TELEMETRY_SCHEMA,
+                dispatch_records: 2,
+                miss_records: 0,
+            },
+        }])
+    }
+
+    #[test]
+    fn table_is_aligned_and_ordered_by_count() {
+        let table = render_table(&report(), 10);
+        let expected = "\
+dispatches: 4 launches in 2 cells
+  count  share  structure key  chosen                                          hardware
+      3  75.0%  ew:add         cuda:add(f32,f32,f32) synth@00000000000000ab    H200 sm_90 driver 570
+      1  25.0%  -              cuda:add(f32,f32,f32) generic@0000000000000001  H200 sm_90 driver 570
+
+misses: 1 launch in 1 cell
+  count   share  wanted      fallback                                        hardware
+      1  100.0%  ew:add:rev  cuda:add(f32,f32,f32) generic@0000000000000001  H200 sm_90 driver 570
+
+overflow: 2 dispatch and 0 miss launches found no cell (the sink was full)
+";
+        assert_eq!(table, expected);
+    }
+
+    #[test]
+    fn top_limits_rows_and_empty_kinds_say_none() {
+        let mut report = report();
+        report.misses.clear();
+        let table = render_table(&report, 1);
+        assert_eq!(table.lines().filter(|l| l.contains("cuda:add")).count(), 1);
+        assert!(table.contains("misses: 0 launches in 0 cells\n  (none)\n"));
+    }
+
+    #[test]
+    fn json_carries_totals_and_top_records() {
+        let text = render_json(&report(), 1);
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        assert_eq!(value["dispatches"]["cells"], 2);
+        assert_eq!(value["dispatches"]["launches"], 4);
+        assert_eq!(value["dispatches"]["top"].as_array().map(Vec::len), Some(1));
+        assert_eq!(value["dispatches"]["top"][0]["count"], 3);
+        assert_eq!(value["misses"]["top"][0]["wanted"], "ew:add:rev");
+        assert_eq!(value["overflow"]["dispatch_records"], 2);
+        // Records keep their wire field order.
+        let schema = text.find("\"schema\"").unwrap_or(usize::MAX);
+        let chosen = text.find("\"chosen\"").unwrap_or(0);
+        assert!(schema < chosen, "{text}");
+    }
+}

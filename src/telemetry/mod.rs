@@ -1,0 +1,50 @@
+//! Telemetry: which kernels a runtime launched and where it fell back to generic ones, kept as
+//! a histogram rather than one line per launch.
+//!
+//! - [`record`]: the versioned wire schema ([`DispatchRecord`], [`MissRecord`], ...).
+//! - [`TelemetrySink`]: aggregates records into bounded per-cell counts from any number of
+//!   threads, and flushes them with [`TelemetrySink::flush_all`] as `dispatches.jsonl`,
+//!   `misses.jsonl` and `overflow.json`, each replaced atomically.
+//! - [`DispatchHandle`] / [`MissHandle`]: a pre-interned cell for the launch path; recording
+//!   through one is a single atomic add.
+//! - [`reader`]: parse flushed files back and merge runs ([`TelemetryReport`]).
+//!
+//! Telemetry must never break a launch: recording cannot fail and does not panic; only
+//! flushing, which the caller chooses to do, returns an error.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use jitseam::telemetry::{DispatchRecord, HwStamp, ImplId, StructureKey, TelemetrySink};
+//!
+//! let sink = Arc::new(TelemetrySink::new());
+//! let hw = HwStamp::cpu("emulator", "");
+//! let add = ImplId::new("emulator", "add", ["f32", "f32", "f32"], "jitseam-elementwise", 0x2a);
+//! let key = StructureKey::new("ew:add:f32:contiguous");
+//!
+//! // Once, when the kernel is bound:
+//! let handle = sink.dispatch_handle(Some(&key), &add, &hw);
+//! // On every launch:
+//! handle.record();
+//! // Or, from code that builds records:
+//! sink.record_dispatch(&DispatchRecord::new(Some(key), add, hw));
+//!
+//! assert_eq!(sink.dispatch_records()[0].count, 2);
+//! ```
+
+mod atomic_write;
+mod cells;
+mod handle;
+mod keys;
+pub mod reader;
+pub mod record;
+mod sink;
+
+pub use handle::{DispatchHandle, MissHandle};
+pub use reader::{ReadError, RecordKind, TelemetryReport};
+pub use record::{
+    Candidate, DispatchRecord, HwStamp, ImplId, MissRecord, OverflowRecord, StructureKey,
+    TELEMETRY_SCHEMA,
+};
+pub use sink::{
+    DISPATCHES_FILE, FlushStats, MISSES_FILE, OVERFLOW_FILE, SinkConfig, TelemetrySink,
+};
