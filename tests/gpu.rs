@@ -282,7 +282,7 @@ fn launch_rate_against_raw_cudarc() {
         rate(best_jitseam),
         rate(best_raw),
         if cfg!(debug_assertions) {
-            " [unoptimized build: not representative]"
+            " [debug test profile: representative only if staged with CARGO_PROFILE_TEST_OPT_LEVEL=3]"
         } else {
             ""
         }
