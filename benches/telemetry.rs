@@ -59,7 +59,7 @@ fn dispatch(i: usize) -> DispatchRecord {
         implementation(i % 97),
         hw(),
     );
-    if i % 3 == 0 {
+    if i.is_multiple_of(3) {
         record.with_candidates(vec![
             Candidate {
                 impl_id: implementation(i % 97),

@@ -31,6 +31,17 @@ pub enum Error {
         /// Length of the valid prefix.
         valid_up_to: usize,
     },
+    /// Text the driver takes NUL-terminated (PTX, a symbol) holds a NUL byte, which would
+    /// silently cut it short.
+    #[error("kernel `{entry}`: the {what} holds a nul byte at offset {offset}")]
+    InteriorNul {
+        /// Entry point (the symbol, where the backend knows no other name).
+        entry: String,
+        /// `ptx text` or `symbol`.
+        what: &'static str,
+        /// Byte offset of the first NUL.
+        offset: usize,
+    },
     /// The artifact is not well-formed PTX.
     #[error("kernel `{entry}`: not valid ptx: {source}")]
     Ptx {

@@ -167,9 +167,13 @@ pub fn check<'a>(
     let n = shape
         .iter()
         .try_fold(1usize, |n, &e| n.checked_mul(e))
-        .ok_or(Error::LaunchGeometry {
+        // Lazily: building the error allocates, and this runs on every launch.
+        .ok_or_else(|| Error::LaunchGeometry {
             entry: entry.to_owned(),
-            n: shape.iter().map(|&e| e as u128).product(),
+            // Saturating: a plain u128 product of eight extents can itself overflow (and panic).
+            n: shape
+                .iter()
+                .fold(1u128, |n, &e| n.saturating_mul(e as u128)),
             reason: "the shape's element count overflows",
         })?;
     let count = match spec.abi {
@@ -185,7 +189,7 @@ pub fn check<'a>(
     let count = u64::try_from(count)
         .ok()
         .filter(|&c| i64::try_from(c).is_ok())
-        .ok_or(Error::LaunchGeometry {
+        .ok_or_else(|| Error::LaunchGeometry {
             entry: entry.to_owned(),
             n: n as u128,
             reason: "the count does not fit the kernel's signed 64-bit `n`",
@@ -304,7 +308,7 @@ fn check_dense(
             let required = width * view.dtype.size();
             let offset = view.offset * view.dtype.size();
             let address = u128::from(view.base) + offset as u128;
-            if address % required as u128 != 0 {
+            if !address.is_multiple_of(required as u128) {
                 return Err(Error::Misaligned {
                     entry: entry.to_owned(),
                     operand,
@@ -314,7 +318,7 @@ fn check_dense(
             }
         }
     }
-    if n % width != 0 {
+    if !n.is_multiple_of(width) {
         return Err(Error::NotDivisible {
             entry: entry.to_owned(),
             n,

@@ -6,6 +6,7 @@
 
 mod backend;
 mod buffer;
+mod cuda;
 mod liveness;
 mod stream;
 mod view;
@@ -50,6 +51,21 @@ impl Device {
                 default_stream,
             }),
         }
+    }
+
+    /// Opens CUDA device `ordinal` through the driver API (libcuda, loaded at run time).
+    ///
+    /// Returns [`Error::DriverUnavailable`] when no usable driver library is installed and
+    /// [`Error::NoDevice`] when the ordinal does not exist; it never panics. Each call opens a
+    /// new handle with a new [`DeviceId`], also on an ordinal already open (handles on one
+    /// ordinal share the device's primary context).
+    pub fn cuda(ordinal: usize) -> Result<Self, Error> {
+        cuda::open(ordinal)
+    }
+
+    /// How many CUDA devices the driver reports; [`Error::DriverUnavailable`] without a driver.
+    pub fn cuda_count() -> Result<usize, Error> {
+        cuda::device_count()
     }
 
     /// This device's id.

@@ -141,10 +141,10 @@ fn parse_lines<T: WireRecord>(bytes: &[u8], origin: &str) -> Result<Vec<T>, Read
             Ok(record) => return Err(unsupported(record.schema())),
             Err(error) => {
                 // A newer schema may have changed shape; say so rather than "malformed".
-                if let Ok(SchemaProbe { schema }) = serde_json::from_slice(text) {
-                    if schema != TELEMETRY_SCHEMA {
-                        return Err(unsupported(schema));
-                    }
+                if let Ok(SchemaProbe { schema }) = serde_json::from_slice(text)
+                    && schema != TELEMETRY_SCHEMA
+                {
+                    return Err(unsupported(schema));
                 }
                 return Err(malformed::<T>(origin, line, &error));
             }
