@@ -15,7 +15,7 @@
 //! so the fast reading never splits text differently from the lexer.
 
 use crate::index::{Dims, ParamRef};
-use crate::lexer::{ident_run_end, is_ident_start, non_ident_bytes};
+use crate::lexer::{ident_run_end, is_ident_start};
 use crate::model::{PtrAttr, ScalarType, StateSpace};
 
 /// A parameter read by [`fast_param`].
@@ -81,15 +81,23 @@ const fn key(name: &[u8]) -> u64 {
     u64::from_le_bytes(bytes)
 }
 
-/// At a `.`: the packed name of a directive of one to seven identifier bytes that is followed
-/// by a blank, and the offset of that blank. One eight-byte load both finds the end of the name
-/// and supplies its key; anything longer (no parameter directive is) or not followed by a blank
-/// declines.
+/// At a `.`: the packed name (see [`key`]) of the one to seven bytes before the first byte
+/// `<= 0x20`, provided that byte is a blank, and the offset of that blank; `None` otherwise.
+///
+/// The name is not checked for identifier characters here: the caller accepts it only when it
+/// equals one of [`PARAM_DIRECTIVES`], which are all identifier characters, so the lexer would
+/// read exactly the same directive. One eight-byte load finds the end and supplies the key.
 #[inline(always)]
 fn short_directive(bytes: &[u8], dot: usize) -> Option<(u64, usize)> {
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    const LOW7: u64 = u64::from_ne_bytes([0x7f; 8]);
+    const TO_21: u64 = u64::from_ne_bytes([0x80 - 0x21; 8]);
     let chunk = bytes.get(dot + 1..)?.first_chunk::<8>()?;
     let word = u64::from_le_bytes(*chunk);
-    let len = (non_ident_bytes(word).trailing_zeros() / 8) as usize;
+    // High bit of each byte below 0x21: ASCII (high bit clear) and `(b & 0x7f) + 0x5f < 0x80`.
+    // No byte of the sum exceeds 0xde, so no carry crosses bytes.
+    let controls = !((word & LOW7) + TO_21) & !word & HIGH;
+    let len = (controls.trailing_zeros() / 8) as usize;
     if len == 0 || !is_blank(*chunk.get(len)?) {
         return None;
     }
@@ -97,6 +105,7 @@ fn short_directive(bytes: &[u8], dot: usize) -> Option<(u64, usize)> {
 }
 
 /// What a directive inside a parameter declaration says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ParamDirective {
     Align,
     Ptr,
@@ -104,66 +113,69 @@ enum ParamDirective {
     Type(ScalarType),
 }
 
+/// Every directive name a parameter declaration may use, with its meaning; the same
+/// vocabulary as [`StateSpace::from_directive`] and [`ScalarType::from_directive`].
+const PARAM_DIRECTIVES: [(&[u8], ParamDirective); 26] = {
+    use ParamDirective::{Align, Ptr, Space, Type};
+    [
+        (b"align", Align),
+        (b"ptr", Ptr),
+        (b"global", Space(StateSpace::Global)),
+        (b"const", Space(StateSpace::Const)),
+        (b"local", Space(StateSpace::Local)),
+        (b"shared", Space(StateSpace::Shared)),
+        (b"b8", Type(ScalarType::B8)),
+        (b"b16", Type(ScalarType::B16)),
+        (b"b32", Type(ScalarType::B32)),
+        (b"b64", Type(ScalarType::B64)),
+        (b"b128", Type(ScalarType::B128)),
+        (b"u8", Type(ScalarType::U8)),
+        (b"u16", Type(ScalarType::U16)),
+        (b"u32", Type(ScalarType::U32)),
+        (b"u64", Type(ScalarType::U64)),
+        (b"s8", Type(ScalarType::S8)),
+        (b"s16", Type(ScalarType::S16)),
+        (b"s32", Type(ScalarType::S32)),
+        (b"s64", Type(ScalarType::S64)),
+        (b"f16", Type(ScalarType::F16)),
+        (b"f16x2", Type(ScalarType::F16x2)),
+        (b"bf16", Type(ScalarType::BF16)),
+        (b"bf16x2", Type(ScalarType::BF16x2)),
+        (b"f32", Type(ScalarType::F32)),
+        (b"f64", Type(ScalarType::F64)),
+        (b"pred", Type(ScalarType::Pred)),
+    ]
+};
+
+/// Multiplier of a perfect hash of the packed [`PARAM_DIRECTIVES`] names into 64 slots (found
+/// by search; the `param_directive_table_is_perfect` test checks it), so that classifying a
+/// directive costs one multiply and one load instead of a chain of unpredictable branches.
+const HASH_MUL: u64 = 0x483a_fab3_25e1_05f1;
+
+const fn slot(key: u64) -> usize {
+    (key.wrapping_mul(HASH_MUL) >> 58) as usize
+}
+
+/// `PARAM_DIRECTIVES` by hash slot: the packed name (0 for an empty slot) and its meaning.
+static PARAM_DIRECTIVE_TABLE: [(u64, Option<ParamDirective>); 64] = {
+    let mut table = [(0, None); 64];
+    let mut i = 0;
+    while i < PARAM_DIRECTIVES.len() {
+        let (name, directive) = PARAM_DIRECTIVES[i];
+        table[slot(key(name))] = (key(name), Some(directive));
+        i += 1;
+    }
+    table
+};
+
 /// Classifies a packed directive name exactly as the token path does with
 /// [`StateSpace::from_directive`] and [`ScalarType::from_directive`].
-#[inline]
-fn param_directive(key_: u64) -> Option<ParamDirective> {
-    use ParamDirective::{Align, Ptr, Space, Type};
-    const ALIGN: u64 = key(b"align");
-    const PTR: u64 = key(b"ptr");
-    const GLOBAL: u64 = key(b"global");
-    const CONST: u64 = key(b"const");
-    const LOCAL: u64 = key(b"local");
-    const SHARED: u64 = key(b"shared");
-    const B8: u64 = key(b"b8");
-    const B16: u64 = key(b"b16");
-    const B32: u64 = key(b"b32");
-    const B64: u64 = key(b"b64");
-    const B128: u64 = key(b"b128");
-    const U8: u64 = key(b"u8");
-    const U16: u64 = key(b"u16");
-    const U32: u64 = key(b"u32");
-    const U64: u64 = key(b"u64");
-    const S8: u64 = key(b"s8");
-    const S16: u64 = key(b"s16");
-    const S32: u64 = key(b"s32");
-    const S64: u64 = key(b"s64");
-    const F16: u64 = key(b"f16");
-    const F16X2: u64 = key(b"f16x2");
-    const BF16: u64 = key(b"bf16");
-    const BF16X2: u64 = key(b"bf16x2");
-    const F32: u64 = key(b"f32");
-    const F64: u64 = key(b"f64");
-    const PRED: u64 = key(b"pred");
-    Some(match key_ {
-        ALIGN => Align,
-        PTR => Ptr,
-        GLOBAL => Space(StateSpace::Global),
-        CONST => Space(StateSpace::Const),
-        LOCAL => Space(StateSpace::Local),
-        SHARED => Space(StateSpace::Shared),
-        B8 => Type(ScalarType::B8),
-        B16 => Type(ScalarType::B16),
-        B32 => Type(ScalarType::B32),
-        B64 => Type(ScalarType::B64),
-        B128 => Type(ScalarType::B128),
-        U8 => Type(ScalarType::U8),
-        U16 => Type(ScalarType::U16),
-        U32 => Type(ScalarType::U32),
-        U64 => Type(ScalarType::U64),
-        S8 => Type(ScalarType::S8),
-        S16 => Type(ScalarType::S16),
-        S32 => Type(ScalarType::S32),
-        S64 => Type(ScalarType::S64),
-        F16 => Type(ScalarType::F16),
-        F16X2 => Type(ScalarType::F16x2),
-        BF16 => Type(ScalarType::BF16),
-        BF16X2 => Type(ScalarType::BF16x2),
-        F32 => Type(ScalarType::F32),
-        F64 => Type(ScalarType::F64),
-        PRED => Type(ScalarType::Pred),
-        _ => return None,
-    })
+#[inline(always)]
+fn param_directive(packed: u64) -> Option<ParamDirective> {
+    match PARAM_DIRECTIVE_TABLE.get(slot(packed)) {
+        Some(&(name, directive)) if name == packed => directive,
+        _ => None,
+    }
 }
 
 /// Reads one parameter starting at `pos` (just after the `(` or `,` in front of it), or
@@ -345,6 +357,44 @@ mod tests {
         ] {
             assert!(fast_param(src, 0, "k").is_none(), "{src}");
         }
+    }
+
+    #[test]
+    fn param_directive_table_is_perfect() {
+        for (name, directive) in PARAM_DIRECTIVES {
+            assert_eq!(param_directive(key(name)), Some(directive));
+            let text = format!(".{}", std::str::from_utf8(name).unwrap());
+            let expected = match directive {
+                ParamDirective::Space(space) => StateSpace::from_directive(&text) == Some(space),
+                ParamDirective::Type(ty) => ScalarType::from_directive(&text) == Some(ty),
+                ParamDirective::Align | ParamDirective::Ptr => true,
+            };
+            assert!(expected, "{text}");
+        }
+        for other in [
+            &b"u63"[..],
+            b"alignx",
+            b"gl",
+            b"ptrs",
+            b"shared1",
+            b"b",
+            b"param",
+        ] {
+            assert_eq!(param_directive(key(other)), None);
+        }
+    }
+
+    #[test]
+    fn short_directive_stops_at_the_first_control_byte() {
+        let read = |src: &[u8]| short_directive(src, 0);
+        assert_eq!(read(b".u64 name"), Some((key(b"u64"), 4)));
+        assert_eq!(read(b".global\tx"), Some((key(b"global"), 7)));
+        assert_eq!(read(b".u64\x01 name"), None);
+        assert_eq!(read(b". u64 name"), None);
+        assert_eq!(read(b".abcdefgh x"), None);
+        assert_eq!(read(b".u6\xe9 name"), Some((key(b"u6\xe9"), 4)));
+        assert_eq!(param_directive(key(b"u6\xe9")), None);
+        assert_eq!(read(b".u64"), None);
     }
 
     #[test]

@@ -325,7 +325,7 @@ const fn splat(b: u8) -> u64 {
 /// `0xFF` and no carry crosses into the next byte; the high bit of `y + (0x80 - lo)` says
 /// `y >= lo`, that of `y + (0x7F - hi)` says `y > hi`.
 #[inline(always)]
-pub(crate) fn non_ident_bytes(x: u64) -> u64 {
+fn non_ident_bytes(x: u64) -> u64 {
     const HIGH: u64 = splat(0x80);
     let y = x & !HIGH;
     let in_range = |v: u64, lo: u8, hi: u8| {
