@@ -190,25 +190,27 @@ impl LoadedData {
             entry: entry_name.clone(),
             valid_up_to: e.valid_up_to(),
         })?;
-        let module = jitseam_ptx::parse_module(text).map_err(|source| Error::Ptx {
+        // The borrowed scan validates the whole module like `parse_module`, but only the one
+        // entry this kernel needs is converted into owned data.
+        let index = jitseam_ptx::scan_module(text).map_err(|source| Error::Ptx {
             entry: entry_name.clone(),
             source,
         })?;
         let symbol = artifact.symbol();
-        let Some(entry) = module.entry(symbol) else {
+        let Some(entry) = index.entry(symbol).map(|entry| entry.to_owned()) else {
             return Err(Error::EntryNotFound {
                 entry: symbol.to_owned(),
-                available: module.entry_names().map(str::to_owned).collect(),
+                available: index.entry_names().map(str::to_owned).collect(),
             });
         };
         let expected = artifact.abi.expected_params();
-        verify_entry_params(entry, &expected)?;
+        verify_entry_params(&entry, &expected)?;
         Ok(Self {
             layout: ParamLayout::new(&expected),
-            entry: entry.clone(),
-            version: module.version,
-            target: module.target,
-            address_size: module.address_size,
+            entry,
+            version: index.version,
+            target: index.target,
+            address_size: index.address_size,
         })
     }
 

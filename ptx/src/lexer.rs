@@ -313,6 +313,52 @@ pub fn is_ident_start(b: u8) -> bool {
     class(b) & IDENT_START != 0
 }
 
+/// `b` in every byte of a `u64`.
+const fn splat(b: u8) -> u64 {
+    u64::from_ne_bytes([b; 8])
+}
+
+/// For eight bytes at once (SWAR): the high bit of each byte that is *not* an identifier
+/// character ([`is_ident_continue`]), all other bits clear.
+///
+/// Each range test adds a per-byte constant to the low seven bits of a byte, so no sum exceeds
+/// `0xFF` and no carry crosses into the next byte; the high bit of `y + (0x80 - lo)` says
+/// `y >= lo`, that of `y + (0x7F - hi)` says `y > hi`.
+#[inline(always)]
+fn non_ident_bytes(x: u64) -> u64 {
+    const HIGH: u64 = splat(0x80);
+    let y = x & !HIGH;
+    let in_range = |v: u64, lo: u8, hi: u8| {
+        v.wrapping_add(splat(0x80 - lo)) & !v.wrapping_add(splat(0x7F - hi))
+    };
+    let letter = in_range(y | splat(0x20), b'a', b'z');
+    let digit = in_range(y, b'0', b'9');
+    let underscore = in_range(y, b'_', b'_');
+    let dollar = in_range(y, b'$', b'$');
+    // A byte with its high bit set (non-ASCII) is never an identifier character.
+    !((letter | digit | underscore | dollar) & !x) & HIGH
+}
+
+/// The end of the run of identifier characters (letters, digits, `_`, `$`) starting at `pos`:
+/// the first offset at or after `pos` whose byte is no identifier character, or `bytes.len()`.
+///
+/// Names in generated PTX are long (`kernel_name_param_12`), so they are checked eight bytes at
+/// a time.
+#[inline(always)]
+pub(crate) fn ident_run_end(bytes: &[u8], mut pos: usize) -> usize {
+    while let Some(chunk) = bytes.get(pos..).and_then(|rest| rest.first_chunk::<8>()) {
+        let stops = non_ident_bytes(u64::from_le_bytes(*chunk));
+        if stops != 0 {
+            return pos + (stops.trailing_zeros() / 8) as usize;
+        }
+        pos += 8;
+    }
+    while bytes.get(pos).is_some_and(|&b| is_ident_continue(b)) {
+        pos += 1;
+    }
+    pos
+}
+
 /// A streaming lexer over a `&str`; yields tokens with absolute byte offsets.
 ///
 /// After an error it resumes past the offending text, so iteration always terminates and a caller
@@ -492,6 +538,9 @@ impl<'a> Lexer<'a> {
 
     #[inline]
     fn run_end(&self, mut at: usize, wanted: u8) -> usize {
+        if wanted == IDENT_CONTINUE {
+            return ident_run_end(self.bytes, at);
+        }
         while self.has_class(at, wanted) {
             at += 1;
         }
@@ -650,4 +699,43 @@ fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
         i += 1;
     }
     i.min(s.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn swar_class_matches_the_table() {
+        for b in 0..=u8::MAX {
+            for lane in 0..8 {
+                // The other lanes hold an identifier byte or a non-identifier byte.
+                for filler in [b'a', b' ', 0xff] {
+                    let mut bytes = [filler; 8];
+                    bytes[lane] = b;
+                    let mask = non_ident_bytes(u64::from_le_bytes(bytes));
+                    for (i, &byte) in bytes.iter().enumerate() {
+                        let flagged = mask >> (i * 8) & 0xff;
+                        let expected = if is_ident_continue(byte) { 0 } else { 0x80 };
+                        assert_eq!(flagged, expected, "byte {byte:#04x} in lane {i}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ident_run_end_matches_a_byte_loop() {
+        let text = b"abcdefghijklmnopqrstuvwxyz_$0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ.x\xc3\xa9";
+        for start in 0..text.len() {
+            for end in start..=text.len() {
+                let bytes = &text[..end];
+                let mut expected = start;
+                while expected < bytes.len() && is_ident_continue(bytes[expected]) {
+                    expected += 1;
+                }
+                assert_eq!(ident_run_end(bytes, start), expected, "{start}..{end}");
+            }
+        }
+    }
 }

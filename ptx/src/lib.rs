@@ -23,6 +23,21 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! [`scan_module`] does the same work and validation without building the owned model: it
+//! returns a [`ModuleIndex`] whose names borrow the text and whose parameters live in one shared
+//! vector, so a caller that needs one kernel converts only that one ([`EntryRef::to_owned`]).
+//!
+//! ```
+//! # let ptx = ".version 8.8\n.target sm_80\n.entry k(.param .u64 k_param_0) { ret; }";
+//! let index = jitseam_ptx::scan_module(ptx)?;
+//! let entry = index.entry("k").ok_or("no entry")?;
+//! assert_eq!(entry.params[0].name, "k_param_0");
+//! assert_eq!(index.to_module(), jitseam_ptx::parse_module(ptx)?);
+//! let owned: jitseam_ptx::Entry = entry.to_owned();
+//! # assert_eq!(owned.params.len(), 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! Nothing here panics on any input; every failure is a [`ParseError`] with a byte offset and the
 //! 1-based line and column derived from it.
 
@@ -30,13 +45,21 @@
 #![warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod error;
+mod fast;
+mod index;
 mod lexer;
 mod line_index;
 mod model;
 mod module;
 mod skip;
 
+/// The integration tests' PTX samples, shared with the unit tests.
+#[cfg(test)]
+#[path = "../tests/common/mod.rs"]
+mod test_samples;
+
 pub use error::{ParseError, ParseErrorKind};
+pub use index::{Dims, DirectiveRef, EntryRef, FunctionRef, ModuleIndex, ParamRef};
 pub use lexer::{
     FloatValue, LexError, LexErrorKind, Lexer, Punct, Token, TokenKind, is_ident_continue,
     is_ident_start, parse_float, parse_int,
@@ -46,4 +69,4 @@ pub use model::{
     Entry, Function, Linkage, Module, Param, PerfDirective, PtrAttr, ScalarType, StateSpace,
     Target, Version,
 };
-pub use module::parse_module;
+pub use module::{parse_module, scan_module};

@@ -1,26 +1,47 @@
 //! The module parser: header directives, `.entry`/`.func` signatures, and body extents.
 //!
-//! Signatures go through the lexer token by token; bodies and other braced blocks are skipped
-//! by [`crate::skip`] and only their byte ranges are kept, so a large module costs little more
-//! than a byte scan. Module-level directives the model does not describe (variables, `.file`,
-//! `.section`, …) are skipped to their end.
+//! Signatures go through the lexer token by token, except parameters of the common shapes
+//! (`.param .u64 name`, `.param .align 16 .b8 name[8]`, …), which [`crate::fast`] reads
+//! with a byte scan and hands back to the lexer on anything unusual. Bodies and other braced
+//! blocks are skipped by [`crate::skip`] and only their byte ranges are kept, so a large module
+//! costs little more than a byte scan. Module-level directives the model does not describe
+//! (variables, `.file`, `.section`, …) are skipped to their end.
+//!
+//! The parser builds a borrowed [`ModuleIndex`]; the owned [`Module`] is converted from it.
 
 use std::ops::Range;
 
 use crate::error::{ParseError, ParseErrorKind, excerpt};
+use crate::fast::{FastParam, fast_dims, fast_param};
+use crate::index::{Dims, DirectiveRef, EntrySlot, FunctionSlot, ModuleIndex, ParamRef};
 use crate::lexer::{Lexer, Punct, TokenKind};
-use crate::model::{
-    Entry, Function, Linkage, Module, Param, PerfDirective, PtrAttr, ScalarType, StateSpace,
-    Target, Version,
-};
+use crate::model::{Linkage, Module, PtrAttr, ScalarType, StateSpace, Target, Version};
 use crate::skip::{Unterminated, skip_block};
 
-/// Parses a PTX module's header, entries and functions.
+/// Parses a PTX module's header, entries and functions into the owned model.
 ///
-/// Fails with a positioned [`ParseError`] on malformed signatures, unterminated blocks, comments
-/// or strings, and when `.version` or `.target` is missing. Never panics.
+/// Equivalent to `scan_module(src).map(|index| index.to_module())`. Fails with a positioned
+/// [`ParseError`] on malformed signatures, unterminated blocks, comments or strings, and when
+/// `.version` or `.target` is missing. Never panics.
 pub fn parse_module(src: &str) -> Result<Module, ParseError> {
-    Parser::new(src).module().map_err(|error| *error)
+    scan_module(src).map(|index| index.to_module())
+}
+
+/// Scans a PTX module's header, entries and functions into a [`ModuleIndex`] that borrows
+/// `src`.
+///
+/// Does the same validation as [`parse_module`] and fails with the same [`ParseError`] on the
+/// same input, but allocates only a few growing vectors for the whole module instead of several
+/// allocations per entry. Never panics.
+pub fn scan_module(src: &str) -> Result<ModuleIndex<'_>, ParseError> {
+    Parser::new(src, true).module().map_err(|error| *error)
+}
+
+/// [`scan_module`] without the parameter fast path: every token goes through the lexer. The
+/// reference the fast path is tested against.
+#[cfg(test)]
+pub(crate) fn scan_module_lexer_only(src: &str) -> Result<ModuleIndex<'_>, ParseError> {
+    Parser::new(src, false).module().map_err(|error| *error)
 }
 
 /// Errors are boxed inside the parser so that the success path moves only small values.
@@ -50,28 +71,27 @@ struct Parser<'a> {
     lexer: Lexer<'a>,
     /// Kind of the current token; `None` at the end of input.
     kind: Option<TokenKind>,
-    /// Parameters are gathered here and then moved into an exactly sized `Vec`, which saves the
-    /// regrowth of a fresh `Vec` per signature.
-    scratch: Vec<Param>,
-}
-
-/// What follows a parameter list: performance directives and a body or `;`.
-struct Trailer {
-    directives: Vec<PerfDirective>,
-    body: Option<Range<usize>>,
+    /// Whether parameter lists try the byte-scanning fast path first.
+    fast: bool,
+    /// Parameters of every entry and function, shared so that a signature costs no allocation.
+    params: Vec<ParamRef<'a>>,
+    /// Performance directives of every entry, shared likewise.
+    directives: Vec<DirectiveRef>,
 }
 
 impl<'a> Parser<'a> {
-    fn new(src: &'a str) -> Self {
+    fn new(src: &'a str, fast: bool) -> Self {
         Self {
             src,
             lexer: Lexer::new(src),
             kind: None,
-            scratch: Vec::new(),
+            fast,
+            params: Vec::new(),
+            directives: Vec::new(),
         }
     }
 
-    fn module(mut self) -> PResult<Module> {
+    fn module(mut self) -> PResult<ModuleIndex<'a>> {
         let mut version = None;
         let mut target = None;
         let mut address_size = None;
@@ -111,11 +131,13 @@ impl<'a> Parser<'a> {
                 }
                 ".entry" => {
                     self.advance()?;
-                    entries.push(self.entry(directive, linkage)?);
+                    let entry = self.entry(directive, linkage)?;
+                    entries.push(entry);
                 }
                 ".func" => {
                     self.advance()?;
-                    functions.push(self.function(directive, linkage)?);
+                    let function = self.function(directive, linkage)?;
+                    functions.push(function);
                 }
                 // These end at the line's end, not at a `;`.
                 ".file" | ".loc" => self.skip_line()?,
@@ -128,12 +150,14 @@ impl<'a> Parser<'a> {
         }
         let version = version.ok_or_else(|| self.error(0, ParseErrorKind::MissingVersion))?;
         let target = target.ok_or_else(|| self.error(0, ParseErrorKind::MissingTarget))?;
-        Ok(Module {
+        Ok(ModuleIndex {
             version,
             target,
             address_size,
             entries,
             functions,
+            params: self.params,
+            directives: self.directives,
         })
     }
 
@@ -204,11 +228,11 @@ impl<'a> Parser<'a> {
         Ok(size)
     }
 
-    fn entry(&mut self, directive: usize, linkage: Linkage) -> PResult<Entry> {
+    fn entry(&mut self, directive: usize, linkage: Linkage) -> PResult<EntrySlot<'a>> {
         let name = self.ident("an entry name after .entry")?;
-        let params = self.optional_param_list()?;
-        let Trailer { directives, body } = self.trailer()?;
-        Ok(Entry {
+        let params = self.optional_param_list(name)?;
+        let (directives, body) = self.trailer(true)?;
+        Ok(EntrySlot {
             name,
             linkage,
             params,
@@ -218,13 +242,13 @@ impl<'a> Parser<'a> {
         })
     }
 
-    fn function(&mut self, directive: usize, linkage: Linkage) -> PResult<Function> {
-        let returns = self.optional_param_list()?;
+    fn function(&mut self, directive: usize, linkage: Linkage) -> PResult<FunctionSlot<'a>> {
+        let returns = self.optional_param_list("")?;
         let name = self.ident("a function name after .func")?;
-        let params = self.optional_param_list()?;
+        let params = self.optional_param_list(name)?;
         // Performance directives on a function are tolerated but not part of the model.
-        let Trailer { body, .. } = self.trailer()?;
-        Ok(Function {
+        let (_, body) = self.trailer(false)?;
+        Ok(FunctionSlot {
             name,
             linkage,
             returns,
@@ -234,26 +258,53 @@ impl<'a> Parser<'a> {
         })
     }
 
-    /// `( param, … )` if the current token is `(`; otherwise no parameters.
-    fn optional_param_list(&mut self) -> PResult<Vec<Param>> {
-        if !self.eat_punct(Punct::LParen)? {
-            return Ok(Vec::new());
+    /// `( param, … )` if the current token is `(`; otherwise no parameters. Returns the range of
+    /// the pushed parameters in `self.params`.
+    ///
+    /// Each parameter is first offered to the byte-scanning fast path, which either reads it
+    /// exactly as the token path would or declines without side effects; a declined parameter
+    /// is re-read by the lexer from the same offset, so results and errors are the same.
+    ///
+    /// `owner` is the entry or function name (empty when not known yet), a hint for
+    /// [`fast_param`].
+    fn optional_param_list(&mut self, owner: &str) -> PResult<Range<usize>> {
+        let first = self.params.len();
+        if !self.at_punct(Punct::LParen) {
+            return Ok(first..first);
         }
-        if self.eat_punct(Punct::RParen)? {
-            return Ok(Vec::new());
-        }
-        self.scratch.clear();
+        // Just after the `(` or `,` in front of the next parameter.
+        let mut pos = self.lexer.scanned_end();
         loop {
-            let param = self.param()?;
-            self.scratch.push(param);
-            if self.eat_punct(Punct::RParen)? {
-                return Ok(self.scratch.drain(..).collect());
+            if self.fast {
+                if let Some(FastParam { param, end, closed }) = fast_param(self.src, pos, owner) {
+                    self.params.push(param);
+                    if closed {
+                        self.lexer.seek(end);
+                        self.advance()?;
+                        return Ok(first..self.params.len());
+                    }
+                    pos = end;
+                    continue;
+                }
             }
-            self.expect_punct(Punct::Comma, "`,` or `)` after a parameter")?;
+            self.lexer.seek(pos);
+            self.advance()?;
+            if self.params.len() == first && self.eat_punct(Punct::RParen)? {
+                return Ok(first..first);
+            }
+            let param = self.param()?;
+            self.params.push(param);
+            if self.eat_punct(Punct::RParen)? {
+                return Ok(first..self.params.len());
+            }
+            if !self.at_punct(Punct::Comma) {
+                return Err(self.unexpected("`,` or `)` after a parameter"));
+            }
+            pos = self.lexer.scanned_end();
         }
     }
 
-    fn param(&mut self) -> PResult<Param> {
+    fn param(&mut self) -> PResult<ParamRef<'a>> {
         if !self.at_directive(".param") {
             return Err(self.unexpected("`.param`"));
         }
@@ -312,7 +363,7 @@ impl<'a> Parser<'a> {
         } else {
             None
         };
-        Ok(Param {
+        Ok(ParamRef {
             name,
             ty,
             align,
@@ -322,44 +373,37 @@ impl<'a> Parser<'a> {
         })
     }
 
-    /// Performance directives, then a `{ body }` or a `;`.
-    fn trailer(&mut self) -> PResult<Trailer> {
+    /// Performance directives, then a `{ body }` or a `;`. Returns the range of the directives
+    /// pushed to `self.directives` (none unless `keep`) and the body range.
+    fn trailer(&mut self, keep: bool) -> PResult<(Range<usize>, Option<Range<usize>>)> {
         const EXPECTED: &str = "a body `{`, `;` or a performance directive";
-        let mut directives = Vec::new();
+        let first = self.directives.len();
         loop {
             match self.kind {
                 Some(TokenKind::Punct(Punct::LBrace)) => {
                     let body = self.skip_block()?;
-                    return Ok(Trailer {
-                        directives,
-                        body: Some(body),
-                    });
+                    return Ok((first..self.directives.len(), Some(body)));
                 }
                 Some(TokenKind::Punct(Punct::Semi)) => {
                     self.advance()?;
-                    return Ok(Trailer {
-                        directives,
-                        body: None,
-                    });
+                    return Ok((first..self.directives.len(), None));
                 }
                 Some(TokenKind::Directive) => {
                     let directive = self.text();
-                    self.advance()?;
-                    match directive {
-                        ".maxntid" => directives.push(PerfDirective::MaxNtid(self.dims()?)),
-                        ".reqntid" => directives.push(PerfDirective::ReqNtid(self.dims()?)),
-                        ".minnctapersm" => {
-                            let n = self.u32_value("a count after .minnctapersm")?;
-                            directives.push(PerfDirective::MinNctaPerSm(n));
+                    // `dims` reads from just after the directive, so it advances by itself.
+                    let parsed = match directive {
+                        ".maxntid" => DirectiveRef::MaxNtid(self.dims()?),
+                        ".reqntid" => DirectiveRef::ReqNtid(self.dims()?),
+                        _ => {
+                            self.advance()?;
+                            match self.other_directive(directive)? {
+                                Some(parsed) => parsed,
+                                None => continue,
+                            }
                         }
-                        ".maxnreg" => {
-                            let n = self.u32_value("a count after .maxnreg")?;
-                            directives.push(PerfDirective::MaxNreg(n));
-                        }
-                        ".pragma" => self.skip_pragma()?,
-                        // `.noreturn`, `.explicitcluster`, `.maxclusterrank n`,
-                        // `.reqnctapercluster x, y, z`, and directives newer than this parser.
-                        _ => self.skip_numbers()?,
+                    };
+                    if keep {
+                        self.directives.push(parsed);
                     }
                 }
                 _ => return Err(self.unexpected(EXPECTED)),
@@ -367,15 +411,44 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// `x[, y[, z]]` of `.maxntid`/`.reqntid`.
-    fn dims(&mut self) -> PResult<Vec<u32>> {
-        let mut dims = Vec::with_capacity(3);
-        dims.push(self.u32_value("a thread count")?);
+    /// A trailer directive other than `.maxntid`/`.reqntid`, after its name; `None` when it is
+    /// not part of the model.
+    fn other_directive(&mut self, directive: &str) -> PResult<Option<DirectiveRef>> {
+        Ok(Some(match directive {
+            ".minnctapersm" => {
+                DirectiveRef::MinNctaPerSm(self.u32_value("a count after .minnctapersm")?)
+            }
+            ".maxnreg" => DirectiveRef::MaxNreg(self.u32_value("a count after .maxnreg")?),
+            ".pragma" => {
+                self.skip_pragma()?;
+                return Ok(None);
+            }
+            // `.noreturn`, `.explicitcluster`, `.maxclusterrank n`,
+            // `.reqnctapercluster x, y, z`, and directives newer than this parser.
+            _ => {
+                self.skip_numbers()?;
+                return Ok(None);
+            }
+        }))
+    }
+
+    /// `x[, y[, z]]` of `.maxntid`/`.reqntid`, whose directive is the current token.
+    fn dims(&mut self) -> PResult<Dims> {
+        if self.fast {
+            if let Some((dims, next)) = fast_dims(self.src.as_bytes(), self.lexer.scanned_end()) {
+                self.lexer.seek(next);
+                self.advance()?;
+                return Ok(dims);
+            }
+        }
+        self.advance()?;
+        let mut dims = Dims::new(self.u32_value("a thread count")?);
         while self.at_punct(Punct::Comma) {
             if dims.len() == 3 {
                 return Err(self.unexpected("at most three dimensions"));
             }
             self.advance()?;
+            // Fewer than three dimensions are stored, so this push always succeeds.
             dims.push(self.u32_value("a thread count")?);
         }
         Ok(dims)
@@ -452,11 +525,11 @@ impl<'a> Parser<'a> {
         Ok(open + 1..end.saturating_sub(1).max(open + 1))
     }
 
-    fn ident(&mut self, expected: &'static str) -> PResult<String> {
+    fn ident(&mut self, expected: &'static str) -> PResult<&'a str> {
         if self.kind != Some(TokenKind::Ident) {
             return Err(self.unexpected(expected));
         }
-        let name = self.text().to_owned();
+        let name = self.text();
         self.advance()?;
         Ok(name)
     }
@@ -574,5 +647,176 @@ impl<'a> Parser<'a> {
             kind,
         };
         Box::new(ParseError::from_lex(self.src, error))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The byte-scanning fast paths against the lexer-only reference: on any input both must
+    //! produce the same index or the same error.
+
+    use proptest::prelude::*;
+    use proptest::sample::Index;
+
+    use super::{scan_module, scan_module_lexer_only};
+
+    use crate::test_samples as common;
+
+    /// The shapes the fast paths accept, next to near misses they must decline.
+    const SHAPES: &str = "
+.version 8.8
+.target sm_80
+.address_size 64
+.visible .entry k(
+\t.param .u64 .ptr .global .align 16 k_param_0,
+\t.param .u64 .ptr .align 8 .shared k_param_1,
+\t.param .align 8 .u64 .ptr k_param_2,
+\t.param .u64 .align 4 k_param_3,
+\t.param .align 2 .b8 k_param_4[2],
+\t.param .b8 k_param_5[0],
+\t.param .u32 k_param_6 ,
+\t.param .f16x2 %k_param_7,
+\t.param .bf16x2 k_param_8 [ 4 ],
+\t.param /* c */ .u8 k_param_9,
+\t.param .b32 k_param_10[010],
+\t.param .align 16 .b128 kk
+)
+.maxntid 256, 1, 1
+.reqntid 32 ,2
+{
+\tret;
+}
+.entry j(.param .s16 j_param_0,.param .u16 jx).maxntid 1.reqntid 2{}
+.entry m(.param .f64 m_param_0) .maxntid 1, 2, 3 .maxnreg 4 ;
+";
+
+    fn samples() -> [&'static str; 4] {
+        [common::NVRTC_SCALAR, common::MIXED, common::DEBUG, SHAPES]
+    }
+
+    fn same(src: &str) {
+        assert_eq!(scan_module(src), scan_module_lexer_only(src), "{src}");
+    }
+
+    #[test]
+    fn samples_agree_and_parse() {
+        for sample in samples() {
+            same(sample);
+            assert!(scan_module(sample).is_ok(), "{sample}");
+        }
+    }
+
+    #[test]
+    fn every_single_byte_deletion_agrees() {
+        for sample in [SHAPES, common::MIXED] {
+            for i in 0..sample.len() {
+                let mut bytes = sample.as_bytes().to_vec();
+                bytes.remove(i);
+                same(&String::from_utf8_lossy(&bytes));
+            }
+        }
+    }
+
+    #[test]
+    fn near_misses_agree() {
+        let header = ".version 8.8\n.target sm_80\n";
+        for params in [
+            ".param .u64 a_param_0",
+            ".param .u64 a",
+            ".param .u64 a_param_0[",
+            ".param .u64 a_param_0[1",
+            ".param .u64 a_param_0[12345678901]",
+            ".param .u64 a_param_0[999999999]",
+            ".param .u64 a_param_0[0x10]",
+            ".param .align 1.5 .u64 a",
+            ".param .align 0 .u64 a",
+            ".param .align 00 .u64 a",
+            ".param .align 4294967296 .u64 a",
+            ".param .u64 .u32 a",
+            ".param .pred a",
+            ".param .ptr .ptr .u64 a",
+            ".param .u64 .global a",
+            ".param .u64 .ptr .global .local a",
+            ".param .u64::x a",
+            ".param .u64 a.b",
+            ".param .u64 a,",
+            ".param .u64 a,,",
+            ".param.u64 a",
+            ".paramx .u64 a",
+            ".param .verylongdirective a",
+            ".param .u64 a\u{e9}",
+            ".param .u64 a //",
+            ".param .u64 a /*",
+            ".param .u64 a\"",
+        ] {
+            for trailer in [
+                "{}",
+                ".maxntid 1 {}",
+                ".maxntid 1, 2, 3, 4 {}",
+                ".maxntid 1.5 {}",
+                ".maxntid 1.maxnreg 2 {}",
+                ".maxntid 1 .maxnreg 2 ;",
+                ".maxntid 1,{}",
+                ".maxntid 01 {}",
+                ".maxntid 1 // c\n, 2 {}",
+                ".maxntid 1U {}",
+                ".maxntid",
+            ] {
+                for entry in ["a", "a_param_0", "a_"] {
+                    same(&format!("{header}.entry {entry}({params}) {trailer}"));
+                    same(&format!("{header}.entry {entry}({params}"));
+                }
+            }
+        }
+    }
+
+    #[derive(Debug, Clone)]
+    enum Edit {
+        Insert(Index, u8),
+        Delete(Index),
+        Replace(Index, u8),
+    }
+
+    fn edit() -> impl Strategy<Value = Edit> {
+        let byte = prop_oneof![
+            3 => prop::sample::select(b"{}()[];,.\"/*%@!<>:=\\\n\t 0123456789fdxU_ap".to_vec()),
+            1 => any::<u8>(),
+        ];
+        prop_oneof![
+            (any::<Index>(), byte.clone()).prop_map(|(at, b)| Edit::Insert(at, b)),
+            any::<Index>().prop_map(Edit::Delete),
+            (any::<Index>(), byte).prop_map(|(at, b)| Edit::Replace(at, b)),
+        ]
+    }
+
+    fn apply(sample: &str, edits: &[Edit]) -> String {
+        let mut bytes = sample.as_bytes().to_vec();
+        for edit in edits {
+            match *edit {
+                Edit::Insert(at, b) => bytes.insert(at.index(bytes.len() + 1), b),
+                Edit::Delete(at) if !bytes.is_empty() => {
+                    bytes.remove(at.index(bytes.len()));
+                }
+                Edit::Replace(at, b) if !bytes.is_empty() => {
+                    let i = at.index(bytes.len());
+                    bytes[i] = b;
+                }
+                _ => {}
+            }
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(10_000))]
+
+        #[test]
+        fn fast_paths_agree_with_the_lexer_on_edited_samples(
+            sample in 0..4usize,
+            edits in prop::collection::vec(edit(), 1..6),
+        ) {
+            let src = apply(samples()[sample], &edits);
+            prop_assert_eq!(scan_module(&src), scan_module_lexer_only(&src));
+        }
     }
 }

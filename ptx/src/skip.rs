@@ -1,11 +1,13 @@
 //! Skipping `{ … }` blocks without tokenizing them.
 //!
 //! Entry bodies are most of a PTX module's bytes and the module parser only needs their extent,
-//! so they are scanned with SIMD byte searches instead of the lexer. Only `{`, `}`, comments and
-//! strings can change where a block ends. Strings are rare in bodies, so the fast scan ignores
-//! them and a block that contains any `"` is rescanned by a careful byte loop.
+//! so they are scanned with SIMD byte searches (`memchr`) instead of the lexer; no byte loop
+//! runs over a body. Only `{`, `}`, comments and strings can change where a block ends. Strings
+//! are rare in bodies, so the first scan ignores them, and one `memchr` over the scanned bytes
+//! checks that no `"` was there; a block with strings is rescanned by a search that also stops
+//! at quotes.
 
-use memchr::{memchr, memchr3};
+use memchr::{memchr, memchr2, memchr3};
 
 /// Why a block could not be skipped. Offsets are absolute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,11 +21,14 @@ pub(crate) enum Unterminated {
 }
 
 /// Given the offset of a `{`, returns the offset just past its matching `}`.
+///
+/// Braces inside comments and strings (with `\` escapes) do not count, and comment markers
+/// inside strings do not start comments.
 pub(crate) fn skip_block(bytes: &[u8], open: usize) -> Result<usize, Unterminated> {
     let (result, scanned_to) = skip_fast(bytes, open);
     let scanned = bytes.get(open..scanned_to).unwrap_or_default();
     if memchr(b'"', scanned).is_some() {
-        skip_careful(bytes, open)
+        skip_with_strings(bytes, open)
     } else {
         result
     }
@@ -35,14 +40,12 @@ fn skip_fast(bytes: &[u8], open: usize) -> (Result<usize, Unterminated>, usize) 
     let mut depth: usize = 0;
     let mut pos = open;
     loop {
-        let Some(found) = bytes
-            .get(pos..)
-            .and_then(|rest| memchr3(b'{', b'}', b'/', rest))
-        else {
+        let rest = bytes.get(pos..).unwrap_or_default();
+        let Some(found) = memchr3(b'{', b'}', b'/', rest) else {
             return (Err(Unterminated::Block(open)), bytes.len());
         };
         let at = pos + found;
-        match bytes.get(at) {
+        match rest.get(found) {
             Some(b'{') => depth += 1,
             Some(b'}') => {
                 depth = depth.saturating_sub(1);
@@ -62,6 +65,40 @@ fn skip_fast(bytes: &[u8], open: usize) -> (Result<usize, Unterminated>, usize) 
     }
 }
 
+/// Brace matching that also honours strings: `memchr3` finds the next brace or `/`, and a
+/// `memchr` over the bytes before it finds a `"` whose string could hide it.
+fn skip_with_strings(bytes: &[u8], open: usize) -> Result<usize, Unterminated> {
+    let mut depth: usize = 0;
+    let mut pos = open;
+    loop {
+        let rest = bytes.get(pos..).unwrap_or_default();
+        let found = memchr3(b'{', b'}', b'/', rest);
+        let before = rest.get(..found.unwrap_or(rest.len())).unwrap_or_default();
+        if let Some(quote) = memchr(b'"', before) {
+            pos = skip_string(bytes, pos + quote)?;
+            continue;
+        }
+        let Some(found) = found else {
+            return Err(Unterminated::Block(open));
+        };
+        let at = pos + found;
+        match rest.get(found) {
+            Some(b'{') => depth += 1,
+            Some(b'}') => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return Ok(at + 1);
+                }
+            }
+            _ => {
+                pos = skip_comment(bytes, at)?;
+                continue;
+            }
+        }
+        pos = at + 1;
+    }
+}
+
 /// At a `/`: the offset after the comment it starts, or after the `/` if it starts none.
 fn skip_comment(bytes: &[u8], slash: usize) -> Result<usize, Unterminated> {
     let rest = bytes.get(slash + 2..).unwrap_or_default();
@@ -76,40 +113,12 @@ fn skip_comment(bytes: &[u8], slash: usize) -> Result<usize, Unterminated> {
     }
 }
 
-/// Byte-by-byte brace matching that also honours strings (with `\` escapes).
-fn skip_careful(bytes: &[u8], open: usize) -> Result<usize, Unterminated> {
-    let mut depth: usize = 0;
-    let mut pos = open;
-    while let Some(&b) = bytes.get(pos) {
-        match b {
-            b'{' => depth += 1,
-            b'}' => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 {
-                    return Ok(pos + 1);
-                }
-            }
-            b'/' => {
-                pos = skip_comment(bytes, pos)?;
-                continue;
-            }
-            b'"' => {
-                pos = skip_string(bytes, pos)?;
-                continue;
-            }
-            _ => {}
-        }
-        pos += 1;
-    }
-    Err(Unterminated::Block(open))
-}
-
 /// At a `"`: the offset after its closing quote.
 fn skip_string(bytes: &[u8], quote: usize) -> Result<usize, Unterminated> {
     let mut pos = quote + 1;
     loop {
         let rest = bytes.get(pos..).unwrap_or_default();
-        match memchr::memchr2(b'"', b'\\', rest) {
+        match memchr2(b'"', b'\\', rest) {
             Some(i) if rest.get(i) == Some(&b'"') => return Ok(pos + i + 1),
             Some(i) => pos += i + 2,
             None => return Err(Unterminated::String(quote)),
@@ -136,10 +145,23 @@ mod tests {
     }
 
     #[test]
+    fn strings_hide_braces_and_comment_markers() {
+        assert_eq!(end_of("{ \"/*\" }x"), Ok(8));
+        assert_eq!(end_of("{ \"//\" }x"), Ok(8));
+        assert_eq!(end_of("{ \"{\" }x"), Ok(7));
+        assert_eq!(end_of("{ /* \" */ }x"), Ok(11));
+        assert_eq!(end_of("{ // \"\n }x"), Ok(9));
+        assert_eq!(end_of("{ \"a\" { \"}\" } }x"), Ok(15));
+    }
+
+    #[test]
     fn unterminated() {
         assert_eq!(end_of("{ { }"), Err(Unterminated::Block(0)));
         assert_eq!(end_of("{ /* }"), Err(Unterminated::Comment(2)));
         assert_eq!(end_of("{ \"}"), Err(Unterminated::String(2)));
         assert_eq!(end_of("{ // }"), Err(Unterminated::Block(0)));
+        assert_eq!(end_of("{ \"a\" "), Err(Unterminated::Block(0)));
+        assert_eq!(end_of("{ // \""), Err(Unterminated::Block(0)));
+        assert_eq!(end_of("{ /* \" "), Err(Unterminated::Comment(2)));
     }
 }

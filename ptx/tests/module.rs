@@ -4,7 +4,7 @@ mod common;
 
 use jitseam_ptx::{
     Lexer, Linkage, Module, Param, ParseErrorKind, PerfDirective, PtrAttr, ScalarType, StateSpace,
-    TokenKind, Version, parse_module,
+    TokenKind, Version, parse_module, scan_module,
 };
 
 fn parse(src: &str) -> Module {
@@ -271,5 +271,68 @@ fn missing_header_directives_are_typed_errors() {
     assert_eq!(
         parse_module("").map_err(|e| e.kind),
         Err(ParseErrorKind::MissingVersion)
+    );
+}
+
+#[test]
+fn scan_index_converts_to_the_parsed_module() {
+    for src in [common::NVRTC_SCALAR, common::MIXED, common::DEBUG] {
+        let index = scan_module(src).unwrap_or_else(|e| unreachable!("{e}"));
+        let module = parse(src);
+        assert_eq!(index.to_module(), module);
+        assert_eq!(Module::from(index.clone()), module);
+        assert_eq!(
+            (index.version, &index.target),
+            (module.version, &module.target)
+        );
+        assert_eq!(index.address_size, module.address_size);
+        assert_eq!(index.entry_count(), module.entries.len());
+        assert!(index.entry_names().eq(module.entry_names()));
+        for (entry, owned) in index.entries().zip(&module.entries) {
+            assert_eq!(&entry.to_owned(), owned);
+            let found = index.entry(entry.name).map(|e| e.to_owned());
+            assert_eq!(found.as_ref(), module.entry(entry.name));
+            for (param, owned) in entry.params.iter().zip(&owned.params) {
+                assert_eq!(param.size_bytes(), owned.size_bytes());
+            }
+        }
+        assert!(
+            index
+                .functions()
+                .map(|f| f.to_owned())
+                .eq(module.functions.clone())
+        );
+        assert!(index.entry("no_such_kernel").is_none());
+    }
+}
+
+#[test]
+fn scan_index_borrows_names_and_shares_param_storage() {
+    let src = common::MIXED;
+    let index = scan_module(src).unwrap_or_else(|e| unreachable!("{e}"));
+    let entry = index
+        .entry("mixed_scalar")
+        .unwrap_or_else(|| unreachable!());
+    // Names are slices of the source, not copies.
+    let name = entry.params[0].name;
+    assert!(src.as_bytes().as_ptr_range().contains(&name.as_ptr()));
+    assert_eq!(&src[entry.params[0].offset..][..6], ".param");
+    assert_eq!(entry.params.len(), 6);
+    assert_eq!(
+        entry
+            .directives
+            .iter()
+            .map(|d| d.to_owned())
+            .collect::<Vec<_>>(),
+        [
+            PerfDirective::MaxNtid(vec![256, 1, 1]),
+            PerfDirective::MinNctaPerSm(2)
+        ]
+    );
+    let weak = index.entry("weak_kernel").unwrap_or_else(|| unreachable!());
+    assert!(weak.params.is_empty());
+    assert_eq!(weak.linkage, Linkage::Weak);
+    assert!(
+        matches!(&weak.directives[0], jitseam_ptx::DirectiveRef::ReqNtid(d) if d.as_slice() == [128])
     );
 }

@@ -2,7 +2,7 @@
 
 mod common;
 
-use jitseam_ptx::{Lexer, LineIndex, line_col, parse_module};
+use jitseam_ptx::{Lexer, LineIndex, line_col, parse_module, scan_module};
 use proptest::prelude::*;
 use proptest::sample::Index;
 
@@ -17,7 +17,10 @@ fn exercise(src: &str) {
         assert!(offset >= previous_end && end <= src.len() && end > offset);
         previous_end = end;
     }
-    match parse_module(src) {
+    let parsed = parse_module(src);
+    // The borrowed scan and the owned parse fail together, or agree entirely.
+    assert_eq!(scan_module(src).map(|index| index.to_module()), parsed);
+    match parsed {
         Ok(module) => {
             for body in module.entries.iter().filter_map(|e| e.body.clone()) {
                 assert!(src.get(body.clone()).is_some());
@@ -115,6 +118,10 @@ proptest! {
 fn samples_parse_cleanly() {
     for sample in SAMPLES {
         assert!(parse_module(sample).is_ok());
+        assert_eq!(
+            scan_module(sample).map(|index| index.to_module()),
+            parse_module(sample)
+        );
         assert!(Lexer::new(sample).all(|t| t.is_ok()));
     }
 }
