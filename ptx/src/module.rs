@@ -275,17 +275,17 @@ impl<'a> Parser<'a> {
         // Just after the `(` or `,` in front of the next parameter.
         let mut pos = self.lexer.scanned_end();
         loop {
-            if self.fast {
-                if let Some(FastParam { param, end, closed }) = fast_param(self.src, pos, owner) {
-                    self.params.push(param);
-                    if closed {
-                        self.lexer.seek(end);
-                        self.advance()?;
-                        return Ok(first..self.params.len());
-                    }
-                    pos = end;
-                    continue;
+            if self.fast
+                && let Some(FastParam { param, end, closed }) = fast_param(self.src, pos, owner)
+            {
+                self.params.push(param);
+                if closed {
+                    self.lexer.seek(end);
+                    self.advance()?;
+                    return Ok(first..self.params.len());
                 }
+                pos = end;
+                continue;
             }
             self.lexer.seek(pos);
             self.advance()?;
@@ -434,12 +434,12 @@ impl<'a> Parser<'a> {
 
     /// `x[, y[, z]]` of `.maxntid`/`.reqntid`, whose directive is the current token.
     fn dims(&mut self) -> PResult<Dims> {
-        if self.fast {
-            if let Some((dims, next)) = fast_dims(self.src.as_bytes(), self.lexer.scanned_end()) {
-                self.lexer.seek(next);
-                self.advance()?;
-                return Ok(dims);
-            }
+        if self.fast
+            && let Some((dims, next)) = fast_dims(self.src.as_bytes(), self.lexer.scanned_end())
+        {
+            self.lexer.seek(next);
+            self.advance()?;
+            return Ok(dims);
         }
         self.advance()?;
         let mut dims = Dims::new(self.u32_value("a thread count")?);
