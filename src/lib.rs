@@ -10,6 +10,7 @@ pub mod error;
 pub mod kernel;
 pub mod launch;
 pub mod signature;
+pub mod slot;
 pub mod state;
 
 pub use abi::{AbiKind, AbiSpec};
@@ -20,7 +21,12 @@ pub use error::{Error, TransitionError};
 pub use kernel::Kernel;
 pub use launch::ParamValue;
 pub use signature::{Erased, In, InStrided, Out, OutStrided, Signature};
+pub use slot::{SlotCall, SlotRef, SlotTable};
 pub use state::{Described, DeviceBound, Loaded, State};
+
+/// Generates a [`SlotTable`] `static` of `N` slots with `N` distinct dispatchers, `1 ≤ N ≤ 4096`:
+/// `jitseam::slot_table!(pub static JIT_KERNELS: 64);` See [`slot`].
+pub use jitseam_macros::slot_table;
 
 /// Paths the `#[jitseam::kernel]` and `slot_table!` expansions use. Not public API: no
 /// compatibility promise, and naming it by hand opts out of every guarantee.
@@ -32,6 +38,7 @@ pub mod __private {
     pub use crate::error::Error;
     pub use crate::kernel::Kernel;
     pub use crate::launch::ParamValue;
+    pub use crate::slot::{Slot, SlotFn, SlotTable, SlotTableMarker, dispatch_slot, empty_slots};
     pub use crate::state::DeviceBound;
 
     /// The one launch path, for generated launchers. `inputs`/`outputs` must come from the
