@@ -620,3 +620,225 @@ pub fn dispatch_slot<T: SlotTableMarker, const I: usize>(
 pub const fn empty_slots<const N: usize>() -> [Slot; N] {
     [const { Slot::new() }; N]
 }
+
+#[cfg(test)]
+mod tests {
+    //! The lock order, asserted: while a thread holds the slot bank (as a claim, release or
+    //! reclamation does), every liveness operation — minting a device, asking `is_live`,
+    //! dropping a device's last handle — and every dispatch still completes. So nothing that
+    //! takes the liveness registry (or a slot's read lock) ever waits for the bank: the reverse
+    //! edge that could close a cycle with "bank → registry" does not exist.
+
+    use std::any::Any;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::abi::{AbiKind, AbiSpec};
+    use crate::device::{
+        Backend, BackendKind, BackendStream, Device, DeviceProperties, Geometry,
+    };
+    use crate::dtype::ElementKind;
+    use crate::launch::ArgPacket;
+
+    #[derive(Debug)]
+    struct Null(DeviceProperties, Option<&'static SlotTable>);
+
+    /// A function that, when dropped, records whether its table's bank was free.
+    #[derive(Debug)]
+    struct NullFunction(Option<&'static SlotTable>);
+
+    static DROPPED_WITH_BANK_FREE: AtomicU64 = AtomicU64::new(0);
+    static DROPPED_UNDER_BANK: AtomicU64 = AtomicU64::new(0);
+
+    impl Drop for NullFunction {
+        fn drop(&mut self) {
+            if let Some(table) = self.0 {
+                let counter = match table.bank.try_lock() {
+                    Ok(_) => &DROPPED_WITH_BANK_FREE,
+                    Err(_) => &DROPPED_UNDER_BANK,
+                };
+                counter.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    impl BackendFunction for NullFunction {
+        fn as_any(&self) -> &dyn Any {
+            self
+        }
+        fn param_info(&self) -> Result<Option<Vec<(usize, usize)>>, Error> {
+            Ok(None)
+        }
+    }
+
+    #[derive(Debug)]
+    struct NullStream;
+
+    impl BackendStream for NullStream {
+        fn as_any(&self) -> &dyn Any {
+            self
+        }
+    }
+
+    impl Backend for Null {
+        fn properties(&self) -> &DeviceProperties {
+            &self.0
+        }
+        fn alloc(&self, bytes: usize) -> Result<u64, Error> {
+            static NEXT: AtomicU64 = AtomicU64::new(0x1_0000);
+            Ok(NEXT.fetch_add((bytes as u64).next_multiple_of(256), Ordering::Relaxed))
+        }
+        fn free(&self, _: u64, _: usize) {}
+        fn default_stream(&self) -> Arc<dyn BackendStream> {
+            Arc::new(NullStream)
+        }
+        fn new_stream(&self) -> Result<Arc<dyn BackendStream>, Error> {
+            Ok(Arc::new(NullStream))
+        }
+        fn write(&self, _: &dyn BackendStream, _: u64, _: &[u8]) -> Result<(), Error> {
+            Ok(())
+        }
+        fn read(&self, _: &dyn BackendStream, _: u64, _: &mut [u8]) -> Result<(), Error> {
+            Ok(())
+        }
+        fn load_function(&self, _: &str, _: &str) -> Result<Arc<dyn BackendFunction>, Error> {
+            Ok(Arc::new(NullFunction(self.1)))
+        }
+        unsafe fn launch(
+            &self,
+            _: &dyn BackendFunction,
+            _: &dyn BackendStream,
+            _: Geometry,
+            _: &ArgPacket<'_>,
+        ) -> Result<(), Error> {
+            Ok(())
+        }
+        fn synchronize(&self, _: &dyn BackendStream) -> Result<(), Error> {
+            Ok(())
+        }
+    }
+
+    fn device() -> Device {
+        probed_device(None)
+    }
+
+    fn probed_device(probe: Option<&'static SlotTable>) -> Device {
+        Device::with_backend(Arc::new(Null(
+            DeviceProperties {
+            name: "null".to_owned(),
+            backend: BackendKind::Other,
+            compute_capability: None,
+                max_grid_x: 65_535,
+                max_block_x: 1024,
+                driver_version: None,
+            },
+            probe,
+        )))
+    }
+
+    fn relu(device: &Device) -> Kernel<Erased, DeviceBound> {
+        let spec = AbiSpec::owned(
+            AbiKind::Scalar,
+            vec![ElementKind::F32],
+            vec![ElementKind::F32],
+            vec![],
+        );
+        let artifact = Artifact::ptx(
+            include_str!("../tests/fixtures/relu_f32_scalar.ptx"),
+            "baracuda_gen_relu_f32_scalar",
+            spec,
+        );
+        Kernel::describe(artifact)
+            .unwrap()
+            .load()
+            .unwrap()
+            .bind(device)
+            .unwrap()
+    }
+
+    struct Marker;
+    impl SlotTableMarker for Marker {
+        fn table() -> &'static SlotTable {
+            &TABLE
+        }
+    }
+    static SLOTS: [Slot; 2] = empty_slots::<2>();
+    static DISPATCHERS: [SlotFn; 2] = [dispatch_slot::<Marker, 0>, dispatch_slot::<Marker, 1>];
+    static TABLE: SlotTable = SlotTable::__new("TABLE", &SLOTS, &DISPATCHERS);
+
+    /// Runs `work` on another thread and answers whether it finished within ten seconds.
+    fn completes(work: impl FnOnce() + Send + 'static) -> bool {
+        let (done, finished) = mpsc::channel();
+        std::thread::spawn(move || {
+            work();
+            let _ = done.send(());
+        });
+        finished.recv_timeout(Duration::from_secs(10)).is_ok()
+    }
+
+    #[test]
+    fn liveness_and_dispatch_never_wait_for_the_bank() {
+        let owner = device();
+        let slot = TABLE.claim(relu(&owner)).unwrap();
+
+        let bank = TABLE.lock_bank();
+        assert!(
+            completes(|| {
+                let other = device();
+                let id = other.id();
+                assert!(is_live(id));
+                drop(other);
+                assert!(!is_live(id));
+            }),
+            "a liveness operation waited for the slot bank"
+        );
+        let dispatcher = owner.clone();
+        assert!(
+            completes(move || {
+                TABLE.validate(&slot).unwrap();
+                let x = dispatcher.alloc::<f32>(8).unwrap();
+                let mut y = dispatcher.alloc::<f32>(8).unwrap();
+                let stream = dispatcher.default_stream();
+                let inputs = [Arg::from(&x)];
+                let mut outputs = [ArgMut::from(&mut y)];
+                slot.launch(&slot.call(&stream, &inputs, &mut outputs, &[8], &[]))
+                    .unwrap();
+            }),
+            "a dispatch waited for the slot bank"
+        );
+        drop(bank);
+        TABLE.release(slot).unwrap();
+    }
+
+    struct ProbedMarker;
+    impl SlotTableMarker for ProbedMarker {
+        fn table() -> &'static SlotTable {
+            &PROBED
+        }
+    }
+    static PROBED_SLOTS: [Slot; 1] = empty_slots::<1>();
+    static PROBED_DISPATCHERS: [SlotFn; 1] = [dispatch_slot::<ProbedMarker, 0>];
+    static PROBED: SlotTable = SlotTable::__new("PROBED", &PROBED_SLOTS, &PROBED_DISPATCHERS);
+
+    #[test]
+    fn occupants_are_dropped_with_the_bank_free() {
+        // Occupants let go of by a claim that reclaims (twice), by a release and by an eager
+        // reclamation: each is dropped after the bank was unlocked, so no destructor (a module
+        // unload, a device's last handle) runs under it. A one-slot table: every claim after the
+        // first has to reclaim the slot of the device dropped just before.
+        for _ in 0..2 {
+            let gone = probed_device(Some(&PROBED));
+            PROBED.claim(relu(&gone)).unwrap();
+        }
+        let live = probed_device(Some(&PROBED));
+        let slot = PROBED.claim(relu(&live)).unwrap();
+        PROBED.release(slot).unwrap();
+        let gone = probed_device(Some(&PROBED));
+        PROBED.claim(relu(&gone)).unwrap();
+        drop(gone);
+        assert_eq!(PROBED.reclaim_dead(), [0]);
+        assert_eq!(DROPPED_UNDER_BANK.load(Ordering::Relaxed), 0);
+        assert_eq!(DROPPED_WITH_BANK_FREE.load(Ordering::Relaxed), 4);
+    }
+}
