@@ -74,9 +74,7 @@ fn main() {
 
     let mut criterion = Criterion::default().configure_from_args();
     let mut group = criterion.benchmark_group("slot_resolve_and_generation_check");
-    group.bench_function("1_thread", |b| {
-        b.iter(|| BENCH.validate(black_box(&first)))
-    });
+    group.bench_function("1_thread", |b| b.iter(|| BENCH.validate(black_box(&first))));
     group.bench_function("2_threads_per_pair", |b| {
         b.iter_custom(|iters| parallel(&BENCH, &[first, second], iters))
     });

@@ -257,7 +257,9 @@ impl Slot {
     }
 
     fn write(&self) -> RwLockWriteGuard<'_, Option<Box<Occupant>>> {
-        self.occupant.write().unwrap_or_else(PoisonError::into_inner)
+        self.occupant
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Empties the slot (the caller holds the bank), handing back the occupant to drop later.
@@ -609,9 +611,7 @@ pub trait SlotTableMarker: 'static {
 
 /// The dispatcher of slot `I` of table `T`: one distinct function per `(T, I)`.
 #[doc(hidden)]
-pub fn dispatch_slot<T: SlotTableMarker, const I: usize>(
-    call: &SlotCall<'_>,
-) -> Result<(), Error> {
+pub fn dispatch_slot<T: SlotTableMarker, const I: usize>(call: &SlotCall<'_>) -> Result<(), Error> {
     T::table().dispatch(I, call)
 }
 
@@ -635,9 +635,7 @@ mod tests {
 
     use super::*;
     use crate::abi::{AbiKind, AbiSpec};
-    use crate::device::{
-        Backend, BackendKind, BackendStream, Device, DeviceProperties, Geometry,
-    };
+    use crate::device::{Backend, BackendKind, BackendStream, Device, DeviceProperties, Geometry};
     use crate::dtype::ElementKind;
     use crate::launch::ArgPacket;
 
@@ -726,9 +724,9 @@ mod tests {
     fn probed_device(probe: Option<&'static SlotTable>) -> Device {
         Device::with_backend(Arc::new(Null(
             DeviceProperties {
-            name: "null".to_owned(),
-            backend: BackendKind::Other,
-            compute_capability: None,
+                name: "null".to_owned(),
+                backend: BackendKind::Other,
+                compute_capability: None,
                 max_grid_x: 65_535,
                 max_block_x: 1024,
                 driver_version: None,

@@ -86,7 +86,11 @@ fn claim_dispatch_release_reuse_refuses_the_old_binding() {
     assert_ne!(new.generation(), old.generation());
     assert_stale(run(&old, &device), 0, new.generation(), old.generation());
     assert_stale(REUSE.release(old), 0, new.generation(), old.generation());
-    assert_eq!(symbols(&backend), [RELU], "a stale binding launched nothing");
+    assert_eq!(
+        symbols(&backend),
+        [RELU],
+        "a stale binding launched nothing"
+    );
 
     run(&new, &device).unwrap();
     assert_eq!(symbols(&backend), [RELU, SILU]);
@@ -105,7 +109,13 @@ fn a_slot_dispatch_sends_the_packet_the_erased_launch_sends() {
     let mut out = device.alloc::<f32>(1000).unwrap();
     let stream = device.default_stream();
     direct
-        .launch(&stream, &[(&a).into(), (&b).into()], &mut [(&mut out).into()], &[1000], &[])
+        .launch(
+            &stream,
+            &[(&a).into(), (&b).into()],
+            &mut [(&mut out).into()],
+            &[1000],
+            &[],
+        )
         .unwrap();
     let inputs = [Arg::from(&a), Arg::from(&b)];
     let mut outputs = [ArgMut::from(&mut out)];
@@ -140,16 +150,32 @@ fn a_full_table_reclaims_exactly_the_dead_devices_slot() {
     }
 
     let new = RECLAIM.claim(bound(NEG, &a)).unwrap();
-    assert_eq!(new.index(), 1, "the dead device's slot, and only it, was reclaimed");
     assert_eq!(
-        [RECLAIM.device_of(0), RECLAIM.device_of(1), RECLAIM.device_of(2)],
+        new.index(),
+        1,
+        "the dead device's slot, and only it, was reclaimed"
+    );
+    assert_eq!(
+        [
+            RECLAIM.device_of(0),
+            RECLAIM.device_of(1),
+            RECLAIM.device_of(2)
+        ],
         [Some(a.id()), Some(a.id()), Some(c.id())]
     );
     RECLAIM.validate(&r0).unwrap();
     RECLAIM.validate(&r2).unwrap();
     RECLAIM.validate(&new).unwrap();
-    assert_stale(RECLAIM.validate(&dead), 1, new.generation(), dead.generation());
-    assert!(RECLAIM.reclaim_dead().is_empty(), "every remaining device is live");
+    assert_stale(
+        RECLAIM.validate(&dead),
+        1,
+        new.generation(),
+        dead.generation(),
+    );
+    assert!(
+        RECLAIM.reclaim_dead().is_empty(),
+        "every remaining device is live"
+    );
     for slot in [r0, r2, new] {
         RECLAIM.release(slot).unwrap();
     }
@@ -191,7 +217,13 @@ fn a_full_table_of_live_devices_answers_full_and_gives_the_kernel_back() {
     let x = a.alloc::<f32>(8).unwrap();
     let mut y = a.alloc::<f32>(8).unwrap();
     kernel
-        .launch(&a.default_stream(), &[(&x).into()], &mut [(&mut y).into()], &[8], &[])
+        .launch(
+            &a.default_stream(),
+            &[(&x).into()],
+            &mut [(&mut y).into()],
+            &[8],
+            &[],
+        )
         .unwrap();
     assert_eq!(symbols(&backend), [NEG], "the kernel came back still bound");
     FULL.validate(&r0).unwrap();

@@ -128,7 +128,10 @@ mod tests {
     fn counts_in_range_are_accepted() {
         assert_eq!(error_of(quote!(static T: 1;)), "ok 1");
         assert_eq!(error_of(quote!(pub static T: 4096usize;)), "ok 4096");
-        assert_eq!(error_of(quote!(#[doc = "x"] pub(crate) static T: 0x10)), "ok 16");
+        assert_eq!(
+            error_of(quote!(#[doc = "x"] pub(crate) static T: 0x10)),
+            "ok 16"
+        );
     }
 
     #[test]
@@ -155,7 +158,10 @@ mod tests {
     fn expansion_has_one_dispatcher_per_slot() {
         let out = expand(quote!(pub static T: 3;)).to_string();
         for i in 0..3 {
-            assert!(out.contains(&format!("dispatch_slot :: < Table , {i} >")), "{out}");
+            assert!(
+                out.contains(&format!("dispatch_slot :: < Table , {i} >")),
+                "{out}"
+            );
         }
         assert!(!out.contains("dispatch_slot :: < Table , 3 >"));
     }
