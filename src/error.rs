@@ -351,6 +351,51 @@ pub enum Error {
         reason: &'static str,
     },
 
+    // ---- slot tables ---------------------------------------------------------------------------
+    /// A slot dispatch or release carried a generation that is not the slot's current one: the
+    /// binding is stale (released, reclaimed, or from another claim), or the slot is empty.
+    /// Generations are unique across the process, so a stale binding never matches a newer
+    /// occupant of any slot of any table.
+    #[error(
+        "slot {slot} of slot table `{table}`: binding of generation {found} is stale, {}",
+        slot_state(*expected)
+    )]
+    StaleSlot {
+        /// The table's name.
+        table: &'static str,
+        /// The slot index.
+        slot: usize,
+        /// The slot's current generation (0 when it holds no kernel).
+        expected: u64,
+        /// The generation the call or release carried.
+        found: u64,
+    },
+    /// Every slot of the table holds a kernel whose device is still live.
+    #[error(
+        "kernel `{entry}`: slot table `{table}` is full: all {capacity} slots hold kernels of live devices"
+    )]
+    SlotTableFull {
+        /// The kernel that asked for a slot.
+        entry: String,
+        /// The table's name.
+        table: &'static str,
+        /// Its number of slots.
+        capacity: usize,
+    },
+    /// A slot's kernel was dispatched after every handle to its device was dropped; the slot
+    /// will be reclaimed when the table needs room.
+    #[error("kernel `{entry}` in slot {slot} of slot table `{table}`: its {device} is gone")]
+    DeviceGone {
+        /// The occupant's entry point.
+        entry: String,
+        /// The table's name.
+        table: &'static str,
+        /// The slot index.
+        slot: usize,
+        /// The dead device.
+        device: DeviceId,
+    },
+
     // ---- buffers ------------------------------------------------------------------------------
     /// A host slice and a device buffer differ in length.
     #[error("{stage}: host slice has {found} elements, the device buffer {expected}")]
@@ -468,6 +513,14 @@ impl fmt::Display for Operand {
             Self::Output(m) => write!(f, "output {m}"),
             Self::Stream => f.write_str("the stream"),
         }
+    }
+}
+
+fn slot_state(generation: u64) -> String {
+    if generation == 0 {
+        "the slot is empty".to_owned()
+    } else {
+        format!("the slot holds generation {generation}")
     }
 }
 

@@ -136,13 +136,48 @@ impl<Sig> Kernel<Sig, DeviceBound> {
 
     /// What a launch check needs to know about this kernel.
     pub fn facts(&self) -> LaunchFacts<'_> {
-        LaunchFacts {
-            entry: self.entry(),
-            spec: &self.artifact.abi,
-            layout: self.data.loaded.layout(),
-            device: self.data.device.id(),
-            max_grid_x: self.data.device.properties().max_grid_x,
+        launch_facts(
+            &self.artifact,
+            &self.data.loaded,
+            self.data.device.id(),
+            self.data.device.properties().max_grid_x,
+        )
+    }
+
+    /// Takes the kernel apart, for a holder that must not keep the device live (a slot table
+    /// keeps a weak handle instead). [`launch_facts`] and [`crate::launch::launch_function`]
+    /// launch from the parts through the same check and marshal as [`Kernel::launch`].
+    pub(crate) fn into_bound_parts(self) -> BoundParts {
+        BoundParts {
+            artifact: self.artifact,
+            loaded: self.data.loaded,
+            device: self.data.device,
+            function: self.data.function,
         }
+    }
+}
+
+/// A bound kernel taken apart by [`Kernel::into_bound_parts`].
+pub(crate) struct BoundParts {
+    pub(crate) artifact: Artifact,
+    pub(crate) loaded: LoadedData,
+    pub(crate) device: Device,
+    pub(crate) function: Arc<dyn BackendFunction>,
+}
+
+/// The launch facts of a kernel bound to `device`, from its parts.
+pub(crate) fn launch_facts<'a>(
+    artifact: &'a Artifact,
+    loaded: &'a LoadedData,
+    device: crate::device::DeviceId,
+    max_grid_x: u32,
+) -> LaunchFacts<'a> {
+    LaunchFacts {
+        entry: &artifact.link.entry_point,
+        spec: &artifact.abi,
+        layout: loaded.layout(),
+        device,
+        max_grid_x,
     }
 }
 

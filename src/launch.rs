@@ -5,7 +5,7 @@
 //! come through these three functions; there is no second way to build a packet.
 
 use crate::abi::{AbiKind, AbiSpec, MAX_RANK, ParamLayout, ParamRole};
-use crate::device::{Arg, ArgMut, DeviceId, Geometry, Stream, ViewDesc};
+use crate::device::{Arg, ArgMut, BackendFunction, DeviceId, Geometry, Stream, ViewDesc};
 use crate::dtype::ElementKind;
 use crate::error::{Error, Operand};
 use crate::kernel::Kernel;
@@ -576,8 +576,9 @@ fn copy_le(slot: &mut [u8], value: &[u8]) {
 }
 
 /// Checks, marshals and queues one launch of a bound kernel. Every launch — typed, erased or
-/// through a slot — ends here. `inputs` and `outputs` must describe operands borrowed (shared,
-/// exclusive) for the duration of the call; the public launchers guarantee it by construction.
+/// through a slot — ends in [`launch_function`]. `inputs` and `outputs` must describe operands
+/// borrowed (shared, exclusive) for the duration of the call; the public launchers guarantee it
+/// by construction.
 pub(crate) fn launch_checked<Sig>(
     kernel: &Kernel<Sig, DeviceBound>,
     stream: &Stream,
@@ -586,26 +587,44 @@ pub(crate) fn launch_checked<Sig>(
     shape: &[usize],
     params: &[ParamValue],
 ) -> Result<(), Error> {
-    let bound = kernel.bound();
-    let checked = check(
+    launch_function(
         kernel.facts(),
-        stream.device_id(),
+        kernel.bound().function(),
+        stream,
         inputs,
         outputs,
         shape,
         params,
-    )?;
+    )
+}
+
+/// The one launch path, from a kernel's facts and its resolved `function`: check, marshal, and
+/// queue on `stream`. The launch goes to the stream's device, which `check` has proved is the
+/// device the function was resolved on (`facts.device`; ids are never reused) — so a caller that
+/// holds only a weak handle to that device (a slot table) launches exactly like a bound kernel.
+pub(crate) fn launch_function(
+    facts: LaunchFacts<'_>,
+    function: &dyn BackendFunction,
+    stream: &Stream,
+    inputs: &[ViewDesc],
+    outputs: &[ViewDesc],
+    shape: &[usize],
+    params: &[ParamValue],
+) -> Result<(), Error> {
+    let checked = check(facts, stream.device_id(), inputs, outputs, shape, params)?;
     let packet = marshal(&checked);
-    // SAFETY: `packet` comes from `marshal` over a launch `check` accepted for this kernel's
-    // verified layout on `bound.device()`: the stream and every operand are on that device (ids
-    // are never reused, and each `ViewDesc` came from a live buffer borrowed for this call),
-    // every pointer plus every index the ABI lets the kernel touch lies inside its allocation,
-    // outputs overlap nothing else, and the count and params have exactly the declared types.
+    // SAFETY: `packet` comes from `marshal` over a launch `check` accepted for this function's
+    // verified layout, and `check` proved the stream is on `facts.device`, the device `function`
+    // was resolved on: the stream and every operand are on that device (ids are never reused,
+    // the stream holds a live handle to it, and each `ViewDesc` came from a live buffer borrowed
+    // for this call), every pointer plus every index the ABI lets the kernel touch lies inside
+    // its allocation, outputs overlap nothing else, and the count and params have exactly the
+    // declared types.
     unsafe {
-        bound
+        stream
             .device()
             .backend()
-            .launch(bound.function(), stream.raw(), checked.geometry(), &packet)
+            .launch(function, stream.raw(), checked.geometry(), &packet)
     }
 }
 

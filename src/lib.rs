@@ -11,6 +11,7 @@ pub mod error;
 pub mod kernel;
 pub mod launch;
 pub mod signature;
+pub mod slot;
 pub mod state;
 pub mod synth;
 pub mod telemetry;
@@ -29,7 +30,12 @@ pub use signature::{
 
 /// Declares a typed kernel signature; see the `jitseam-macros` crate.
 pub use jitseam_macros::kernel;
+pub use slot::{SlotCall, SlotRef, SlotTable};
 pub use state::{Described, DeviceBound, Loaded, State};
+
+/// Generates a [`SlotTable`] `static` of `N` slots with `N` distinct dispatchers, `1 ≤ N ≤ 4096`:
+/// `jitseam::slot_table!(pub static JIT_KERNELS: 64);` See [`slot`].
+pub use jitseam_macros::slot_table;
 
 /// Paths the `#[jitseam::kernel]` and `slot_table!` expansions use. Not public API: no
 /// compatibility promise, and naming it by hand opts out of every guarantee.
@@ -44,6 +50,7 @@ pub mod __private {
     pub use crate::signature::{
         In, InStrided, IntoIn, IntoInStrided, IntoOut, IntoOutStrided, Out, OutStrided, Signature,
     };
+    pub use crate::slot::{Slot, SlotFn, SlotTable, SlotTableMarker, dispatch_slot, empty_slots};
     pub use crate::state::DeviceBound;
     pub use half;
 

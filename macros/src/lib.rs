@@ -1,4 +1,5 @@
-//! `#[jitseam::kernel]`: turns a bodiless fn declaration into a typed kernel signature.
+//! jitseam's proc macros: `#[jitseam::kernel]` turns a bodiless fn declaration into a typed
+//! kernel signature; `slot_table!` generates a build-time-sized bank of bare-fn dispatchers.
 //!
 //! Split like thiserror's: [`parse`] reads syntax only, [`model`] validates it and raises every
 //! user-facing error at the user's tokens, [`expand`] writes the code. Use it through the
@@ -11,6 +12,7 @@ mod model;
 mod names;
 mod parse;
 mod scalars;
+mod slot_table;
 #[cfg(test)]
 mod snapshots;
 
@@ -34,4 +36,15 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::kernel(attr.into(), item.into()).into()
+}
+
+/// Generates a slot table: `jitseam::slot_table!(pub static JIT_KERNELS: 64);`
+///
+/// Expands to a `static` of type `jitseam::SlotTable` with `N` slots and `N` distinct
+/// monomorphized dispatcher functions, one per slot, each with its own address. `N` is an integer
+/// literal, `1 ≤ N ≤ 4096`; anything else is a compile error at the literal. Attributes (doc
+/// comments) and a visibility may precede `static`.
+#[proc_macro]
+pub fn slot_table(input: TokenStream) -> TokenStream {
+    slot_table::expand(input.into()).into()
 }

@@ -19,6 +19,11 @@ impl DeviceId {
     pub fn get(self) -> u64 {
         self.0
     }
+
+    /// The id with this counter value; `0` is never minted, so it names no device.
+    pub(crate) fn from_raw(raw: u64) -> Self {
+        Self(raw)
+    }
 }
 
 impl fmt::Display for DeviceId {

@@ -20,7 +20,7 @@ pub use stream::Stream;
 pub use view::{Arg, ArgMut, BufferView, BufferViewMut, StridedView, StridedViewMut, ViewDesc};
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use crate::error::Error;
 use liveness::LivenessToken;
@@ -107,6 +107,51 @@ impl Device {
 
     pub(crate) fn backend(&self) -> &dyn Backend {
         &*self.inner.backend
+    }
+
+    /// A handle that names this device without keeping it live: once every [`Device`] clone is
+    /// gone the id dies (see [`is_live`]) and [`WeakDevice::upgrade`] answers `None`.
+    pub fn downgrade(&self) -> WeakDevice {
+        WeakDevice {
+            inner: Arc::downgrade(&self.inner),
+            id: self.id(),
+        }
+    }
+}
+
+/// A [`Device`] that does not keep its device live: what a kernel parked in a slot table holds,
+/// so that dropping the last real handle lets the device die and its slots be reclaimed.
+#[derive(Clone)]
+pub struct WeakDevice {
+    inner: Weak<DeviceInner>,
+    id: DeviceId,
+}
+
+impl WeakDevice {
+    /// The id of the device it names, live or not.
+    pub fn id(&self) -> DeviceId {
+        self.id
+    }
+
+    /// The device, if some [`Device`] handle still keeps it live.
+    pub fn upgrade(&self) -> Option<Device> {
+        self.inner.upgrade().map(|inner| Device { inner })
+    }
+
+    /// Whether every [`Device`] handle is gone. One atomic load, no lock; once true it stays
+    /// true. It can turn true a moment before [`is_live`] turns false (the registry is updated
+    /// while the last handle is being dropped), never after.
+    pub fn is_dead(&self) -> bool {
+        self.inner.strong_count() == 0
+    }
+}
+
+impl fmt::Debug for WeakDevice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WeakDevice")
+            .field("id", &self.id)
+            .field("dead", &self.is_dead())
+            .finish()
     }
 }
 

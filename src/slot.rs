@@ -1,0 +1,842 @@
+//! Slot tables (DESIGN §6): bare `fn` pointers for JIT kernels adopted at run time.
+//!
+//! A runtime whose kernel table holds plain `fn` pointers (no captured environment) cannot store
+//! a closure over a kernel loaded at run time. [`slot_table!`](crate::slot_table) therefore
+//! generates, at build time, a [`SlotTable`] of `N` slots and `N` distinct dispatcher functions
+//! (one monomorphized `fn` per slot, each with its own address). [`claim`] parks a bound erased
+//! kernel in a free slot and answers a [`SlotRef`]: that slot's dispatcher, its index and a
+//! generation. A runtime stores the dispatcher as its `fn` pointer and the generation next to
+//! it; a call builds a [`SlotCall`] (the generation and the erased launch arguments) and calls
+//! the pointer, which launches through the same `check` and `marshal` as every other launch.
+//!
+//! ```ignore
+//! jitseam::slot_table!(pub static JIT_KERNELS: 64);
+//!
+//! let slot = jitseam::slot::claim(&JIT_KERNELS, bound_kernel)?;   // Kernel<Erased, DeviceBound>
+//! let dispatch: jitseam::slot::SlotFn = slot.dispatch();         // store in the runtime's table
+//! let generation = slot.generation();                             // ... with this next to it
+//! dispatch(&SlotCall::new(generation, &stream, &inputs, &mut outputs, &[n], &params))?;
+//! jitseam::slot::release(&JIT_KERNELS, slot)?;                    // the slot is free again
+//! ```
+//!
+//! # Generations: no stale binding launches a newer kernel
+//!
+//! Every claim draws a new generation from one process-wide counter, so a generation names one
+//! claim in the whole process. A slot stores its occupant's generation (0 while empty); a
+//! dispatch or release whose generation is not the slot's current one is refused with
+//! [`Error::StaleSlot`], and so is one on an empty slot. A binding kept after its release, or
+//! after its slot was reclaimed, can therefore never launch the slot's next occupant — nor a
+//! kernel of another slot or another table, even if the runtime mixes up its pointers.
+//!
+//! # Devices: parked kernels do not keep their device live
+//!
+//! A bound kernel holds a [`Device`](crate::Device) clone, which keeps the device live. A slot
+//! keeps only a [`WeakDevice`]: when the runtime drops its last handle to a device, the device
+//! dies ([`is_live`] turns false) and its slots become reclaimable. Dispatching a kernel whose
+//! device is gone is refused with [`Error::DeviceGone`] (the stream of the call cannot be on a
+//! dead device anyway, since a stream holds its device). When the bank is full, [`claim`]
+//! reclaims every slot whose device is dead before answering [`Error::SlotTableFull`];
+//! [`SlotTable::reclaim_dead`] does it on demand. A live device's slots are never reclaimed.
+//!
+//! # Locks and their order
+//!
+//! - **Slot bank** — one `Mutex` per table. Claims, releases and reclamation serialize on it.
+//! - **Slot** — one `RwLock` per slot, around its occupant. Dispatch takes the *read* lock of
+//!   the one slot it names, and nothing else: no table-wide lock, no write lock. Writers
+//!   (claim, release, reclaim) take a slot's write lock only while holding the bank.
+//! - **Liveness registry** (`device::is_live`) — a leaf: code holding it takes no other lock.
+//!   Reclamation asks it while holding the bank (and no slot lock).
+//!
+//! The order is **slot bank → slot → nothing**, and **slot bank → liveness registry**, never the
+//! reverse: nothing that holds the registry or a slot lock ever waits for the bank, so dropping
+//! a device (which takes the registry) can never wait for a claim, and a claim can never wait
+//! for a device drop that waits for it. Occupants and device handles that a claim, release or
+//! reclaim lets go of are dropped after every lock is released, so no destructor (a module
+//! unload, a last device handle taking the registry) runs under a slot-table lock. The unit
+//! tests of this module assert that liveness operations and dispatches complete while the bank
+//! is held, and `tests/loom_slot.rs` models claim, reclamation and device drop under loom
+//! (`RUSTFLAGS="--cfg loom" cargo test --release --test loom_slot`).
+//!
+//! A release waits for in-flight dispatches of that slot (their read locks) to finish queuing
+//! their launch, so once `release` returns no launch of the old occupant is still being queued.
+//!
+//! # Failures leak nothing
+//!
+//! A claim that finds no slot gives the kernel back inside the error. A runtime whose own later
+//! step can decline after the claim uses [`SlotTable::claim_guarded`]: the [`SlotClaim`] guard
+//! releases the slot when dropped unless [`SlotClaim::commit`]ted.
+
+use std::cell::Cell;
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use crate::artifact::Artifact;
+use crate::device::{
+    Arg, ArgMut, BackendFunction, DeviceId, Stream, ViewDesc, WeakDevice, is_live,
+};
+use crate::error::{Error, TransitionError};
+use crate::kernel::{Kernel, LoadedData, launch_facts};
+use crate::launch::{ParamValue, launch_function};
+use crate::signature::Erased;
+use crate::state::DeviceBound;
+
+/// The most slots a table may have; `slot_table!` refuses more at compile time.
+pub const MAX_SLOTS: usize = 4096;
+
+/// A slot's dispatcher: a bare `fn` pointer, distinct for every slot of every table.
+pub type SlotFn = fn(&SlotCall<'_>) -> Result<(), Error>;
+
+/// A bare kernel table entry: which slot, the dispatcher to call, and the generation a call must
+/// carry. `Copy`; it owns nothing, and stops working (with [`Error::StaleSlot`]) once the claim
+/// it came from is released or reclaimed.
+#[derive(Debug, Clone, Copy)]
+pub struct SlotRef {
+    dispatch: SlotFn,
+    index: usize,
+    generation: u64,
+}
+
+impl SlotRef {
+    /// The slot's dispatcher, to store as a bare `fn` pointer.
+    pub fn dispatch(&self) -> SlotFn {
+        self.dispatch
+    }
+
+    /// The slot's index in its table.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The generation every call through this binding must carry.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// A call through this binding, with its generation.
+    pub fn call<'a, 'b: 'a>(
+        &self,
+        stream: &'a Stream,
+        inputs: &'a [Arg<'b>],
+        outputs: &'a mut [ArgMut<'b>],
+        shape: &'a [usize],
+        params: &'a [ParamValue],
+    ) -> SlotCall<'a> {
+        SlotCall::new(self.generation, stream, inputs, outputs, shape, params)
+    }
+
+    /// Calls the dispatcher: `self.dispatch()(call)`.
+    pub fn launch(&self, call: &SlotCall<'_>) -> Result<(), Error> {
+        (self.dispatch)(call)
+    }
+}
+
+/// One call through a slot: the generation of the binding and the erased launch arguments,
+/// exactly those of [`Kernel::<Erased, DeviceBound>::launch`](crate::Kernel).
+///
+/// Built from an exclusive borrow of the outputs and not `Sync`, so one call cannot launch from
+/// two threads at once into the same outputs.
+pub struct SlotCall<'a> {
+    generation: u64,
+    stream: &'a Stream,
+    inputs: &'a [Arg<'a>],
+    outputs: &'a [ArgMut<'a>],
+    shape: &'a [usize],
+    params: &'a [ParamValue],
+    not_sync: PhantomData<Cell<()>>,
+}
+
+impl<'a> SlotCall<'a> {
+    /// A call carrying `generation` (the [`SlotRef::generation`] of the binding). `shape` is
+    /// `[n]` for the scalar and vectorized ABIs and the `R` extents for `Strided<R>`.
+    pub fn new<'b: 'a>(
+        generation: u64,
+        stream: &'a Stream,
+        inputs: &'a [Arg<'b>],
+        outputs: &'a mut [ArgMut<'b>],
+        shape: &'a [usize],
+        params: &'a [ParamValue],
+    ) -> Self {
+        Self {
+            generation,
+            stream,
+            inputs,
+            outputs,
+            shape,
+            params,
+            not_sync: PhantomData,
+        }
+    }
+
+    /// The generation the call carries.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+}
+
+impl fmt::Debug for SlotCall<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SlotCall")
+            .field("generation", &self.generation)
+            .field("stream", &self.stream)
+            .field("inputs", &self.inputs)
+            .field("outputs", &self.outputs)
+            .field("shape", &self.shape)
+            .field("params", &self.params)
+            .finish()
+    }
+}
+
+/// A table of slots, generated by [`slot_table!`](crate::slot_table) as a `static`.
+pub struct SlotTable {
+    name: &'static str,
+    bank: Mutex<Bank>,
+    slots: &'static [Slot],
+    dispatchers: &'static [SlotFn],
+}
+
+/// The free-slot bookkeeping, behind the bank lock.
+#[derive(Debug)]
+struct Bank {
+    /// Slots `unused..` have never been claimed.
+    unused: usize,
+    /// Released or reclaimed slots below `unused`.
+    free: Vec<usize>,
+}
+
+impl Bank {
+    fn take(&mut self, capacity: usize) -> Option<usize> {
+        if let Some(index) = self.free.pop() {
+            return Some(index);
+        }
+        (self.unused < capacity).then(|| {
+            self.unused += 1;
+            self.unused - 1
+        })
+    }
+}
+
+/// One slot. Padded to a cache line pair so that dispatches on different slots from different
+/// threads never share a line.
+#[doc(hidden)]
+#[repr(align(128))]
+pub struct Slot {
+    /// The occupant's generation, 0 while empty. Written under the bank and the slot's write
+    /// lock; read under the slot's read lock (the lock orders it) or for introspection.
+    generation: AtomicU64,
+    /// The occupant's raw device id, 0 while empty. Written like `generation`; read by
+    /// reclamation under the bank alone, so that it asks the registry holding no slot lock.
+    device: AtomicU64,
+    occupant: RwLock<Option<Box<Occupant>>>,
+}
+
+/// A parked kernel: everything a bound kernel holds, with a weak device handle.
+struct Occupant {
+    artifact: Artifact,
+    loaded: LoadedData,
+    device: WeakDevice,
+    max_grid_x: u32,
+    function: Arc<dyn BackendFunction>,
+}
+
+impl Slot {
+    #[doc(hidden)]
+    pub const fn new() -> Self {
+        Self {
+            generation: AtomicU64::new(0),
+            device: AtomicU64::new(0),
+            occupant: RwLock::new(None),
+        }
+    }
+
+    // A panic cannot leave a slot half-updated: every critical section stores whole values and
+    // runs no code that can panic, so a poisoned lock still guards a consistent slot.
+    fn read(&self) -> RwLockReadGuard<'_, Option<Box<Occupant>>> {
+        self.occupant.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Option<Box<Occupant>>> {
+        self.occupant
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Empties the slot (the caller holds the bank), handing back the occupant to drop later.
+    fn vacate(&self) -> Option<Box<Occupant>> {
+        let mut occupant = self.write();
+        self.generation.store(0, Ordering::Relaxed);
+        self.device.store(0, Ordering::Relaxed);
+        occupant.take()
+    }
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for Slot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Slot")
+            .field("generation", &self.generation.load(Ordering::Relaxed))
+            .field("device", &self.device.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Generations come from one process-wide counter: a generation names one claim in the process.
+fn next_generation() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+impl SlotTable {
+    #[doc(hidden)]
+    pub const fn __new<const N: usize>(
+        name: &'static str,
+        slots: &'static [Slot; N],
+        dispatchers: &'static [SlotFn; N],
+    ) -> Self {
+        Self {
+            name,
+            bank: Mutex::new(Bank {
+                unused: 0,
+                free: Vec::new(),
+            }),
+            slots,
+            dispatchers,
+        }
+    }
+
+    /// The table's name (the `static`'s identifier).
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The number of slots, fixed at build time.
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// The dispatchers of every slot, in slot order: `N` distinct `fn` pointers.
+    pub fn dispatchers(&self) -> &'static [SlotFn] {
+        self.dispatchers
+    }
+
+    /// The generation slot `index` holds now (0 when empty or out of range). A snapshot: it may
+    /// change as soon as it is read.
+    pub fn generation(&self, index: usize) -> u64 {
+        self.slots
+            .get(index)
+            .map_or(0, |s| s.generation.load(Ordering::Relaxed))
+    }
+
+    /// The device of slot `index`'s occupant, live or dead; `None` when empty. A snapshot.
+    pub fn device_of(&self, index: usize) -> Option<DeviceId> {
+        let raw = self.slots.get(index)?.device.load(Ordering::Relaxed);
+        (raw != 0).then(|| DeviceId::from_raw(raw))
+    }
+
+    /// Parks `kernel` in a free slot and answers its binding. When no slot is free, first
+    /// reclaims every slot whose device is dead; when still none is free, answers
+    /// [`Error::SlotTableFull`] with the kernel given back, unchanged.
+    ///
+    /// The slot keeps only a weak handle to the kernel's device: the caller's own handles (its
+    /// streams and buffers) are what keep the device, and so the slot, live.
+    pub fn claim(
+        &self,
+        kernel: Kernel<Erased, DeviceBound>,
+    ) -> Result<SlotRef, TransitionError<Kernel<Erased, DeviceBound>>> {
+        let mut bank = self.lock_bank();
+        let mut reclaimed = Vec::new();
+        let mut index = bank.take(self.capacity());
+        if index.is_none() {
+            reclaimed = self.reclaim_locked(&mut bank);
+            index = bank.take(self.capacity());
+        }
+        // `get` fails only if the bank handed out no index: `__new` makes both arrays exactly
+        // as long as the capacity the bank counts up to.
+        let found = index.and_then(|i| Some((i, self.slots.get(i)?, *self.dispatchers.get(i)?)));
+        let Some((index, slot, dispatch)) = found else {
+            drop(bank);
+            drop(reclaimed);
+            let error = Error::SlotTableFull {
+                entry: kernel.entry().to_owned(),
+                table: self.name,
+                capacity: self.capacity(),
+            };
+            return Err(TransitionError::new(error, kernel));
+        };
+        let parts = kernel.into_bound_parts();
+        let device = parts.device;
+        let occupant = Box::new(Occupant {
+            artifact: parts.artifact,
+            loaded: parts.loaded,
+            device: device.downgrade(),
+            max_grid_x: device.properties().max_grid_x,
+            function: parts.function,
+        });
+        let generation = next_generation();
+        let previous = {
+            let mut guard = slot.write();
+            slot.generation.store(generation, Ordering::Relaxed);
+            slot.device.store(device.id().get(), Ordering::Relaxed);
+            guard.replace(occupant)
+        };
+        drop(bank);
+        // Destructors run with no lock held: the reclaimed occupants, the (empty) previous one,
+        // and this strong device handle, which may be the device's last.
+        drop(reclaimed);
+        drop(previous);
+        drop(device);
+        Ok(SlotRef {
+            dispatch,
+            index,
+            generation,
+        })
+    }
+
+    /// Like [`claim`](Self::claim), but the slot is released again when the returned guard is
+    /// dropped without [`SlotClaim::commit`]: for a runtime whose own next step (registering the
+    /// pointer, say) can still decline.
+    pub fn claim_guarded(
+        &self,
+        kernel: Kernel<Erased, DeviceBound>,
+    ) -> Result<SlotClaim<'_>, TransitionError<Kernel<Erased, DeviceBound>>> {
+        let slot = self.claim(kernel)?;
+        Ok(SlotClaim {
+            table: self,
+            slot: Some(slot),
+        })
+    }
+
+    /// Empties the slot of `slot`, if it still holds that claim; a stale binding is refused with
+    /// [`Error::StaleSlot`] and changes nothing. Waits for dispatches in flight on that slot to
+    /// finish queuing their launch.
+    pub fn release(&self, slot: SlotRef) -> Result<(), Error> {
+        let taken;
+        let mut bank = self.lock_bank();
+        let Some(cell) = self.slots.get(slot.index) else {
+            return Err(self.stale(slot.index, 0, slot.generation));
+        };
+        {
+            let mut occupant = cell.write();
+            let current = cell.generation.load(Ordering::Relaxed);
+            if current != slot.generation || occupant.is_none() {
+                return Err(self.stale(slot.index, current, slot.generation));
+            }
+            cell.generation.store(0, Ordering::Relaxed);
+            cell.device.store(0, Ordering::Relaxed);
+            taken = occupant.take();
+        }
+        bank.free.push(slot.index);
+        drop(bank);
+        drop(taken);
+        Ok(())
+    }
+
+    /// Empties every slot whose device is dead, answering their indices (ascending). [`claim`]
+    /// does this by itself when the table is full; a runtime may call it to free the kernels of
+    /// dropped devices sooner.
+    ///
+    /// [`claim`]: Self::claim
+    pub fn reclaim_dead(&self) -> Vec<usize> {
+        let reclaimed = {
+            let mut bank = self.lock_bank();
+            self.reclaim_locked(&mut bank)
+        };
+        reclaimed.into_iter().map(|(index, _)| index).collect()
+    }
+
+    /// Checks that `slot` is current and its device live — exactly what a dispatch does before it
+    /// launches (the slot's read lock, the generation check, the device check), without
+    /// launching.
+    pub fn validate(&self, slot: &SlotRef) -> Result<(), Error> {
+        self.resolve(slot.index, slot.generation, |_| Ok(()))
+    }
+
+    /// The dispatch of slot `index`: resolve and check the generation, then launch through the
+    /// one checked launch path. Called by the generated dispatchers; kept out of line so that
+    /// each of them stays a few instructions.
+    #[inline(never)]
+    fn dispatch(&self, index: usize, call: &SlotCall<'_>) -> Result<(), Error> {
+        self.resolve(index, call.generation, |occupant| {
+            let descs: Vec<ViewDesc> = call
+                .inputs
+                .iter()
+                .map(Arg::desc)
+                .chain(call.outputs.iter().map(ArgMut::desc))
+                .collect();
+            let (inputs, outputs) = descs.split_at(call.inputs.len());
+            let facts = launch_facts(
+                &occupant.artifact,
+                &occupant.loaded,
+                occupant.device.id(),
+                occupant.max_grid_x,
+            );
+            launch_function(
+                facts,
+                &*occupant.function,
+                call.stream,
+                inputs,
+                outputs,
+                call.shape,
+                call.params,
+            )
+        })
+    }
+
+    /// Slot lookup, the slot's read lock (held while `then` runs), the generation check and the
+    /// device check: the part of a dispatch before the launch.
+    #[inline]
+    fn resolve(
+        &self,
+        index: usize,
+        generation: u64,
+        then: impl FnOnce(&Occupant) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let Some(slot) = self.slots.get(index) else {
+            return Err(self.stale(index, 0, generation));
+        };
+        let occupant = slot.read();
+        let current = slot.generation.load(Ordering::Relaxed);
+        let Some(occupant) = occupant.as_deref().filter(|_| current == generation) else {
+            return Err(self.stale(index, current, generation));
+        };
+        if occupant.device.is_dead() {
+            return Err(Error::DeviceGone {
+                entry: occupant.artifact.link.entry_point.clone(),
+                table: self.name,
+                slot: index,
+                device: occupant.device.id(),
+            });
+        }
+        then(occupant)
+    }
+
+    /// Empties the slots of dead devices; the caller holds the bank (bank → registry).
+    fn reclaim_locked(&self, bank: &mut Bank) -> Vec<(usize, Box<Occupant>)> {
+        let mut reclaimed = Vec::new();
+        for (index, slot) in self.slots.iter().enumerate().take(bank.unused) {
+            let raw = slot.device.load(Ordering::Relaxed);
+            if raw == 0 || is_live(DeviceId::from_raw(raw)) {
+                continue;
+            }
+            if let Some(occupant) = slot.vacate() {
+                reclaimed.push((index, occupant));
+            }
+            bank.free.push(index);
+        }
+        reclaimed
+    }
+
+    fn lock_bank(&self) -> MutexGuard<'_, Bank> {
+        // Every critical section leaves the bank consistent before anything that can panic.
+        self.bank.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn stale(&self, slot: usize, expected: u64, found: u64) -> Error {
+        Error::StaleSlot {
+            table: self.name,
+            slot,
+            expected,
+            found,
+        }
+    }
+}
+
+impl fmt::Debug for SlotTable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let occupied = self
+            .slots
+            .iter()
+            .filter(|s| s.generation.load(Ordering::Relaxed) != 0)
+            .count();
+        f.debug_struct("SlotTable")
+            .field("name", &self.name)
+            .field("capacity", &self.capacity())
+            .field("occupied", &occupied)
+            .finish()
+    }
+}
+
+/// A claim that is released when dropped, unless committed: see [`SlotTable::claim_guarded`].
+#[derive(Debug)]
+pub struct SlotClaim<'t> {
+    table: &'t SlotTable,
+    slot: Option<SlotRef>,
+}
+
+impl SlotClaim<'_> {
+    /// The binding, to register with the runtime before committing.
+    pub fn slot(&self) -> Option<SlotRef> {
+        self.slot
+    }
+
+    /// Keeps the slot claimed and answers its binding.
+    pub fn commit(mut self) -> Option<SlotRef> {
+        self.slot.take()
+    }
+}
+
+impl Drop for SlotClaim<'_> {
+    fn drop(&mut self) {
+        if let Some(slot) = self.slot.take() {
+            // Only fails when the slot no longer holds this claim, which then needs no release.
+            let _ = self.table.release(slot);
+        }
+    }
+}
+
+/// Parks `kernel` in a free slot of `table`: [`SlotTable::claim`].
+pub fn claim(
+    table: &SlotTable,
+    kernel: Kernel<Erased, DeviceBound>,
+) -> Result<SlotRef, TransitionError<Kernel<Erased, DeviceBound>>> {
+    table.claim(kernel)
+}
+
+/// Empties the slot of a binding of `table`: [`SlotTable::release`].
+pub fn release(table: &SlotTable, slot: SlotRef) -> Result<(), Error> {
+    table.release(slot)
+}
+
+/// Implemented by `slot_table!` for a hidden type per table, so each dispatcher finds its table.
+#[doc(hidden)]
+pub trait SlotTableMarker: 'static {
+    fn table() -> &'static SlotTable;
+}
+
+/// The dispatcher of slot `I` of table `T`: one distinct function per `(T, I)`.
+#[doc(hidden)]
+pub fn dispatch_slot<T: SlotTableMarker, const I: usize>(call: &SlotCall<'_>) -> Result<(), Error> {
+    T::table().dispatch(I, call)
+}
+
+/// `N` empty slots, for the generated `static`.
+#[doc(hidden)]
+pub const fn empty_slots<const N: usize>() -> [Slot; N] {
+    [const { Slot::new() }; N]
+}
+
+#[cfg(test)]
+mod tests {
+    //! The lock order, asserted: while a thread holds the slot bank (as a claim, release or
+    //! reclamation does), every liveness operation — minting a device, asking `is_live`,
+    //! dropping a device's last handle — and every dispatch still completes. So nothing that
+    //! takes the liveness registry (or a slot's read lock) ever waits for the bank: the reverse
+    //! edge that could close a cycle with "bank → registry" does not exist.
+
+    use std::any::Any;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::abi::{AbiKind, AbiSpec};
+    use crate::device::{Backend, BackendKind, BackendStream, Device, DeviceProperties, Geometry};
+    use crate::dtype::ElementKind;
+    use crate::launch::ArgPacket;
+
+    #[derive(Debug)]
+    struct Null(DeviceProperties, Option<&'static SlotTable>);
+
+    /// A function that, when dropped, records whether its table's bank was free.
+    #[derive(Debug)]
+    struct NullFunction(Option<&'static SlotTable>);
+
+    static DROPPED_WITH_BANK_FREE: AtomicU64 = AtomicU64::new(0);
+    static DROPPED_UNDER_BANK: AtomicU64 = AtomicU64::new(0);
+
+    impl Drop for NullFunction {
+        fn drop(&mut self) {
+            if let Some(table) = self.0 {
+                let counter = match table.bank.try_lock() {
+                    Ok(_) => &DROPPED_WITH_BANK_FREE,
+                    Err(_) => &DROPPED_UNDER_BANK,
+                };
+                counter.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    impl BackendFunction for NullFunction {
+        fn as_any(&self) -> &dyn Any {
+            self
+        }
+        fn param_info(&self) -> Result<Option<Vec<(usize, usize)>>, Error> {
+            Ok(None)
+        }
+    }
+
+    #[derive(Debug)]
+    struct NullStream;
+
+    impl BackendStream for NullStream {
+        fn as_any(&self) -> &dyn Any {
+            self
+        }
+    }
+
+    impl Backend for Null {
+        fn properties(&self) -> &DeviceProperties {
+            &self.0
+        }
+        fn alloc(&self, bytes: usize) -> Result<u64, Error> {
+            static NEXT: AtomicU64 = AtomicU64::new(0x1_0000);
+            Ok(NEXT.fetch_add((bytes as u64).next_multiple_of(256), Ordering::Relaxed))
+        }
+        fn free(&self, _: u64, _: usize) {}
+        fn default_stream(&self) -> Arc<dyn BackendStream> {
+            Arc::new(NullStream)
+        }
+        fn new_stream(&self) -> Result<Arc<dyn BackendStream>, Error> {
+            Ok(Arc::new(NullStream))
+        }
+        fn write(&self, _: &dyn BackendStream, _: u64, _: &[u8]) -> Result<(), Error> {
+            Ok(())
+        }
+        fn read(&self, _: &dyn BackendStream, _: u64, _: &mut [u8]) -> Result<(), Error> {
+            Ok(())
+        }
+        fn load_function(&self, _: &str, _: &str) -> Result<Arc<dyn BackendFunction>, Error> {
+            Ok(Arc::new(NullFunction(self.1)))
+        }
+        unsafe fn launch(
+            &self,
+            _: &dyn BackendFunction,
+            _: &dyn BackendStream,
+            _: Geometry,
+            _: &ArgPacket<'_>,
+        ) -> Result<(), Error> {
+            Ok(())
+        }
+        fn synchronize(&self, _: &dyn BackendStream) -> Result<(), Error> {
+            Ok(())
+        }
+    }
+
+    fn device() -> Device {
+        probed_device(None)
+    }
+
+    fn probed_device(probe: Option<&'static SlotTable>) -> Device {
+        Device::with_backend(Arc::new(Null(
+            DeviceProperties {
+                name: "null".to_owned(),
+                backend: BackendKind::Other,
+                compute_capability: None,
+                max_grid_x: 65_535,
+                max_block_x: 1024,
+                driver_version: None,
+            },
+            probe,
+        )))
+    }
+
+    fn relu(device: &Device) -> Kernel<Erased, DeviceBound> {
+        let spec = AbiSpec::owned(
+            AbiKind::Scalar,
+            vec![ElementKind::F32],
+            vec![ElementKind::F32],
+            vec![],
+        );
+        let artifact = Artifact::ptx(
+            include_str!("../tests/fixtures/relu_f32_scalar.ptx"),
+            "baracuda_gen_relu_f32_scalar",
+            spec,
+        );
+        Kernel::describe(artifact)
+            .unwrap()
+            .load()
+            .unwrap()
+            .bind(device)
+            .unwrap()
+    }
+
+    struct Marker;
+    impl SlotTableMarker for Marker {
+        fn table() -> &'static SlotTable {
+            &TABLE
+        }
+    }
+    static SLOTS: [Slot; 2] = empty_slots::<2>();
+    static DISPATCHERS: [SlotFn; 2] = [dispatch_slot::<Marker, 0>, dispatch_slot::<Marker, 1>];
+    static TABLE: SlotTable = SlotTable::__new("TABLE", &SLOTS, &DISPATCHERS);
+
+    /// Runs `work` on another thread and answers whether it finished within ten seconds.
+    fn completes(work: impl FnOnce() + Send + 'static) -> bool {
+        let (done, finished) = mpsc::channel();
+        std::thread::spawn(move || {
+            work();
+            let _ = done.send(());
+        });
+        finished.recv_timeout(Duration::from_secs(10)).is_ok()
+    }
+
+    #[test]
+    fn liveness_and_dispatch_never_wait_for_the_bank() {
+        let owner = device();
+        let slot = TABLE.claim(relu(&owner)).unwrap();
+
+        let bank = TABLE.lock_bank();
+        assert!(
+            completes(|| {
+                let other = device();
+                let id = other.id();
+                assert!(is_live(id));
+                drop(other);
+                assert!(!is_live(id));
+            }),
+            "a liveness operation waited for the slot bank"
+        );
+        let dispatcher = owner.clone();
+        assert!(
+            completes(move || {
+                TABLE.validate(&slot).unwrap();
+                let x = dispatcher.alloc::<f32>(8).unwrap();
+                let mut y = dispatcher.alloc::<f32>(8).unwrap();
+                let stream = dispatcher.default_stream();
+                let inputs = [Arg::from(&x)];
+                let mut outputs = [ArgMut::from(&mut y)];
+                slot.launch(&slot.call(&stream, &inputs, &mut outputs, &[8], &[]))
+                    .unwrap();
+            }),
+            "a dispatch waited for the slot bank"
+        );
+        drop(bank);
+        TABLE.release(slot).unwrap();
+    }
+
+    struct ProbedMarker;
+    impl SlotTableMarker for ProbedMarker {
+        fn table() -> &'static SlotTable {
+            &PROBED
+        }
+    }
+    static PROBED_SLOTS: [Slot; 1] = empty_slots::<1>();
+    static PROBED_DISPATCHERS: [SlotFn; 1] = [dispatch_slot::<ProbedMarker, 0>];
+    static PROBED: SlotTable = SlotTable::__new("PROBED", &PROBED_SLOTS, &PROBED_DISPATCHERS);
+
+    #[test]
+    fn occupants_are_dropped_with_the_bank_free() {
+        // Occupants let go of by a claim that reclaims (twice), by a release and by an eager
+        // reclamation: each is dropped after the bank was unlocked, so no destructor (a module
+        // unload, a device's last handle) runs under it. A one-slot table: every claim after the
+        // first has to reclaim the slot of the device dropped just before.
+        for _ in 0..2 {
+            let gone = probed_device(Some(&PROBED));
+            PROBED.claim(relu(&gone)).unwrap();
+        }
+        let live = probed_device(Some(&PROBED));
+        let slot = PROBED.claim(relu(&live)).unwrap();
+        PROBED.release(slot).unwrap();
+        let gone = probed_device(Some(&PROBED));
+        PROBED.claim(relu(&gone)).unwrap();
+        drop(gone);
+        assert_eq!(PROBED.reclaim_dead(), [0]);
+        assert_eq!(DROPPED_UNDER_BANK.load(Ordering::Relaxed), 0);
+        assert_eq!(DROPPED_WITH_BANK_FREE.load(Ordering::Relaxed), 4);
+    }
+}

@@ -1,0 +1,227 @@
+//! Stress: worker threads claim, dispatch and release slots of one small table while devices
+//! are created and dropped, keeping every binding they retire and dispatching it again later.
+//! Bounded in rounds and in time; a watchdog turns a hang into a failure ("deadlock").
+//!
+//! Every device belongs to one round of one worker and has its own recording backend, so the
+//! launches a backend recorded are exactly the launches that round's bindings reached: after
+//! each round they must be exactly the two kernels it claimed, in order. A retired binding
+//! (released, or left behind on a device that was then dropped) must be refused with
+//! `StaleSlot` or `DeviceGone`; anything else — a launch, or a check that only the device
+//! comparison caught — counts as a wrong-kernel launch.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant};
+
+use common::{fixtures, recording};
+use jitseam::device::{Arg, ArgMut};
+use jitseam::{Device, DeviceBound, Erased, Error, Kernel, SlotCall, SlotRef};
+
+jitseam::slot_table!(static STRESS: 4);
+
+const KERNELS: [&str; 4] = [
+    "baracuda_gen_relu_f32_scalar",
+    "baracuda_gen_silu_f32_scalar",
+    "baracuda_gen_neg_f32_scalar",
+    "baracuda_gen_abs_f32_scalar",
+];
+const WORKERS: usize = 4;
+const ROUNDS: usize = 300;
+const TIME_BUDGET: Duration = Duration::from_secs(4);
+const WATCHDOG: Duration = Duration::from_secs(120);
+
+#[derive(Debug, Default)]
+struct Counts {
+    rounds: AtomicUsize,
+    launches: AtomicUsize,
+    stale_refused: AtomicUsize,
+    gone_refused: AtomicUsize,
+    full: AtomicUsize,
+    reclaimed_eagerly: AtomicUsize,
+    wrong: AtomicUsize,
+}
+
+fn bound(entry: &str, device: &Device) -> Kernel<Erased, DeviceBound> {
+    Kernel::describe(fixtures::by_entry(entry).artifact())
+        .unwrap()
+        .load()
+        .unwrap()
+        .bind(device)
+        .unwrap()
+}
+
+fn run(slot: &SlotRef, device: &Device) -> Result<(), Error> {
+    let x = device.alloc::<f32>(32).unwrap();
+    let mut y = device.alloc::<f32>(32).unwrap();
+    let stream = device.default_stream();
+    let inputs = [Arg::from(&x)];
+    let mut outputs = [ArgMut::from(&mut y)];
+    let call = SlotCall::new(
+        slot.generation(),
+        &stream,
+        &inputs,
+        &mut outputs,
+        &[32],
+        &[],
+    );
+    (slot.dispatch())(&call)
+}
+
+/// xorshift64: deterministic per worker, no dependency.
+fn next(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+fn worker(seed: u64, counts: &Counts, deadline: Instant) {
+    let mut rng = seed;
+    let mut retired: Vec<SlotRef> = Vec::new();
+    for _ in 0..ROUNDS {
+        if Instant::now() > deadline {
+            break;
+        }
+        counts.rounds.fetch_add(1, Ordering::Relaxed);
+        let (device, backend) = recording::device();
+        let i = (next(&mut rng) % 4) as usize;
+        let (k1, k2) = (KERNELS[i], KERNELS[(i + 1) % 4]);
+        let mut expected: Vec<&str> = Vec::new();
+
+        // Every binding retired so far, by any round of this worker, is refused on this
+        // round's device: its slot was released, reclaimed and perhaps reused by anyone.
+        for slot in &retired {
+            match run(slot, &device) {
+                Err(Error::StaleSlot { .. }) => {
+                    counts.stale_refused.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(Error::DeviceGone { .. }) => {
+                    counts.gone_refused.fetch_add(1, Ordering::Relaxed);
+                }
+                _ => {
+                    counts.wrong.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+
+        let first = match STRESS.claim(bound(k1, &device)) {
+            Ok(slot) => slot,
+            Err(e) if matches!(e.error, Error::SlotTableFull { .. }) => {
+                counts.full.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+            Err(e) => panic!("claim: {e}"),
+        };
+        run(&first, &device).unwrap();
+        expected.push(k1);
+        STRESS.release(first).unwrap();
+        retired.push(first);
+
+        match STRESS.claim(bound(k2, &device)) {
+            Ok(second) => {
+                // Same device: if `second` reused `first`'s slot, only the generation stands
+                // between the old binding and the new kernel.
+                match run(&first, &device) {
+                    Err(Error::StaleSlot { .. }) => {
+                        counts.stale_refused.fetch_add(1, Ordering::Relaxed);
+                    }
+                    _ => {
+                        counts.wrong.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                run(&second, &device).unwrap();
+                expected.push(k2);
+                if next(&mut rng).is_multiple_of(2) {
+                    STRESS.release(second).unwrap();
+                }
+                // Otherwise the slot is left to the device, which dies below: reclaimable.
+                retired.push(second);
+            }
+            Err(e) if matches!(e.error, Error::SlotTableFull { .. }) => {
+                counts.full.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(e) => panic!("claim: {e}"),
+        }
+
+        let launched: Vec<String> = backend.launched().into_iter().map(|l| l.symbol).collect();
+        if launched != expected {
+            counts.wrong.fetch_add(1, Ordering::Relaxed);
+        }
+        counts.launches.fetch_add(launched.len(), Ordering::Relaxed);
+        if retired.len() > 24 {
+            retired.drain(..8);
+        }
+        drop(device);
+    }
+}
+
+/// Creates and drops devices (the liveness registry churns), holds a few claims on live devices
+/// for a while (so the table sometimes fills), and reclaims eagerly now and then.
+fn churn(counts: &Counts, stop: &AtomicBool) {
+    let mut rng = 0x9e37_79b9_7f4a_7c15;
+    let mut held: Vec<(Device, SlotRef)> = Vec::new();
+    while !stop.load(Ordering::Relaxed) {
+        let (device, _) = recording::device();
+        match next(&mut rng) % 4 {
+            0 => {
+                if let Ok(slot) = STRESS.claim(bound(KERNELS[0], &device)) {
+                    held.push((device, slot));
+                }
+            }
+            1 => {
+                counts
+                    .reclaimed_eagerly
+                    .fetch_add(STRESS.reclaim_dead().len(), Ordering::Relaxed);
+            }
+            _ => drop(device),
+        }
+        if held.len() > 2 {
+            let (device, slot) = held.remove(0);
+            if next(&mut rng).is_multiple_of(2) {
+                STRESS.release(slot).unwrap();
+            }
+            drop(device);
+        }
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn claims_dispatches_and_releases_under_device_churn_launch_no_wrong_kernel() {
+    let counts = Arc::new(Counts::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let deadline = Instant::now() + TIME_BUDGET;
+    let (done, finished) = mpsc::channel();
+    let mut handles = Vec::new();
+    for w in 0..WORKERS {
+        let (counts, done) = (counts.clone(), done.clone());
+        handles.push(std::thread::spawn(move || {
+            worker(0x2545_f491_4f6c_dd1d ^ (w as u64 + 1), &counts, deadline);
+            let _ = done.send(());
+        }));
+    }
+    let churner = {
+        let (counts, stop) = (counts.clone(), stop.clone());
+        std::thread::spawn(move || churn(&counts, &stop))
+    };
+    let watchdog = Instant::now() + WATCHDOG;
+    for _ in 0..WORKERS {
+        let left = watchdog.saturating_duration_since(Instant::now());
+        finished
+            .recv_timeout(left)
+            .expect("deadlock: a worker did not finish within the watchdog");
+    }
+    stop.store(true, Ordering::Relaxed);
+    for handle in handles {
+        handle.join().unwrap();
+    }
+    churner.join().unwrap();
+
+    println!("{counts:#?}");
+    assert_eq!(counts.wrong.load(Ordering::Relaxed), 0, "{counts:#?}");
+    assert!(counts.rounds.load(Ordering::Relaxed) >= WORKERS);
+    assert!(counts.launches.load(Ordering::Relaxed) > 0);
+    assert!(counts.stale_refused.load(Ordering::Relaxed) > 0);
+}
