@@ -23,19 +23,27 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! [`decode`] parses the body of one entry (and the `.func`s it calls) with [`body::parse_body`]
+//! and pre-decodes it into a [`Program`] that [`interp::run`] executes on the CPU with checked
+//! memory: the interpreter behind jitseam's emulator device.
+//!
 //! Nothing here panics on any input; every failure is a [`ParseError`] with a byte offset and the
 //! 1-based line and column derived from it.
 
 // Library code never panics on caller data; tests may (clippy.toml allows it there).
 #![warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod body;
+mod decode;
 mod error;
+pub mod interp;
 mod lexer;
 mod line_index;
 mod model;
 mod module;
 mod skip;
 
+pub use decode::{DecodeError, Program, decode};
 pub use error::{ParseError, ParseErrorKind};
 pub use lexer::{
     FloatValue, LexError, LexErrorKind, Lexer, Punct, Token, TokenKind, is_ident_continue,
