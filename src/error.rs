@@ -168,6 +168,51 @@ pub enum Error {
         found: usize,
     },
 
+    /// The emulator does not run an instruction or directive the kernel contains (barriers,
+    /// shared memory, atomics, …); refused when the function is loaded, before anything ran.
+    #[error(
+        "kernel `{entry}`: line {line}: `{instruction}` is not supported by the emulator: {reason}"
+    )]
+    Unsupported {
+        /// Entry point.
+        entry: String,
+        /// The instruction (opcode with modifiers) or directive.
+        instruction: String,
+        /// Its 1-based line in the PTX.
+        line: u32,
+        /// What about it is unsupported.
+        reason: &'static str,
+    },
+    /// A kernel running on the emulator accessed memory outside every allocation, or
+    /// misaligned for the access's width. The launch stopped at that access: writes before it
+    /// happened, nothing after it was written.
+    #[error(
+        "kernel `{entry}`: {kind} {size}-byte {access} at {address:#x} by block {block} thread {thread}, line {line}: `{instruction}`; {}",
+        nearest_text(*nearest)
+    )]
+    MemoryFault {
+        /// Entry point.
+        entry: String,
+        /// `%ctaid.x` of the faulting thread.
+        block: u32,
+        /// `%tid.x` of the faulting thread.
+        thread: u32,
+        /// The instruction as written in the PTX.
+        instruction: String,
+        /// Its 1-based line.
+        line: u32,
+        /// First byte of the access.
+        address: u64,
+        /// Bytes accessed.
+        size: u32,
+        /// Load or store.
+        access: jitseam_ptx::interp::Access,
+        /// Out of bounds or misaligned.
+        kind: jitseam_ptx::interp::FaultKind,
+        /// `(base, size)` of the allocation nearest to `address`, if any exists.
+        nearest: Option<(u64, u64)>,
+    },
+
     // ---- launch checks: refused before the device sees anything ------------------------------
     /// An operand, the stream, or the function lives on another device.
     #[error("kernel `{entry}`: {operand} is on {found}, the kernel is bound to {expected}")]
@@ -371,10 +416,15 @@ pub enum Error {
 
 impl Error {
     /// True when jitseam refused before touching a device: the input was wrong, nothing ran.
+    /// [`Error::Unsupported`] counts as a decline (the emulator refused at load, nothing ran);
+    /// [`Error::MemoryFault`] does not (it happened while the kernel ran).
     pub fn is_decline(&self) -> bool {
         !matches!(
             self,
-            Self::DriverUnavailable { .. } | Self::NoDevice { .. } | Self::Device { .. }
+            Self::DriverUnavailable { .. }
+                | Self::NoDevice { .. }
+                | Self::Device { .. }
+                | Self::MemoryFault { .. }
         )
     }
 }
@@ -457,6 +507,16 @@ impl fmt::Display for Operand {
             Self::Output(m) => write!(f, "output {m}"),
             Self::Stream => f.write_str("the stream"),
         }
+    }
+}
+
+fn nearest_text(nearest: Option<(u64, u64)>) -> String {
+    match nearest {
+        Some((base, size)) => format!(
+            "nearest allocation {base:#x}..{:#x} ({size} bytes)",
+            base.saturating_add(size)
+        ),
+        None => "no allocation exists".to_owned(),
     }
 }
 

@@ -6,6 +6,7 @@
 
 mod backend;
 mod buffer;
+mod emulated;
 mod liveness;
 mod stream;
 mod view;
@@ -14,6 +15,7 @@ pub use backend::{
     Backend, BackendFunction, BackendKind, BackendStream, DeviceProperties, Geometry,
 };
 pub use buffer::DeviceBuffer;
+pub use emulated::EmulatorBackend;
 pub use liveness::{DeviceId, is_live};
 pub use stream::Stream;
 pub use view::{Arg, ArgMut, BufferView, BufferViewMut, StridedView, StridedViewMut, ViewDesc};
@@ -49,6 +51,27 @@ impl Device {
                 backend,
                 default_stream,
             }),
+        }
+    }
+
+    /// A new emulator device: the PTX interpreter on the CPU, with every memory access checked
+    /// (see [`EmulatorBackend`]).
+    pub fn emulator() -> Self {
+        Self::with_backend(Arc::new(EmulatorBackend::new()))
+    }
+
+    /// The first CUDA device if one can be opened, else the emulator; the answer says which and
+    /// why, so a caller can print it (there is no logging here).
+    pub fn best_available() -> Selection {
+        match cuda_probe() {
+            Ok(device) => Selection {
+                reason: format!("cuda device 0 ({})", device.properties().name),
+                device,
+            },
+            Err(error) => Selection {
+                device: Self::emulator(),
+                reason: format!("emulator, because no cuda device could be opened: {error}"),
+            },
         }
     }
 
@@ -93,6 +116,24 @@ impl Device {
         &*self.inner.backend
     }
 }
+
+/// What [`Device::best_available`] chose, and why.
+#[derive(Debug, Clone)]
+pub struct Selection {
+    /// The device.
+    pub device: Device,
+    /// A one-line reason, e.g. `emulator, because no cuda device could be opened: …`.
+    pub reason: String,
+}
+
+// ---- MERGE POINT (lead): replace the body with `Device::cuda(0)` once src/device/cuda.rs lands.
+/// Opens CUDA device 0. Stub: this tree has no CUDA backend yet.
+fn cuda_probe() -> Result<Device, Error> {
+    Err(Error::DriverUnavailable {
+        reason: "this build has no cuda backend".to_owned(),
+    })
+}
+// ---- end of merge point.
 
 impl fmt::Debug for Device {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

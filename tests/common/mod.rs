@@ -8,4 +8,5 @@
 )]
 
 pub mod fixtures;
+pub mod launch_suite;
 pub mod recording;
