@@ -4,6 +4,7 @@
 
 mod check;
 mod inspect;
+mod run;
 
 use std::process::ExitCode;
 
@@ -26,6 +27,8 @@ enum Command {
     Inspect(inspect::Args),
     /// Verify an entry's parameter list against an ABI, as `load()` does.
     Check(check::Args),
+    /// Run an entry on the emulator with checked memory, from files or generated inputs.
+    Run(run::Args),
 }
 
 fn main() -> ExitCode {
@@ -33,6 +36,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect(args) => inspect::run(&args),
         Command::Check(args) => check::run(&args),
+        Command::Run(args) => run::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -30,6 +30,14 @@ pub(crate) const F_SAT: u8 = 4;
 pub(crate) const F_NEG_C: u8 = 8;
 pub(crate) const F_SIGNED: u8 = 16;
 pub(crate) const F_X2: u8 = 32;
+/// On a `setp`: the next instruction is `@p bra` (or `@!p bra`, with `F_BRANCH_NEG`) to `imm`,
+/// fused so that the pair costs one dispatch.
+pub(crate) const F_BRANCH: u8 = 64;
+pub(crate) const F_BRANCH_NEG: u8 = 128;
+
+/// Register slots a program may use; the interpreter's register file has exactly this many
+/// (indices are 16-bit, so no access needs a bounds check).
+pub(crate) const MAX_SLOTS: u32 = 65535;
 
 /// Rounding modes (`k` or `imm` of float instructions).
 pub(crate) const RN: u8 = 0;
@@ -418,8 +426,8 @@ impl<'a> Decoder<'a> {
         let base = self.num_regs;
         self.num_regs = base
             .checked_add(count)
-            .filter(|&n| n < 1 << 24)
-            .ok_or_else(|| self.unsupported_at(0, "registers", "more than 2^24 register slots"))?;
+            .filter(|&n| n <= MAX_SLOTS)
+            .ok_or_else(|| self.unsupported_at(0, "registers", "more than 65535 register slots"))?;
         Ok(base)
     }
 
@@ -597,6 +605,7 @@ impl<'a> Decoder<'a> {
                 inst.imm = target;
             }
         }
+        fuse_compare_and_branch(&mut insts);
         let mut consts: Vec<(u32, u64)> = self.consts.drain().map(|(v, s)| (s, v)).collect();
         consts.sort_unstable();
         Ok(Program {
@@ -1928,6 +1937,32 @@ impl<'a> Decoder<'a> {
 
     fn current_function(&self) -> Option<usize> {
         self.compiling
+    }
+}
+
+/// Marks every unguarded, uncombined `setp p` followed by `@p bra` / `@!p bra` so that the
+/// interpreter branches from the `setp` itself and skips the `bra`. The `bra` stays in place
+/// (a label may point at it) and still works when reached directly.
+fn fuse_compare_and_branch(insts: &mut [Inst]) {
+    for i in 1..insts.len() {
+        let (head, tail) = insts.split_at_mut(i);
+        let (Some(setp), Some(bra)) = (head.last_mut(), tail.first()) else {
+            continue;
+        };
+        let is_setp = matches!(setp.op, Op::SetpI | Op::SetpF32 | Op::SetpF64);
+        if is_setp
+            && setp.guard == NONE
+            && setp.c == NONE
+            && setp.e == NONE
+            && bra.op == Op::Bra
+            && bra.guard == setp.d
+        {
+            setp.f |= F_BRANCH;
+            if bra.f & F_GUARD_NEG != 0 {
+                setp.f |= F_BRANCH_NEG;
+            }
+            setp.imm = bra.imm;
+        }
     }
 }
 

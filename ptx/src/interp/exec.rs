@@ -8,9 +8,9 @@ use super::float::{
 use super::memory::Memory;
 use super::{Access, ExecError, Fault, FaultKind, LaunchDims};
 use crate::decode::{
-    CMP_EQ, CMP_GE, CMP_GT, CMP_LE, CMP_LT, CMP_NAN, CMP_NE, CMP_NUM, CMP_UNORDERED, F_FTZ,
-    F_GUARD_NEG, F_NEG_C, F_SAT, F_SIGNED, F_X2, FMT_F16, FMT_F32, FMT_F64, Inst, NONE, Op,
-    Program,
+    CMP_EQ, CMP_GE, CMP_GT, CMP_LE, CMP_LT, CMP_NAN, CMP_NE, CMP_NUM, CMP_UNORDERED, F_BRANCH,
+    F_BRANCH_NEG, F_FTZ, F_GUARD_NEG, F_NEG_C, F_SAT, F_SIGNED, F_X2, FMT_F16, FMT_F32, FMT_F64,
+    Inst, MAX_SLOTS, NONE, Op, Program,
 };
 
 #[inline(always)]
@@ -120,11 +120,11 @@ fn cmp_float(k: u8, a: f64, b: f64) -> bool {
     }
 }
 
-fn combine(t: bool, inst: &Inst, regs: &[u64]) -> bool {
+fn combine(t: bool, inst: &Inst, regs: &Registers) -> bool {
     if inst.c == NONE {
         return t;
     }
-    let c = regs.get(inst.c as usize).copied().unwrap_or(0) != 0;
+    let c = regs[usize::from(inst.c as u16)] != 0;
     let c = c != (inst.f & F_NEG_C != 0);
     match inst.imm {
         1 => t && c,
@@ -146,20 +146,24 @@ fn float_in(bits: u64, fmt: u8, flush: bool) -> f64 {
 }
 
 /// Per-launch state reused by every thread: no allocation inside the loop.
+/// The register file: one slot per 16-bit index, so indexing needs no bounds check.
+type Registers = [u64; MAX_SLOTS as usize + 1];
+
 pub(crate) struct Machine<'p> {
     program: &'p Program,
-    regs: Vec<u64>,
+    regs: Box<Registers>,
     hints: Vec<u32>,
     stack: Vec<u32>,
 }
 
 impl<'p> Machine<'p> {
     pub(crate) fn new(program: &'p Program, dims: &LaunchDims) -> Self {
-        let mut regs = vec![0u64; program.num_regs];
+        let mut regs: Box<Registers> = vec![0u64; MAX_SLOTS as usize + 1]
+            .into_boxed_slice()
+            .try_into()
+            .unwrap_or_else(|_| Box::new([0; MAX_SLOTS as usize + 1]));
         for &(slot, value) in &program.consts {
-            if let Some(r) = regs.get_mut(slot as usize) {
-                *r = value;
-            }
+            regs[usize::from(slot as u16)] = value;
         }
         for axis in 0..3 {
             if let Some(r) = regs.get_mut(3 + axis) {
@@ -202,7 +206,7 @@ impl<'p> Machine<'p> {
         let program = self.program;
         let insts = &program.insts[..];
         let lanes = &program.lanes[..];
-        let regs = &mut self.regs[..];
+        let regs: &mut Registers = &mut self.regs;
         let hints = &mut self.hints[..];
         let stack = &mut self.stack;
         stack.clear();
@@ -210,7 +214,7 @@ impl<'p> Machine<'p> {
 
         macro_rules! r {
             ($i:expr) => {
-                regs[$i as usize]
+                regs[usize::from($i as u16)]
             };
         }
         macro_rules! fault {
@@ -351,6 +355,11 @@ impl<'p> Machine<'p> {
                     let a = float_in(r!(inst.a), fmt, flush);
                     let b = float_in(r!(inst.b), fmt, flush);
                     let t = cmp_float(inst.k, a, b);
+                    if inst.f & F_BRANCH != 0 {
+                        r!(inst.d) = u64::from(t);
+                        pc = branch(pc, t, inst);
+                        continue;
+                    }
                     let p = combine(t, inst, regs);
                     r!(inst.d) = u64::from(p);
                     if inst.e != NONE {
@@ -626,6 +635,16 @@ impl<'p> Machine<'p> {
                 },
             }
         }
+    }
+}
+
+/// After a fused `setp`: jump to the `bra`'s target, or step over the `bra`.
+#[inline(always)]
+fn branch(pc: usize, p: bool, inst: &Inst) -> usize {
+    if p != (inst.f & F_BRANCH_NEG != 0) {
+        inst.imm as usize
+    } else {
+        pc + 1
     }
 }
 

@@ -42,27 +42,30 @@ impl<'m> Regions<'m> {
         Self { regions }
     }
 
-    #[inline]
-    fn find(&self, address: u64, len: usize, hint: &mut u32) -> Option<usize> {
-        let fits = |base: u64, size: usize| {
-            address
-                .checked_sub(base)
-                .and_then(|off| usize::try_from(off).ok())
-                .is_some_and(|off| off <= size && size - off >= len)
-        };
-        if let Some((base, data)) = self.regions.get(*hint as usize)
-            && fits(*base, data.len())
-        {
-            return Some(*hint as usize);
+    /// Index of the allocation holding `[address, address + len)` and the offset in it.
+    #[inline(always)]
+    fn find(&self, address: u64, len: usize, hint: &mut u32) -> Option<(usize, usize)> {
+        if let Some((base, data)) = self.regions.get(*hint as usize) {
+            let offset = address.wrapping_sub(*base) as usize;
+            // One comparison covers "below the base" too: the offset then wraps around.
+            if offset < data.len() && data.len() - offset >= len {
+                return Some((*hint as usize, offset));
+            }
         }
+        self.find_slow(address, len, hint)
+    }
+
+    #[cold]
+    fn find_slow(&self, address: u64, len: usize, hint: &mut u32) -> Option<(usize, usize)> {
         let index = self
             .regions
             .partition_point(|(base, _)| *base <= address)
             .checked_sub(1)?;
         let (base, data) = self.regions.get(index)?;
-        if fits(*base, data.len()) {
+        let offset = usize::try_from(address - base).ok()?;
+        if offset <= data.len() && data.len() - offset >= len {
             *hint = u32::try_from(index).unwrap_or(0);
-            Some(index)
+            Some((index, offset))
         } else {
             None
         }
@@ -72,18 +75,14 @@ impl<'m> Regions<'m> {
 impl Memory for Regions<'_> {
     #[inline]
     fn bytes(&self, address: u64, len: usize, hint: &mut u32) -> Option<&[u8]> {
-        let index = self.find(address, len, hint)?;
-        let (base, data) = self.regions.get(index)?;
-        let start = usize::try_from(address - base).ok()?;
-        data.get(start..start + len)
+        let (index, start) = self.find(address, len, hint)?;
+        self.regions.get(index)?.1.get(start..start + len)
     }
 
     #[inline]
     fn bytes_mut(&mut self, address: u64, len: usize, hint: &mut u32) -> Option<&mut [u8]> {
-        let index = self.find(address, len, hint)?;
-        let (base, data) = self.regions.get_mut(index)?;
-        let start = usize::try_from(address - *base).ok()?;
-        data.get_mut(start..start + len)
+        let (index, start) = self.find(address, len, hint)?;
+        self.regions.get_mut(index)?.1.get_mut(start..start + len)
     }
 
     fn nearest(&self, address: u64) -> Option<Allocation> {
