@@ -34,7 +34,7 @@ struct Case {
     kernel: Kernel<Erased, DeviceBound>,
 }
 
-fn cases(device: &Device) -> Vec<Case> {
+fn make_cases(device: &Device) -> Vec<Case> {
     use jitseam::{AbiKind, ElementKind::F32};
     vec![
         Case {
@@ -83,7 +83,7 @@ fn main() {
     let b = device.upload(&b_host).expect("upload");
     let mut out = device.alloc::<f32>(N).expect("alloc");
     let stream = device.default_stream();
-    let cases = cases(&device);
+    let cases = make_cases(&device);
 
     let mut host_out = vec![0.0f32; N];
     let plain = best_of(20, || {
@@ -119,7 +119,8 @@ fn main() {
     {
         let backend = Arc::new(EmulatorBackend::new());
         let dev = Device::with_backend(backend.clone());
-        let k = &cases(&dev)[0].kernel;
+        let own = make_cases(&dev);
+        let k = &own[0].kernel;
         let a = dev.upload(&a_host).expect("upload");
         let b = dev.upload(&b_host).expect("upload");
         let out = dev.alloc::<f32>(N).expect("alloc");

@@ -185,33 +185,9 @@ pub enum Error {
     },
     /// A kernel running on the emulator accessed memory outside every allocation, or
     /// misaligned for the access's width. The launch stopped at that access: writes before it
-    /// happened, nothing after it was written.
-    #[error(
-        "kernel `{entry}`: {kind} {size}-byte {access} at {address:#x} by block {block} thread {thread}, line {line}: `{instruction}`; {}",
-        nearest_text(*nearest)
-    )]
-    MemoryFault {
-        /// Entry point.
-        entry: String,
-        /// `%ctaid.x` of the faulting thread.
-        block: u32,
-        /// `%tid.x` of the faulting thread.
-        thread: u32,
-        /// The instruction as written in the PTX.
-        instruction: String,
-        /// Its 1-based line.
-        line: u32,
-        /// First byte of the access.
-        address: u64,
-        /// Bytes accessed.
-        size: u32,
-        /// Load or store.
-        access: jitseam_ptx::interp::Access,
-        /// Out of bounds or misaligned.
-        kind: jitseam_ptx::interp::FaultKind,
-        /// `(base, size)` of the allocation nearest to `address`, if any exists.
-        nearest: Option<(u64, u64)>,
-    },
+    /// happened, nothing after it was written. Boxed to keep `Error` small.
+    #[error("{0}")]
+    MemoryFault(Box<MemoryFault>),
 
     // ---- launch checks: refused before the device sees anything ------------------------------
     /// An operand, the stream, or the function lives on another device.
@@ -424,7 +400,7 @@ impl Error {
             Self::DriverUnavailable { .. }
                 | Self::NoDevice { .. }
                 | Self::Device { .. }
-                | Self::MemoryFault { .. }
+                | Self::MemoryFault(_)
         )
     }
 }
@@ -507,6 +483,50 @@ impl fmt::Display for Operand {
             Self::Output(m) => write!(f, "output {m}"),
             Self::Stream => f.write_str("the stream"),
         }
+    }
+}
+
+/// Where and how a kernel on the emulator faulted (see [`Error::MemoryFault`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryFault {
+    /// Entry point.
+    pub entry: String,
+    /// `%ctaid.x` of the faulting thread.
+    pub block: u32,
+    /// `%tid.x` of the faulting thread.
+    pub thread: u32,
+    /// The instruction as written in the PTX.
+    pub instruction: String,
+    /// Its 1-based line.
+    pub line: u32,
+    /// First byte of the access.
+    pub address: u64,
+    /// Bytes accessed.
+    pub size: u32,
+    /// Load or store.
+    pub access: jitseam_ptx::interp::Access,
+    /// Out of bounds or misaligned.
+    pub kind: jitseam_ptx::interp::FaultKind,
+    /// `(base, size)` of the allocation nearest to `address`, if any exists.
+    pub nearest: Option<(u64, u64)>,
+}
+
+impl fmt::Display for MemoryFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "kernel `{}`: {} {}-byte {} at {:#x} by block {} thread {}, line {}: `{}`; {}",
+            self.entry,
+            self.kind,
+            self.size,
+            self.access,
+            self.address,
+            self.block,
+            self.thread,
+            self.line,
+            self.instruction,
+            nearest_text(self.nearest)
+        )
     }
 }
 

@@ -89,29 +89,20 @@ fn raw_packet_with_n_beyond_the_buffers_is_caught_out_of_bounds() {
     let result =
         unsafe { backend.launch(k.bound().function(), &*stream, checked.geometry(), &packet) };
     match result {
-        Err(
-            ref e @ Error::MemoryFault {
-                ref entry,
-                block,
-                thread,
-                address,
-                access,
-                kind,
-                nearest,
-                ref instruction,
-                line,
-                ..
-            },
-        ) => {
-            assert_eq!(entry, ADD_F32);
-            assert_eq!(kind, FaultKind::OutOfBounds);
+        Err(ref e @ Error::MemoryFault(ref fault)) => {
+            assert_eq!(fault.entry, ADD_F32);
+            assert_eq!(fault.kind, FaultKind::OutOfBounds);
             // Thread 100 of block 0 is the first to go past: it loads b[100] first.
-            assert_eq!((block, thread), (0, 100));
-            assert_eq!(access, Access::Load);
-            assert_eq!(address, b.address() + 400);
-            assert_eq!(nearest, Some((b.address(), 400)));
-            assert!(instruction.starts_with("ld.global.nc.f32"), "{instruction}");
-            assert!(line > 0);
+            assert_eq!((fault.block, fault.thread), (0, 100));
+            assert_eq!(fault.access, Access::Load);
+            assert_eq!(fault.address, b.address() + 400);
+            assert_eq!(fault.nearest, Some((b.address(), 400)));
+            assert!(
+                fault.instruction.starts_with("ld.global.nc.f32"),
+                "{}",
+                fault.instruction
+            );
+            assert!(fault.line > 0);
             assert!(!e.is_decline());
             let message = e.to_string();
             assert!(message.contains("out of bounds 4-byte load"), "{message}");
@@ -153,17 +144,11 @@ fn float4_access_at_a_4_byte_aligned_address_is_misaligned() {
         )
     };
     match result {
-        Err(Error::MemoryFault {
-            kind,
-            size,
-            address,
-            thread,
-            ..
-        }) => {
-            assert_eq!(kind, FaultKind::Misaligned);
-            assert_eq!(size, 16);
-            assert_eq!(address, a.address() + 4);
-            assert_eq!(thread, 0);
+        Err(Error::MemoryFault(fault)) => {
+            assert_eq!(fault.kind, FaultKind::Misaligned);
+            assert_eq!(fault.size, 16);
+            assert_eq!(fault.address, a.address() + 4);
+            assert_eq!(fault.thread, 0);
         }
         other => panic!("expected a misaligned fault, got {other:?}"),
     }

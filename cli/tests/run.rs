@@ -61,7 +61,10 @@ fn run_with_iota_inputs_writes_the_output_file() {
 #[test]
 fn run_reads_raw_input_files_and_params() {
     let dir = scratch("files");
-    let x: Vec<u8> = [1.0f32, -2.0, 3.5].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let x: Vec<u8> = [1.0f32, -2.0, 3.5]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
     let input = dir.join("x.bin");
     std::fs::write(&input, &x).unwrap();
     let (code, text) = jitseam(&[
@@ -113,7 +116,10 @@ fn run_refuses_a_short_input_file_and_an_unsupported_kernel() {
         input.to_str().unwrap(),
     ]);
     assert_ne!(code, 0);
-    assert!(text.contains("has 8 bytes; 4 elements of f32 need 16"), "{text}");
+    assert!(
+        text.contains("has 8 bytes; 4 elements of f32 need 16"),
+        "{text}"
+    );
 
     let ptx = dir.join("bar.ptx");
     std::fs::write(
@@ -139,5 +145,8 @@ fn run_refuses_a_short_input_file_and_an_unsupported_kernel() {
         dir.to_str().unwrap(),
     ]);
     assert_eq!(code, 1, "{text}");
-    assert!(text.contains("`bar.sync` is not supported by the emulator"), "{text}");
+    assert!(
+        text.contains("`bar.sync` is not supported by the emulator"),
+        "{text}"
+    );
 }

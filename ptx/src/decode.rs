@@ -1812,9 +1812,7 @@ impl<'a> Decoder<'a> {
                 if m.rnd.is_some() && m.irnd.is_some() {
                     return Err(self.invalid(ctx, "two rounding modes"));
                 }
-                let narrowing = df < sf && !(df == FMT_F16 && sf == FMT_BF16)
-                    || (df == FMT_BF16 && sf == FMT_F16)
-                    || (df == FMT_F16 && sf == FMT_BF16);
+                let narrowing = df < sf || (df == FMT_BF16 && sf == FMT_F16);
                 if m.irnd.is_some() && df != sf {
                     return Err(self.invalid(ctx, "integer rounding needs equal types"));
                 }

@@ -25,7 +25,7 @@ use jitseam_ptx::{DecodeError, Program};
 use super::backend::{
     Backend, BackendFunction, BackendKind, BackendStream, DeviceProperties, Geometry,
 };
-use crate::error::Error;
+use crate::error::{Error, MemoryFault};
 use crate::launch::ArgPacket;
 
 /// First allocation address: far from zero, so null and small pointers fault.
@@ -244,7 +244,7 @@ impl Backend for EmulatorBackend {
         let dims = LaunchDims::linear(geometry.grid, geometry.block);
         jitseam_ptx::interp::run(program, packet.bytes(), dims, &mut memory).map_err(|error| {
             match error {
-                ExecError::Fault(fault) => Error::MemoryFault {
+                ExecError::Fault(fault) => Error::MemoryFault(Box::new(MemoryFault {
                     entry: fault.entry,
                     block: fault.block[0],
                     thread: fault.thread[0],
@@ -255,7 +255,7 @@ impl Backend for EmulatorBackend {
                     access: fault.access,
                     kind: fault.kind,
                     nearest: fault.nearest.map(|a| (a.base, a.size)),
-                },
+                })),
                 other => Error::Device {
                     stage: format!("launch of `{}`", program.entry()),
                     message: other.to_string(),

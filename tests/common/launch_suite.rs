@@ -109,7 +109,7 @@ fn binary_f64(device: &Device, entry: &str, n: usize, f: fn(f64, f64) -> f64) {
 
 fn unary_f32(device: &Device, entry: &str, n: usize, f: fn(f32) -> f32) {
     let a = f32s(5, n);
-    let out = dense(device, entry, &[a.clone()], 1, f32::NAN, &[]);
+    let out = dense(device, entry, std::slice::from_ref(&a), 1, f32::NAN, &[]);
     let want: Vec<f32> = a.iter().map(|&x| f(x)).collect();
     assert_bits(entry, &out[0], &want);
 }
@@ -142,7 +142,7 @@ pub fn check_fixture(device: &Device, entry: &str, n: usize) {
         "baracuda_gen_abs_f32_scalar" => unary_f32(device, entry, n, f32::abs),
         "baracuda_gen_silu_f32_scalar" => {
             let a: Vec<f32> = values(6, n, 20.0).into_iter().map(|v| v as f32).collect();
-            let out = dense(device, entry, &[a.clone()], 1, f32::NAN, &[]);
+            let out = dense(device, entry, std::slice::from_ref(&a), 1, f32::NAN, &[]);
             for (i, (&x, &got)) in a.iter().zip(&out[0]).enumerate() {
                 let want = (f64::from(x) / (1.0 + (-f64::from(x)).exp())) as f32;
                 assert!(
@@ -163,7 +163,14 @@ pub fn check_fixture(device: &Device, entry: &str, n: usize) {
             let a = f32s(9, n);
             let (p0, p1) = (1.337f32, -0.25f32);
             let params = [ParamValue::F32(p0), ParamValue::F32(p1)];
-            let out = dense(device, entry, &[a.clone()], 1, f32::NAN, &params);
+            let out = dense(
+                device,
+                entry,
+                std::slice::from_ref(&a),
+                1,
+                f32::NAN,
+                &params,
+            );
             let want: Vec<f32> = a.iter().map(|&x| x.mul_add(p0, p1)).collect();
             assert_bits(entry, &out[0], &want);
         }
@@ -171,7 +178,14 @@ pub fn check_fixture(device: &Device, entry: &str, n: usize) {
             let a = f64s(10, n);
             let (p0, p1) = (1.000_000_1f64, 1e-3f64);
             let params = [ParamValue::F64(p0), ParamValue::F64(p1)];
-            let out = dense(device, entry, &[a.clone()], 1, f64::NAN, &params);
+            let out = dense(
+                device,
+                entry,
+                std::slice::from_ref(&a),
+                1,
+                f64::NAN,
+                &params,
+            );
             let want: Vec<f64> = a.iter().map(|&x| x.mul_add(p0, p1)).collect();
             assert_bits(entry, &out[0], &want);
         }

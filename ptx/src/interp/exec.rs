@@ -667,7 +667,7 @@ fn cvt_float(bits: u64, inst: &Inst) -> u64 {
     let flush = inst.f & F_FTZ != 0;
     let x = float_in(bits, src, flush);
     let mode = inst.imm as u8;
-    let out = if mode >= 4 && mode < 8 {
+    let out = if (4..8).contains(&mode) {
         // Integer rounding within one format: exact in f64 for every source format.
         let r = round_integral(x, mode - 4);
         encode(r, dst, 0)
