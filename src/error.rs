@@ -179,6 +179,27 @@ pub enum Error {
         found: usize,
     },
 
+    /// The emulator does not run an instruction or directive the kernel contains (barriers,
+    /// shared memory, atomics, …); refused when the function is loaded, before anything ran.
+    #[error(
+        "kernel `{entry}`: line {line}: `{instruction}` is not supported by the emulator: {reason}"
+    )]
+    Unsupported {
+        /// Entry point.
+        entry: String,
+        /// The instruction (opcode with modifiers) or directive.
+        instruction: String,
+        /// Its 1-based line in the PTX.
+        line: u32,
+        /// What about it is unsupported.
+        reason: &'static str,
+    },
+    /// A kernel running on the emulator accessed memory outside every allocation, or
+    /// misaligned for the access's width. The launch stopped at that access: writes before it
+    /// happened, nothing after it was written. Boxed to keep `Error` small.
+    #[error("{0}")]
+    MemoryFault(Box<MemoryFault>),
+
     // ---- launch checks: refused before the device sees anything ------------------------------
     /// An operand, the stream, or the function lives on another device.
     #[error("kernel `{entry}`: {operand} is on {found}, the kernel is bound to {expected}")]
@@ -427,10 +448,15 @@ pub enum Error {
 
 impl Error {
     /// True when jitseam refused before touching a device: the input was wrong, nothing ran.
+    /// [`Error::Unsupported`] counts as a decline (the emulator refused at load, nothing ran);
+    /// [`Error::MemoryFault`] does not (it happened while the kernel ran).
     pub fn is_decline(&self) -> bool {
         !matches!(
             self,
-            Self::DriverUnavailable { .. } | Self::NoDevice { .. } | Self::Device { .. }
+            Self::DriverUnavailable { .. }
+                | Self::NoDevice { .. }
+                | Self::Device { .. }
+                | Self::MemoryFault(_)
         )
     }
 }
@@ -521,6 +547,60 @@ fn slot_state(generation: u64) -> String {
         "the slot is empty".to_owned()
     } else {
         format!("the slot holds generation {generation}")
+    }
+}
+
+/// Where and how a kernel on the emulator faulted (see [`Error::MemoryFault`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryFault {
+    /// Entry point.
+    pub entry: String,
+    /// `%ctaid.x` of the faulting thread.
+    pub block: u32,
+    /// `%tid.x` of the faulting thread.
+    pub thread: u32,
+    /// The instruction as written in the PTX.
+    pub instruction: String,
+    /// Its 1-based line.
+    pub line: u32,
+    /// First byte of the access.
+    pub address: u64,
+    /// Bytes accessed.
+    pub size: u32,
+    /// Load or store.
+    pub access: jitseam_ptx::interp::Access,
+    /// Out of bounds or misaligned.
+    pub kind: jitseam_ptx::interp::FaultKind,
+    /// `(base, size)` of the allocation nearest to `address`, if any exists.
+    pub nearest: Option<(u64, u64)>,
+}
+
+impl fmt::Display for MemoryFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "kernel `{}`: {} {}-byte {} at {:#x} by block {} thread {}, line {}: `{}`; {}",
+            self.entry,
+            self.kind,
+            self.size,
+            self.access,
+            self.address,
+            self.block,
+            self.thread,
+            self.line,
+            self.instruction,
+            nearest_text(self.nearest)
+        )
+    }
+}
+
+fn nearest_text(nearest: Option<(u64, u64)>) -> String {
+    match nearest {
+        Some((base, size)) => format!(
+            "nearest allocation {base:#x}..{:#x} ({size} bytes)",
+            base.saturating_add(size)
+        ),
+        None => "no allocation exists".to_owned(),
     }
 }
 

@@ -4,6 +4,7 @@
 
 mod check;
 mod inspect;
+mod run;
 mod telemetry;
 
 use std::process::ExitCode;
@@ -30,6 +31,8 @@ enum Command {
     /// Summarize telemetry flushed by a `TelemetrySink`.
     #[command(subcommand)]
     Telemetry(telemetry::TelemetryCommand),
+    /// Run an entry on the emulator with checked memory, from files or generated inputs.
+    Run(run::Args),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +41,7 @@ fn main() -> ExitCode {
         Command::Inspect(args) => inspect::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Telemetry(command) => Ok(telemetry::run(command)),
+        Command::Run(args) => run::run(&args),
     };
     match result {
         Ok(code) => code,

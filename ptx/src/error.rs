@@ -109,6 +109,32 @@ pub enum ParseErrorKind {
     /// The module has no `.target` directive.
     #[error("missing .target directive")]
     MissingTarget,
+    /// A body names a register, parameter, label or function that is not declared.
+    #[error("`{name}` is not declared")]
+    Undeclared {
+        /// The name.
+        name: String,
+    },
+    /// A well-tokenized instruction whose operands do not fit its opcode.
+    #[error("invalid instruction `{instruction}`: {reason}")]
+    InvalidInstruction {
+        /// The instruction's opcode with modifiers.
+        instruction: String,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// A label defined twice in one function.
+    #[error("label `{name}` is defined twice")]
+    DuplicateLabel {
+        /// The label.
+        name: String,
+    },
+    /// The named entry does not exist in the module.
+    #[error("no entry `{name}` in the module")]
+    NoSuchEntry {
+        /// The entry looked for.
+        name: String,
+    },
 }
 
 /// Shortens token text quoted in a message so one huge token cannot flood a diagnostic.

@@ -37,6 +37,9 @@
 //! # assert_eq!(owned.params.len(), 1);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//! [`decode`] parses the body of one entry (and the `.func`s it calls) with [`body::parse_body`]
+//! and pre-decodes it into a [`Program`] that [`interp::run`] executes on the CPU with checked
+//! memory: the interpreter behind jitseam's emulator device.
 //!
 //! Nothing here panics on any input; every failure is a [`ParseError`] with a byte offset and the
 //! 1-based line and column derived from it.
@@ -44,9 +47,12 @@
 // Library code never panics on caller data; tests may (clippy.toml allows it there).
 #![warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod body;
+mod decode;
 mod error;
 mod fast;
 mod index;
+pub mod interp;
 mod lexer;
 mod line_index;
 mod model;
@@ -58,6 +64,7 @@ mod skip;
 #[path = "../tests/common/mod.rs"]
 mod test_samples;
 
+pub use decode::{DecodeError, Program, decode};
 pub use error::{ParseError, ParseErrorKind};
 pub use index::{Dims, DirectiveRef, EntryRef, FunctionRef, ModuleIndex, ParamRef};
 pub use lexer::{

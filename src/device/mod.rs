@@ -7,6 +7,7 @@
 mod backend;
 mod buffer;
 mod cuda;
+mod emulated;
 mod liveness;
 mod stream;
 mod view;
@@ -15,6 +16,7 @@ pub use backend::{
     Backend, BackendFunction, BackendKind, BackendStream, DeviceProperties, Geometry,
 };
 pub use buffer::DeviceBuffer;
+pub use emulated::EmulatorBackend;
 pub use liveness::{DeviceId, is_live};
 pub use stream::Stream;
 pub use view::{Arg, ArgMut, BufferView, BufferViewMut, StridedView, StridedViewMut, ViewDesc};
@@ -66,6 +68,27 @@ impl Device {
     /// How many CUDA devices the driver reports; [`Error::DriverUnavailable`] without a driver.
     pub fn cuda_count() -> Result<usize, Error> {
         cuda::device_count()
+    }
+
+    /// A new emulator device: the PTX interpreter on the CPU, with every memory access checked
+    /// (see [`EmulatorBackend`]).
+    pub fn emulator() -> Self {
+        Self::with_backend(Arc::new(EmulatorBackend::new()))
+    }
+
+    /// The first CUDA device if one can be opened, else the emulator; the answer says which and
+    /// why, so a caller can print it (there is no logging here).
+    pub fn best_available() -> Selection {
+        match Self::cuda(0) {
+            Ok(device) => Selection {
+                reason: format!("cuda device 0 ({})", device.properties().name),
+                device,
+            },
+            Err(error) => Selection {
+                device: Self::emulator(),
+                reason: format!("emulator, because no cuda device could be opened: {error}"),
+            },
+        }
     }
 
     /// This device's id.
@@ -153,6 +176,15 @@ impl fmt::Debug for WeakDevice {
             .field("dead", &self.is_dead())
             .finish()
     }
+}
+
+/// What [`Device::best_available`] chose, and why.
+#[derive(Debug, Clone)]
+pub struct Selection {
+    /// The device.
+    pub device: Device,
+    /// A one-line reason, e.g. `emulator, because no cuda device could be opened: …`.
+    pub reason: String,
 }
 
 impl fmt::Debug for Device {

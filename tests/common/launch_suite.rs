@@ -3,7 +3,8 @@
 //! and checks every output element against a host reference. Outputs start filled with NaN, so
 //! an element the kernel never wrote fails the comparison.
 //!
-//! Instantiated for CUDA in tests/gpu.rs; the emulator backend runs the same functions.
+//! Instantiated once per backend with [`launch_suite_tests!`]: for the emulator in
+//! tests/emulator_fixtures.rs (always) and for CUDA in tests/gpu.rs (feature `gpu-tests`).
 
 use half::{bf16, f16};
 use jitseam::device::{Arg, ArgMut};
@@ -686,25 +687,28 @@ pub fn drop_while_launches_are_queued(open: impl Fn() -> Device) {
     device.synchronize().unwrap();
 }
 
-/// Every value-checking launch test, for a one-call smoke run.
-pub fn all_fixture_values(device: &Device) {
-    scalar_add_f32(device);
-    scalar_mul_f64(device);
-    scalar_add_f16(device);
-    scalar_add_bf16(device);
-    scalar_relu_f32(device);
-    scalar_silu_f32(device);
-    two_entries_neg_abs_f32(device);
-    scalar_add_sub_two_outputs_f32(device);
-    params_axpb_f32(device);
-    params_axpb_f64(device);
-    vectorized_add_f32_v4(device);
-    vectorized_add_f32_v2(device);
-    vectorized_add_f64_v2(device);
-    vectorized_add_f16_v8(device);
-    strided_r1_reversed_input(device);
-    strided_r2_transposed_and_broadcast(device);
-    strided_r2_negative_stride(device);
-    strided_r3_permuted(device);
-    strided_f64_with_param(device);
+/// One `#[test]` per suite function, each on a fresh device from `$open` (a `fn() -> Device`).
+#[macro_export]
+macro_rules! launch_suite_tests {
+    ($open:path) => {
+        $crate::launch_suite_tests!(@each $open;
+            scalar_add_f32, scalar_mul_f64, scalar_add_f16, scalar_add_bf16, scalar_relu_f32,
+            scalar_silu_f32, two_entries_neg_abs_f32, scalar_add_sub_two_outputs_f32,
+            params_axpb_f32, params_axpb_f64, vectorized_add_f32_v4, vectorized_add_f32_v2,
+            vectorized_add_f64_v2, vectorized_add_f16_v8, strided_r1_reversed_input,
+            strided_r2_transposed_and_broadcast, strided_r2_negative_stride, strided_r3_permuted,
+            strided_f64_with_param, misaligned_vector_view_is_refused,
+        );
+
+        #[test]
+        fn cross_device_launch_is_refused() {
+            common::launch_suite::cross_device_launch_is_refused($open);
+        }
+    };
+    (@each $open:path; $($name:ident),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            common::launch_suite::$name(&$open());
+        }
+    )*};
 }

@@ -1,0 +1,421 @@
+//! `jitseam run FILE.ptx --entry NAME --abi … --inputs … --outputs … [--params …] --shape …`:
+//! runs a kernel on the emulator (or the best available device) through the checked launch path.
+//!
+//! File format: raw little-endian element arrays, row-major, no header (what
+//! `numpy.ndarray.tofile` writes, and `numpy.fromfile(path, dtype)` reads back). Every operand is
+//! a dense row-major array of `--shape`. Inputs come from `--input-file` (one per input, in
+//! order) or are generated with `--fill iota|random`; outputs go to `--output-dir` as
+//! `out0.bin`, `out1.bin`, …
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use half::{bf16, f16};
+use jitseam::device::{Arg, ArgMut};
+use jitseam::{AbiKind, AbiSpec, Artifact, Device, DeviceBuffer, Element, ElementKind, Kernel};
+use jitseam::{Erased, ParamValue};
+
+use crate::check::dtypes;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The PTX file.
+    file: PathBuf,
+    /// The entry point (symbol) to run.
+    #[arg(long)]
+    entry: String,
+    /// `scalar`, `vectorized:W` or `strided:R`.
+    #[arg(long)]
+    abi: String,
+    /// Input dtypes, comma-separated (f32, f64, f16, bf16, i8, u8, i16, u16, i32, i64, u32, u64).
+    #[arg(long, value_delimiter = ',', default_value = "")]
+    inputs: Vec<String>,
+    /// Output dtypes, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    outputs: Vec<String>,
+    /// Runtime param dtypes, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "")]
+    params: Vec<String>,
+    /// Runtime param values, comma-separated, one per `--params` dtype.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "",
+        allow_hyphen_values = true
+    )]
+    values: Vec<String>,
+    /// The launch shape: `N` elements for scalar and vectorized kernels, `D0,D1,…` for strided.
+    #[arg(long, value_delimiter = ',', required = true)]
+    shape: Vec<usize>,
+    /// Raw little-endian input files, one per input, in order.
+    #[arg(long = "input-file")]
+    input_files: Vec<PathBuf>,
+    /// How to generate inputs without files: `iota` (0, 1, 2, …) or `random` (fixed seed).
+    #[arg(long, default_value = "iota")]
+    fill: String,
+    /// Where to write `out0.bin`, `out1.bin`, ….
+    #[arg(long, default_value = ".")]
+    output_dir: PathBuf,
+    /// Run on the best available device (CUDA if present) instead of the emulator.
+    #[arg(long)]
+    best: bool,
+}
+
+/// A device buffer of any element type.
+enum AnyBuffer {
+    F32(DeviceBuffer<f32>),
+    F64(DeviceBuffer<f64>),
+    F16(DeviceBuffer<f16>),
+    BF16(DeviceBuffer<bf16>),
+    I8(DeviceBuffer<i8>),
+    U8(DeviceBuffer<u8>),
+    I16(DeviceBuffer<i16>),
+    U16(DeviceBuffer<u16>),
+    I32(DeviceBuffer<i32>),
+    I64(DeviceBuffer<i64>),
+    U32(DeviceBuffer<u32>),
+    U64(DeviceBuffer<u64>),
+}
+
+macro_rules! each_kind {
+    ($value:expr, $b:ident => $body:expr) => {
+        match $value {
+            AnyBuffer::F32($b) => $body,
+            AnyBuffer::F64($b) => $body,
+            AnyBuffer::F16($b) => $body,
+            AnyBuffer::BF16($b) => $body,
+            AnyBuffer::I8($b) => $body,
+            AnyBuffer::U8($b) => $body,
+            AnyBuffer::I16($b) => $body,
+            AnyBuffer::U16($b) => $body,
+            AnyBuffer::I32($b) => $body,
+            AnyBuffer::I64($b) => $body,
+            AnyBuffer::U32($b) => $body,
+            AnyBuffer::U64($b) => $body,
+        }
+    };
+}
+
+fn decode<T: Element>(bytes: &[u8]) -> Vec<T> {
+    bytes
+        .chunks_exact(T::KIND.size())
+        .filter_map(T::read_le)
+        .collect()
+}
+
+impl AnyBuffer {
+    fn upload(device: &Device, kind: ElementKind, bytes: &[u8]) -> Result<Self, jitseam::Error> {
+        Ok(match kind {
+            ElementKind::F32 => Self::F32(device.upload(&decode::<f32>(bytes))?),
+            ElementKind::F64 => Self::F64(device.upload(&decode::<f64>(bytes))?),
+            ElementKind::F16 => Self::F16(device.upload(&decode::<f16>(bytes))?),
+            ElementKind::BF16 => Self::BF16(device.upload(&decode::<bf16>(bytes))?),
+            ElementKind::I8 => Self::I8(device.upload(&decode::<i8>(bytes))?),
+            ElementKind::U8 => Self::U8(device.upload(&decode::<u8>(bytes))?),
+            ElementKind::I16 => Self::I16(device.upload(&decode::<i16>(bytes))?),
+            ElementKind::U16 => Self::U16(device.upload(&decode::<u16>(bytes))?),
+            ElementKind::I32 => Self::I32(device.upload(&decode::<i32>(bytes))?),
+            ElementKind::I64 => Self::I64(device.upload(&decode::<i64>(bytes))?),
+            ElementKind::U32 => Self::U32(device.upload(&decode::<u32>(bytes))?),
+            ElementKind::U64 => Self::U64(device.upload(&decode::<u64>(bytes))?),
+        })
+    }
+
+    fn read(&self, device: &Device) -> Result<Vec<u8>, jitseam::Error> {
+        let stream = device.default_stream();
+        let mut bytes = Vec::new();
+        each_kind!(self, b => {
+            for v in stream.read(b)? {
+                v.write_le(&mut bytes);
+            }
+        });
+        Ok(bytes)
+    }
+
+    fn preview(&self, device: &Device) -> Result<String, jitseam::Error> {
+        let stream = device.default_stream();
+        Ok(each_kind!(self, b => {
+            let values = stream.read(b)?;
+            let shown: Vec<String> = values.iter().take(6).map(|v| format!("{v:?}")).collect();
+            let more = if values.len() > 6 { ", …" } else { "" };
+            format!("[{}{more}]", shown.join(", "))
+        }))
+    }
+}
+
+/// Bytes of `count` generated elements of `kind`.
+fn generate(kind: ElementKind, count: usize, fill: &str, seed: u64) -> Result<Vec<u8>, String> {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut bytes = Vec::with_capacity(count * kind.size());
+    for i in 0..count {
+        let x = match fill {
+            "iota" => i as f64,
+            "random" if kind.is_float() => next() * 2.0 - 1.0,
+            "random" => (next() * 100.0).floor(),
+            other => return Err(format!("unknown --fill `{other}` (iota or random)")),
+        };
+        let value = number(kind, x);
+        value.write_to(&mut bytes);
+    }
+    Ok(bytes)
+}
+
+/// A number of `kind` nearest to `x` (wrapping for integers).
+fn number(kind: ElementKind, x: f64) -> ParamValue {
+    match kind {
+        ElementKind::F32 => ParamValue::F32(x as f32),
+        ElementKind::F64 => ParamValue::F64(x),
+        ElementKind::F16 => ParamValue::F16(f16::from_f64(x)),
+        ElementKind::BF16 => ParamValue::BF16(bf16::from_f64(x)),
+        ElementKind::I8 => ParamValue::I8(x as i64 as i8),
+        ElementKind::U8 => ParamValue::U8(x as u64 as u8),
+        ElementKind::I16 => ParamValue::I16(x as i64 as i16),
+        ElementKind::U16 => ParamValue::U16(x as u64 as u16),
+        ElementKind::I32 => ParamValue::I32(x as i64 as i32),
+        ElementKind::I64 => ParamValue::I64(x as i64),
+        ElementKind::U32 => ParamValue::U32(x as u64 as u32),
+        ElementKind::U64 => ParamValue::U64(x as u64),
+    }
+}
+
+trait WriteTo {
+    fn write_to(&self, out: &mut Vec<u8>);
+}
+
+impl WriteTo for ParamValue {
+    fn write_to(&self, out: &mut Vec<u8>) {
+        match *self {
+            ParamValue::F32(v) => v.write_le(out),
+            ParamValue::F64(v) => v.write_le(out),
+            ParamValue::F16(v) => v.write_le(out),
+            ParamValue::BF16(v) => v.write_le(out),
+            ParamValue::I8(v) => v.write_le(out),
+            ParamValue::U8(v) => v.write_le(out),
+            ParamValue::I16(v) => v.write_le(out),
+            ParamValue::U16(v) => v.write_le(out),
+            ParamValue::I32(v) => v.write_le(out),
+            ParamValue::I64(v) => v.write_le(out),
+            ParamValue::U32(v) => v.write_le(out),
+            ParamValue::U64(v) => v.write_le(out),
+        }
+    }
+}
+
+/// Parses a runtime param value of exactly `kind` (never converted from another type).
+fn param_value(kind: ElementKind, text: &str) -> Result<ParamValue, String> {
+    let bad = |e: &dyn std::fmt::Display| format!("param `{text}` is not a valid {kind}: {e}");
+    Ok(match kind {
+        ElementKind::F32 => ParamValue::F32(text.parse().map_err(|e| bad(&e))?),
+        ElementKind::F64 => ParamValue::F64(text.parse().map_err(|e| bad(&e))?),
+        ElementKind::F16 => ParamValue::F16(f16::from_f64(text.parse().map_err(|e| bad(&e))?)),
+        ElementKind::BF16 => ParamValue::BF16(bf16::from_f64(text.parse().map_err(|e| bad(&e))?)),
+        ElementKind::I8 => ParamValue::I8(text.parse().map_err(|e| bad(&e))?),
+        ElementKind::U8 => ParamValue::U8(text.parse().map_err(|e| bad(&e))?),
+        ElementKind::I16 => ParamValue::I16(text.parse().map_err(|e| bad(&e))?),
+        ElementKind::U16 => ParamValue::U16(text.parse().map_err(|e| bad(&e))?),
+        ElementKind::I32 => ParamValue::I32(text.parse().map_err(|e| bad(&e))?),
+        ElementKind::I64 => ParamValue::I64(text.parse().map_err(|e| bad(&e))?),
+        ElementKind::U32 => ParamValue::U32(text.parse().map_err(|e| bad(&e))?),
+        ElementKind::U64 => ParamValue::U64(text.parse().map_err(|e| bad(&e))?),
+    })
+}
+
+fn read_input(path: &Path, kind: ElementKind, count: usize) -> Result<Vec<u8>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let want = count * kind.size();
+    if bytes.len() != want {
+        return Err(format!(
+            "{} has {} bytes; {count} elements of {kind} need {want}",
+            path.display(),
+            bytes.len()
+        ));
+    }
+    Ok(bytes)
+}
+
+pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
+    let abi: AbiKind = args.abi.parse()?;
+    let (inputs, outputs, params) = (
+        dtypes(&args.inputs)?,
+        dtypes(&args.outputs)?,
+        dtypes(&args.params)?,
+    );
+    let values: Vec<&String> = args.values.iter().filter(|v| !v.is_empty()).collect();
+    if values.len() != params.len() {
+        return Err(format!(
+            "{} param dtypes but {} --values",
+            params.len(),
+            values.len()
+        ));
+    }
+    let param_values = params
+        .iter()
+        .zip(values)
+        .map(|(&kind, text)| param_value(kind, text.trim()))
+        .collect::<Result<Vec<_>, _>>()?;
+    if !args.input_files.is_empty() && args.input_files.len() != inputs.len() {
+        return Err(format!(
+            "{} inputs but {} --input-file",
+            inputs.len(),
+            args.input_files.len()
+        ));
+    }
+    let count: usize = args
+        .shape
+        .iter()
+        .try_fold(1usize, |n, &e| n.checked_mul(e))
+        .ok_or("the shape's element count overflows")?;
+    let input_bytes = inputs
+        .iter()
+        .enumerate()
+        .map(|(k, &kind)| match args.input_files.get(k) {
+            Some(path) => read_input(path, kind, count),
+            None => generate(kind, count, &args.fill, k as u64 + 1),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let spec = AbiSpec::owned(abi, inputs.clone(), outputs.clone(), params);
+    let text = crate::read_text(&args.file)?;
+    let (device, how) = if args.best {
+        let choice = Device::best_available();
+        (choice.device, choice.reason)
+    } else {
+        (Device::emulator(), "emulator".to_owned())
+    };
+    let outcome = (|| -> Result<(usize, std::time::Duration, Vec<AnyBuffer>), jitseam::Error> {
+        let kernel: Kernel<Erased, _> = Kernel::describe(Artifact::ptx(text, &args.entry, spec))?
+            .load()?
+            .bind(&device)?;
+        let mut ins = Vec::with_capacity(inputs.len());
+        for (&kind, bytes) in inputs.iter().zip(&input_bytes) {
+            ins.push(AnyBuffer::upload(&device, kind, bytes)?);
+        }
+        let mut outs = Vec::with_capacity(outputs.len());
+        for &kind in &outputs {
+            let sentinel = if kind.is_float() { f64::NAN } else { 0.0 };
+            let mut bytes = Vec::with_capacity(count * kind.size());
+            for _ in 0..count {
+                number(kind, sentinel).write_to(&mut bytes);
+            }
+            outs.push(AnyBuffer::upload(&device, kind, &bytes)?);
+        }
+        let strided = matches!(abi, AbiKind::Strided { .. });
+        let launch_shape = if strided {
+            args.shape.clone()
+        } else {
+            vec![count]
+        };
+        let elapsed = {
+            let in_views: Vec<AnyView<'_>> = ins
+                .iter()
+                .map(|b| AnyView::of(b, &launch_shape))
+                .collect::<Result<_, _>>()?;
+            let mut out_views: Vec<AnyViewMut<'_>> = outs
+                .iter_mut()
+                .map(|b| AnyViewMut::of(b, &launch_shape))
+                .collect::<Result<_, _>>()?;
+            let in_args: Vec<Arg<'_>> = in_views.iter().map(AnyView::arg).collect();
+            let mut out_args: Vec<ArgMut<'_>> = out_views.iter_mut().map(AnyViewMut::arg).collect();
+            let stream = device.default_stream();
+            let start = Instant::now();
+            kernel.launch(
+                &stream,
+                &in_args,
+                &mut out_args,
+                &launch_shape,
+                &param_values,
+            )?;
+            stream.synchronize()?;
+            start.elapsed()
+        };
+        Ok((count, elapsed, outs))
+    })();
+    let (count, elapsed, outs) = match outcome {
+        Ok(done) => done,
+        Err(e) => {
+            println!("{e}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    std::fs::create_dir_all(&args.output_dir)
+        .map_err(|e| format!("cannot create {}: {e}", args.output_dir.display()))?;
+    println!(
+        "ran {} on {how}: {count} elements in {:.3} ms",
+        args.entry,
+        elapsed.as_secs_f64() * 1e3
+    );
+    for (m, out) in outs.iter().enumerate() {
+        let bytes = out.read(&device).map_err(|e| e.to_string())?;
+        let path = args.output_dir.join(format!("out{m}.bin"));
+        std::fs::write(&path, &bytes)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        let preview = out.preview(&device).map_err(|e| e.to_string())?;
+        println!("out{m} ({}) -> {}: {preview}", outputs[m], path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+macro_rules! any_view {
+    ($name:ident, $view:ident, $method:ident, $arg:ident $(, $m:ident)?) => {
+        /// A row-major view of an [`AnyBuffer`].
+        enum $name<'b> {
+            F32(jitseam::device::$view<'b, f32>),
+            F64(jitseam::device::$view<'b, f64>),
+            F16(jitseam::device::$view<'b, f16>),
+            BF16(jitseam::device::$view<'b, bf16>),
+            I8(jitseam::device::$view<'b, i8>),
+            U8(jitseam::device::$view<'b, u8>),
+            I16(jitseam::device::$view<'b, i16>),
+            U16(jitseam::device::$view<'b, u16>),
+            I32(jitseam::device::$view<'b, i32>),
+            I64(jitseam::device::$view<'b, i64>),
+            U32(jitseam::device::$view<'b, u32>),
+            U64(jitseam::device::$view<'b, u64>),
+        }
+
+        impl<'b> $name<'b> {
+            fn of(buffer: &'b $($m)? AnyBuffer, shape: &[usize]) -> Result<Self, jitseam::Error> {
+                Ok(match buffer {
+                    AnyBuffer::F32(b) => Self::F32(b.$method(shape)?),
+                    AnyBuffer::F64(b) => Self::F64(b.$method(shape)?),
+                    AnyBuffer::F16(b) => Self::F16(b.$method(shape)?),
+                    AnyBuffer::BF16(b) => Self::BF16(b.$method(shape)?),
+                    AnyBuffer::I8(b) => Self::I8(b.$method(shape)?),
+                    AnyBuffer::U8(b) => Self::U8(b.$method(shape)?),
+                    AnyBuffer::I16(b) => Self::I16(b.$method(shape)?),
+                    AnyBuffer::U16(b) => Self::U16(b.$method(shape)?),
+                    AnyBuffer::I32(b) => Self::I32(b.$method(shape)?),
+                    AnyBuffer::I64(b) => Self::I64(b.$method(shape)?),
+                    AnyBuffer::U32(b) => Self::U32(b.$method(shape)?),
+                    AnyBuffer::U64(b) => Self::U64(b.$method(shape)?),
+                })
+            }
+
+            fn arg<'v>(view: &'v $($m)? Self) -> $arg<'v> {
+                match view {
+                    Self::F32(v) => v.into(),
+                    Self::F64(v) => v.into(),
+                    Self::F16(v) => v.into(),
+                    Self::BF16(v) => v.into(),
+                    Self::I8(v) => v.into(),
+                    Self::U8(v) => v.into(),
+                    Self::I16(v) => v.into(),
+                    Self::U16(v) => v.into(),
+                    Self::I32(v) => v.into(),
+                    Self::I64(v) => v.into(),
+                    Self::U32(v) => v.into(),
+                    Self::U64(v) => v.into(),
+                }
+            }
+        }
+    };
+}
+
+any_view!(AnyView, StridedView, shaped, Arg);
+any_view!(AnyViewMut, StridedViewMut, shaped_mut, ArgMut, mut);

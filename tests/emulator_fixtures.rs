@@ -1,0 +1,233 @@
+//! The emulator device: every NVRTC fixture through the whole path (the generic launch suite),
+//! and what only the emulator can show — memory faults on raw packets, refusals at bind, and
+//! geometry independence of grid-stride kernels.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::launch_suite;
+use jitseam::device::{Backend, BackendKind, EmulatorBackend, Geometry, ViewDesc};
+use jitseam::launch::{check, marshal};
+use jitseam::{AbiKind, AbiSpec, Artifact, Device, ElementKind, Error, Kernel};
+use jitseam_ptx::interp::{Access, FaultKind};
+use proptest::prelude::*;
+
+launch_suite_tests!(Device::emulator);
+
+/// An emulator device together with its backend, for raw launches.
+fn emulator() -> (Device, Arc<EmulatorBackend>) {
+    let backend = Arc::new(EmulatorBackend::new());
+    (Device::with_backend(backend.clone()), backend)
+}
+
+const ADD_F32: &str = "baracuda_gen_add_f32_scalar";
+const ADD_F32_V4: &str = "baracuda_gen_add_f32_co_v4";
+
+/// A description claiming `claimed` f32 elements at `base`, whatever is really there.
+fn claim(device: &Device, base: u64, claimed: usize) -> ViewDesc {
+    ViewDesc::contiguous(device.id(), ElementKind::F32, base, claimed, 0, claimed)
+}
+
+#[test]
+fn raw_packet_with_n_beyond_the_buffers_is_caught_out_of_bounds() {
+    let (device, backend) = emulator();
+    let k = launch_suite::bind(&device, ADD_F32);
+    let a = device.upload(&[1.0f32; 100]).unwrap();
+    let b = device.upload(&[2.0f32; 100]).unwrap();
+    let out = device.upload(&[0.0f32; 100]).unwrap();
+    // The descriptions lie: 1000 elements each. `check` believes them; the packet says n = 1000.
+    let ins = [
+        claim(&device, a.address(), 1000),
+        claim(&device, b.address(), 1000),
+    ];
+    let outs = [claim(&device, out.address(), 1000)];
+    let checked = check(k.facts(), device.id(), &ins, &outs, &[1000], &[]).unwrap();
+    let packet = marshal(&checked);
+    let stream = backend.default_stream();
+    // SAFETY: the packet breaks the trait's contract on purpose (its pointers address 100
+    // elements, the count says 1000). On the emulator nothing host-unsafe can happen: every
+    // access the kernel makes is checked against the emulator's own allocation table, and an
+    // access outside it is refused before any byte is read or written.
+    let result =
+        unsafe { backend.launch(k.bound().function(), &*stream, checked.geometry(), &packet) };
+    match result {
+        Err(ref e @ Error::MemoryFault(ref fault)) => {
+            assert_eq!(fault.entry, ADD_F32);
+            assert_eq!(fault.kind, FaultKind::OutOfBounds);
+            // Thread 100 of block 0 is the first to go past: it loads b[100] first.
+            assert_eq!((fault.block, fault.thread), (0, 100));
+            assert_eq!(fault.access, Access::Load);
+            assert_eq!(fault.address, b.address() + 400);
+            assert_eq!(fault.nearest, Some((b.address(), 400)));
+            assert!(
+                fault.instruction.starts_with("ld.global.nc.f32"),
+                "{}",
+                fault.instruction
+            );
+            assert!(fault.line > 0);
+            assert!(!e.is_decline());
+            let message = e.to_string();
+            assert!(message.contains("out of bounds 4-byte load"), "{message}");
+        }
+        other => panic!("expected a memory fault, got {other:?}"),
+    }
+    // Threads before the fault wrote their elements; nothing at or after it was written.
+    let got = device.default_stream().read(&out).unwrap();
+    assert_eq!(&got[..100], &[3.0f32; 100][..]);
+}
+
+#[test]
+fn float4_access_at_a_4_byte_aligned_address_is_misaligned() {
+    let (device, backend) = emulator();
+    let scalar = launch_suite::bind(&device, ADD_F32);
+    let v4 = launch_suite::bind(&device, ADD_F32_V4);
+    let a = device.upload(&[1.0f32; 12]).unwrap();
+    let b = device.upload(&[2.0f32; 8]).unwrap();
+    let out = device.upload(&[0.0f32; 8]).unwrap();
+    // `check` refuses a misaligned view for the vectorized kernel, so the packet is marshaled
+    // for the scalar kernel, whose layout is the same four 64-bit words, and given to the v4
+    // function: `a` starts 4 bytes into its allocation, n = 2 float4s.
+    let ins = [
+        claim(&device, a.address() + 4, 2),
+        claim(&device, b.address(), 2),
+    ];
+    let outs = [claim(&device, out.address(), 2)];
+    let checked = check(scalar.facts(), device.id(), &ins, &outs, &[2], &[]).unwrap();
+    let packet = marshal(&checked);
+    let stream = backend.default_stream();
+    // SAFETY: as above, the emulator checks every access against its own allocations; a
+    // misaligned vector access is refused before it reads anything.
+    let result = unsafe {
+        backend.launch(
+            v4.bound().function(),
+            &*stream,
+            Geometry { grid: 1, block: 2 },
+            &packet,
+        )
+    };
+    match result {
+        Err(Error::MemoryFault(fault)) => {
+            assert_eq!(fault.kind, FaultKind::Misaligned);
+            assert_eq!(fault.size, 16);
+            assert_eq!(fault.address, a.address() + 4);
+            assert_eq!(fault.thread, 0);
+        }
+        other => panic!("expected a misaligned fault, got {other:?}"),
+    }
+    assert_eq!(device.default_stream().read(&out).unwrap(), vec![0.0f32; 8]);
+}
+
+#[test]
+fn unsupported_instruction_is_refused_at_bind_with_its_line() {
+    let ptx = ".version 8.8\n.target sm_80\n.address_size 64\n\
+               .visible .entry k(.param .u64 a, .param .u64 o, .param .u64 n)\n{\n\
+               .reg .b32 %r<2>;\n\tbar.sync 0;\n\tret;\n}\n";
+    let spec = AbiSpec::new(
+        AbiKind::Scalar,
+        &[ElementKind::F32],
+        &[ElementKind::F32],
+        &[],
+    );
+    let loaded = Kernel::describe(Artifact::ptx(ptx, "k", spec))
+        .unwrap()
+        .load()
+        .unwrap();
+    let err = loaded.bind(&Device::emulator()).unwrap_err().error;
+    match &err {
+        Error::Unsupported {
+            entry,
+            instruction,
+            line,
+            ..
+        } => {
+            assert_eq!(
+                (entry.as_str(), instruction.as_str(), *line),
+                ("k", "bar.sync", 7)
+            );
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    assert!(err.is_decline());
+}
+
+#[test]
+fn emulator_reports_its_param_layout_and_properties() {
+    let device = Device::emulator();
+    assert_eq!(device.properties().backend, BackendKind::Emulator);
+    assert_eq!(device.properties().compute_capability, None);
+    let k = launch_suite::bind(&device, "baracuda_gen_add_scalar_mul_scalar_f32_scalar");
+    assert_eq!(
+        k.bound().function().param_info().unwrap(),
+        Some(vec![(0, 8), (8, 8), (16, 8), (24, 4), (28, 4)])
+    );
+}
+
+#[test]
+fn best_available_says_what_it_chose() {
+    let choice = Device::best_available();
+    match choice.device.properties().backend {
+        BackendKind::Emulator => {
+            assert!(choice.reason.starts_with("emulator"), "{}", choice.reason)
+        }
+        _ => assert!(choice.reason.starts_with("cuda"), "{}", choice.reason),
+    }
+}
+
+#[test]
+fn copies_outside_an_allocation_are_refused() {
+    let (device, backend) = emulator();
+    let buf = device.upload(&[0u8; 16]).unwrap();
+    let stream = backend.default_stream();
+    assert!(backend.write(&*stream, buf.address() + 8, &[0; 9]).is_err());
+    let mut dst = [0u8; 4];
+    assert!(
+        backend
+            .read(&*stream, buf.address() + 16, &mut dst)
+            .is_err()
+    );
+    assert!(backend.read(&*stream, 0, &mut dst).is_err());
+}
+
+/// Raw launch of the scalar add with an arbitrary geometry; returns the output.
+fn add_with_geometry(n: usize, grid: u32, block: u32) -> Vec<f32> {
+    let (device, backend) = emulator();
+    let k = launch_suite::bind(&device, ADD_F32);
+    let a_data: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let a = device.upload(&a_data).unwrap();
+    let b = device.upload(&vec![0.25f32; n]).unwrap();
+    let out = device.upload(&vec![f32::NAN; n]).unwrap();
+    let (ins, outs, shape) = ([a.desc(), b.desc()], [out.desc()], [n]);
+    let checked = check(k.facts(), device.id(), &ins, &outs, &shape, &[]).unwrap();
+    let packet = marshal(&checked);
+    let stream = backend.default_stream();
+    // SAFETY: the packet comes from `check` + `marshal` over live buffers of this device; only
+    // the geometry differs from the checked one, and the kernel is a grid-stride loop (any
+    // geometry covers exactly `n` elements). The emulator checks every access regardless.
+    unsafe {
+        backend
+            .launch(
+                k.bound().function(),
+                &*stream,
+                Geometry { grid, block },
+                &packet,
+            )
+            .unwrap();
+    }
+    device.default_stream().read(&out).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn grid_stride_results_do_not_depend_on_the_geometry(
+        n in 0usize..2500,
+        grid in 1u32..40,
+        block in 1u32..300,
+    ) {
+        let got = add_with_geometry(n, grid, block);
+        let want: Vec<f32> = (0..n).map(|i| i as f32 + 0.25).collect();
+        prop_assert_eq!(got, want);
+    }
+}
