@@ -44,6 +44,25 @@ impl Artifact {
     pub fn symbol(&self) -> &str {
         &self.link.symbol
     }
+
+    /// A stable 64-bit revision: the link's `revision_hash` when it is a hex number (what
+    /// synthesizers record), else a hash of the bytes — so telemetry can tell two revisions of
+    /// one kernel apart across runs.
+    pub fn revision(&self) -> u64 {
+        self.link
+            .revision_hash
+            .as_deref()
+            .and_then(|h| u64::from_str_radix(h.trim_start_matches("0x"), 16).ok())
+            .unwrap_or_else(|| fnv1a(&self.bytes))
+    }
+}
+
+/// FNV-1a: a stable 64-bit hash (std's `DefaultHasher` may change between releases; names and
+/// revisions must not).
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// The format of [`Artifact::bytes`].

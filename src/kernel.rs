@@ -8,11 +8,13 @@ use std::sync::Arc;
 
 use crate::abi::{ParamLayout, verify_entry_params};
 use crate::artifact::{Artifact, ArtifactKind};
-use crate::device::{BackendFunction, Device};
+use crate::device::{BackendFunction, BackendKind, Device};
+use crate::dtype::ElementKind;
 use crate::error::{Error, TransitionError};
 use crate::launch::LaunchFacts;
 use crate::signature::{Erased, Signature};
 use crate::state::{Described, DeviceBound, Loaded, State};
+use crate::telemetry::{DispatchHandle, HwStamp, ImplId, StructureKey};
 
 /// A kernel artifact in state `S`, launched through signature `Sig` ([`Erased`] or a
 /// macro-generated type).
@@ -106,10 +108,12 @@ impl<Sig> Kernel<Sig, Loaded> {
     pub fn bind(self, device: &Device) -> Result<Kernel<Sig, DeviceBound>, TransitionError<Self>> {
         match BoundData::bind(&self.artifact, &self.data, device) {
             Ok(function) => {
+                let telemetry = dispatch_handle(&self.artifact, device);
                 let data = BoundData {
                     loaded: self.data,
                     device: device.clone(),
                     function,
+                    telemetry,
                 };
                 Ok(Self::with::<DeviceBound>(self.artifact, data))
             }
@@ -153,6 +157,7 @@ impl<Sig> Kernel<Sig, DeviceBound> {
             loaded: self.data.loaded,
             device: self.data.device,
             function: self.data.function,
+            telemetry: self.data.telemetry,
         }
     }
 }
@@ -163,6 +168,7 @@ pub(crate) struct BoundParts {
     pub(crate) loaded: LoadedData,
     pub(crate) device: Device,
     pub(crate) function: Arc<dyn BackendFunction>,
+    pub(crate) telemetry: Option<DispatchHandle>,
 }
 
 /// The launch facts of a kernel bound to `device`, from its parts.
@@ -179,6 +185,34 @@ pub(crate) fn launch_facts<'a>(
         device,
         max_grid_x,
     }
+}
+
+/// Interns the kernel's dispatch cell in the device's sink (once, here, so a launch costs one
+/// atomic add): keyed by the artifact's structure key, the kernel's implementation id and the
+/// device's hardware stamp.
+fn dispatch_handle(artifact: &Artifact, device: &Device) -> Option<DispatchHandle> {
+    let sink = device.telemetry()?;
+    let props = device.properties();
+    let backend = match props.backend {
+        BackendKind::Cuda => "cuda",
+        BackendKind::Emulator => "emulator",
+        BackendKind::Other => "other",
+    };
+    let link = &artifact.link;
+    let chosen = ImplId::new(
+        backend,
+        link.structure_key.as_deref().unwrap_or(&link.entry_point),
+        artifact.abi.operands().map(ElementKind::name),
+        link.entry_point.clone(),
+        artifact.revision(),
+    );
+    let driver = props.driver_version.clone().unwrap_or_default();
+    let hw = match props.compute_capability {
+        Some(cc) => HwStamp::gpu(cc, props.name.clone(), driver),
+        None => HwStamp::cpu(props.name.clone(), driver),
+    };
+    let key = link.structure_key.clone().map(StructureKey::new);
+    Some(sink.dispatch_handle(key.as_ref(), &chosen, &hw))
 }
 
 fn validate_spec(artifact: &Artifact) -> Result<(), Error> {
@@ -282,6 +316,7 @@ pub struct BoundData {
     loaded: LoadedData,
     device: Device,
     function: Arc<dyn BackendFunction>,
+    telemetry: Option<DispatchHandle>,
 }
 
 impl BoundData {
@@ -337,6 +372,11 @@ impl BoundData {
     /// The backend's function handle.
     pub fn function(&self) -> &dyn BackendFunction {
         &*self.function
+    }
+
+    /// The telemetry cell each launch counts into, when the device had a sink at bind time.
+    pub fn telemetry(&self) -> Option<&DispatchHandle> {
+        self.telemetry.as_ref()
     }
 }
 

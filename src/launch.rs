@@ -587,15 +587,20 @@ pub(crate) fn launch_checked<Sig>(
     shape: &[usize],
     params: &[ParamValue],
 ) -> Result<(), Error> {
+    let bound = kernel.bound();
     launch_function(
         kernel.facts(),
-        kernel.bound().function(),
+        bound.function(),
         stream,
         inputs,
         outputs,
         shape,
         params,
-    )
+    )?;
+    if let Some(cell) = bound.telemetry() {
+        cell.record();
+    }
+    Ok(())
 }
 
 /// The one launch path, from a kernel's facts and its resolved `function`: check, marshal, and

@@ -81,6 +81,7 @@ use crate::kernel::{Kernel, LoadedData, launch_facts};
 use crate::launch::{ParamValue, launch_function};
 use crate::signature::Erased;
 use crate::state::DeviceBound;
+use crate::telemetry::DispatchHandle;
 
 /// The most slots a table may have; `slot_table!` refuses more at compile time.
 pub const MAX_SLOTS: usize = 4096;
@@ -238,6 +239,7 @@ struct Occupant {
     device: WeakDevice,
     max_grid_x: u32,
     function: Arc<dyn BackendFunction>,
+    telemetry: Option<DispatchHandle>,
 }
 
 impl Slot {
@@ -377,6 +379,7 @@ impl SlotTable {
             device: device.downgrade(),
             max_grid_x: device.properties().max_grid_x,
             function: parts.function,
+            telemetry: parts.telemetry,
         });
         let generation = next_generation();
         let previous = {
@@ -484,7 +487,11 @@ impl SlotTable {
                 outputs,
                 call.shape,
                 call.params,
-            )
+            )?;
+            if let Some(cell) = &occupant.telemetry {
+                cell.record();
+            }
+            Ok(())
         })
     }
 

@@ -22,9 +22,10 @@ pub use stream::Stream;
 pub use view::{Arg, ArgMut, BufferView, BufferViewMut, StridedView, StridedViewMut, ViewDesc};
 
 use std::fmt;
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 
 use crate::error::Error;
+use crate::telemetry::TelemetrySink;
 use liveness::LivenessToken;
 
 /// A handle to one device context. Cloning is cheap; the [`DeviceId`] stays live while any clone
@@ -39,6 +40,7 @@ struct DeviceInner {
     token: LivenessToken,
     backend: Arc<dyn Backend>,
     default_stream: Arc<dyn BackendStream>,
+    telemetry: OnceLock<Arc<TelemetrySink>>,
 }
 
 impl Device {
@@ -51,8 +53,21 @@ impl Device {
                 token: LivenessToken::mint(),
                 backend,
                 default_stream,
+                telemetry: OnceLock::new(),
             }),
         }
+    }
+
+    /// Attaches a telemetry sink: every kernel bound to this device from now on records one
+    /// dispatch per successful launch (an atomic add on a cell interned at bind time). A device
+    /// takes one sink for its lifetime; a second is handed back.
+    pub fn attach_telemetry(&self, sink: Arc<TelemetrySink>) -> Result<(), Arc<TelemetrySink>> {
+        self.inner.telemetry.set(sink)
+    }
+
+    /// The attached telemetry sink, if any.
+    pub fn telemetry(&self) -> Option<&Arc<TelemetrySink>> {
+        self.inner.telemetry.get()
     }
 
     /// Opens CUDA device `ordinal` through the driver API (libcuda, loaded at run time).
