@@ -4,6 +4,7 @@
 
 mod check;
 mod inspect;
+mod kernel_args;
 mod run;
 mod telemetry;
 

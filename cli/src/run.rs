@@ -13,30 +13,15 @@ use std::time::Instant;
 
 use half::{bf16, f16};
 use jitseam::device::{Arg, ArgMut};
-use jitseam::{AbiKind, AbiSpec, Artifact, Device, DeviceBuffer, Element, ElementKind, Kernel};
+use jitseam::{AbiKind, Device, DeviceBuffer, Element, ElementKind, Kernel};
 use jitseam::{Erased, ParamValue};
 
-use crate::check::dtypes;
+use crate::kernel_args::KernelArgs;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The PTX file.
-    file: PathBuf,
-    /// The entry point (symbol) to run.
-    #[arg(long)]
-    entry: String,
-    /// `scalar`, `vectorized:W` or `strided:R`.
-    #[arg(long)]
-    abi: String,
-    /// Input dtypes, comma-separated (f32, f64, f16, bf16, i8, u8, i16, u16, i32, i64, u32, u64).
-    #[arg(long, value_delimiter = ',', default_value = "")]
-    inputs: Vec<String>,
-    /// Output dtypes, comma-separated.
-    #[arg(long, value_delimiter = ',')]
-    outputs: Vec<String>,
-    /// Runtime param dtypes, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "")]
-    params: Vec<String>,
+    #[command(flatten)]
+    kernel: KernelArgs,
     /// Runtime param values, comma-separated, one per `--params` dtype.
     #[arg(
         long,
@@ -241,11 +226,13 @@ fn read_input(path: &Path, kind: ElementKind, count: usize) -> Result<Vec<u8>, S
 }
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
-    let abi: AbiKind = args.abi.parse()?;
+    let artifact = args.kernel.artifact()?;
+    let spec = &artifact.abi;
+    let abi = spec.abi;
     let (inputs, outputs, params) = (
-        dtypes(&args.inputs)?,
-        dtypes(&args.outputs)?,
-        dtypes(&args.params)?,
+        spec.inputs.to_vec(),
+        spec.outputs.to_vec(),
+        spec.params.to_vec(),
     );
     let values: Vec<&String> = args.values.iter().filter(|v| !v.is_empty()).collect();
     if values.len() != params.len() {
@@ -280,8 +267,6 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
             None => generate(kind, count, &args.fill, k as u64 + 1),
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let spec = AbiSpec::owned(abi, inputs.clone(), outputs.clone(), params);
-    let text = crate::read_text(&args.file)?;
     let (device, how) = if args.best {
         let choice = Device::best_available();
         (choice.device, choice.reason)
@@ -289,9 +274,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
         (Device::emulator(), "emulator".to_owned())
     };
     let outcome = (|| -> Result<(usize, std::time::Duration, Vec<AnyBuffer>), jitseam::Error> {
-        let kernel: Kernel<Erased, _> = Kernel::describe(Artifact::ptx(text, &args.entry, spec))?
-            .load()?
-            .bind(&device)?;
+        let kernel: Kernel<Erased, _> = Kernel::describe(artifact)?.load()?.bind(&device)?;
         let mut ins = Vec::with_capacity(inputs.len());
         for (&kind, bytes) in inputs.iter().zip(&input_bytes) {
             ins.push(AnyBuffer::upload(&device, kind, bytes)?);
@@ -347,7 +330,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
         .map_err(|e| format!("cannot create {}: {e}", args.output_dir.display()))?;
     println!(
         "ran {} on {how}: {count} elements in {:.3} ms",
-        args.entry,
+        args.kernel.entry,
         elapsed.as_secs_f64() * 1e3
     );
     for (m, out) in outs.iter().enumerate() {

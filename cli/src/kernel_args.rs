@@ -1,0 +1,56 @@
+//! The kernel a command acts on: a PTX file, an entry point and the ABI spec it claims. Shared by
+//! `check` and `run`, so both spell and parse it the same way.
+
+use std::path::PathBuf;
+
+use jitseam::{AbiKind, AbiSpec, Artifact, ElementKind};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct KernelArgs {
+    /// The PTX file.
+    pub(crate) file: PathBuf,
+    /// The entry point (symbol).
+    #[arg(long)]
+    pub(crate) entry: String,
+    /// `scalar`, `vectorized:W` or `strided:R`.
+    #[arg(long)]
+    abi: String,
+    /// Input dtypes, comma-separated (f32, f64, f16, bf16, i8, u8, i16, u16, i32, i64, u32, u64).
+    #[arg(long, value_delimiter = ',', default_value = "")]
+    inputs: Vec<String>,
+    /// Output dtypes, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    outputs: Vec<String>,
+    /// Runtime param dtypes, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "")]
+    params: Vec<String>,
+}
+
+impl KernelArgs {
+    /// The spec the flags describe.
+    pub(crate) fn spec(&self) -> Result<AbiSpec, String> {
+        let abi: AbiKind = self.abi.parse()?;
+        Ok(AbiSpec::owned(
+            abi,
+            dtypes(&self.inputs)?,
+            dtypes(&self.outputs)?,
+            dtypes(&self.params)?,
+        ))
+    }
+
+    /// The file as a PTX artifact entered at `--entry` with the flags' spec.
+    pub(crate) fn artifact(&self) -> Result<Artifact, String> {
+        let spec = self.spec()?;
+        let text = crate::read_text(&self.file)?;
+        Ok(Artifact::ptx(text, self.entry.clone(), spec))
+    }
+}
+
+/// Parses a dtype list; an empty flag value means no dtypes.
+fn dtypes(names: &[String]) -> Result<Vec<ElementKind>, String> {
+    names
+        .iter()
+        .filter(|n| !n.is_empty())
+        .map(|n| ElementKind::from_name(n.trim()).ok_or_else(|| format!("unknown dtype `{n}`")))
+        .collect()
+}
