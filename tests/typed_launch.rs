@@ -6,14 +6,12 @@
 // A test fails by panicking; the house rule against panics is for paths user input reaches.
 #![allow(clippy::panic)]
 
-use std::any::Any;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+mod common;
 
-use jitseam::device::{
-    Arg, ArgMut, Backend, BackendFunction, BackendKind, BackendStream, DeviceProperties, Geometry,
-};
-use jitseam::launch::ArgPacket;
+use std::sync::Arc;
+
+use common::recording::{Launched as Recorded, RecordingBackend as Recorder};
+use jitseam::device::{Arg, ArgMut};
 use jitseam::{Device, DeviceBound, Erased, Error, In, Kernel, Out, ParamValue, Signature, Stream};
 
 #[jitseam::kernel(abi = scalar, symbol = "baracuda_gen_add_scalar_mul_scalar_f32_scalar")]
@@ -28,122 +26,10 @@ fn add_v4(a: In<f32>, b: In<f32>, out: Out<f32>);
 #[jitseam::kernel(abi = strided(2), symbol = "baracuda_gen_mul_scalar_f64_strided_r2")]
 fn mul_scalar_r2(x: In<f64>, out: Out<f64>, factor: f64);
 
-/// One launch as the backend saw it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Recorded {
-    geometry: Geometry,
-    packet: Vec<u8>,
-}
-
-/// A device that allocates addresses, keeps no memory, and records every launch.
-#[derive(Debug)]
-struct Recorder {
-    properties: DeviceProperties,
-    next_address: AtomicU64,
-    launches: Mutex<Vec<Recorded>>,
-}
-
-#[derive(Debug)]
-struct NoStream;
-
-impl BackendStream for NoStream {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
-#[derive(Debug)]
-struct NoFunction;
-
-impl BackendFunction for NoFunction {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn param_info(&self) -> Result<Option<Vec<(usize, usize)>>, Error> {
-        Ok(None)
-    }
-}
-
-impl Recorder {
-    fn device() -> (Device, Arc<Recorder>) {
-        let recorder = Arc::new(Recorder {
-            properties: DeviceProperties {
-                name: "recorder".to_owned(),
-                backend: BackendKind::Other,
-                compute_capability: None,
-                max_grid_x: 65_535,
-                max_block_x: 1024,
-                driver_version: None,
-            },
-            next_address: AtomicU64::new(0x10_0000),
-            launches: Mutex::new(Vec::new()),
-        });
-        (Device::with_backend(recorder.clone()), recorder)
-    }
-
-    fn take(&self) -> Vec<Recorded> {
-        std::mem::take(&mut *self.launches.lock().unwrap_or_else(|p| p.into_inner()))
-    }
-}
-
-impl Backend for Recorder {
-    fn properties(&self) -> &DeviceProperties {
-        &self.properties
-    }
-
-    fn alloc(&self, bytes: usize) -> Result<u64, Error> {
-        let size = (bytes as u64).next_multiple_of(256);
-        Ok(self.next_address.fetch_add(size, Ordering::Relaxed))
-    }
-
-    fn free(&self, _address: u64, _bytes: usize) {}
-
-    fn default_stream(&self) -> Arc<dyn BackendStream> {
-        Arc::new(NoStream)
-    }
-
-    fn new_stream(&self) -> Result<Arc<dyn BackendStream>, Error> {
-        Ok(Arc::new(NoStream))
-    }
-
-    fn write(&self, _: &dyn BackendStream, _: u64, _: &[u8]) -> Result<(), Error> {
-        Ok(())
-    }
-
-    fn read(&self, _: &dyn BackendStream, _: u64, _: &mut [u8]) -> Result<(), Error> {
-        Ok(())
-    }
-
-    fn load_function(&self, _ptx: &str, _symbol: &str) -> Result<Arc<dyn BackendFunction>, Error> {
-        Ok(Arc::new(NoFunction))
-    }
-
-    unsafe fn launch(
-        &self,
-        _function: &dyn BackendFunction,
-        _stream: &dyn BackendStream,
-        geometry: Geometry,
-        packet: &ArgPacket<'_>,
-    ) -> Result<(), Error> {
-        self.launches
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(Recorded {
-                geometry,
-                packet: packet.bytes().to_vec(),
-            });
-        Ok(())
-    }
-
-    fn synchronize(&self, _: &dyn BackendStream) -> Result<(), Error> {
-        Ok(())
-    }
-}
-
 fn fixture(file: &str) -> String {
-    let path = format!("{}/tests/fixtures/{file}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    common::fixtures::ptx(file)
+        .unwrap_or_else(|| panic!("no fixture {file}"))
+        .to_owned()
 }
 
 /// The same fixture bound twice on `device`: through the typed face and the erased face.
@@ -165,7 +51,7 @@ fn bind_both<K: Signature>(
 }
 
 fn setup() -> (Device, Arc<Recorder>, Stream) {
-    let (device, recorder) = Recorder::device();
+    let (device, recorder) = common::recording::device();
     let stream = device.default_stream();
     (device, recorder, stream)
 }

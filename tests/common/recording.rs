@@ -66,6 +66,11 @@ impl RecordingBackend {
     pub fn launched(&self) -> Vec<Launched> {
         self.launches.lock().unwrap().clone()
     }
+
+    /// The launches so far, forgetting them.
+    pub fn take(&self) -> Vec<Launched> {
+        std::mem::take(&mut *self.launches.lock().unwrap())
+    }
 }
 
 impl Backend for RecordingBackend {
