@@ -780,7 +780,6 @@ fn run_case<T: TestElem>(case: &Case, stats: &Stats) -> Result<(), TestCaseError
         }
         Err(other) => return Err(fail(format!("launch ({abi}): {other}"))),
     }
-    drop(out_view);
     let got = stream
         .read(&output)
         .map_err(|e| fail(format!("read back: {e}")))?;
