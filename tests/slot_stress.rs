@@ -8,6 +8,11 @@
 //! (released, or left behind on a device that was then dropped) must be refused with
 //! `StaleSlot` or `DeviceGone`; anything else — a launch, or a check that only the device
 //! comparison caught — counts as a wrong-kernel launch.
+//!
+//! The second test runs the same protocol with real launches on emulator devices: kernels are
+//! adopted into the table with `adopt_into_slot` (synthesized, bound and claimed), and each of
+//! them computes a different value from the same input, so the output itself proves which
+//! kernel ran; a refused call must leave its output untouched.
 
 mod common;
 
@@ -17,9 +22,14 @@ use std::time::{Duration, Instant};
 
 use common::{fixtures, recording};
 use jitseam::device::{Arg, ArgMut};
-use jitseam::{Device, DeviceBound, Erased, Error, Kernel, SlotCall, SlotRef};
+use jitseam::synth::{
+    AdoptDecline, Arch, ElementwiseSynthesizer, JitBudget, JitRequest, OperandDesc, Region,
+    adopt_into_slot,
+};
+use jitseam::{Device, DeviceBound, ElementKind, Erased, Error, Kernel, SlotCall, SlotRef};
 
 jitseam::slot_table!(static STRESS: 4);
+jitseam::slot_table!(static EMULATED: 3);
 
 const KERNELS: [&str; 4] = [
     "baracuda_gen_relu_f32_scalar",
@@ -222,6 +232,251 @@ fn claims_dispatches_and_releases_under_device_churn_launch_no_wrong_kernel() {
     println!("{counts:#?}");
     assert_eq!(counts.wrong.load(Ordering::Relaxed), 0, "{counts:#?}");
     assert!(counts.rounds.load(Ordering::Relaxed) >= WORKERS);
+    assert!(counts.launches.load(Ordering::Relaxed) > 0);
+    assert!(counts.stale_refused.load(Ordering::Relaxed) > 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Real launches on emulator devices
+// ---------------------------------------------------------------------------------------------
+
+const EMU_WORKERS: usize = 3;
+const EMU_ROUNDS: usize = 150;
+const EMU_TIME_BUDGET: Duration = Duration::from_secs(6);
+const EMU_N: usize = 16;
+/// Every input element; each kernel maps it to its own value.
+const X: f32 = -2.5;
+/// Param-less kernels (so the caller supplies nothing that could make two of them agree) and
+/// what each computes from `X`, all different and exact.
+const EMU_KERNELS: [(&str, f32); 4] = [
+    ("neg", 2.5),
+    ("twice", -5.0),
+    ("square", 6.25),
+    ("relu", 0.0),
+];
+
+fn emu_region(kernel: usize) -> Region {
+    let x = || Region::bind(0);
+    match kernel {
+        0 => Region::op("neg", vec![x()]),
+        1 => Region::op("add", vec![x(), x()]),
+        2 => Region::op("mul", vec![x(), x()]),
+        _ => Region::op("relu", vec![x()]),
+    }
+}
+
+fn emu_request(kernel: usize) -> JitRequest {
+    JitRequest {
+        region: emu_region(kernel),
+        operands: vec![OperandDesc::contiguous(ElementKind::F32, &[EMU_N as u64], 256); 2],
+        arch: Arch::sm(80),
+        budget: JitBudget::millis(60_000),
+    }
+}
+
+#[derive(Debug, Default)]
+struct EmuCounts {
+    rounds: AtomicUsize,
+    launches: AtomicUsize,
+    stale_refused: AtomicUsize,
+    gone_refused: AtomicUsize,
+    full: AtomicUsize,
+    wrong: AtomicUsize,
+}
+
+/// What a call through a slot did, as its output shows.
+#[derive(Debug)]
+enum Outcome {
+    /// Launched; every element holds this value (`None`: the elements disagree).
+    Ran(Option<f32>),
+    /// Refused, output untouched.
+    Refused(Error),
+    /// Refused, yet the output was written: a launch happened anyway.
+    RefusedButWritten(Error),
+}
+
+fn emu_run(slot: &SlotRef, device: &Device) -> Outcome {
+    let x = device.upload(&[X; EMU_N]).unwrap();
+    let mut y = device.upload(&[f32::NAN; EMU_N]).unwrap();
+    let stream = device.default_stream();
+    let inputs = [Arg::from(&x)];
+    let mut outputs = [ArgMut::from(&mut y)];
+    let result = (slot.dispatch())(&slot.call(&stream, &inputs, &mut outputs, &[EMU_N], &[]));
+    let got = stream.read(&y).unwrap();
+    let untouched = got.iter().all(|v| v.is_nan());
+    match result {
+        Ok(()) => Outcome::Ran(got.iter().all(|&v| v == got[0]).then_some(got[0])),
+        Err(e) if untouched => Outcome::Refused(e),
+        Err(e) => Outcome::RefusedButWritten(e),
+    }
+}
+
+fn emu_adopt(kernel: usize, device: &Device) -> Result<SlotRef, Error> {
+    match adopt_into_slot::<(), _>(
+        &emu_request(kernel),
+        &ElementwiseSynthesizer::new(),
+        device,
+        &EMULATED,
+    ) {
+        Ok(adopted) => Ok(adopted.slot),
+        Err(AdoptDecline::Slot(error)) => Err(error),
+        Err(other) => panic!("adopt {}: {other}", EMU_KERNELS[kernel].0),
+    }
+}
+
+fn emu_expect_refused(outcome: Outcome, counts: &EmuCounts) {
+    match outcome {
+        Outcome::Refused(Error::StaleSlot { .. }) => {
+            counts.stale_refused.fetch_add(1, Ordering::Relaxed);
+        }
+        Outcome::Refused(Error::DeviceGone { .. }) => {
+            counts.gone_refused.fetch_add(1, Ordering::Relaxed);
+        }
+        Outcome::RefusedButWritten(error) => {
+            eprintln!("retired binding: refused ({error}) but the output was written");
+            counts.wrong.fetch_add(1, Ordering::Relaxed);
+        }
+        other => {
+            eprintln!("retired binding: {other:?}");
+            counts.wrong.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+fn emu_expect_ran(outcome: Outcome, kernel: usize, counts: &EmuCounts) {
+    counts.launches.fetch_add(1, Ordering::Relaxed);
+    let want = EMU_KERNELS[kernel].1;
+    if !matches!(outcome, Outcome::Ran(Some(v)) if v == want) {
+        eprintln!("expected {} to run: {outcome:?}", EMU_KERNELS[kernel].0);
+        counts.wrong.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+fn emu_worker(seed: u64, counts: &EmuCounts, deadline: Instant) {
+    let mut rng = seed;
+    let mut retired: Vec<SlotRef> = Vec::new();
+    for _ in 0..EMU_ROUNDS {
+        if Instant::now() > deadline {
+            break;
+        }
+        counts.rounds.fetch_add(1, Ordering::Relaxed);
+        let device = Device::emulator();
+        let i = (next(&mut rng) % 4) as usize;
+        let j = (i + 1) % 4;
+
+        // Released or reclaimed bindings of earlier rounds: refused, nothing written.
+        for slot in &retired {
+            emu_expect_refused(emu_run(slot, &device), counts);
+        }
+
+        let first = match emu_adopt(i, &device) {
+            Ok(slot) => slot,
+            Err(Error::SlotTableFull { .. }) => {
+                counts.full.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+            Err(e) => panic!("claim: {e}"),
+        };
+        emu_expect_ran(emu_run(&first, &device), i, counts);
+        EMULATED.release(first).unwrap();
+        retired.push(first);
+
+        match emu_adopt(j, &device) {
+            Ok(second) => {
+                // If `second` took `first`'s slot, only the generation keeps the old binding
+                // from running kernel `j`.
+                match emu_run(&first, &device) {
+                    Outcome::Refused(Error::StaleSlot { .. }) => {
+                        counts.stale_refused.fetch_add(1, Ordering::Relaxed);
+                    }
+                    other => {
+                        eprintln!("released binding: {other:?}");
+                        counts.wrong.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                emu_expect_ran(emu_run(&second, &device), j, counts);
+                if next(&mut rng).is_multiple_of(2) {
+                    EMULATED.release(second).unwrap();
+                }
+                // Otherwise the slot is left to the device, which dies below: reclaimable.
+                retired.push(second);
+            }
+            Err(Error::SlotTableFull { .. }) => {
+                counts.full.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(e) => panic!("claim: {e}"),
+        }
+        if retired.len() > 16 {
+            retired.drain(..8);
+        }
+        drop(device);
+    }
+}
+
+/// Holds a claim on a live emulator device now and then (so the table sometimes fills) and
+/// reclaims eagerly.
+fn emu_churn(stop: &AtomicBool) {
+    let mut rng = 0x6a09_e667_f3bc_c908;
+    let mut held: Vec<(Device, SlotRef)> = Vec::new();
+    while !stop.load(Ordering::Relaxed) {
+        let device = Device::emulator();
+        match next(&mut rng) % 3 {
+            0 => {
+                if let Ok(slot) = emu_adopt(3, &device) {
+                    held.push((device, slot));
+                }
+            }
+            1 => {
+                EMULATED.reclaim_dead();
+            }
+            _ => drop(device),
+        }
+        if held.len() > 1 {
+            let (device, slot) = held.remove(0);
+            if next(&mut rng).is_multiple_of(2) {
+                EMULATED.release(slot).unwrap();
+            }
+            drop(device);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn adopted_slots_on_emulator_devices_launch_exactly_their_own_kernel() {
+    let counts = Arc::new(EmuCounts::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let started = Instant::now();
+    let deadline = started + EMU_TIME_BUDGET;
+    let (done, finished) = mpsc::channel();
+    let mut handles = Vec::new();
+    for w in 0..EMU_WORKERS {
+        let (counts, done) = (counts.clone(), done.clone());
+        handles.push(std::thread::spawn(move || {
+            emu_worker(0x9e37_79b9_7f4a_7c15 ^ (w as u64 + 1), &counts, deadline);
+            let _ = done.send(());
+        }));
+    }
+    let churner = {
+        let stop = stop.clone();
+        std::thread::spawn(move || emu_churn(&stop))
+    };
+    let watchdog = Instant::now() + WATCHDOG;
+    for _ in 0..EMU_WORKERS {
+        let left = watchdog.saturating_duration_since(Instant::now());
+        finished
+            .recv_timeout(left)
+            .expect("deadlock: a worker did not finish within the watchdog");
+    }
+    stop.store(true, Ordering::Relaxed);
+    for handle in handles {
+        handle.join().unwrap();
+    }
+    churner.join().unwrap();
+
+    println!("{counts:#?} in {:?}", started.elapsed());
+    assert_eq!(counts.wrong.load(Ordering::Relaxed), 0, "{counts:#?}");
+    assert!(counts.rounds.load(Ordering::Relaxed) >= EMU_WORKERS);
     assert!(counts.launches.load(Ordering::Relaxed) > 0);
     assert!(counts.stale_refused.load(Ordering::Relaxed) > 0);
 }

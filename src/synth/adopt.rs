@@ -1,9 +1,11 @@
 //! [`adopt`]: request → synthesize → describe → load → bind, one typed reason if any step says
-//! no.
+//! no; [`adopt_into_slot`] adds the last, optional step: parking the kernel in a slot table.
 //!
 //! Nothing is held across a refusal: every state a failed step hands back (a described or
 //! loaded kernel) owns no device resource and is dropped there, and binding is the last step,
-//! so a kernel bound to the device exists only in the `Ok` result.
+//! so a kernel bound to the device exists only in the `Ok` result. The slot claim comes after
+//! binding; a claim that finds no slot gives the bound kernel back, and it is dropped (its
+//! module unloaded) before the decline is returned, with the table untouched.
 
 use std::fmt;
 
@@ -15,6 +17,7 @@ use crate::error::Error;
 use crate::kernel::Kernel;
 use crate::launch::ParamValue;
 use crate::signature::Erased;
+use crate::slot::{SlotRef, SlotTable};
 use crate::state::DeviceBound;
 
 use super::Synthesizer;
@@ -31,6 +34,17 @@ pub struct Adopted {
     pub params: Vec<ParamValue>,
 }
 
+/// A synthesized kernel parked in a slot table, with the values of its runtime params: what
+/// [`adopt_into_slot`] answers. The slot owns the kernel now; a call goes through
+/// [`SlotRef::dispatch`] with `params`, and [`SlotTable::release`] frees it.
+#[derive(Debug, Clone)]
+pub struct AdoptedSlot {
+    /// The binding: the slot's dispatcher, index and generation.
+    pub slot: SlotRef,
+    /// The region's scalars in param order, as in [`Adopted::params`].
+    pub params: Vec<ParamValue>,
+}
+
 /// Why [`adopt`] produced no kernel, by the step that said no.
 #[derive(Debug)]
 pub enum AdoptDecline<D> {
@@ -40,6 +54,9 @@ pub enum AdoptDecline<D> {
     Synth(SynthDecline),
     /// jitseam refused the artifact at describe, load or bind.
     Kernel(Error),
+    /// The kernel was bound but the slot table had no free slot ([`Error::SlotTableFull`]);
+    /// the kernel has been dropped again and the table is unchanged.
+    Slot(Error),
     /// The artifact's param map does not fit the request's region or the artifact's own spec
     /// (a synthesizer bug: launching it would feed params the wrong values).
     ParamMap {
@@ -56,6 +73,7 @@ impl<D: fmt::Debug> fmt::Display for AdoptDecline<D> {
             Self::NotRequested(reason) => write!(f, "not requested: {reason}"),
             Self::Synth(reason) => write!(f, "synthesizer declined: {reason}"),
             Self::Kernel(error) => write!(f, "kernel refused: {error}"),
+            Self::Slot(error) => write!(f, "no slot for the kernel: {error}"),
             Self::ParamMap { entry, reason } => {
                 write!(f, "kernel `{entry}`: unusable param map: {reason}")
             }
@@ -68,7 +86,7 @@ impl<D: fmt::Debug> std::error::Error for AdoptDecline<D> {
         match self {
             Self::NotRequested(_) | Self::ParamMap { .. } => None,
             Self::Synth(reason) => Some(reason),
-            Self::Kernel(error) => Some(error),
+            Self::Kernel(error) | Self::Slot(error) => Some(error),
         }
     }
 }
@@ -118,6 +136,34 @@ where
         .and_then(|k| Ok(k.bind(device)?))
         .map_err(AdoptDecline::Kernel)?;
     Ok(Adopted { kernel, params })
+}
+
+/// [`adopt_request`], then parks the bound kernel in a free slot of `table`: request →
+/// synthesize → describe → load → bind → slot claim.
+///
+/// A table with no free slot (after reclaiming the slots of dead devices, as
+/// [`SlotTable::claim`] does) declines with [`AdoptDecline::Slot`]; the kernel the claim gives
+/// back is dropped, unloading its module, before this returns, so a decline at any step leaves
+/// neither a slot nor a device resource behind.
+pub fn adopt_into_slot<D, S>(
+    request: &JitRequest,
+    synthesizer: &S,
+    device: &Device,
+    table: &SlotTable,
+) -> Result<AdoptedSlot, AdoptDecline<D>>
+where
+    S: Synthesizer + ?Sized,
+{
+    let Adopted { kernel, params } = adopt_request(request, synthesizer, device)?;
+    match table.claim(kernel) {
+        Ok(slot) => Ok(AdoptedSlot { slot, params }),
+        Err(refused) => {
+            let (error, kernel) = refused.into_parts();
+            // Explicitly here, so the module is unloaded before the caller sees the decline.
+            drop(kernel);
+            Err(AdoptDecline::Slot(error))
+        }
+    }
 }
 
 /// The runtime param values for `artifact`, from the region's scalars via the param map,

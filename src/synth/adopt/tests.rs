@@ -18,6 +18,7 @@ type TestResult = Result<(), Box<dyn std::error::Error>>;
 struct Counters {
     loads: AtomicUsize,
     live_functions: AtomicUsize,
+    live_allocations: AtomicUsize,
 }
 
 #[derive(Debug)]
@@ -83,9 +84,16 @@ impl Backend for FakeGpu {
         &self.properties
     }
     fn alloc(&self, _bytes: usize) -> Result<u64, Error> {
+        self.counters
+            .live_allocations
+            .fetch_add(1, Ordering::SeqCst);
         Ok(256)
     }
-    fn free(&self, _address: u64, _bytes: usize) {}
+    fn free(&self, _address: u64, _bytes: usize) {
+        self.counters
+            .live_allocations
+            .fetch_sub(1, Ordering::SeqCst);
+    }
     fn default_stream(&self) -> Arc<dyn BackendStream> {
         Arc::new(FakeStream)
     }
@@ -381,4 +389,120 @@ fn a_param_map_that_does_not_fit_the_region_is_refused_before_the_device() {
         "{got:?}"
     );
     assert_eq!(counters.loads.load(Ordering::SeqCst), 0);
+}
+
+/// A table of `$n` slots built by hand, as `slot_table!` would (the macro names `::jitseam`,
+/// which does not resolve inside the crate itself).
+macro_rules! test_table {
+    ($table:ident, $marker:ident, $slots:ident, $dispatchers:ident: [$($i:literal),+]) => {
+        struct $marker;
+        impl crate::slot::SlotTableMarker for $marker {
+            fn table() -> &'static SlotTable {
+                &$table
+            }
+        }
+        static $slots: [crate::slot::Slot; [$($i),+].len()] = crate::slot::empty_slots();
+        static $dispatchers: [crate::slot::SlotFn; [$($i),+].len()] =
+            [$(crate::slot::dispatch_slot::<$marker, $i>),+];
+        static $table: SlotTable = SlotTable::__new(stringify!($table), &$slots, &$dispatchers);
+    };
+}
+
+test_table!(ONE_SLOT, OneSlotMarker, ONE_SLOT_SLOTS, ONE_SLOT_DISPATCHERS: [0]);
+test_table!(EMULATED, EmulatedMarker, EMULATED_SLOTS, EMULATED_DISPATCHERS: [0, 1]);
+
+fn generations(table: &SlotTable) -> Vec<u64> {
+    (0..table.capacity()).map(|i| table.generation(i)).collect()
+}
+
+#[test]
+fn adopt_into_slot_parks_the_kernel_and_a_full_table_declines_leaking_nothing() -> TestResult {
+    let (device, counters) = FakeGpu::device((9, 0), false);
+    let synth = ElementwiseSynthesizer::new();
+    let first = adopt_into_slot::<(), _>(&request(), &synth, &device, &ONE_SLOT)?;
+    assert_eq!(first.params, [ParamValue::F32(2.5), ParamValue::F32(0.25)]);
+    assert_eq!(
+        ONE_SLOT.generation(first.slot.index()),
+        first.slot.generation()
+    );
+    ONE_SLOT.validate(&first.slot)?;
+    // The slot owns the kernel: its function is still loaded.
+    assert_eq!(counters.live_functions.load(Ordering::SeqCst), 1);
+
+    // Full: the second kernel is synthesized, loaded and bound, then refused a slot and
+    // dropped again; the table and the device look exactly as before.
+    let occupancy = generations(&ONE_SLOT);
+    let got = adopt_into_slot::<(), _>(&request(), &synth, &device, &ONE_SLOT);
+    assert!(
+        matches!(
+            &got,
+            Err(AdoptDecline::Slot(Error::SlotTableFull { capacity: 1, .. }))
+        ),
+        "{got:?}"
+    );
+    assert!(got.is_err_and(|e| e.to_string().starts_with("no slot for the kernel")));
+    assert_eq!(generations(&ONE_SLOT), occupancy);
+    assert_eq!(counters.loads.load(Ordering::SeqCst), 2);
+    assert_eq!(counters.live_functions.load(Ordering::SeqCst), 1);
+    assert_eq!(counters.live_allocations.load(Ordering::SeqCst), 0);
+    ONE_SLOT.validate(&first.slot)?;
+
+    // A decline before the claim touches neither the table nor the device.
+    let mut exp_f64 = request();
+    exp_f64.region = Region::op("exp", vec![Region::bind(0)]);
+    for operand in &mut exp_f64.operands {
+        operand.dtype = ElementKind::F64;
+        operand.align = 8;
+    }
+    let got = adopt_into_slot::<(), _>(&exp_f64, &synth, &device, &ONE_SLOT);
+    assert!(matches!(&got, Err(AdoptDecline::Synth(_))), "{got:?}");
+    assert_eq!(generations(&ONE_SLOT), occupancy);
+    assert_eq!(counters.loads.load(Ordering::SeqCst), 2);
+
+    // Released, the slot takes the next adoption.
+    ONE_SLOT.release(first.slot)?;
+    assert_eq!(counters.live_functions.load(Ordering::SeqCst), 0);
+    let second = adopt_into_slot::<(), _>(&request(), &synth, &device, &ONE_SLOT)?;
+    assert_eq!(second.slot.index(), first.slot.index());
+    assert_ne!(second.slot.generation(), first.slot.generation());
+    ONE_SLOT.release(second.slot)?;
+    assert_eq!(counters.live_functions.load(Ordering::SeqCst), 0);
+    Ok(())
+}
+
+#[test]
+fn a_kernel_adopted_into_a_slot_runs_through_its_dispatcher_on_the_emulator() -> TestResult {
+    use crate::device::{Arg, ArgMut};
+
+    let device = Device::emulator();
+    let adopted = adopt_into_slot::<(), _>(
+        &request(),
+        &ElementwiseSynthesizer::new(),
+        &device,
+        &EMULATED,
+    )?;
+    let x_host = [1.0f32, -2.0, 0.5, 3.25, -0.125];
+    let y_host = [0.5f32, 0.25, -1.0, 8.0, 2.0];
+    let x = device.upload(&x_host)?;
+    let y = device.upload(&y_host)?;
+    let mut out = device.upload(&[f32::NAN; 5])?;
+    let stream = device.default_stream();
+    let inputs = [Arg::from(&x), Arg::from(&y)];
+    let mut outputs = [ArgMut::from(&mut out)];
+    let call = adopted
+        .slot
+        .call(&stream, &inputs, &mut outputs, &[5], &adopted.params);
+    // Through the bare `fn` pointer, as a runtime's kernel table would call it.
+    (adopted.slot.dispatch())(&call)?;
+    stream.synchronize()?;
+    let got = stream.read(&out)?;
+    // add(add_scalar(mul_scalar(x, 2.5), 0.25), y), one f32 rounding per op.
+    let want: Vec<f32> = x_host
+        .iter()
+        .zip(&y_host)
+        .map(|(&x, &y)| (x * 2.5 + 0.25) + y)
+        .collect();
+    assert_eq!(got, want);
+    EMULATED.release(adopted.slot)?;
+    Ok(())
 }

@@ -180,8 +180,10 @@ fn one_plus_exp_neg(b: &mut Body, x: Reg) -> Reg {
 /// `exp(x) = 2^(x·log2 e)`. The product is rounded to `p`; `e` recovers what the rounding and
 /// the f32 truncation of `log2 e` lost (`fma` gives the product's exact error), and the result
 /// is corrected by `2^e ≈ 1 + e·ln 2` (`|e| < 2^-16`, so the quadratic term is below an ulp).
-/// Where `|p| ≥ 126` (overflow, underflow, ±inf) or `p` is NaN the correction could turn
-/// `inf · 0` into NaN and is skipped: `ex2` alone is exact enough there.
+/// The correction is skipped only where `ex2` is not finite (`|p| ≥ 128`: overflow to inf, or
+/// a result far below the flush threshold) or `p` is NaN, since there it could turn `inf · 0`
+/// into NaN. It is *not* skipped on `126 ≤ p < 128`: `e` is largest there (it grows with
+/// `|x|`), and `ex2(p)` alone is off by up to ~64 ulp for `x` in `[87.3, 88.7]`.
 fn exp_f32(b: &mut Body, x: Reg) -> Reg {
     let log2e = std::f64::consts::LOG2_E as f32;
     let log2e_lo = (std::f64::consts::LOG2_E - f64::from(log2e)) as f32;
@@ -212,7 +214,7 @@ fn exp_f32(b: &mut Body, x: Reg) -> Reg {
     let small = b.reg(Class::Pred);
     b.ins(format_args!(
         "setp.lt.f32 {small}, {ap}, {}",
-        f32_imm(126.0)
+        f32_imm(128.0)
     ));
     let d = b.reg(Class::F32);
     b.ins(format_args!("selp.f32 {d}, {corrected}, {r}, {small}"));
@@ -300,13 +302,17 @@ mod tests {
             (got.to_bits() as i64 - want.to_bits() as i64).unsigned_abs()
         };
         let mut x = -87.0f32;
-        while x < 88.0 {
+        while x < 88.72 {
             let p = x * log2e;
             let e = x.mul_add(log2e_lo, x.mul_add(log2e, -p));
             let r = (f64::from(p).exp2()) as f32;
-            let got = r.mul_add(e * ln2, r);
+            let corrected = r.mul_add(e * ln2, r);
+            // The kernel's selection: uncorrected only where `ex2` is not finite.
+            let got = if p.abs() < 128.0 { corrected } else { r };
             assert!(ulps(got, f64::from(x).exp()) <= 2, "exp({x}) = {got}");
-            x += 0.173;
+            // Densely near overflow, where the correction matters most (it used to be skipped
+            // from |p| = 126 on, 64 ulp off there).
+            x += if x > 87.0 { 0.0007 } else { 0.173 };
         }
         let mut x = 0.75f32;
         while x <= 1.5 {
