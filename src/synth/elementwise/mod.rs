@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 use crate::abi::{AbiKind, AbiSpec, MAX_RANK};
-use crate::artifact::{Artifact, ParamSource};
+use crate::artifact::{Artifact, ParamSource, fnv1a};
 use crate::dtype::ElementKind;
 
 use super::Synthesizer;
@@ -168,7 +168,7 @@ fn plan(request: &JitRequest) -> Result<Plan, SynthDecline> {
     let structure_key = format!("ew:{}:{dtype}:{abi}:in{inputs}", lowered.key);
     let entry = format!(
         "jitseam_ew_{:016x}_{dtype}_{abi_short}",
-        fnv1a(&structure_key)
+        fnv1a(structure_key.as_bytes())
     );
     Ok(Plan {
         entry,
@@ -465,14 +465,6 @@ impl Lowering {
             Region::Op { .. } => self.out.steps.len().saturating_sub(1),
         }
     }
-}
-
-/// FNV-1a: a stable 64-bit name hash (std's `DefaultHasher` may change between releases, and
-/// entry names should not).
-fn fnv1a(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 #[cfg(test)]
