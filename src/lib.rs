@@ -1,4 +1,56 @@
 //! jitseam: launch JIT-synthesized GPU kernels safely.
+//!
+//! A kernel artifact (PTX text) arrives from a synthesizer or a compiler. jitseam promotes it
+//! through typed states, and only the last one can launch:
+//!
+//! 1. [`Kernel::describe`] — metadata only: the artifact's [`AbiSpec`] must describe a kernel;
+//! 2. [`Kernel::load`] — on the host, no driver: the PTX is parsed, the entry found, and its own
+//!    `.param` list verified against the ABI by class, size and alignment;
+//! 3. [`Kernel::bind`] — on a [`Device`]: the module is loaded, the symbol resolved, the
+//!    architecture checked, the driver's parameter layout cross-checked where it reports one;
+//! 4. `launch` — [`launch::check`] refuses every mismatch (devices, dtypes, counts, alignment,
+//!    bounds, overlap, aliasing, grid) before [`launch::marshal`] builds the one argument packet
+//!    the backend receives.
+//!
+//! Every refusal is a typed [`Error`] naming the kernel and the argument; a failed transition
+//! gives the kernel back ([`TransitionError`]). Typed launchers come from [`macro@kernel`]; bare
+//! `fn` dispatch tables from [`slot_table!`]; the CPU [emulator](Device::emulator) runs the same
+//! packets with every memory access checked, so all of this runs without a GPU:
+//!
+//! ```
+//! use jitseam::synth::{Arch, ElementwiseSynthesizer, JitBudget, JitRequest, OperandDesc, Region, Synthesizer};
+//! use jitseam::{Device, ElementKind::F32, Kernel};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // A PTX artifact for `out = a + b` over 1000 f32, with the ABI it claims.
+//! let f32s = OperandDesc::contiguous(F32, &[1000], 256);
+//! let request = JitRequest {
+//!     region: Region::op("add", vec![Region::bind(0), Region::bind(1)]),
+//!     operands: vec![f32s.clone(), f32s.clone(), f32s],
+//!     arch: Arch::sm(80),
+//!     budget: JitBudget::millis(10),
+//! };
+//! let artifact = ElementwiseSynthesizer::new().synthesize(&request)?;
+//!
+//! let device = Device::best_available().device;
+//! let kernel = Kernel::describe(artifact)?.load()?.bind(&device)?;
+//!
+//! let a = device.upload(&vec![1.5f32; 1000])?;
+//! let b = device.upload(&vec![2.0f32; 1000])?;
+//! let mut out = device.alloc::<f32>(1000)?;
+//! let stream = device.default_stream();
+//! kernel.launch(&stream, &[(&a).into(), (&b).into()], &mut [(&mut out).into()], &[1000], &[])?;
+//! assert!(stream.read(&out)?.iter().all(|&x| x == 3.5));
+//!
+//! // A short output is declined before the device sees anything.
+//! let mut short = device.alloc::<f32>(999)?;
+//! let err = kernel
+//!     .launch(&stream, &[(&a).into(), (&b).into()], &mut [(&mut short).into()], &[1000], &[])
+//!     .unwrap_err();
+//! assert!(err.is_decline());
+//! # Ok(())
+//! # }
+//! ```
 // Library code never panics on caller data; tests may (clippy.toml allows it there).
 #![warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

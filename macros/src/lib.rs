@@ -1,8 +1,8 @@
 //! jitseam's proc macros: `#[jitseam::kernel]` turns a bodiless fn declaration into a typed
 //! kernel signature; `slot_table!` generates a build-time-sized bank of bare-fn dispatchers.
 //!
-//! Split like thiserror's: [`parse`] reads syntax only, [`model`] validates it and raises every
-//! user-facing error at the user's tokens, [`expand`] writes the code. Use it through the
+//! Split like thiserror's: `parse.rs` reads syntax only, `model.rs` validates it and raises every
+//! user-facing error at the user's tokens, `expand.rs` writes the code. Use it through the
 //! `jitseam` crate, which re-exports it; the generated code names only `::jitseam::__private`.
 
 #![forbid(unsafe_code)]

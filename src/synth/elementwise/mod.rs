@@ -1,12 +1,12 @@
 //! The reference [`ElementwiseSynthesizer`]: elementwise regions to PTX text, no NVRTC.
 //!
 //! One request goes through three steps, each its own function:
-//! 1. [`validate`] the operands: one supported float dtype, every shape equal to the output's
+//! 1. `validate` the operands: one supported float dtype, every shape equal to the output's
 //!    (broadcast is a stride of 0, never a smaller shape, so no index can run past an operand),
 //!    sane alignment and rank, an output that never writes one element twice;
-//! 2. [`lower`] the region to a post-order program, numbering its scalars as runtime params
+//! 2. `lower` the region to a post-order program, numbering its scalars as runtime params
 //!    and recording that numbering as the artifact's param map;
-//! 3. [`choose_abi`] from the operands, then write the PTX ([`emit`]).
+//! 3. `choose_abi` from the operands, then write the PTX (`emit`).
 //!
 //! Params take the compute type (f32 for f32/f16/bf16 kernels, f64 for f64): a scalar applied
 //! to a half is applied in f32 like the rest of the arithmetic.
