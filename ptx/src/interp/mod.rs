@@ -25,6 +25,8 @@ use thiserror::Error;
 
 use crate::decode::Program;
 
+pub use exec::LANES;
+
 /// Grid and block extents of one launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LaunchDims {
@@ -182,20 +184,30 @@ pub fn run<M: Memory>(
         });
     }
     let mut machine = exec::Machine::new(program, &dims);
+    // Threads fill the lanes of a group in launch order (blocks in order, threads in order
+    // within a block); a group may hold the end of one block and the start of the next.
+    let mut fill = 0usize;
     for bz in 0..dims.grid[2] {
         for by in 0..dims.grid[1] {
             for bx in 0..dims.grid[0] {
                 let block = [bx, by, bz];
-                machine.set_block(block);
                 for tz in 0..dims.block[2] {
                     for ty in 0..dims.block[1] {
                         for tx in 0..dims.block[0] {
-                            machine.run_thread(block, [tx, ty, tz], params, memory)?;
+                            machine.set_lane(fill, block, [tx, ty, tz]);
+                            fill += 1;
+                            if fill == LANES {
+                                machine.run_group(u64::MAX, params, memory)?;
+                                fill = 0;
+                            }
                         }
                     }
                 }
             }
         }
+    }
+    if fill > 0 {
+        machine.run_group((1u64 << fill) - 1, params, memory)?;
     }
     Ok(())
 }
