@@ -18,7 +18,7 @@ use super::{Access, ExecError, Fault, FaultKind, LaunchDims};
 use crate::decode::{
     CMP_EQ, CMP_GE, CMP_GT, CMP_LE, CMP_LT, CMP_NAN, CMP_NE, CMP_NUM, CMP_UNORDERED, F_BRANCH,
     F_BRANCH_NEG, F_FTZ, F_GUARD_NEG, F_NEG_C, F_SAT, F_SIGNED, F_X2, FMT_F16, FMT_F32, FMT_F64,
-    Inst, MAX_SLOTS, NONE, Op, Program,
+    Inst, NONE, Op, Program,
 };
 
 #[inline(always)]
@@ -93,23 +93,6 @@ fn write_le(out: &mut [u8], value: u64) {
     }
 }
 
-fn cmp_int(k: u8, a: u64, b: u64, bits: u8, signed: bool) -> bool {
-    let ord = if signed {
-        sext(a, bits).cmp(&sext(b, bits))
-    } else {
-        (a & mask(bits)).cmp(&(b & mask(bits)))
-    };
-    use std::cmp::Ordering::*;
-    match k {
-        CMP_EQ => ord == Equal,
-        CMP_NE => ord != Equal,
-        CMP_LT => ord == Less,
-        CMP_LE => ord != Greater,
-        CMP_GT => ord == Greater,
-        _ => ord != Less,
-    }
-}
-
 fn cmp_float(k: u8, a: f64, b: f64) -> bool {
     let unordered = a.is_nan() || b.is_nan();
     match k {
@@ -160,13 +143,40 @@ pub const LANES: usize = 64;
 /// One register slot across the lanes of a group (lane-major: `regs[slot][lane]`).
 type Row = [u64; LANES];
 
-/// The register file: one row per 16-bit slot index, so indexing a row needs no bounds check.
-/// Rows of slots a program never uses are never touched (the allocation is zeroed lazily).
-type Registers = [Row; MAX_SLOTS as usize + 1];
+/// The register file: one row per slot, and a last row that absent operands ([`NONE`]) read.
+/// Every slot index is clamped to the last row, so no access can fail.
+struct Registers {
+    rows: Vec<Row>,
+}
 
-#[inline(always)]
-fn ix(slot: u32) -> usize {
-    usize::from(slot as u16)
+impl Registers {
+    fn new(slots: usize) -> Self {
+        Self {
+            rows: vec![[0; LANES]; slots.saturating_add(1)],
+        }
+    }
+
+    #[inline(always)]
+    fn ix(&self, slot: u32) -> usize {
+        (slot as usize).min(self.rows.len().saturating_sub(1))
+    }
+}
+
+impl std::ops::Index<u32> for Registers {
+    type Output = Row;
+
+    #[inline(always)]
+    fn index(&self, slot: u32) -> &Row {
+        &self.rows[self.ix(slot)]
+    }
+}
+
+impl std::ops::IndexMut<u32> for Registers {
+    #[inline(always)]
+    fn index_mut(&mut self, slot: u32) -> &mut Row {
+        let i = self.ix(slot);
+        &mut self.rows[i]
+    }
 }
 
 /// Lane indices of the set bits of `mask`, lowest first.
@@ -178,7 +188,7 @@ fn bits(mut mask: u64) -> impl Iterator<Item = usize> {
         }
         let lane = mask.trailing_zeros() as usize;
         mask &= mask - 1;
-        Some(lane)
+        Some(lane % LANES)
     })
 }
 
@@ -204,35 +214,86 @@ fn store_row(row: &mut Row, out: &Row, mask: u64) {
     }
 }
 
+/// `*o = v` where lane `lane` is in `mask`: a select, so that the loop stays branch-free.
+#[inline(always)]
+fn put(o: &mut u64, v: u64, mask: u64, lane: usize) {
+    *o = if (mask >> lane) & 1 != 0 { v } else { *o };
+}
+
 /// `d = f(a)` on the lanes of `mask`.
 #[inline(always)]
 fn map1(regs: &mut Registers, mask: u64, d: u32, a: u32, f: impl Fn(u64) -> u64) {
-    let mut out = [0u64; LANES];
-    for (o, &x) in out.iter_mut().zip(&regs[ix(a)]) {
-        *o = f(x);
+    let (d, a) = (regs.ix(d), regs.ix(a));
+    if let Ok([rd, ra]) = regs.rows.get_disjoint_mut([d, a]) {
+        if mask == u64::MAX {
+            for (o, &x) in rd.iter_mut().zip(ra.iter()) {
+                *o = f(x);
+            }
+        } else {
+            for (lane, (o, &x)) in rd.iter_mut().zip(ra.iter()).enumerate() {
+                put(o, f(x), mask, lane);
+            }
+        }
+    } else {
+        // `d` is `a`.
+        for (lane, o) in regs.rows[d].iter_mut().enumerate() {
+            put(o, f(*o), mask, lane);
+        }
     }
-    store_row(&mut regs[ix(d)], &out, mask);
 }
 
 /// `d = f(a, b)` on the lanes of `mask`.
 #[inline(always)]
 fn map2(regs: &mut Registers, mask: u64, d: u32, a: u32, b: u32, f: impl Fn(u64, u64) -> u64) {
-    let mut out = [0u64; LANES];
-    for ((o, &x), &y) in out.iter_mut().zip(&regs[ix(a)]).zip(&regs[ix(b)]) {
-        *o = f(x, y);
+    let (d, a, b) = (regs.ix(d), regs.ix(a), regs.ix(b));
+    if let Ok([rd, ra, rb]) = regs.rows.get_disjoint_mut([d, a, b]) {
+        if mask == u64::MAX {
+            for ((o, &x), &y) in rd.iter_mut().zip(ra.iter()).zip(rb.iter()) {
+                *o = f(x, y);
+            }
+        } else {
+            for (lane, ((o, &x), &y)) in rd.iter_mut().zip(ra.iter()).zip(rb.iter()).enumerate() {
+                put(o, f(x, y), mask, lane);
+            }
+        }
+    } else if let Ok([rd, rb]) = regs.rows.get_disjoint_mut([d, b])
+        && d == a
+    {
+        for (lane, (o, &y)) in rd.iter_mut().zip(rb.iter()).enumerate() {
+            put(o, f(*o, y), mask, lane);
+        }
+    } else if let Ok([rd, ra]) = regs.rows.get_disjoint_mut([d, a])
+        && d == b
+    {
+        for (lane, (o, &x)) in rd.iter_mut().zip(ra.iter()).enumerate() {
+            put(o, f(x, *o), mask, lane);
+        }
+    } else {
+        let mut out = [0u64; LANES];
+        for ((o, &x), &y) in out.iter_mut().zip(&regs.rows[a]).zip(&regs.rows[b]) {
+            *o = f(x, y);
+        }
+        store_row(&mut regs.rows[d], &out, mask);
     }
-    store_row(&mut regs[ix(d)], &out, mask);
 }
 
 /// `d = f(a, b, c)` on the lanes of `mask`.
 #[inline(always)]
 fn map3(regs: &mut Registers, mask: u64, [d, a, b, c]: [u32; 4], f: impl Fn(u64, u64, u64) -> u64) {
-    let mut out = [0u64; LANES];
-    let (ra, rb, rc) = (&regs[ix(a)], &regs[ix(b)], &regs[ix(c)]);
-    for (((o, &x), &y), &z) in out.iter_mut().zip(ra).zip(rb).zip(rc) {
-        *o = f(x, y, z);
+    let (d, a, b, c) = (regs.ix(d), regs.ix(a), regs.ix(b), regs.ix(c));
+    if let Ok([rd, ra, rb, rc]) = regs.rows.get_disjoint_mut([d, a, b, c]) {
+        let rows = rd.iter_mut().zip(ra.iter()).zip(rb.iter()).zip(rc.iter());
+        for (lane, (((o, &x), &y), &z)) in rows.enumerate() {
+            put(o, f(x, y, z), mask, lane);
+        }
+    } else {
+        let mut out = [0u64; LANES];
+        let (ra, rb, rc) = (&regs.rows[a], &regs.rows[b], &regs.rows[c]);
+        for (((o, &x), &y), &z) in out.iter_mut().zip(ra).zip(rb).zip(rc) {
+            *o = f(x, y, z);
+        }
+        store_row(&mut regs.rows[d], &out, mask);
     }
-    store_row(&mut regs[ix(d)], &out, mask);
 }
 
 /// What the lanes of the running group do after an instruction.
@@ -272,7 +333,7 @@ pub(crate) type LaneId = ([u32; 3], [u32; 3]);
 /// Per-launch state reused by every group: no allocation inside the loop.
 pub(crate) struct Machine<'p> {
     program: &'p Program,
-    regs: Box<Registers>,
+    regs: Registers,
     hints: Vec<u32>,
     /// Return addresses: `stack[depth][lane]`.
     stack: Vec<Row>,
@@ -285,16 +346,13 @@ pub(crate) struct Machine<'p> {
 
 impl<'p> Machine<'p> {
     pub(crate) fn new(program: &'p Program, dims: &LaunchDims) -> Self {
-        let mut regs: Box<Registers> = vec![[0u64; LANES]; MAX_SLOTS as usize + 1]
-            .into_boxed_slice()
-            .try_into()
-            .unwrap_or_else(|_| Box::new([[0; LANES]; MAX_SLOTS as usize + 1]));
+        let mut regs = Registers::new(program.num_regs);
         for &(slot, value) in &program.consts {
-            regs[ix(slot)] = [value; LANES];
+            regs[slot] = [value; LANES];
         }
         for axis in 0..3 {
-            regs[3 + axis] = [u64::from(dims.block[axis]); LANES];
-            regs[9 + axis] = [u64::from(dims.grid[axis]); LANES];
+            regs[3 + axis as u32] = [u64::from(dims.block[axis]); LANES];
+            regs[9 + axis as u32] = [u64::from(dims.grid[axis]); LANES];
         }
         Self {
             program,
@@ -312,8 +370,8 @@ impl<'p> Machine<'p> {
     pub(crate) fn set_lane(&mut self, lane: usize, block: [u32; 3], thread: [u32; 3]) {
         let lane = lane % LANES;
         for axis in 0..3 {
-            self.regs[axis][lane] = u64::from(thread[axis]);
-            self.regs[6 + axis][lane] = u64::from(block[axis]);
+            self.regs[axis as u32][lane] = u64::from(thread[axis]);
+            self.regs[6 + axis as u32][lane] = u64::from(block[axis]);
         }
         self.ids[lane] = (block, thread);
     }
@@ -329,7 +387,7 @@ impl<'p> Machine<'p> {
         let program = self.program;
         let insts = &program.insts[..];
         let lanes = &program.lanes[..];
-        let regs: &mut Registers = &mut self.regs;
+        let regs = &mut self.regs;
         let hints = &mut self.hints[..];
         let stack = &mut self.stack;
         let depth = &mut self.depth;
@@ -368,7 +426,7 @@ impl<'p> Machine<'p> {
                     let eff = if inst.guard == NONE {
                         act
                     } else {
-                        let t = true_lanes(&regs[ix(inst.guard)]);
+                        let t = true_lanes(&regs[inst.guard]);
                         act & if inst.f & F_GUARD_NEG != 0 { !t } else { t }
                     };
                     if eff == 0 {
@@ -420,7 +478,7 @@ impl<'p> Machine<'p> {
                                 let mut spare = 0u32;
                                 let hint = hints.get_mut(pc).unwrap_or(&mut spare);
                                 for lane in bits(eff) {
-                                    let addr = regs[ix(inst.a)][lane].wrapping_add(inst.imm as u64);
+                                    let addr = regs[inst.a][lane].wrapping_add(inst.imm as u64);
                                     if addr & (size as u64 - 1) != 0 {
                                         fault!(
                                             lane,
@@ -439,7 +497,7 @@ impl<'p> Machine<'p> {
                                             FaultKind::OutOfBounds
                                         );
                                     };
-                                    regs[ix(inst.d)][lane] = read_le(bytes);
+                                    regs[inst.d][lane] = read_le(bytes);
                                 }
                                 Flow::Next
                             }
@@ -450,7 +508,7 @@ impl<'p> Machine<'p> {
                                 let mut spare = 0u32;
                                 let hint = hints.get_mut(pc).unwrap_or(&mut spare);
                                 for lane in bits(eff) {
-                                    let addr = regs[ix(inst.a)][lane].wrapping_add(inst.imm as u64);
+                                    let addr = regs[inst.a][lane].wrapping_add(inst.imm as u64);
                                     if addr & (total as u64 - 1) != 0 {
                                         fault!(
                                             lane,
@@ -470,7 +528,7 @@ impl<'p> Machine<'p> {
                                         );
                                     };
                                     for (chunk, &slot) in bytes.chunks_exact(size).zip(slots) {
-                                        regs[ix(slot)][lane] = read_le(chunk);
+                                        regs[slot][lane] = read_le(chunk);
                                     }
                                 }
                                 Flow::Next
@@ -480,7 +538,7 @@ impl<'p> Machine<'p> {
                                 let mut spare = 0u32;
                                 let hint = hints.get_mut(pc).unwrap_or(&mut spare);
                                 for lane in bits(eff) {
-                                    let addr = regs[ix(inst.a)][lane].wrapping_add(inst.imm as u64);
+                                    let addr = regs[inst.a][lane].wrapping_add(inst.imm as u64);
                                     if addr & (size as u64 - 1) != 0 {
                                         fault!(
                                             lane,
@@ -490,7 +548,7 @@ impl<'p> Machine<'p> {
                                             FaultKind::Misaligned
                                         );
                                     }
-                                    let value = regs[ix(inst.b)][lane];
+                                    let value = regs[inst.b][lane];
                                     let Some(bytes) = memory.bytes_mut(addr, size, hint) else {
                                         fault!(
                                             lane,
@@ -511,7 +569,7 @@ impl<'p> Machine<'p> {
                                 let mut spare = 0u32;
                                 let hint = hints.get_mut(pc).unwrap_or(&mut spare);
                                 for lane in bits(eff) {
-                                    let addr = regs[ix(inst.a)][lane].wrapping_add(inst.imm as u64);
+                                    let addr = regs[inst.a][lane].wrapping_add(inst.imm as u64);
                                     if addr & (total as u64 - 1) != 0 {
                                         fault!(
                                             lane,
@@ -525,7 +583,7 @@ impl<'p> Machine<'p> {
                                     for (value, &slot) in
                                         values.iter_mut().zip(slots).take(inst.c as usize)
                                     {
-                                        *value = regs[ix(slot)][lane];
+                                        *value = regs[slot][lane];
                                     }
                                     let Some(bytes) = memory.bytes_mut(addr, total, hint) else {
                                         fault!(
@@ -553,7 +611,7 @@ impl<'p> Machine<'p> {
                                         found: params.len(),
                                     });
                                 };
-                                store_row(&mut regs[ix(inst.d)], &[read_le(bytes); LANES], eff);
+                                store_row(&mut regs[inst.d], &[read_le(bytes); LANES], eff);
                                 Flow::Next
                             }
                             Op::Pack => {
@@ -563,10 +621,10 @@ impl<'p> Machine<'p> {
                                     let mut v = 0u64;
                                     for (i, &slot) in slots.iter().take(inst.c as usize).enumerate()
                                     {
-                                        v |= (regs[ix(slot)][lane] & mask(w))
+                                        v |= (regs[slot][lane] & mask(w))
                                             << (u32::from(w) * i as u32);
                                     }
-                                    regs[ix(inst.d)][lane] = v;
+                                    regs[inst.d][lane] = v;
                                 }
                                 Flow::Next
                             }
@@ -574,10 +632,10 @@ impl<'p> Machine<'p> {
                                 let w = inst.w;
                                 let slots = lanes.get(inst.b as usize..).unwrap_or_default();
                                 for lane in bits(eff) {
-                                    let v = regs[ix(inst.a)][lane];
+                                    let v = regs[inst.a][lane];
                                     for (i, &slot) in slots.iter().take(inst.c as usize).enumerate()
                                     {
-                                        regs[ix(slot)][lane] =
+                                        regs[slot][lane] =
                                             (v >> (u32::from(w) * i as u32)) & mask(w);
                                     }
                                 }
@@ -636,12 +694,35 @@ impl<'p> Machine<'p> {
 /// A comparison on the lanes of `eff`, and the fused branch that follows it, if any.
 #[inline(always)]
 fn setp(regs: &mut Registers, eff: u64, act: u64, inst: &Inst, pc: usize) -> Flow {
-    let (ra, rb) = (&regs[ix(inst.a)], &regs[ix(inst.b)]);
+    let (ra, rb) = (&regs[inst.a], &regs[inst.b]);
     let mut t = 0u64;
     if inst.op == Op::SetpI {
-        let signed = inst.f & F_SIGNED != 0;
-        for (lane, (&a, &b)) in ra.iter().zip(rb).enumerate() {
-            t |= u64::from(cmp_int(inst.k, a, b, inst.w, signed)) << lane;
+        // Comparable keys: sign-extended for signed comparisons, masked for unsigned ones.
+        let shift = 64u32.saturating_sub(u32::from(inst.w)).min(63);
+        let m = mask(inst.w);
+        macro_rules! compare {
+            ($key:expr, $op:tt) => {
+                for (lane, (&a, &b)) in ra.iter().zip(rb).enumerate() {
+                    t |= u64::from($key(a) $op $key(b)) << lane;
+                }
+            };
+        }
+        macro_rules! by_kind {
+            ($key:expr) => {
+                match inst.k {
+                    CMP_EQ => compare!($key, ==),
+                    CMP_NE => compare!($key, !=),
+                    CMP_LT => compare!($key, <),
+                    CMP_LE => compare!($key, <=),
+                    CMP_GT => compare!($key, >),
+                    _ => compare!($key, >=),
+                }
+            };
+        }
+        if inst.f & F_SIGNED != 0 {
+            by_kind!(|v: u64| ((v << shift) as i64) >> shift);
+        } else {
+            by_kind!(|v: u64| v & m);
         }
     } else {
         let fmt = if inst.op == Op::SetpF32 {
@@ -660,7 +741,7 @@ fn setp(regs: &mut Registers, eff: u64, act: u64, inst: &Inst, pc: usize) -> Flo
         for (lane, o) in out.iter_mut().enumerate() {
             *o = (t >> lane) & 1;
         }
-        store_row(&mut regs[ix(inst.d)], &out, eff);
+        store_row(&mut regs[inst.d], &out, eff);
         let taken = if inst.f & F_BRANCH_NEG != 0 { !t } else { t };
         return Flow::Split {
             taken: taken & eff,
@@ -668,17 +749,17 @@ fn setp(regs: &mut Registers, eff: u64, act: u64, inst: &Inst, pc: usize) -> Flo
             fall: pc + 2,
         };
     }
-    let rc = regs[ix(inst.c)];
+    let rc = regs[inst.c];
     let mut out = [0u64; LANES];
     for (lane, (o, &c)) in out.iter_mut().zip(&rc).enumerate() {
         *o = u64::from(combine((t >> lane) & 1 != 0, inst, c));
     }
-    store_row(&mut regs[ix(inst.d)], &out, eff);
+    store_row(&mut regs[inst.d], &out, eff);
     if inst.e != NONE {
         for (lane, (o, &c)) in out.iter_mut().zip(&rc).enumerate() {
             *o = u64::from(combine((t >> lane) & 1 == 0, inst, c));
         }
-        store_row(&mut regs[ix(inst.e)], &out, eff);
+        store_row(&mut regs[inst.e], &out, eff);
     }
     Flow::Next
 }
