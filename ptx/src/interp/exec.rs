@@ -214,6 +214,13 @@ fn store_row(row: &mut Row, out: &Row, mask: u64) {
     }
 }
 
+/// Whether every lane of `row` holds the same value.
+#[inline(always)]
+fn uniform(row: &Row) -> bool {
+    let first = row[0];
+    row.iter().fold(true, |same, &v| same & (v == first))
+}
+
 /// `*o = v` where lane `lane` is in `mask`: a select, so that the loop stays branch-free.
 #[inline(always)]
 fn put(o: &mut u64, v: u64, mask: u64, lane: usize) {
@@ -236,8 +243,15 @@ fn map1(regs: &mut Registers, mask: u64, d: u32, a: u32, f: impl Fn(u64) -> u64)
         }
     } else {
         // `d` is `a`.
-        for (lane, o) in regs.rows[d].iter_mut().enumerate() {
-            put(o, f(*o), mask, lane);
+        let rd = &mut regs.rows[d];
+        if mask == u64::MAX {
+            for o in rd.iter_mut() {
+                *o = f(*o);
+            }
+        } else {
+            for (lane, o) in rd.iter_mut().enumerate() {
+                put(o, f(*o), mask, lane);
+            }
         }
     }
 }
@@ -259,14 +273,26 @@ fn map2(regs: &mut Registers, mask: u64, d: u32, a: u32, b: u32, f: impl Fn(u64,
     } else if let Ok([rd, rb]) = regs.rows.get_disjoint_mut([d, b])
         && d == a
     {
-        for (lane, (o, &y)) in rd.iter_mut().zip(rb.iter()).enumerate() {
-            put(o, f(*o, y), mask, lane);
+        if mask == u64::MAX {
+            for (o, &y) in rd.iter_mut().zip(rb.iter()) {
+                *o = f(*o, y);
+            }
+        } else {
+            for (lane, (o, &y)) in rd.iter_mut().zip(rb.iter()).enumerate() {
+                put(o, f(*o, y), mask, lane);
+            }
         }
     } else if let Ok([rd, ra]) = regs.rows.get_disjoint_mut([d, a])
         && d == b
     {
-        for (lane, (o, &x)) in rd.iter_mut().zip(ra.iter()).enumerate() {
-            put(o, f(x, *o), mask, lane);
+        if mask == u64::MAX {
+            for (o, &x) in rd.iter_mut().zip(ra.iter()) {
+                *o = f(x, *o);
+            }
+        } else {
+            for (lane, (o, &x)) in rd.iter_mut().zip(ra.iter()).enumerate() {
+                put(o, f(x, *o), mask, lane);
+            }
         }
     } else {
         let mut out = [0u64; LANES];
@@ -283,8 +309,14 @@ fn map3(regs: &mut Registers, mask: u64, [d, a, b, c]: [u32; 4], f: impl Fn(u64,
     let (d, a, b, c) = (regs.ix(d), regs.ix(a), regs.ix(b), regs.ix(c));
     if let Ok([rd, ra, rb, rc]) = regs.rows.get_disjoint_mut([d, a, b, c]) {
         let rows = rd.iter_mut().zip(ra.iter()).zip(rb.iter()).zip(rc.iter());
-        for (lane, (((o, &x), &y), &z)) in rows.enumerate() {
-            put(o, f(x, y, z), mask, lane);
+        if mask == u64::MAX {
+            for (((o, &x), &y), &z) in rows {
+                *o = f(x, y, z);
+            }
+        } else {
+            for (lane, (((o, &x), &y), &z)) in rows.enumerate() {
+                put(o, f(x, y, z), mask, lane);
+            }
         }
     } else {
         let mut out = [0u64; LANES];
@@ -477,8 +509,10 @@ impl<'p> Machine<'p> {
                                 let size = usize::from(inst.w);
                                 let mut spare = 0u32;
                                 let hint = hints.get_mut(pc).unwrap_or(&mut spare);
+                                let addrs = regs[inst.a];
+                                let mut out = regs[inst.d];
                                 for lane in bits(eff) {
-                                    let addr = regs[inst.a][lane].wrapping_add(inst.imm as u64);
+                                    let addr = addrs[lane].wrapping_add(inst.imm as u64);
                                     if addr & (size as u64 - 1) != 0 {
                                         fault!(
                                             lane,
@@ -497,8 +531,9 @@ impl<'p> Machine<'p> {
                                             FaultKind::OutOfBounds
                                         );
                                     };
-                                    regs[inst.d][lane] = read_le(bytes);
+                                    out[lane] = read_le(bytes);
                                 }
+                                regs[inst.d] = out;
                                 Flow::Next
                             }
                             Op::LdGlobalV => {
@@ -507,8 +542,14 @@ impl<'p> Machine<'p> {
                                 let slots = lanes.get(inst.d as usize..).unwrap_or_default();
                                 let mut spare = 0u32;
                                 let hint = hints.get_mut(pc).unwrap_or(&mut spare);
+                                let addrs = regs[inst.a];
+                                let mut rows = [usize::MAX; 4];
+                                for (row, &slot) in rows.iter_mut().zip(slots).take(inst.c as usize)
+                                {
+                                    *row = regs.ix(slot);
+                                }
                                 for lane in bits(eff) {
-                                    let addr = regs[inst.a][lane].wrapping_add(inst.imm as u64);
+                                    let addr = addrs[lane].wrapping_add(inst.imm as u64);
                                     if addr & (total as u64 - 1) != 0 {
                                         fault!(
                                             lane,
@@ -527,8 +568,10 @@ impl<'p> Machine<'p> {
                                             FaultKind::OutOfBounds
                                         );
                                     };
-                                    for (chunk, &slot) in bytes.chunks_exact(size).zip(slots) {
-                                        regs[slot][lane] = read_le(chunk);
+                                    for (chunk, &row) in bytes.chunks_exact(size).zip(&rows) {
+                                        if let Some(row) = regs.rows.get_mut(row) {
+                                            row[lane] = read_le(chunk);
+                                        }
                                     }
                                 }
                                 Flow::Next
@@ -537,8 +580,9 @@ impl<'p> Machine<'p> {
                                 let size = usize::from(inst.w);
                                 let mut spare = 0u32;
                                 let hint = hints.get_mut(pc).unwrap_or(&mut spare);
+                                let (addrs, values) = (regs[inst.a], regs[inst.b]);
                                 for lane in bits(eff) {
-                                    let addr = regs[inst.a][lane].wrapping_add(inst.imm as u64);
+                                    let addr = addrs[lane].wrapping_add(inst.imm as u64);
                                     if addr & (size as u64 - 1) != 0 {
                                         fault!(
                                             lane,
@@ -548,7 +592,7 @@ impl<'p> Machine<'p> {
                                             FaultKind::Misaligned
                                         );
                                     }
-                                    let value = regs[inst.b][lane];
+                                    let value = values[lane];
                                     let Some(bytes) = memory.bytes_mut(addr, size, hint) else {
                                         fault!(
                                             lane,
@@ -568,8 +612,14 @@ impl<'p> Machine<'p> {
                                 let slots = lanes.get(inst.b as usize..).unwrap_or_default();
                                 let mut spare = 0u32;
                                 let hint = hints.get_mut(pc).unwrap_or(&mut spare);
+                                let addrs = regs[inst.a];
+                                let mut rows = [usize::MAX; 4];
+                                for (row, &slot) in rows.iter_mut().zip(slots).take(inst.c as usize)
+                                {
+                                    *row = regs.ix(slot);
+                                }
                                 for lane in bits(eff) {
-                                    let addr = regs[inst.a][lane].wrapping_add(inst.imm as u64);
+                                    let addr = addrs[lane].wrapping_add(inst.imm as u64);
                                     if addr & (total as u64 - 1) != 0 {
                                         fault!(
                                             lane,
@@ -580,10 +630,8 @@ impl<'p> Machine<'p> {
                                         );
                                     }
                                     let mut values = [0u64; 4];
-                                    for (value, &slot) in
-                                        values.iter_mut().zip(slots).take(inst.c as usize)
-                                    {
-                                        *value = regs[slot][lane];
+                                    for (value, &row) in values.iter_mut().zip(&rows) {
+                                        *value = regs.rows.get(row).map_or(0, |row| row[lane]);
                                     }
                                     let Some(bytes) = memory.bytes_mut(addr, total, hint) else {
                                         fault!(
@@ -695,15 +743,16 @@ impl<'p> Machine<'p> {
 #[inline(always)]
 fn setp(regs: &mut Registers, eff: u64, act: u64, inst: &Inst, pc: usize) -> Flow {
     let (ra, rb) = (&regs[inst.a], &regs[inst.b]);
-    let mut t = 0u64;
+    // The outcome of every lane as 0 or 1 (a branch-free, vectorizable loop), then as a mask.
+    let mut tv = [0u64; LANES];
     if inst.op == Op::SetpI {
         // Comparable keys: sign-extended for signed comparisons, masked for unsigned ones.
         let shift = 64u32.saturating_sub(u32::from(inst.w)).min(63);
         let m = mask(inst.w);
         macro_rules! compare {
             ($key:expr, $op:tt) => {
-                for (lane, (&a, &b)) in ra.iter().zip(rb).enumerate() {
-                    t |= u64::from($key(a) $op $key(b)) << lane;
+                for ((o, &a), &b) in tv.iter_mut().zip(ra).zip(rb) {
+                    *o = u64::from($key(a) $op $key(b));
                 }
             };
         }
@@ -731,17 +780,21 @@ fn setp(regs: &mut Registers, eff: u64, act: u64, inst: &Inst, pc: usize) -> Flo
             FMT_F64
         };
         let flush = inst.f & F_FTZ != 0;
-        for (lane, (&a, &b)) in ra.iter().zip(rb).enumerate() {
+        for ((o, &a), &b) in tv.iter_mut().zip(ra).zip(rb) {
             let (a, b) = (float_in(a, fmt, flush), float_in(b, fmt, flush));
-            t |= u64::from(cmp_float(inst.k, a, b)) << lane;
+            *o = u64::from(cmp_float(inst.k, a, b));
         }
     }
+    let t = match tv.iter().sum::<u64>() {
+        0 => 0,
+        64 => u64::MAX,
+        _ => tv
+            .iter()
+            .enumerate()
+            .fold(0u64, |m, (lane, &v)| m | (v << lane)),
+    };
     if inst.f & F_BRANCH != 0 && eff == act {
-        let mut out = [0u64; LANES];
-        for (lane, o) in out.iter_mut().enumerate() {
-            *o = (t >> lane) & 1;
-        }
-        store_row(&mut regs[inst.d], &out, eff);
+        store_row(&mut regs[inst.d], &tv, eff);
         let taken = if inst.f & F_BRANCH_NEG != 0 { !t } else { t };
         return Flow::Split {
             taken: taken & eff,
@@ -749,17 +802,16 @@ fn setp(regs: &mut Registers, eff: u64, act: u64, inst: &Inst, pc: usize) -> Flo
             fall: pc + 2,
         };
     }
-    let rc = regs[inst.c];
-    let mut out = [0u64; LANES];
-    for (lane, (o, &c)) in out.iter_mut().zip(&rc).enumerate() {
-        *o = u64::from(combine((t >> lane) & 1 != 0, inst, c));
+    let rc = &regs[inst.c];
+    let (mut p, mut q) = ([0u64; LANES], [0u64; LANES]);
+    for (lane, ((p, q), &c)) in p.iter_mut().zip(q.iter_mut()).zip(rc).enumerate() {
+        let t = (t >> lane) & 1 != 0;
+        *p = u64::from(combine(t, inst, c));
+        *q = u64::from(combine(!t, inst, c));
     }
-    store_row(&mut regs[inst.d], &out, eff);
+    store_row(&mut regs[inst.d], &p, eff);
     if inst.e != NONE {
-        for (lane, (o, &c)) in out.iter_mut().zip(&rc).enumerate() {
-            *o = u64::from(combine((t >> lane) & 1 == 0, inst, c));
-        }
-        store_row(&mut regs[inst.e], &out, eff);
+        store_row(&mut regs[inst.e], &q, eff);
     }
     Flow::Next
 }
@@ -784,6 +836,14 @@ fn alu(regs: &mut Registers, eff: u64, inst: &Inst) {
         Op::Or => map2(regs, eff, d, a, b, |x, y| (x | y) & m),
         Op::Xor => map2(regs, eff, d, a, b, |x, y| (x ^ y) & m),
         Op::Not => map1(regs, eff, d, a, |x| !x & m),
+        Op::Shl if uniform(&regs[b]) => {
+            let amount = regs[b][0] & 0xffff_ffff;
+            if amount >= u64::from(w) {
+                map1(regs, eff, d, a, |_| 0);
+            } else {
+                map1(regs, eff, d, a, |x| (x << amount) & m);
+            }
+        }
         Op::Shl => map2(regs, eff, d, a, b, |x, y| {
             let amount = y & 0xffff_ffff;
             if amount >= u64::from(w) {
@@ -807,6 +867,12 @@ fn alu(regs: &mut Registers, eff: u64, inst: &Inst) {
         Op::MulF32 if plain_f32 => map2(regs, eff, d, a, b, |x, y| f32b(f32v(x) * f32v(y))),
         Op::FmaF32 if plain_f32 => map3(regs, eff, [d, a, b, c], |x, y, z| {
             f32b(f32v(x).mul_add(f32v(y), f32v(z)))
+        }),
+        Op::Div if inst.f & F_SIGNED == 0 && w == 32 => map2(regs, eff, d, a, b, |x, y| {
+            u64::from((x as u32).checked_div(y as u32).unwrap_or(u32::MAX))
+        }),
+        Op::Div if inst.f & F_SIGNED == 0 => map2(regs, eff, d, a, b, |x, y| {
+            (x & m).checked_div(y & m).unwrap_or(u64::MAX) & m
         }),
         Op::AddF64 => map2(regs, eff, d, a, b, |x, y| (f64v(x) + f64v(y)).to_bits()),
         Op::MulF64 => map2(regs, eff, d, a, b, |x, y| (f64v(x) * f64v(y)).to_bits()),
