@@ -137,7 +137,7 @@ fn float_in(bits: u64, fmt: u8, flush: bool) -> f64 {
     }
 }
 
-/// Lanes of one lockstep group: threads that run each decoded instruction together.
+/// Threads in one lockstep group: they run each decoded instruction together, lane by lane.
 pub const LANES: usize = 64;
 
 /// One register slot across the lanes of a group (lane-major: `regs[slot][lane]`).
@@ -190,6 +190,13 @@ fn bits(mut mask: u64) -> impl Iterator<Item = usize> {
         mask &= mask - 1;
         Some(lane % LANES)
     })
+}
+
+/// Lane indices of the set bits of `mask`, lowest first, by a scan of every lane: cheaper than
+/// [`bits`] when most lanes are set, and the indices are visibly below [`LANES`].
+#[inline(always)]
+fn lanes_in(mask: u64) -> impl Iterator<Item = usize> {
+    (0..LANES).filter(move |&lane| (mask >> lane) & 1 != 0)
 }
 
 /// Lanes whose predicate in `row` is true.
@@ -432,6 +439,7 @@ impl<'p> Machine<'p> {
         let mut act = live;
         let mut parked = 0u64;
         let mut parked_min = usize::MAX;
+        let mut called = false;
         if act == 0 {
             return Ok(());
         }
@@ -472,6 +480,7 @@ impl<'p> Machine<'p> {
                                 fall: pc + 1,
                             },
                             Op::Call => {
+                                called = true;
                                 for lane in bits(act) {
                                     pcs[lane] = if (eff >> lane) & 1 != 0 {
                                         let level = depth[lane];
@@ -489,6 +498,8 @@ impl<'p> Machine<'p> {
                                 }
                                 Flow::Scatter { exited: 0 }
                             }
+                            // No lane has called a function: every running lane finishes.
+                            Op::Ret if !called && eff == act => Flow::Scatter { exited: act },
                             Op::Ret => {
                                 let mut exited = 0u64;
                                 for lane in bits(act) {
@@ -511,7 +522,7 @@ impl<'p> Machine<'p> {
                                 let hint = hints.get_mut(pc).unwrap_or(&mut spare);
                                 let addrs = regs[inst.a];
                                 let mut out = regs[inst.d];
-                                for lane in bits(eff) {
+                                for lane in lanes_in(eff) {
                                     let addr = addrs[lane].wrapping_add(inst.imm as u64);
                                     if addr & (size as u64 - 1) != 0 {
                                         fault!(
@@ -548,7 +559,7 @@ impl<'p> Machine<'p> {
                                 {
                                     *row = regs.ix(slot);
                                 }
-                                for lane in bits(eff) {
+                                for lane in lanes_in(eff) {
                                     let addr = addrs[lane].wrapping_add(inst.imm as u64);
                                     if addr & (total as u64 - 1) != 0 {
                                         fault!(
@@ -581,7 +592,7 @@ impl<'p> Machine<'p> {
                                 let mut spare = 0u32;
                                 let hint = hints.get_mut(pc).unwrap_or(&mut spare);
                                 let (addrs, values) = (regs[inst.a], regs[inst.b]);
-                                for lane in bits(eff) {
+                                for lane in lanes_in(eff) {
                                     let addr = addrs[lane].wrapping_add(inst.imm as u64);
                                     if addr & (size as u64 - 1) != 0 {
                                         fault!(
@@ -618,7 +629,7 @@ impl<'p> Machine<'p> {
                                 {
                                     *row = regs.ix(slot);
                                 }
-                                for lane in bits(eff) {
+                                for lane in lanes_in(eff) {
                                     let addr = addrs[lane].wrapping_add(inst.imm as u64);
                                     if addr & (total as u64 - 1) != 0 {
                                         fault!(
