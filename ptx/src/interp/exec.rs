@@ -228,6 +228,15 @@ fn uniform(row: &Row) -> bool {
     row.iter().fold(true, |same, &v| same & (v == first))
 }
 
+/// The first set lane of `mask` and the number of lanes from it to the last set one: partial
+/// masks touch only that span, so a lone lane costs one iteration, not [`LANES`].
+#[inline(always)]
+fn span(mask: u64) -> (usize, usize) {
+    let lo = mask.trailing_zeros() as usize;
+    let hi = LANES - mask.leading_zeros() as usize;
+    (lo, hi.saturating_sub(lo))
+}
+
 /// `*o = v` where lane `lane` is in `mask`: a select, so that the loop stays branch-free.
 #[inline(always)]
 fn put(o: &mut u64, v: u64, mask: u64, lane: usize) {
@@ -244,7 +253,8 @@ fn map1(regs: &mut Registers, mask: u64, d: u32, a: u32, f: impl Fn(u64) -> u64)
                 *o = f(x);
             }
         } else {
-            for (lane, (o, &x)) in rd.iter_mut().zip(ra.iter()).enumerate() {
+            let (lo, n) = span(mask);
+            for (lane, (o, &x)) in rd.iter_mut().zip(ra.iter()).enumerate().skip(lo).take(n) {
                 put(o, f(x), mask, lane);
             }
         }
@@ -256,7 +266,8 @@ fn map1(regs: &mut Registers, mask: u64, d: u32, a: u32, f: impl Fn(u64) -> u64)
                 *o = f(*o);
             }
         } else {
-            for (lane, o) in rd.iter_mut().enumerate() {
+            let (lo, n) = span(mask);
+            for (lane, o) in rd.iter_mut().enumerate().skip(lo).take(n) {
                 put(o, f(*o), mask, lane);
             }
         }
@@ -273,7 +284,15 @@ fn map2(regs: &mut Registers, mask: u64, d: u32, a: u32, b: u32, f: impl Fn(u64,
                 *o = f(x, y);
             }
         } else {
-            for (lane, ((o, &x), &y)) in rd.iter_mut().zip(ra.iter()).zip(rb.iter()).enumerate() {
+            let (lo, n) = span(mask);
+            for (lane, ((o, &x), &y)) in rd
+                .iter_mut()
+                .zip(ra.iter())
+                .zip(rb.iter())
+                .enumerate()
+                .skip(lo)
+                .take(n)
+            {
                 put(o, f(x, y), mask, lane);
             }
         }
@@ -285,7 +304,8 @@ fn map2(regs: &mut Registers, mask: u64, d: u32, a: u32, b: u32, f: impl Fn(u64,
                 *o = f(*o, y);
             }
         } else {
-            for (lane, (o, &y)) in rd.iter_mut().zip(rb.iter()).enumerate() {
+            let (lo, n) = span(mask);
+            for (lane, (o, &y)) in rd.iter_mut().zip(rb.iter()).enumerate().skip(lo).take(n) {
                 put(o, f(*o, y), mask, lane);
             }
         }
@@ -297,7 +317,8 @@ fn map2(regs: &mut Registers, mask: u64, d: u32, a: u32, b: u32, f: impl Fn(u64,
                 *o = f(x, *o);
             }
         } else {
-            for (lane, (o, &x)) in rd.iter_mut().zip(ra.iter()).enumerate() {
+            let (lo, n) = span(mask);
+            for (lane, (o, &x)) in rd.iter_mut().zip(ra.iter()).enumerate().skip(lo).take(n) {
                 put(o, f(x, *o), mask, lane);
             }
         }
@@ -321,7 +342,8 @@ fn map3(regs: &mut Registers, mask: u64, [d, a, b, c]: [u32; 4], f: impl Fn(u64,
                 *o = f(x, y, z);
             }
         } else {
-            for (lane, (((o, &x), &y), &z)) in rows.enumerate() {
+            let (lo, n) = span(mask);
+            for (lane, (((o, &x), &y), &z)) in rows.enumerate().skip(lo).take(n) {
                 put(o, f(x, y, z), mask, lane);
             }
         }
