@@ -604,7 +604,11 @@ $DONE:
     let p = decode(&src, &module, "k").unwrap();
     let want = |i: u64| {
         let sum: u64 = (0..i % 7).sum();
-        if i % 2 == 0 { sum + 1000 } else { sum * 3 }
+        if i.is_multiple_of(2) {
+            sum + 1000
+        } else {
+            sum * 3
+        }
     };
     for (n, grid, block) in [(200u64, 4, 64), (150, 3, 50), (37, 5, 9), (300, 1, 300)] {
         let mut mem = Mem::new();
