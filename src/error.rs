@@ -196,7 +196,8 @@ pub enum Error {
     },
     /// A kernel running on the emulator accessed memory outside every allocation, or
     /// misaligned for the access's width. The launch stopped at that access: writes before it
-    /// happened, nothing after it was written. Boxed to keep `Error` small.
+    /// (in the emulator's lockstep order, see [`jitseam_ptx::interp`]) happened, nothing after
+    /// it was written. Boxed to keep `Error` small.
     #[error("{0}")]
     MemoryFault(Box<MemoryFault>),
 

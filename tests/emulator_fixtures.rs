@@ -72,9 +72,13 @@ fn raw_packet_with_n_beyond_the_buffers_is_caught_out_of_bounds() {
         }
         other => panic!("expected a memory fault, got {other:?}"),
     }
-    // Threads before the fault wrote their elements; nothing at or after it was written.
+    // Threads run in lockstep groups of `LANES` (64): the group of threads 0..64 finished and
+    // wrote its elements; the group of threads 64..128 stopped at its first load of `b`, before
+    // any of its lanes stored, so nothing from element 64 on was written.
+    assert_eq!(jitseam_ptx::interp::LANES, 64);
     let got = device.default_stream().read(&out).unwrap();
-    assert_eq!(&got[..100], &[3.0f32; 100][..]);
+    assert_eq!(&got[..64], &[3.0f32; 64][..]);
+    assert_eq!(&got[64..], &[0.0f32; 36][..]);
 }
 
 #[test]

@@ -538,3 +538,102 @@ fn float_semantics() {
         0
     );
 }
+
+/// Divergence inside a lockstep group: a guarded `ret`, a loop whose trip count differs per
+/// thread, and a call on only some lanes, over shapes whose groups span blocks and end partly
+/// filled. Every thread must compute exactly what it would alone.
+#[test]
+fn divergent_control_flow_matches_per_thread_semantics() {
+    let src = format!(
+        "{HEADER}
+.func (.param .b64 r) triple(.param .b64 x)
+{{
+    .reg .b64 %a<3>;
+    ld.param.b64 %a1, [x];
+    mul.lo.s64 %a2, %a1, 3;
+    st.param.b64 [r], %a2;
+    ret;
+}}
+.visible .entry k(.param .u64 out, .param .u64 n)
+{{
+    .reg .pred %p<4>;
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<12>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u64 %rd2, [n];
+    mov.u32 %r1, %ctaid.x;
+    mov.u32 %r2, %ntid.x;
+    mov.u32 %r3, %tid.x;
+    mul.wide.u32 %rd3, %r1, %r2;
+    cvt.u64.u32 %rd4, %r3;
+    add.s64 %rd3, %rd3, %rd4;
+    setp.ge.u64 %p1, %rd3, %rd2;
+    @%p1 ret;
+    rem.u64 %rd5, %rd3, 7;
+    mov.u64 %rd6, 0;
+    mov.u64 %rd7, 0;
+$LOOP:
+    setp.ge.u64 %p2, %rd7, %rd5;
+    @%p2 bra $AFTER;
+    add.s64 %rd6, %rd6, %rd7;
+    add.s64 %rd7, %rd7, 1;
+    bra.uni $LOOP;
+$AFTER:
+    and.b64 %rd8, %rd3, 1;
+    setp.eq.u64 %p3, %rd8, 0;
+    @%p3 bra $EVEN;
+    {{
+    .param .b64 arg;
+    st.param.b64 [arg+0], %rd6;
+    .param .b64 ret;
+    call.uni (ret), triple, (arg);
+    ld.param.b64 %rd6, [ret+0];
+    }}
+    bra.uni $DONE;
+$EVEN:
+    add.s64 %rd6, %rd6, 1000;
+$DONE:
+    shl.b64 %rd9, %rd3, 3;
+    add.s64 %rd10, %rd1, %rd9;
+    st.global.u64 [%rd10], %rd6;
+    ret;
+}}
+"
+    );
+    let module = parse_module(&src).unwrap();
+    let p = decode(&src, &module, "k").unwrap();
+    let want = |i: u64| {
+        let sum: u64 = (0..i % 7).sum();
+        if i.is_multiple_of(2) {
+            sum + 1000
+        } else {
+            sum * 3
+        }
+    };
+    for (n, grid, block) in [(200u64, 4, 64), (150, 3, 50), (37, 5, 9), (300, 1, 300)] {
+        let mut mem = Mem::new();
+        let total = u64::from(grid * block);
+        let po = mem.alloc(vec![0xee; 8 * total as usize]);
+        run(
+            &p,
+            &packet(&[po, n]),
+            LaunchDims::linear(grid, block),
+            &mut mem.regions(),
+        )
+        .unwrap();
+        let got: Vec<u64> = mem.allocs[0]
+            .1
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        for (i, &v) in got.iter().enumerate() {
+            let i = i as u64;
+            let expected = if i < n {
+                want(i)
+            } else {
+                0xeeee_eeee_eeee_eeee
+            };
+            assert_eq!(v, expected, "n={n} grid={grid} block={block} i={i}");
+        }
+    }
+}

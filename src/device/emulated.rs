@@ -5,8 +5,10 @@
 //! stale pointer to freed memory faults), and are separated by unmapped guard gaps, so an
 //! off-by-one overrun faults instead of reading a neighbour. Every load and store a kernel makes
 //! is checked against the table; the first access outside every allocation, or misaligned for
-//! its width, stops the launch with [`Error::MemoryFault`]. Writes made before the fault stay
-//! (as on a GPU); nothing is written after it.
+//! its width, stops the launch with [`Error::MemoryFault`]. Threads run in lockstep groups of
+//! [`jitseam_ptx::interp::LANES`] in launch order: writes made before the fault stay (those of
+//! earlier groups, the faulting group's earlier instructions, and the faulting instruction's
+//! lanes before the faulting one); nothing is written after it.
 //!
 //! `load_function` parses the module and pre-decodes the entry (and the `.func`s it calls)
 //! once; an instruction the interpreter does not run is refused there with

@@ -1,5 +1,13 @@
-//! The run loop: every (block, thread) of the grid in turn, each a tight `match` over pre-decoded
-//! instructions on one flat register file.
+//! The run loop: the threads of the grid in lockstep groups of [`LANES`], each decoded
+//! instruction applied to every active lane of the group over a lane loop, on a lane-major
+//! register file (`regs[slot][lane]`).
+//!
+//! Divergence: every lane has its own pc. The running group is the set of lanes at the lowest
+//! pc; the others are parked. When a branch splits the running lanes, or the running pc passes
+//! a parked lane's pc, the lanes at the lowest pc run next. Threads never wait for one another
+//! (barriers and shared memory are refused at decode time), so any schedule runs every thread's
+//! own instruction sequence exactly; "lowest pc first" just makes the lanes of an `if` meet
+//! again after it.
 
 use super::float::{
     arith_f32, f64_to_f32, f64_to_half, from_half, ftz, half_lane, int_to_float, max32, max64,
@@ -10,7 +18,7 @@ use super::{Access, ExecError, Fault, FaultKind, LaunchDims};
 use crate::decode::{
     CMP_EQ, CMP_GE, CMP_GT, CMP_LE, CMP_LT, CMP_NAN, CMP_NE, CMP_NUM, CMP_UNORDERED, F_BRANCH,
     F_BRANCH_NEG, F_FTZ, F_GUARD_NEG, F_NEG_C, F_SAT, F_SIGNED, F_X2, FMT_F16, FMT_F32, FMT_F64,
-    Inst, MAX_SLOTS, NONE, Op, Program,
+    Inst, NONE, Op, Program,
 };
 
 #[inline(always)]
@@ -85,23 +93,6 @@ fn write_le(out: &mut [u8], value: u64) {
     }
 }
 
-fn cmp_int(k: u8, a: u64, b: u64, bits: u8, signed: bool) -> bool {
-    let ord = if signed {
-        sext(a, bits).cmp(&sext(b, bits))
-    } else {
-        (a & mask(bits)).cmp(&(b & mask(bits)))
-    };
-    use std::cmp::Ordering::*;
-    match k {
-        CMP_EQ => ord == Equal,
-        CMP_NE => ord != Equal,
-        CMP_LT => ord == Less,
-        CMP_LE => ord != Greater,
-        CMP_GT => ord == Greater,
-        _ => ord != Less,
-    }
-}
-
 fn cmp_float(k: u8, a: f64, b: f64) -> bool {
     let unordered = a.is_nan() || b.is_nan();
     match k {
@@ -120,12 +111,13 @@ fn cmp_float(k: u8, a: f64, b: f64) -> bool {
     }
 }
 
-fn combine(t: bool, inst: &Inst, regs: &Registers) -> bool {
+/// A `setp`'s second predicate source (`c`, possibly negated) folded into the comparison.
+#[inline(always)]
+fn combine(t: bool, inst: &Inst, c: u64) -> bool {
     if inst.c == NONE {
         return t;
     }
-    let c = regs[usize::from(inst.c as u16)] != 0;
-    let c = c != (inst.f & F_NEG_C != 0);
+    let c = (c != 0) != (inst.f & F_NEG_C != 0);
     match inst.imm {
         1 => t && c,
         2 => t || c,
@@ -145,509 +137,1027 @@ fn float_in(bits: u64, fmt: u8, flush: bool) -> f64 {
     }
 }
 
-/// Per-launch state reused by every thread: no allocation inside the loop.
-/// The register file: one slot per 16-bit index, so indexing needs no bounds check.
-type Registers = [u64; MAX_SLOTS as usize + 1];
+/// Threads in one lockstep group: they run each decoded instruction together, lane by lane.
+pub const LANES: usize = 64;
 
+/// One register slot across the lanes of a group (lane-major: `regs[slot][lane]`).
+type Row = [u64; LANES];
+
+/// The register file: one row per slot, and a last row that absent operands ([`NONE`]) read.
+/// Every slot index is clamped to the last row, so no access can fail.
+struct Registers {
+    rows: Vec<Row>,
+}
+
+impl Registers {
+    fn new(slots: usize) -> Self {
+        Self {
+            rows: vec![[0; LANES]; slots.saturating_add(1)],
+        }
+    }
+
+    #[inline(always)]
+    fn ix(&self, slot: u32) -> usize {
+        (slot as usize).min(self.rows.len().saturating_sub(1))
+    }
+}
+
+impl std::ops::Index<u32> for Registers {
+    type Output = Row;
+
+    #[inline(always)]
+    fn index(&self, slot: u32) -> &Row {
+        &self.rows[self.ix(slot)]
+    }
+}
+
+impl std::ops::IndexMut<u32> for Registers {
+    #[inline(always)]
+    fn index_mut(&mut self, slot: u32) -> &mut Row {
+        let i = self.ix(slot);
+        &mut self.rows[i]
+    }
+}
+
+/// Lane indices of the set bits of `mask`, lowest first.
+#[inline(always)]
+fn bits(mut mask: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if mask == 0 {
+            return None;
+        }
+        let lane = mask.trailing_zeros() as usize;
+        mask &= mask - 1;
+        Some(lane % LANES)
+    })
+}
+
+/// Lane indices of the set bits of `mask`, lowest first, by a scan of every lane: cheaper than
+/// [`bits`] when most lanes are set, and the indices are visibly below [`LANES`].
+#[inline(always)]
+fn lanes_in(mask: u64) -> impl Iterator<Item = usize> {
+    (0..LANES).filter(move |&lane| (mask >> lane) & 1 != 0)
+}
+
+/// Lanes whose predicate in `row` is true.
+#[inline(always)]
+fn true_lanes(row: &Row) -> u64 {
+    row.iter()
+        .enumerate()
+        .fold(0u64, |m, (lane, &v)| m | (u64::from(v != 0) << lane))
+}
+
+/// Writes `out` into `row` for the lanes of `mask`.
+#[inline(always)]
+fn store_row(row: &mut Row, out: &Row, mask: u64) {
+    if mask == u64::MAX {
+        *row = *out;
+    } else {
+        for (lane, (r, &o)) in row.iter_mut().zip(out).enumerate() {
+            if (mask >> lane) & 1 != 0 {
+                *r = o;
+            }
+        }
+    }
+}
+
+/// Whether every lane of `row` holds the same value.
+#[inline(always)]
+fn uniform(row: &Row) -> bool {
+    let first = row[0];
+    row.iter().fold(true, |same, &v| same & (v == first))
+}
+
+/// The first set lane of `mask` and the number of lanes from it to the last set one: partial
+/// masks touch only that span, so a lone lane costs one iteration, not [`LANES`].
+#[inline(always)]
+fn span(mask: u64) -> (usize, usize) {
+    let lo = mask.trailing_zeros() as usize;
+    let hi = LANES - mask.leading_zeros() as usize;
+    (lo, hi.saturating_sub(lo))
+}
+
+/// `*o = v` where lane `lane` is in `mask`: a select, so that the loop stays branch-free.
+#[inline(always)]
+fn put(o: &mut u64, v: u64, mask: u64, lane: usize) {
+    *o = if (mask >> lane) & 1 != 0 { v } else { *o };
+}
+
+/// `d = f(a)` on the lanes of `mask`.
+#[inline(always)]
+fn map1(regs: &mut Registers, mask: u64, d: u32, a: u32, f: impl Fn(u64) -> u64) {
+    let (d, a) = (regs.ix(d), regs.ix(a));
+    if let Ok([rd, ra]) = regs.rows.get_disjoint_mut([d, a]) {
+        if mask == u64::MAX {
+            for (o, &x) in rd.iter_mut().zip(ra.iter()) {
+                *o = f(x);
+            }
+        } else {
+            let (lo, n) = span(mask);
+            for (lane, (o, &x)) in rd.iter_mut().zip(ra.iter()).enumerate().skip(lo).take(n) {
+                put(o, f(x), mask, lane);
+            }
+        }
+    } else {
+        // `d` is `a`.
+        let rd = &mut regs.rows[d];
+        if mask == u64::MAX {
+            for o in rd.iter_mut() {
+                *o = f(*o);
+            }
+        } else {
+            let (lo, n) = span(mask);
+            for (lane, o) in rd.iter_mut().enumerate().skip(lo).take(n) {
+                put(o, f(*o), mask, lane);
+            }
+        }
+    }
+}
+
+/// `d = f(a, b)` on the lanes of `mask`.
+#[inline(always)]
+fn map2(regs: &mut Registers, mask: u64, d: u32, a: u32, b: u32, f: impl Fn(u64, u64) -> u64) {
+    let (d, a, b) = (regs.ix(d), regs.ix(a), regs.ix(b));
+    if let Ok([rd, ra, rb]) = regs.rows.get_disjoint_mut([d, a, b]) {
+        if mask == u64::MAX {
+            for ((o, &x), &y) in rd.iter_mut().zip(ra.iter()).zip(rb.iter()) {
+                *o = f(x, y);
+            }
+        } else {
+            let (lo, n) = span(mask);
+            for (lane, ((o, &x), &y)) in rd
+                .iter_mut()
+                .zip(ra.iter())
+                .zip(rb.iter())
+                .enumerate()
+                .skip(lo)
+                .take(n)
+            {
+                put(o, f(x, y), mask, lane);
+            }
+        }
+    } else if let Ok([rd, rb]) = regs.rows.get_disjoint_mut([d, b])
+        && d == a
+    {
+        if mask == u64::MAX {
+            for (o, &y) in rd.iter_mut().zip(rb.iter()) {
+                *o = f(*o, y);
+            }
+        } else {
+            let (lo, n) = span(mask);
+            for (lane, (o, &y)) in rd.iter_mut().zip(rb.iter()).enumerate().skip(lo).take(n) {
+                put(o, f(*o, y), mask, lane);
+            }
+        }
+    } else if let Ok([rd, ra]) = regs.rows.get_disjoint_mut([d, a])
+        && d == b
+    {
+        if mask == u64::MAX {
+            for (o, &x) in rd.iter_mut().zip(ra.iter()) {
+                *o = f(x, *o);
+            }
+        } else {
+            let (lo, n) = span(mask);
+            for (lane, (o, &x)) in rd.iter_mut().zip(ra.iter()).enumerate().skip(lo).take(n) {
+                put(o, f(x, *o), mask, lane);
+            }
+        }
+    } else {
+        let mut out = [0u64; LANES];
+        for ((o, &x), &y) in out.iter_mut().zip(&regs.rows[a]).zip(&regs.rows[b]) {
+            *o = f(x, y);
+        }
+        store_row(&mut regs.rows[d], &out, mask);
+    }
+}
+
+/// `d = f(a, b, c)` on the lanes of `mask`.
+#[inline(always)]
+fn map3(regs: &mut Registers, mask: u64, [d, a, b, c]: [u32; 4], f: impl Fn(u64, u64, u64) -> u64) {
+    let (d, a, b, c) = (regs.ix(d), regs.ix(a), regs.ix(b), regs.ix(c));
+    if let Ok([rd, ra, rb, rc]) = regs.rows.get_disjoint_mut([d, a, b, c]) {
+        let rows = rd.iter_mut().zip(ra.iter()).zip(rb.iter()).zip(rc.iter());
+        if mask == u64::MAX {
+            for (((o, &x), &y), &z) in rows {
+                *o = f(x, y, z);
+            }
+        } else {
+            let (lo, n) = span(mask);
+            for (lane, (((o, &x), &y), &z)) in rows.enumerate().skip(lo).take(n) {
+                put(o, f(x, y, z), mask, lane);
+            }
+        }
+    } else {
+        let mut out = [0u64; LANES];
+        let (ra, rb, rc) = (&regs.rows[a], &regs.rows[b], &regs.rows[c]);
+        for (((o, &x), &y), &z) in out.iter_mut().zip(ra).zip(rb).zip(rc) {
+            *o = f(x, y, z);
+        }
+        store_row(&mut regs.rows[d], &out, mask);
+    }
+}
+
+/// What the lanes of the running group do after an instruction.
+enum Flow {
+    /// All go to the next instruction.
+    Next,
+    /// The lanes of `taken` go to `target`, the others to `fall`.
+    Split {
+        taken: u64,
+        target: usize,
+        fall: usize,
+    },
+    /// Each lane's next pc is in `pcs`; the lanes of `exited` have finished.
+    Scatter { exited: u64 },
+}
+
+/// The group to run next among `lanes` (non-empty), by their pcs: the lanes at the lowest pc.
+/// Returns that pc, those lanes, the other lanes and the lowest pc among them.
+#[inline]
+fn schedule(pcs: &[usize; LANES], lanes: u64) -> (usize, u64, u64, usize) {
+    let min = bits(lanes).map(|l| pcs[l]).min().unwrap_or(usize::MAX);
+    let mut act = 0u64;
+    let mut rest_min = usize::MAX;
+    for lane in bits(lanes) {
+        if pcs[lane] == min {
+            act |= 1 << lane;
+        } else {
+            rest_min = rest_min.min(pcs[lane]);
+        }
+    }
+    (min, act, lanes & !act, rest_min)
+}
+
+/// `(%ctaid, %tid)` of a lane.
+pub(crate) type LaneId = ([u32; 3], [u32; 3]);
+
+/// Per-launch state reused by every group: no allocation inside the loop.
 pub(crate) struct Machine<'p> {
     program: &'p Program,
-    regs: Box<Registers>,
+    regs: Registers,
     hints: Vec<u32>,
-    stack: Vec<u32>,
+    /// Return addresses: `stack[depth][lane]`.
+    stack: Vec<Row>,
+    depth: [usize; LANES],
+    /// The pc of each lane that waits while another group of lanes runs.
+    pcs: [usize; LANES],
+    /// Block and thread of each lane of the current group.
+    ids: [LaneId; LANES],
 }
 
 impl<'p> Machine<'p> {
     pub(crate) fn new(program: &'p Program, dims: &LaunchDims) -> Self {
-        let mut regs: Box<Registers> = vec![0u64; MAX_SLOTS as usize + 1]
-            .into_boxed_slice()
-            .try_into()
-            .unwrap_or_else(|_| Box::new([0; MAX_SLOTS as usize + 1]));
+        let mut regs = Registers::new(program.num_regs);
         for &(slot, value) in &program.consts {
-            regs[usize::from(slot as u16)] = value;
+            regs[slot] = [value; LANES];
         }
         for axis in 0..3 {
-            if let Some(r) = regs.get_mut(3 + axis) {
-                *r = u64::from(dims.block[axis]);
-            }
-            if let Some(r) = regs.get_mut(9 + axis) {
-                *r = u64::from(dims.grid[axis]);
-            }
+            regs[3 + axis as u32] = [u64::from(dims.block[axis]); LANES];
+            regs[9 + axis as u32] = [u64::from(dims.grid[axis]); LANES];
         }
         Self {
             program,
             regs,
             hints: vec![0; program.insts.len()],
-            stack: Vec::with_capacity(program.max_depth + 1),
+            stack: vec![[0; LANES]; program.max_depth + 1],
+            depth: [0; LANES],
+            pcs: [0; LANES],
+            ids: [([0; 3], [0; 3]); LANES],
         }
     }
 
+    /// Makes `lane` of the next group the thread `thread` of block `block`.
     #[inline]
-    pub(crate) fn set_block(&mut self, block: [u32; 3]) {
-        for (axis, &v) in block.iter().enumerate() {
-            if let Some(r) = self.regs.get_mut(6 + axis) {
-                *r = u64::from(v);
-            }
+    pub(crate) fn set_lane(&mut self, lane: usize, block: [u32; 3], thread: [u32; 3]) {
+        let lane = lane % LANES;
+        for axis in 0..3 {
+            self.regs[axis as u32][lane] = u64::from(thread[axis]);
+            self.regs[6 + axis as u32][lane] = u64::from(block[axis]);
         }
+        self.ids[lane] = (block, thread);
     }
 
-    /// Runs one thread to its `ret`.
-    pub(crate) fn run_thread<M: Memory>(
+    /// Runs the lanes of `live` (set with [`Self::set_lane`]) in lockstep until every one has
+    /// returned, or until the first fault.
+    pub(crate) fn run_group<M: Memory>(
         &mut self,
-        block: [u32; 3],
-        thread: [u32; 3],
+        live: u64,
         params: &[u8],
         memory: &mut M,
     ) -> Result<(), ExecError> {
-        for (axis, &v) in thread.iter().enumerate() {
-            if let Some(r) = self.regs.get_mut(axis) {
-                *r = u64::from(v);
-            }
-        }
         let program = self.program;
         let insts = &program.insts[..];
         let lanes = &program.lanes[..];
-        let regs: &mut Registers = &mut self.regs;
+        let regs = &mut self.regs;
         let hints = &mut self.hints[..];
         let stack = &mut self.stack;
-        stack.clear();
-        let mut pc = program.entry_pc as usize;
+        let depth = &mut self.depth;
+        let pcs = &mut self.pcs;
+        let ids = &self.ids;
+        *depth = [0; LANES];
 
-        macro_rules! r {
-            ($i:expr) => {
-                regs[usize::from($i as u16)]
-            };
+        // The running group: its pc and lanes; the parked lanes and their lowest pc.
+        let mut pc = program.entry_pc as usize;
+        let mut act = live;
+        let mut parked = 0u64;
+        let mut parked_min = usize::MAX;
+        let mut called = false;
+        if act == 0 {
+            return Ok(());
         }
+
         macro_rules! fault {
-            ($pc:expr, $addr:expr, $size:expr, $access:expr, $kind:expr) => {
-                return Err(self_fault(
-                    program, memory, $pc, block, thread, $addr, $size, $access, $kind,
+            ($lane:expr, $addr:expr, $size:expr, $access:expr, $kind:expr) => {
+                return Err(lane_fault(
+                    program,
+                    memory,
+                    pc,
+                    ids[$lane % LANES],
+                    $addr,
+                    $size,
+                    $access,
+                    $kind,
                 ))
             };
         }
 
         loop {
-            let Some(inst) = insts.get(pc) else {
-                return Ok(());
+            let flow = match insts.get(pc) {
+                None => Flow::Scatter { exited: act },
+                Some(inst) => {
+                    let eff = if inst.guard == NONE {
+                        act
+                    } else {
+                        let t = true_lanes(&regs[inst.guard]);
+                        act & if inst.f & F_GUARD_NEG != 0 { !t } else { t }
+                    };
+                    if eff == 0 {
+                        Flow::Next
+                    } else {
+                        match inst.op {
+                            Op::SetpI | Op::SetpF32 | Op::SetpF64 => setp(regs, eff, act, inst, pc),
+                            Op::Bra => Flow::Split {
+                                taken: eff,
+                                target: inst.imm as usize,
+                                fall: pc + 1,
+                            },
+                            Op::Call => {
+                                called = true;
+                                for lane in bits(act) {
+                                    pcs[lane] = if (eff >> lane) & 1 != 0 {
+                                        let level = depth[lane];
+                                        if stack.len() <= level {
+                                            stack.resize(level + 1, [0; LANES]);
+                                        }
+                                        if let Some(row) = stack.get_mut(level) {
+                                            row[lane] = (pc + 1) as u64;
+                                        }
+                                        depth[lane] = level + 1;
+                                        inst.imm as usize
+                                    } else {
+                                        pc + 1
+                                    };
+                                }
+                                Flow::Scatter { exited: 0 }
+                            }
+                            // No lane has called a function: every running lane finishes.
+                            Op::Ret if !called && eff == act => Flow::Scatter { exited: act },
+                            Op::Ret => {
+                                let mut exited = 0u64;
+                                for lane in bits(act) {
+                                    if (eff >> lane) & 1 == 0 {
+                                        pcs[lane] = pc + 1;
+                                    } else if depth[lane] == 0 {
+                                        exited |= 1 << lane;
+                                    } else {
+                                        depth[lane] -= 1;
+                                        pcs[lane] = stack
+                                            .get(depth[lane])
+                                            .map_or(usize::MAX, |row| row[lane] as usize);
+                                    }
+                                }
+                                Flow::Scatter { exited }
+                            }
+                            Op::LdGlobal => {
+                                let size = usize::from(inst.w);
+                                let mut spare = 0u32;
+                                let hint = hints.get_mut(pc).unwrap_or(&mut spare);
+                                let addrs = regs[inst.a];
+                                let mut out = regs[inst.d];
+                                for lane in lanes_in(eff) {
+                                    let addr = addrs[lane].wrapping_add(inst.imm as u64);
+                                    if addr & (size as u64 - 1) != 0 {
+                                        fault!(
+                                            lane,
+                                            addr,
+                                            size,
+                                            Access::Load,
+                                            FaultKind::Misaligned
+                                        );
+                                    }
+                                    let Some(bytes) = memory.bytes(addr, size, hint) else {
+                                        fault!(
+                                            lane,
+                                            addr,
+                                            size,
+                                            Access::Load,
+                                            FaultKind::OutOfBounds
+                                        );
+                                    };
+                                    out[lane] = read_le(bytes);
+                                }
+                                regs[inst.d] = out;
+                                Flow::Next
+                            }
+                            Op::LdGlobalV => {
+                                let size = usize::from(inst.w);
+                                let total = size * inst.c as usize;
+                                let slots = lanes.get(inst.d as usize..).unwrap_or_default();
+                                let mut spare = 0u32;
+                                let hint = hints.get_mut(pc).unwrap_or(&mut spare);
+                                let addrs = regs[inst.a];
+                                let mut rows = [usize::MAX; 4];
+                                for (row, &slot) in rows.iter_mut().zip(slots).take(inst.c as usize)
+                                {
+                                    *row = regs.ix(slot);
+                                }
+                                for lane in lanes_in(eff) {
+                                    let addr = addrs[lane].wrapping_add(inst.imm as u64);
+                                    if addr & (total as u64 - 1) != 0 {
+                                        fault!(
+                                            lane,
+                                            addr,
+                                            total,
+                                            Access::Load,
+                                            FaultKind::Misaligned
+                                        );
+                                    }
+                                    let Some(bytes) = memory.bytes(addr, total, hint) else {
+                                        fault!(
+                                            lane,
+                                            addr,
+                                            total,
+                                            Access::Load,
+                                            FaultKind::OutOfBounds
+                                        );
+                                    };
+                                    for (chunk, &row) in bytes.chunks_exact(size).zip(&rows) {
+                                        if let Some(row) = regs.rows.get_mut(row) {
+                                            row[lane] = read_le(chunk);
+                                        }
+                                    }
+                                }
+                                Flow::Next
+                            }
+                            Op::StGlobal => {
+                                let size = usize::from(inst.w);
+                                let mut spare = 0u32;
+                                let hint = hints.get_mut(pc).unwrap_or(&mut spare);
+                                let (addrs, values) = (regs[inst.a], regs[inst.b]);
+                                for lane in lanes_in(eff) {
+                                    let addr = addrs[lane].wrapping_add(inst.imm as u64);
+                                    if addr & (size as u64 - 1) != 0 {
+                                        fault!(
+                                            lane,
+                                            addr,
+                                            size,
+                                            Access::Store,
+                                            FaultKind::Misaligned
+                                        );
+                                    }
+                                    let value = values[lane];
+                                    let Some(bytes) = memory.bytes_mut(addr, size, hint) else {
+                                        fault!(
+                                            lane,
+                                            addr,
+                                            size,
+                                            Access::Store,
+                                            FaultKind::OutOfBounds
+                                        );
+                                    };
+                                    write_le(bytes, value);
+                                }
+                                Flow::Next
+                            }
+                            Op::StGlobalV => {
+                                let size = usize::from(inst.w);
+                                let total = size * inst.c as usize;
+                                let slots = lanes.get(inst.b as usize..).unwrap_or_default();
+                                let mut spare = 0u32;
+                                let hint = hints.get_mut(pc).unwrap_or(&mut spare);
+                                let addrs = regs[inst.a];
+                                let mut rows = [usize::MAX; 4];
+                                for (row, &slot) in rows.iter_mut().zip(slots).take(inst.c as usize)
+                                {
+                                    *row = regs.ix(slot);
+                                }
+                                for lane in lanes_in(eff) {
+                                    let addr = addrs[lane].wrapping_add(inst.imm as u64);
+                                    if addr & (total as u64 - 1) != 0 {
+                                        fault!(
+                                            lane,
+                                            addr,
+                                            total,
+                                            Access::Store,
+                                            FaultKind::Misaligned
+                                        );
+                                    }
+                                    let mut values = [0u64; 4];
+                                    for (value, &row) in values.iter_mut().zip(&rows) {
+                                        *value = regs.rows.get(row).map_or(0, |row| row[lane]);
+                                    }
+                                    let Some(bytes) = memory.bytes_mut(addr, total, hint) else {
+                                        fault!(
+                                            lane,
+                                            addr,
+                                            total,
+                                            Access::Store,
+                                            FaultKind::OutOfBounds
+                                        );
+                                    };
+                                    for (chunk, &value) in bytes.chunks_exact_mut(size).zip(&values)
+                                    {
+                                        write_le(chunk, value);
+                                    }
+                                }
+                                Flow::Next
+                            }
+                            Op::LdKParam => {
+                                let start = inst.imm as usize;
+                                let Some(bytes) = params.get(start..start + usize::from(inst.w))
+                                else {
+                                    return Err(ExecError::ShortPacket {
+                                        entry: program.entry.clone(),
+                                        needed: program.param_bytes,
+                                        found: params.len(),
+                                    });
+                                };
+                                store_row(&mut regs[inst.d], &[read_le(bytes); LANES], eff);
+                                Flow::Next
+                            }
+                            Op::Pack => {
+                                let w = inst.w;
+                                let slots = lanes.get(inst.b as usize..).unwrap_or_default();
+                                for lane in bits(eff) {
+                                    let mut v = 0u64;
+                                    for (i, &slot) in slots.iter().take(inst.c as usize).enumerate()
+                                    {
+                                        v |= (regs[slot][lane] & mask(w))
+                                            << (u32::from(w) * i as u32);
+                                    }
+                                    regs[inst.d][lane] = v;
+                                }
+                                Flow::Next
+                            }
+                            Op::Unpack => {
+                                let w = inst.w;
+                                let slots = lanes.get(inst.b as usize..).unwrap_or_default();
+                                for lane in bits(eff) {
+                                    let v = regs[inst.a][lane];
+                                    for (i, &slot) in slots.iter().take(inst.c as usize).enumerate()
+                                    {
+                                        regs[slot][lane] =
+                                            (v >> (u32::from(w) * i as u32)) & mask(w);
+                                    }
+                                }
+                                Flow::Next
+                            }
+                            _ => {
+                                alu(regs, eff, inst);
+                                Flow::Next
+                            }
+                        }
+                    }
+                }
             };
-            let at = pc;
-            pc += 1;
-            if inst.guard != NONE && (r!(inst.guard) != 0) == (inst.f & F_GUARD_NEG != 0) {
-                continue;
-            }
-            match inst.op {
-                Op::Mov => r!(inst.d) = r!(inst.a),
-                Op::MovMask => r!(inst.d) = r!(inst.a) & mask(inst.w),
-                Op::Add => r!(inst.d) = r!(inst.a).wrapping_add(r!(inst.b)) & mask(inst.w),
-                Op::Sub => r!(inst.d) = r!(inst.a).wrapping_sub(r!(inst.b)) & mask(inst.w),
-                Op::MulLo => r!(inst.d) = r!(inst.a).wrapping_mul(r!(inst.b)) & mask(inst.w),
-                Op::Mad => {
-                    r!(inst.d) =
-                        r!(inst.a).wrapping_mul(r!(inst.b)).wrapping_add(r!(inst.c)) & mask(inst.w)
-                }
-                Op::MulHi => {
-                    let w = inst.w;
-                    let v = if inst.f & F_SIGNED != 0 {
-                        ((i128::from(sext(r!(inst.a), w)) * i128::from(sext(r!(inst.b), w))) >> w)
-                            as u64
+            match flow {
+                Flow::Next => pc += 1,
+                Flow::Split {
+                    taken,
+                    target,
+                    fall,
+                } => {
+                    let taken = taken & act;
+                    if taken == act {
+                        pc = target;
+                    } else if taken == 0 {
+                        pc = fall;
                     } else {
-                        ((u128::from(r!(inst.a) & mask(w)) * u128::from(r!(inst.b) & mask(w))) >> w)
-                            as u64
-                    };
-                    r!(inst.d) = v & mask(w);
-                }
-                Op::MulWide | Op::MadWide => {
-                    let w = inst.w;
-                    let mut v = if inst.f & F_SIGNED != 0 {
-                        sext(r!(inst.a), w).wrapping_mul(sext(r!(inst.b), w)) as u64
-                    } else {
-                        (r!(inst.a) & mask(w)).wrapping_mul(r!(inst.b) & mask(w))
-                    };
-                    if inst.op == Op::MadWide {
-                        v = v.wrapping_add(r!(inst.c));
-                    }
-                    r!(inst.d) = v & mask(w.saturating_mul(2));
-                }
-                Op::Div | Op::Rem => {
-                    let w = inst.w;
-                    let is_div = inst.op == Op::Div;
-                    let v = if inst.f & F_SIGNED != 0 {
-                        let (a, b) = (sext(r!(inst.a), w), sext(r!(inst.b), w));
-                        // Division by zero has no trap on a GPU; results are defined here as
-                        // all ones (quotient) and the dividend (remainder).
-                        match (b, is_div) {
-                            (0, true) => -1,
-                            (0, false) => a,
-                            (_, true) => a.wrapping_div(b),
-                            (_, false) => a.wrapping_rem(b),
+                        for lane in bits(taken) {
+                            pcs[lane] = target;
                         }
-                        .unsigned()
-                    } else {
-                        let (a, b) = (r!(inst.a) & mask(w), r!(inst.b) & mask(w));
-                        match (b, is_div) {
-                            (0, true) => u64::MAX,
-                            (0, false) => a,
-                            (_, true) => a / b,
-                            (_, false) => a % b,
+                        for lane in bits(act & !taken) {
+                            pcs[lane] = fall;
                         }
-                    };
-                    r!(inst.d) = v & mask(w);
-                }
-                Op::Min | Op::Max => {
-                    let w = inst.w;
-                    let (a, b) = (r!(inst.a), r!(inst.b));
-                    let a_less = if inst.f & F_SIGNED != 0 {
-                        sext(a, w) < sext(b, w)
-                    } else {
-                        (a & mask(w)) < (b & mask(w))
-                    };
-                    let pick_a = a_less == (inst.op == Op::Min);
-                    r!(inst.d) = if pick_a { a } else { b } & mask(w);
-                }
-                Op::NegI => r!(inst.d) = r!(inst.a).wrapping_neg() & mask(inst.w),
-                Op::AbsI => {
-                    r!(inst.d) = sext(r!(inst.a), inst.w).wrapping_abs().unsigned() & mask(inst.w)
-                }
-                Op::And => r!(inst.d) = r!(inst.a) & r!(inst.b) & mask(inst.w),
-                Op::Or => r!(inst.d) = (r!(inst.a) | r!(inst.b)) & mask(inst.w),
-                Op::Xor => r!(inst.d) = (r!(inst.a) ^ r!(inst.b)) & mask(inst.w),
-                Op::Not => r!(inst.d) = !r!(inst.a) & mask(inst.w),
-                Op::Shl => {
-                    let amount = r!(inst.b) & 0xffff_ffff;
-                    r!(inst.d) = if amount >= u64::from(inst.w) {
-                        0
-                    } else {
-                        (r!(inst.a) << amount) & mask(inst.w)
-                    };
-                }
-                Op::Shr => {
-                    let amount = (r!(inst.b) & 0xffff_ffff).min(63) as u32;
-                    let w = inst.w;
-                    r!(inst.d) = if inst.f & F_SIGNED != 0 {
-                        (sext(r!(inst.a), w) >> amount).unsigned() & mask(w)
-                    } else if u64::from(amount) >= u64::from(w) {
-                        0
-                    } else {
-                        (r!(inst.a) & mask(w)) >> amount
-                    };
-                }
-                Op::SetpI => {
-                    let t = cmp_int(
-                        inst.k,
-                        r!(inst.a),
-                        r!(inst.b),
-                        inst.w,
-                        inst.f & F_SIGNED != 0,
-                    );
-                    let p = combine(t, inst, regs);
-                    r!(inst.d) = u64::from(p);
-                    if inst.e != NONE {
-                        let q = combine(!t, inst, regs);
-                        r!(inst.e) = u64::from(q);
-                    }
-                }
-                Op::SetpF32 | Op::SetpF64 => {
-                    let fmt = if inst.op == Op::SetpF32 {
-                        FMT_F32
-                    } else {
-                        FMT_F64
-                    };
-                    let flush = inst.f & F_FTZ != 0;
-                    let a = float_in(r!(inst.a), fmt, flush);
-                    let b = float_in(r!(inst.b), fmt, flush);
-                    let t = cmp_float(inst.k, a, b);
-                    if inst.f & F_BRANCH != 0 {
-                        r!(inst.d) = u64::from(t);
-                        pc = branch(pc, t, inst);
+                        (pc, act, parked, parked_min) = schedule(pcs, act | parked);
                         continue;
                     }
-                    let p = combine(t, inst, regs);
-                    r!(inst.d) = u64::from(p);
-                    if inst.e != NONE {
-                        let q = combine(!t, inst, regs);
-                        r!(inst.e) = u64::from(q);
+                }
+                Flow::Scatter { exited } => {
+                    let lanes_left = (act & !exited) | parked;
+                    if lanes_left == 0 {
+                        return Ok(());
                     }
+                    (pc, act, parked, parked_min) = schedule(pcs, lanes_left);
+                    continue;
                 }
-                Op::Selp => {
-                    r!(inst.d) = if r!(inst.c) != 0 {
-                        r!(inst.a)
-                    } else {
-                        r!(inst.b)
-                    };
+            }
+            if parked != 0 && pc >= parked_min {
+                for lane in bits(act) {
+                    pcs[lane] = pc;
                 }
-                Op::AddF32
-                | Op::SubF32
-                | Op::MulF32
-                | Op::FmaF32
-                | Op::DivF32
-                | Op::MinF32
-                | Op::MaxF32 => {
-                    let (mut a, mut b) = (f32v(r!(inst.a)), f32v(r!(inst.b)));
-                    let flags = inst.f & (F_FTZ | F_SAT);
-                    if flags & F_FTZ != 0 {
-                        a = ftz(a);
-                        b = ftz(b);
-                    }
-                    let mut v = match inst.op {
-                        Op::AddF32 => a + b,
-                        Op::SubF32 => a - b,
-                        Op::MulF32 => a * b,
-                        Op::FmaF32 => {
-                            let mut c = f32v(r!(inst.c));
-                            if flags & F_FTZ != 0 {
-                                c = ftz(c);
-                            }
-                            a.mul_add(b, c)
-                        }
-                        Op::DivF32 => a / b,
-                        Op::MinF32 => min32(a, b),
-                        _ => max32(a, b),
-                    };
-                    if flags != 0 {
-                        v = out32(v, flags);
-                    }
-                    r!(inst.d) = f32b(v);
-                }
-                Op::ArithF32Dir => {
-                    let flags = inst.f & (F_FTZ | F_SAT);
-                    let mut a = f32v(r!(inst.a));
-                    let mut b = f32v(r!(inst.b));
-                    let mut c = if inst.c == NONE {
-                        0.0
-                    } else {
-                        f32v(r!(inst.c))
-                    };
-                    if flags & F_FTZ != 0 {
-                        a = ftz(a);
-                        b = ftz(b);
-                        c = ftz(c);
-                    }
-                    let v = arith_f32(inst.k, inst.imm as u8, a, b, c);
-                    r!(inst.d) = f32b(out32(v, flags));
-                }
-                Op::NegF32
-                | Op::AbsF32
-                | Op::SqrtF32
-                | Op::RsqrtF32
-                | Op::RcpF32
-                | Op::Ex2F32
-                | Op::Lg2F32
-                | Op::SinF32
-                | Op::CosF32
-                | Op::TanhF32 => {
-                    let flags = inst.f & (F_FTZ | F_SAT);
-                    let mut a = f32v(r!(inst.a));
-                    if flags & F_FTZ != 0 {
-                        a = ftz(a);
-                    }
-                    let v = match inst.op {
-                        Op::NegF32 => -a,
-                        Op::AbsF32 => a.abs(),
-                        Op::SqrtF32 => a.sqrt(),
-                        Op::RsqrtF32 => 1.0 / a.sqrt(),
-                        Op::RcpF32 => 1.0 / a,
-                        Op::Ex2F32 => a.exp2(),
-                        Op::Lg2F32 => a.log2(),
-                        Op::SinF32 => a.sin(),
-                        Op::CosF32 => a.cos(),
-                        _ => a.tanh(),
-                    };
-                    r!(inst.d) = f32b(out32(v, flags));
-                }
-                Op::AddF64 => r!(inst.d) = (f64v(r!(inst.a)) + f64v(r!(inst.b))).to_bits(),
-                Op::SubF64 => r!(inst.d) = (f64v(r!(inst.a)) - f64v(r!(inst.b))).to_bits(),
-                Op::MulF64 => r!(inst.d) = (f64v(r!(inst.a)) * f64v(r!(inst.b))).to_bits(),
-                Op::DivF64 => r!(inst.d) = (f64v(r!(inst.a)) / f64v(r!(inst.b))).to_bits(),
-                Op::FmaF64 => {
-                    r!(inst.d) = f64v(r!(inst.a))
-                        .mul_add(f64v(r!(inst.b)), f64v(r!(inst.c)))
-                        .to_bits()
-                }
-                Op::MinF64 => r!(inst.d) = min64(f64v(r!(inst.a)), f64v(r!(inst.b))).to_bits(),
-                Op::MaxF64 => r!(inst.d) = max64(f64v(r!(inst.a)), f64v(r!(inst.b))).to_bits(),
-                Op::NegF64 => r!(inst.d) = (-f64v(r!(inst.a))).to_bits(),
-                Op::AbsF64 => r!(inst.d) = f64v(r!(inst.a)).abs().to_bits(),
-                Op::SqrtF64 => r!(inst.d) = f64v(r!(inst.a)).sqrt().to_bits(),
-                Op::RsqrtF64 => r!(inst.d) = (1.0 / f64v(r!(inst.a)).sqrt()).to_bits(),
-                Op::RcpF64 => r!(inst.d) = (1.0 / f64v(r!(inst.a))).to_bits(),
-                Op::Half => {
-                    let lanes_n = if inst.f & F_X2 != 0 { 2 } else { 1 };
-                    let (a, b) = (r!(inst.a), r!(inst.b));
-                    let c = if inst.c == NONE { 0 } else { r!(inst.c) };
-                    let mut out = 0u64;
-                    for lane in 0..lanes_n {
-                        let shift = 16 * lane;
-                        let v = half_lane(
-                            inst.k,
-                            inst.w,
-                            (a >> shift) as u16,
-                            (b >> shift) as u16,
-                            (c >> shift) as u16,
-                        );
-                        out |= u64::from(v) << shift;
-                    }
-                    r!(inst.d) = out;
-                }
-                Op::CvtInt => {
-                    let v = if inst.f & F_SIGNED != 0 {
-                        sext(r!(inst.a), inst.w).unsigned()
-                    } else {
-                        r!(inst.a) & mask(inst.w)
-                    };
-                    r!(inst.d) = v & mask(inst.imm as u8);
-                }
-                Op::CvtIntToFloat => {
-                    let v = if inst.f & F_SIGNED != 0 {
-                        i128::from(sext(r!(inst.a), inst.w))
-                    } else {
-                        i128::from(r!(inst.a) & mask(inst.w))
-                    };
-                    let mut bits = int_to_float(v, inst.k, inst.imm as u8);
-                    if inst.f & F_SAT != 0 {
-                        bits = saturate_bits(bits, inst.k);
-                    }
-                    r!(inst.d) = bits;
-                }
-                Op::CvtFloatToInt => {
-                    let x = float_in(r!(inst.a), inst.k, inst.f & F_FTZ != 0);
-                    let x = round_integral(x, inst.imm as u8);
-                    let w = inst.w;
-                    let v = if inst.f & F_SIGNED != 0 {
-                        let lo = if w >= 64 {
-                            i64::MIN
-                        } else {
-                            -(1i64 << (w - 1))
-                        };
-                        let hi = if w >= 64 {
-                            i64::MAX
-                        } else {
-                            (1i64 << (w - 1)) - 1
-                        };
-                        (x as i64).clamp(lo, hi).unsigned()
-                    } else {
-                        (x as u64).min(mask(w))
-                    };
-                    r!(inst.d) = v & mask(w);
-                }
-                Op::CvtFloat => {
-                    r!(inst.d) = cvt_float(r!(inst.a), inst);
-                }
-                Op::LdGlobal => {
-                    let addr = r!(inst.a).wrapping_add(inst.imm as u64);
-                    let size = usize::from(inst.w);
-                    if addr & (u64::from(inst.w) - 1) != 0 {
-                        fault!(at, addr, size, Access::Load, FaultKind::Misaligned);
-                    }
-                    let mut spare = 0u32;
-                    let hint = hints.get_mut(at).unwrap_or(&mut spare);
-                    let Some(bytes) = memory.bytes(addr, size, hint) else {
-                        fault!(at, addr, size, Access::Load, FaultKind::OutOfBounds);
-                    };
-                    r!(inst.d) = read_le(bytes);
-                }
-                Op::LdGlobalV => {
-                    let addr = r!(inst.a).wrapping_add(inst.imm as u64);
-                    let size = usize::from(inst.w);
-                    let total = size * inst.c as usize;
-                    if addr & (total as u64 - 1) != 0 {
-                        fault!(at, addr, total, Access::Load, FaultKind::Misaligned);
-                    }
-                    let mut spare = 0u32;
-                    let hint = hints.get_mut(at).unwrap_or(&mut spare);
-                    let Some(bytes) = memory.bytes(addr, total, hint) else {
-                        fault!(at, addr, total, Access::Load, FaultKind::OutOfBounds);
-                    };
-                    let slots = lanes.get(inst.d as usize..).unwrap_or_default();
-                    for (chunk, &slot) in bytes.chunks_exact(size).zip(slots) {
-                        r!(slot) = read_le(chunk);
-                    }
-                }
-                Op::StGlobal => {
-                    let addr = r!(inst.a).wrapping_add(inst.imm as u64);
-                    let size = usize::from(inst.w);
-                    if addr & (u64::from(inst.w) - 1) != 0 {
-                        fault!(at, addr, size, Access::Store, FaultKind::Misaligned);
-                    }
-                    let value = r!(inst.b);
-                    let mut spare = 0u32;
-                    let hint = hints.get_mut(at).unwrap_or(&mut spare);
-                    let Some(bytes) = memory.bytes_mut(addr, size, hint) else {
-                        fault!(at, addr, size, Access::Store, FaultKind::OutOfBounds);
-                    };
-                    write_le(bytes, value);
-                }
-                Op::StGlobalV => {
-                    let addr = r!(inst.a).wrapping_add(inst.imm as u64);
-                    let size = usize::from(inst.w);
-                    let total = size * inst.c as usize;
-                    if addr & (total as u64 - 1) != 0 {
-                        fault!(at, addr, total, Access::Store, FaultKind::Misaligned);
-                    }
-                    let slots = lanes.get(inst.b as usize..).unwrap_or_default();
-                    let mut values = [0u64; 4];
-                    for (value, &slot) in values.iter_mut().zip(slots).take(inst.c as usize) {
-                        *value = r!(slot);
-                    }
-                    let mut spare = 0u32;
-                    let hint = hints.get_mut(at).unwrap_or(&mut spare);
-                    let Some(bytes) = memory.bytes_mut(addr, total, hint) else {
-                        fault!(at, addr, total, Access::Store, FaultKind::OutOfBounds);
-                    };
-                    for (chunk, &value) in bytes.chunks_exact_mut(size).zip(&values) {
-                        write_le(chunk, value);
-                    }
-                }
-                Op::LdKParam => {
-                    let start = inst.imm as usize;
-                    let Some(bytes) = params.get(start..start + usize::from(inst.w)) else {
-                        return Err(ExecError::ShortPacket {
-                            entry: program.entry.clone(),
-                            needed: program.param_bytes,
-                            found: params.len(),
-                        });
-                    };
-                    r!(inst.d) = read_le(bytes);
-                }
-                Op::Pack => {
-                    let w = inst.w;
-                    let slots = lanes.get(inst.b as usize..).unwrap_or_default();
-                    let mut v = 0u64;
-                    for (i, &slot) in slots.iter().take(inst.c as usize).enumerate() {
-                        v |= (r!(slot) & mask(w)) << (u32::from(w) * i as u32);
-                    }
-                    r!(inst.d) = v;
-                }
-                Op::Unpack => {
-                    let w = inst.w;
-                    let v = r!(inst.a);
-                    let slots = lanes.get(inst.b as usize..).unwrap_or_default();
-                    for (i, &slot) in slots.iter().take(inst.c as usize).enumerate() {
-                        r!(slot) = (v >> (u32::from(w) * i as u32)) & mask(w);
-                    }
-                }
-                Op::Bra => pc = inst.imm as usize,
-                Op::Call => {
-                    stack.push(pc as u32);
-                    pc = inst.imm as usize;
-                }
-                Op::Ret => match stack.pop() {
-                    Some(back) => pc = back as usize,
-                    None => return Ok(()),
-                },
+                (pc, act, parked, parked_min) = schedule(pcs, act | parked);
             }
         }
     }
 }
 
-/// After a fused `setp`: jump to the `bra`'s target, or step over the `bra`.
+/// A comparison on the lanes of `eff`, and the fused branch that follows it, if any.
 #[inline(always)]
-fn branch(pc: usize, p: bool, inst: &Inst) -> usize {
-    if p != (inst.f & F_BRANCH_NEG != 0) {
-        inst.imm as usize
+fn setp(regs: &mut Registers, eff: u64, act: u64, inst: &Inst, pc: usize) -> Flow {
+    let (ra, rb) = (&regs[inst.a], &regs[inst.b]);
+    // The outcome of every lane as 0 or 1 (a branch-free, vectorizable loop), then as a mask.
+    let mut tv = [0u64; LANES];
+    if inst.op == Op::SetpI {
+        // Comparable keys: sign-extended for signed comparisons, masked for unsigned ones.
+        let shift = 64u32.saturating_sub(u32::from(inst.w)).min(63);
+        let m = mask(inst.w);
+        macro_rules! compare {
+            ($key:expr, $op:tt) => {
+                for ((o, &a), &b) in tv.iter_mut().zip(ra).zip(rb) {
+                    *o = u64::from($key(a) $op $key(b));
+                }
+            };
+        }
+        macro_rules! by_kind {
+            ($key:expr) => {
+                match inst.k {
+                    CMP_EQ => compare!($key, ==),
+                    CMP_NE => compare!($key, !=),
+                    CMP_LT => compare!($key, <),
+                    CMP_LE => compare!($key, <=),
+                    CMP_GT => compare!($key, >),
+                    _ => compare!($key, >=),
+                }
+            };
+        }
+        if inst.f & F_SIGNED != 0 {
+            by_kind!(|v: u64| ((v << shift) as i64) >> shift);
+        } else {
+            by_kind!(|v: u64| v & m);
+        }
     } else {
-        pc + 1
+        let fmt = if inst.op == Op::SetpF32 {
+            FMT_F32
+        } else {
+            FMT_F64
+        };
+        let flush = inst.f & F_FTZ != 0;
+        for ((o, &a), &b) in tv.iter_mut().zip(ra).zip(rb) {
+            let (a, b) = (float_in(a, fmt, flush), float_in(b, fmt, flush));
+            *o = u64::from(cmp_float(inst.k, a, b));
+        }
+    }
+    let t = match tv.iter().sum::<u64>() {
+        0 => 0,
+        64 => u64::MAX,
+        _ => tv
+            .iter()
+            .enumerate()
+            .fold(0u64, |m, (lane, &v)| m | (v << lane)),
+    };
+    if inst.f & F_BRANCH != 0 && eff == act {
+        store_row(&mut regs[inst.d], &tv, eff);
+        let taken = if inst.f & F_BRANCH_NEG != 0 { !t } else { t };
+        return Flow::Split {
+            taken: taken & eff,
+            target: inst.imm as usize,
+            fall: pc + 2,
+        };
+    }
+    let rc = &regs[inst.c];
+    let (mut p, mut q) = ([0u64; LANES], [0u64; LANES]);
+    for (lane, ((p, q), &c)) in p.iter_mut().zip(q.iter_mut()).zip(rc).enumerate() {
+        let t = (t >> lane) & 1 != 0;
+        *p = u64::from(combine(t, inst, c));
+        *q = u64::from(combine(!t, inst, c));
+    }
+    store_row(&mut regs[inst.d], &p, eff);
+    if inst.e != NONE {
+        store_row(&mut regs[inst.e], &q, eff);
+    }
+    Flow::Next
+}
+
+/// A register-to-register instruction on the lanes of `eff`. The frequent ones get their own
+/// loop; the rest go lane by lane through [`pure`].
+#[inline(always)]
+fn alu(regs: &mut Registers, eff: u64, inst: &Inst) {
+    let (d, a, b, c, w) = (inst.d, inst.a, inst.b, inst.c, inst.w);
+    let m = mask(w);
+    let plain_f32 = inst.f & (F_FTZ | F_SAT) == 0;
+    match inst.op {
+        Op::Mov => map1(regs, eff, d, a, |x| x),
+        Op::MovMask => map1(regs, eff, d, a, |x| x & m),
+        Op::Add => map2(regs, eff, d, a, b, |x, y| x.wrapping_add(y) & m),
+        Op::Sub => map2(regs, eff, d, a, b, |x, y| x.wrapping_sub(y) & m),
+        Op::MulLo => map2(regs, eff, d, a, b, |x, y| x.wrapping_mul(y) & m),
+        Op::Mad => map3(regs, eff, [d, a, b, c], |x, y, z| {
+            x.wrapping_mul(y).wrapping_add(z) & m
+        }),
+        Op::And => map2(regs, eff, d, a, b, |x, y| x & y & m),
+        Op::Or => map2(regs, eff, d, a, b, |x, y| (x | y) & m),
+        Op::Xor => map2(regs, eff, d, a, b, |x, y| (x ^ y) & m),
+        Op::Not => map1(regs, eff, d, a, |x| !x & m),
+        Op::Shl if uniform(&regs[b]) => {
+            let amount = regs[b][0] & 0xffff_ffff;
+            if amount >= u64::from(w) {
+                map1(regs, eff, d, a, |_| 0);
+            } else {
+                map1(regs, eff, d, a, |x| (x << amount) & m);
+            }
+        }
+        Op::Shl => map2(regs, eff, d, a, b, |x, y| {
+            let amount = y & 0xffff_ffff;
+            if amount >= u64::from(w) {
+                0
+            } else {
+                (x << amount) & m
+            }
+        }),
+        Op::MulWide if inst.f & F_SIGNED == 0 => {
+            let wide = mask(w.saturating_mul(2));
+            map2(regs, eff, d, a, b, |x, y| {
+                (x & m).wrapping_mul(y & m) & wide
+            })
+        }
+        Op::CvtInt if inst.f & F_SIGNED == 0 => {
+            let out = mask(inst.imm as u8);
+            map1(regs, eff, d, a, |x| x & m & out)
+        }
+        Op::AddF32 if plain_f32 => map2(regs, eff, d, a, b, |x, y| f32b(f32v(x) + f32v(y))),
+        Op::SubF32 if plain_f32 => map2(regs, eff, d, a, b, |x, y| f32b(f32v(x) - f32v(y))),
+        Op::MulF32 if plain_f32 => map2(regs, eff, d, a, b, |x, y| f32b(f32v(x) * f32v(y))),
+        Op::FmaF32 if plain_f32 => map3(regs, eff, [d, a, b, c], |x, y, z| {
+            f32b(f32v(x).mul_add(f32v(y), f32v(z)))
+        }),
+        Op::Div if inst.f & F_SIGNED == 0 && w == 32 => map2(regs, eff, d, a, b, |x, y| {
+            u64::from((x as u32).checked_div(y as u32).unwrap_or(u32::MAX))
+        }),
+        Op::Div if inst.f & F_SIGNED == 0 => map2(regs, eff, d, a, b, |x, y| {
+            (x & m).checked_div(y & m).unwrap_or(u64::MAX) & m
+        }),
+        Op::AddF64 => map2(regs, eff, d, a, b, |x, y| (f64v(x) + f64v(y)).to_bits()),
+        Op::MulF64 => map2(regs, eff, d, a, b, |x, y| (f64v(x) * f64v(y)).to_bits()),
+        _ => map3(regs, eff, [d, a, b, c], |x, y, z| pure(inst, x, y, z)),
     }
 }
 
+/// The value a register-to-register instruction writes to `d`, from the values of `a`, `b`
+/// and `c` (those of the absent operands are unspecified and unused).
+#[inline]
+fn pure(inst: &Inst, a: u64, b: u64, c: u64) -> u64 {
+    let w = inst.w;
+    match inst.op {
+        Op::Mov => a,
+        Op::MovMask => a & mask(w),
+        Op::Add => a.wrapping_add(b) & mask(w),
+        Op::Sub => a.wrapping_sub(b) & mask(w),
+        Op::MulLo => a.wrapping_mul(b) & mask(w),
+        Op::Mad => a.wrapping_mul(b).wrapping_add(c) & mask(w),
+        Op::MulHi => {
+            let v = if inst.f & F_SIGNED != 0 {
+                ((i128::from(sext(a, w)) * i128::from(sext(b, w))) >> w) as u64
+            } else {
+                ((u128::from(a & mask(w)) * u128::from(b & mask(w))) >> w) as u64
+            };
+            v & mask(w)
+        }
+        Op::MulWide | Op::MadWide => {
+            let mut v = if inst.f & F_SIGNED != 0 {
+                sext(a, w).wrapping_mul(sext(b, w)) as u64
+            } else {
+                (a & mask(w)).wrapping_mul(b & mask(w))
+            };
+            if inst.op == Op::MadWide {
+                v = v.wrapping_add(c);
+            }
+            v & mask(w.saturating_mul(2))
+        }
+        Op::Div | Op::Rem => {
+            let is_div = inst.op == Op::Div;
+            let v = if inst.f & F_SIGNED != 0 {
+                let (a, b) = (sext(a, w), sext(b, w));
+                // Division by zero has no trap on a GPU; results are defined here as all ones
+                // (quotient) and the dividend (remainder).
+                match (b, is_div) {
+                    (0, true) => -1,
+                    (0, false) => a,
+                    (_, true) => a.wrapping_div(b),
+                    (_, false) => a.wrapping_rem(b),
+                }
+                .unsigned()
+            } else {
+                let (a, b) = (a & mask(w), b & mask(w));
+                match (b, is_div) {
+                    (0, true) => u64::MAX,
+                    (0, false) => a,
+                    (_, true) => a / b,
+                    (_, false) => a % b,
+                }
+            };
+            v & mask(w)
+        }
+        Op::Min | Op::Max => {
+            let a_less = if inst.f & F_SIGNED != 0 {
+                sext(a, w) < sext(b, w)
+            } else {
+                (a & mask(w)) < (b & mask(w))
+            };
+            let pick_a = a_less == (inst.op == Op::Min);
+            (if pick_a { a } else { b }) & mask(w)
+        }
+        Op::NegI => a.wrapping_neg() & mask(w),
+        Op::AbsI => sext(a, w).wrapping_abs().unsigned() & mask(w),
+        Op::And => a & b & mask(w),
+        Op::Or => (a | b) & mask(w),
+        Op::Xor => (a ^ b) & mask(w),
+        Op::Not => !a & mask(w),
+        Op::Shl => {
+            let amount = b & 0xffff_ffff;
+            if amount >= u64::from(w) {
+                0
+            } else {
+                (a << amount) & mask(w)
+            }
+        }
+        Op::Shr => {
+            let amount = (b & 0xffff_ffff).min(63) as u32;
+            if inst.f & F_SIGNED != 0 {
+                (sext(a, w) >> amount).unsigned() & mask(w)
+            } else if u64::from(amount) >= u64::from(w) {
+                0
+            } else {
+                (a & mask(w)) >> amount
+            }
+        }
+        Op::Selp => {
+            if c != 0 {
+                a
+            } else {
+                b
+            }
+        }
+        Op::AddF32
+        | Op::SubF32
+        | Op::MulF32
+        | Op::FmaF32
+        | Op::DivF32
+        | Op::MinF32
+        | Op::MaxF32 => {
+            let (mut a, mut b) = (f32v(a), f32v(b));
+            let flags = inst.f & (F_FTZ | F_SAT);
+            if flags & F_FTZ != 0 {
+                a = ftz(a);
+                b = ftz(b);
+            }
+            let mut v = match inst.op {
+                Op::AddF32 => a + b,
+                Op::SubF32 => a - b,
+                Op::MulF32 => a * b,
+                Op::FmaF32 => {
+                    let mut c = f32v(c);
+                    if flags & F_FTZ != 0 {
+                        c = ftz(c);
+                    }
+                    a.mul_add(b, c)
+                }
+                Op::DivF32 => a / b,
+                Op::MinF32 => min32(a, b),
+                _ => max32(a, b),
+            };
+            if flags != 0 {
+                v = out32(v, flags);
+            }
+            f32b(v)
+        }
+        Op::ArithF32Dir => {
+            let flags = inst.f & (F_FTZ | F_SAT);
+            let mut a = f32v(a);
+            let mut b = f32v(b);
+            let mut c = if inst.c == NONE { 0.0 } else { f32v(c) };
+            if flags & F_FTZ != 0 {
+                a = ftz(a);
+                b = ftz(b);
+                c = ftz(c);
+            }
+            let v = arith_f32(inst.k, inst.imm as u8, a, b, c);
+            f32b(out32(v, flags))
+        }
+        Op::NegF32
+        | Op::AbsF32
+        | Op::SqrtF32
+        | Op::RsqrtF32
+        | Op::RcpF32
+        | Op::Ex2F32
+        | Op::Lg2F32
+        | Op::SinF32
+        | Op::CosF32
+        | Op::TanhF32 => {
+            let flags = inst.f & (F_FTZ | F_SAT);
+            let mut a = f32v(a);
+            if flags & F_FTZ != 0 {
+                a = ftz(a);
+            }
+            let v = match inst.op {
+                Op::NegF32 => -a,
+                Op::AbsF32 => a.abs(),
+                Op::SqrtF32 => a.sqrt(),
+                Op::RsqrtF32 => 1.0 / a.sqrt(),
+                Op::RcpF32 => 1.0 / a,
+                Op::Ex2F32 => a.exp2(),
+                Op::Lg2F32 => a.log2(),
+                Op::SinF32 => a.sin(),
+                Op::CosF32 => a.cos(),
+                _ => a.tanh(),
+            };
+            f32b(out32(v, flags))
+        }
+        Op::AddF64 => (f64v(a) + f64v(b)).to_bits(),
+        Op::SubF64 => (f64v(a) - f64v(b)).to_bits(),
+        Op::MulF64 => (f64v(a) * f64v(b)).to_bits(),
+        Op::DivF64 => (f64v(a) / f64v(b)).to_bits(),
+        Op::FmaF64 => f64v(a).mul_add(f64v(b), f64v(c)).to_bits(),
+        Op::MinF64 => min64(f64v(a), f64v(b)).to_bits(),
+        Op::MaxF64 => max64(f64v(a), f64v(b)).to_bits(),
+        Op::NegF64 => (-f64v(a)).to_bits(),
+        Op::AbsF64 => f64v(a).abs().to_bits(),
+        Op::SqrtF64 => f64v(a).sqrt().to_bits(),
+        Op::RsqrtF64 => (1.0 / f64v(a).sqrt()).to_bits(),
+        Op::RcpF64 => (1.0 / f64v(a)).to_bits(),
+        Op::Half => {
+            let lanes_n = if inst.f & F_X2 != 0 { 2 } else { 1 };
+            let c = if inst.c == NONE { 0 } else { c };
+            let mut out = 0u64;
+            for lane in 0..lanes_n {
+                let shift = 16 * lane;
+                let v = half_lane(
+                    inst.k,
+                    inst.w,
+                    (a >> shift) as u16,
+                    (b >> shift) as u16,
+                    (c >> shift) as u16,
+                );
+                out |= u64::from(v) << shift;
+            }
+            out
+        }
+        Op::CvtInt => {
+            let v = if inst.f & F_SIGNED != 0 {
+                sext(a, w).unsigned()
+            } else {
+                a & mask(w)
+            };
+            v & mask(inst.imm as u8)
+        }
+        Op::CvtIntToFloat => {
+            let v = if inst.f & F_SIGNED != 0 {
+                i128::from(sext(a, w))
+            } else {
+                i128::from(a & mask(w))
+            };
+            let bits = int_to_float(v, inst.k, inst.imm as u8);
+            if inst.f & F_SAT != 0 {
+                saturate_bits(bits, inst.k)
+            } else {
+                bits
+            }
+        }
+        Op::CvtFloatToInt => {
+            let x = float_in(a, inst.k, inst.f & F_FTZ != 0);
+            let x = round_integral(x, inst.imm as u8);
+            let v = if inst.f & F_SIGNED != 0 {
+                let lo = if w >= 64 {
+                    i64::MIN
+                } else {
+                    -(1i64 << (w - 1))
+                };
+                let hi = if w >= 64 {
+                    i64::MAX
+                } else {
+                    (1i64 << (w - 1)) - 1
+                };
+                (x as i64).clamp(lo, hi).unsigned()
+            } else {
+                (x as u64).min(mask(w))
+            };
+            v & mask(w)
+        }
+        Op::CvtFloat => cvt_float(a, inst),
+        // Not register-to-register: handled by the run loop, never sent here.
+        _ => 0,
+    }
+}
 #[inline]
 fn out32(v: f32, flags: u8) -> f32 {
     let v = if flags & F_FTZ != 0 { ftz(v) } else { v };
@@ -698,12 +1208,11 @@ fn encode(x: f64, fmt: u8, mode: u8) -> u64 {
 
 #[allow(clippy::too_many_arguments)]
 #[cold]
-fn self_fault<M: Memory>(
+fn lane_fault<M: Memory>(
     program: &Program,
     memory: &M,
     pc: usize,
-    block: [u32; 3],
-    thread: [u32; 3],
+    (block, thread): LaneId,
     address: u64,
     size: usize,
     access: Access,
