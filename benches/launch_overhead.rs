@@ -3,7 +3,9 @@
 //! into a byte array, what a cudarc `launch_builder` user pushes. No device is needed: the
 //! operands live on a recording backend that only hands out addresses.
 //!
-//! Prints both medians and the ratio; the goal is check + marshal ≤ 100 ns.
+//! Prints both medians and the ratio; the goal is check + marshal ≤ 100 ns. Where `valgrind` is
+//! installed it also prints instructions per check + marshal call, by callgrind: a figure that
+//! load on a shared machine cannot move.
 //!
 //! `cargo bench --bench launch_overhead`
 
@@ -12,12 +14,13 @@
 mod recording;
 
 use std::hint::black_box;
+use std::process::Command;
 use std::time::Instant;
 
 use criterion::Criterion;
 use jitseam::abi::{AbiKind, AbiSpec, ParamLayout};
 use jitseam::device::{DeviceId, ViewDesc};
-use jitseam::launch::{LaunchFacts, check, marshal};
+use jitseam::launch::{LaunchFacts, check, marshal_with};
 use jitseam::{DeviceBuffer, ElementKind};
 
 const N: usize = 1 << 20;
@@ -75,8 +78,8 @@ impl Setup {
             black_box(&[]),
         )
         .unwrap();
-        let packet = marshal(&checked);
-        black_box(packet.bytes())[24]
+        // As the launch path does: the packet is lent where it was built, never moved.
+        marshal_with(&checked, |packet| black_box(packet.bytes())[24])
     }
 
     /// The hand-written packet: three pointers and `n`, no checks.
@@ -96,6 +99,28 @@ impl Setup {
         }
         black_box(&packet)[24]
     }
+}
+
+/// Set to `k` for a run of `k` checked calls and nothing else (see [`instructions_per_call`]).
+const CALLS_VAR: &str = "LAUNCH_OVERHEAD_CALLS";
+
+/// Instructions per checked call: this binary run twice under callgrind with different call
+/// counts, so setup and process start cancel out. `None` without valgrind.
+fn instructions_per_call() -> Option<u64> {
+    let exe = std::env::current_exe().ok()?;
+    let run = |calls: u64| -> Option<u64> {
+        let out = Command::new("valgrind")
+            .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
+            .arg(&exe)
+            .env(CALLS_VAR, calls.to_string())
+            .output()
+            .ok()?;
+        let log = String::from_utf8_lossy(&out.stderr);
+        let (_, rest) = log.split_once("Collected : ")?;
+        rest.split_whitespace().next()?.parse().ok()
+    };
+    let (low, high) = (run(1_000)?, run(11_000)?);
+    Some(high.checked_sub(low)? / 10_000)
 }
 
 /// Median nanoseconds per call over `samples` batches of `batch` calls.
@@ -121,6 +146,17 @@ fn main() {
         "both packets carry the same n"
     );
 
+    // Under `instructions_per_call`: only the checked calls, then exit.
+    if let Some(calls) = std::env::var(CALLS_VAR)
+        .ok()
+        .and_then(|k| k.parse::<usize>().ok())
+    {
+        for _ in 0..calls {
+            black_box(setup.checked());
+        }
+        return;
+    }
+
     let mut c = Criterion::default().configure_from_args();
     let mut group = c.benchmark_group("launch_overhead");
     group.bench_function("check+marshal (3-operand scalar f32)", |b| {
@@ -141,4 +177,10 @@ fn main() {
         checked - raw,
         if checked <= 100.0 { "met" } else { "NOT met" }
     );
+    match instructions_per_call() {
+        Some(count) => {
+            println!("launch_overhead: check+marshal {count} instructions per call (callgrind)")
+        }
+        None => println!("launch_overhead: instruction count skipped (no valgrind)"),
+    }
 }

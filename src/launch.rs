@@ -54,7 +54,7 @@ macro_rules! param_values {
             }
 
             fn write_to(&self, out: &mut [u8]) {
-                match self { $(Self::$variant(v) => copy_le(out, &v.to_le_bytes()),)* }
+                match self { $(Self::$variant(v) => copy_le(out, v.to_le_bytes()),)* }
             }
         }
         $(impl From<$ty> for ParamValue {
@@ -136,23 +136,12 @@ pub fn check<'a>(
             found: stream,
         });
     }
-    for (operand, view, expected) in operands(inputs, outputs, spec) {
-        if view.device != facts.device {
-            return Err(Error::DeviceMismatch {
-                entry: entry.to_owned(),
-                operand,
-                expected: facts.device,
-                found: view.device,
-            });
-        }
-        if view.dtype != expected {
-            return Err(Error::DtypeMismatch {
-                entry: entry.to_owned(),
-                operand,
-                expected,
-                found: view.dtype,
-            });
-        }
+    // Counts match, so the zips pair every operand with its declared dtype.
+    for (k, (view, &expected)) in inputs.iter().zip(spec.inputs.iter()).enumerate() {
+        check_operand(&facts, Operand::Input(k), view, expected)?;
+    }
+    for (m, (view, &expected)) in outputs.iter().zip(spec.outputs.iter()).enumerate() {
+        check_operand(&facts, Operand::Output(m), view, expected)?;
     }
     for (index, (value, &expected)) in params.iter().zip(spec.params.iter()).enumerate() {
         if value.kind() != expected {
@@ -176,16 +165,34 @@ pub fn check<'a>(
                 .fold(1u128, |n, &e| n.saturating_mul(e as u128)),
             reason: "the shape's element count overflows",
         })?;
+    // Aliasing compares every output with every other operand, so it needs each operand's byte
+    // range once per pair. A dense view's range is two multiplications; a strided view's needs
+    // the walk over its axes that `check_strided` already did, so that one records them.
     let count = match spec.abi {
         AbiKind::Scalar | AbiKind::Vectorized { .. } => {
-            check_dense(entry, spec.abi, inputs, outputs, n)?
+            let count = check_dense(entry, spec.abi, inputs, outputs, n)?;
+            check_aliasing(entry, inputs, outputs, |_, view| dense_byte_range(view, n))?;
+            count
         }
         AbiKind::Strided { rank } => {
-            check_strided(entry, usize::from(rank), inputs, outputs, shape)?;
+            let mut ranges = [None; CACHED_RANGES];
+            check_strided(
+                entry,
+                usize::from(rank),
+                inputs,
+                outputs,
+                shape,
+                &mut ranges,
+            )?;
+            check_aliasing(entry, inputs, outputs, |index, view| {
+                match ranges.get(index) {
+                    Some(&range) => range,
+                    None => byte_range(view),
+                }
+            })?;
             n
         }
     };
-    check_aliasing(entry, inputs, outputs)?;
     let count = u64::try_from(count)
         .ok()
         .filter(|&c| i64::try_from(c).is_ok())
@@ -232,22 +239,31 @@ fn count_matches(
     }
 }
 
-fn operands<'v>(
-    inputs: &'v [ViewDesc],
-    outputs: &'v [ViewDesc],
-    spec: &'v AbiSpec,
-) -> impl Iterator<Item = (Operand, &'v ViewDesc, ElementKind)> {
-    let ins = inputs
-        .iter()
-        .zip(spec.inputs.iter())
-        .enumerate()
-        .map(|(k, (v, &d))| (Operand::Input(k), v, d));
-    let outs = outputs
-        .iter()
-        .zip(spec.outputs.iter())
-        .enumerate()
-        .map(|(m, (v, &d))| (Operand::Output(m), v, d));
-    ins.chain(outs)
+/// An operand's device and dtype (inlined for the same reason as [`check_dense_view`]).
+#[inline(always)]
+fn check_operand(
+    facts: &LaunchFacts<'_>,
+    operand: Operand,
+    view: &ViewDesc,
+    expected: ElementKind,
+) -> Result<(), Error> {
+    if view.device != facts.device {
+        return Err(Error::DeviceMismatch {
+            entry: facts.entry.to_owned(),
+            operand,
+            expected: facts.device,
+            found: view.device,
+        });
+    }
+    if view.dtype != expected {
+        return Err(Error::DtypeMismatch {
+            entry: facts.entry.to_owned(),
+            operand,
+            expected,
+            found: view.dtype,
+        });
+    }
+    Ok(())
 }
 
 fn all_views<'v>(
@@ -274,50 +290,15 @@ fn check_dense(
     outputs: &[ViewDesc],
     n: usize,
 ) -> Result<usize, Error> {
-    let width = abi.width();
-    for (operand, view) in all_views(inputs, outputs) {
-        if !view.is_contiguous() {
-            return Err(Error::NotContiguous {
-                entry: entry.to_owned(),
-                operand,
-                abi,
-            });
-        }
-        if view.len() != n {
-            return Err(Error::ElementCount {
-                entry: entry.to_owned(),
-                operand,
-                expected: n,
-                found: view.len(),
-            });
-        }
-        if view
-            .offset
-            .checked_add(n)
-            .is_none_or(|end| end > view.alloc_len)
-        {
-            return Err(Error::ViewOutOfBounds {
-                entry: entry.to_owned(),
-                operand,
-                lowest: view.offset as i128,
-                highest: view.offset as i128 + n as i128 - 1,
-                len: view.alloc_len,
-            });
-        }
-        if width > 1 {
-            let required = width * view.dtype.size();
-            let offset = view.offset * view.dtype.size();
-            let address = u128::from(view.base) + offset as u128;
-            if !address.is_multiple_of(required as u128) {
-                return Err(Error::Misaligned {
-                    entry: entry.to_owned(),
-                    operand,
-                    offset,
-                    required,
-                });
-            }
-        }
+    // Two plain loops rather than one over a chained iterator: this runs on every launch, and
+    // the chain costs a branch per step.
+    for (k, view) in inputs.iter().enumerate() {
+        check_dense_view(entry, abi, Operand::Input(k), view, n)?;
     }
+    for (m, view) in outputs.iter().enumerate() {
+        check_dense_view(entry, abi, Operand::Output(m), view, n)?;
+    }
+    let width = abi.width();
     if !n.is_multiple_of(width) {
         return Err(Error::NotDivisible {
             entry: entry.to_owned(),
@@ -328,6 +309,65 @@ fn check_dense(
     Ok(n / width)
 }
 
+/// One operand of [`check_dense`]. Always inlined: out of line, every operand of every launch
+/// pays a call and a `Result` passed through memory.
+#[inline(always)]
+fn check_dense_view(
+    entry: &str,
+    abi: AbiKind,
+    operand: Operand,
+    view: &ViewDesc,
+    n: usize,
+) -> Result<(), Error> {
+    // Rank 1 with unit stride — whole buffers and 1-D windows, nearly every dense operand — is
+    // contiguous with `shape[0]` elements; anything else takes the walk over its axes.
+    let plain = view.rank == 1 && view.strides[0] == 1;
+    if !plain && !view.is_contiguous() {
+        return Err(Error::NotContiguous {
+            entry: entry.to_owned(),
+            operand,
+            abi,
+        });
+    }
+    let len = if plain { view.shape[0] } else { view.len() };
+    if len != n {
+        return Err(Error::ElementCount {
+            entry: entry.to_owned(),
+            operand,
+            expected: n,
+            found: len,
+        });
+    }
+    if view
+        .offset
+        .checked_add(n)
+        .is_none_or(|end| end > view.alloc_len)
+    {
+        return Err(Error::ViewOutOfBounds {
+            entry: entry.to_owned(),
+            operand,
+            lowest: view.offset as i128,
+            highest: view.offset as i128 + n as i128 - 1,
+            len: view.alloc_len,
+        });
+    }
+    let width = abi.width();
+    if width > 1 {
+        let size = view.dtype.size();
+        let required = width * size;
+        let address = u128::from(view.base) + view.offset as u128 * size as u128;
+        if !address.is_multiple_of(required as u128) {
+            return Err(Error::Misaligned {
+                entry: entry.to_owned(),
+                operand,
+                offset: view.offset.saturating_mul(size),
+                required,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Strided: every operand of the kernel's rank and the launch's shape, every reachable element
 /// inside its allocation, and no output writing one element twice.
 fn check_strided(
@@ -336,6 +376,7 @@ fn check_strided(
     inputs: &[ViewDesc],
     outputs: &[ViewDesc],
     shape: &[usize],
+    ranges: &mut [ByteRange; CACHED_RANGES],
 ) -> Result<(), Error> {
     if shape.len() != rank {
         return Err(Error::RankMismatch {
@@ -345,7 +386,7 @@ fn check_strided(
             found: shape.len(),
         });
     }
-    for (operand, view) in all_views(inputs, outputs) {
+    for (index, (operand, view)) in all_views(inputs, outputs).enumerate() {
         if view.shape() != shape {
             if view.shape().len() != rank {
                 return Err(Error::RankMismatch {
@@ -362,7 +403,8 @@ fn check_strided(
                 found: view.shape().to_vec(),
             });
         }
-        if let Some((lowest, highest)) = reach(view)
+        let reach = reach(view);
+        if let Some((lowest, highest)) = reach
             && (lowest < 0 || highest >= view.alloc_len as i128)
         {
             return Err(Error::ViewOutOfBounds {
@@ -372,6 +414,9 @@ fn check_strided(
                 highest,
                 len: view.alloc_len,
             });
+        }
+        if let Some(range) = ranges.get_mut(index) {
+            *range = reach.and_then(|reach| byte_range_of_reach(view, reach));
         }
     }
     for (output, view) in outputs.iter().enumerate() {
@@ -431,44 +476,83 @@ fn self_overlap(view: &ViewDesc) -> Option<(usize, usize)> {
     None
 }
 
+/// Half-open device byte range `[start, end)` a view can touch; `None` when it touches nothing.
+type ByteRange = Option<(u128, u128)>;
+
+/// Operands whose byte ranges [`check_strided`] records for [`check_aliasing`]: every kernel up
+/// to eight operands. Larger kernels get the rest recomputed there — same answer, more work.
+const CACHED_RANGES: usize = 8;
+
 /// Kernels take `__restrict__` pointers: an output may share no byte with any other operand.
-fn check_aliasing(entry: &str, inputs: &[ViewDesc], outputs: &[ViewDesc]) -> Result<(), Error> {
+///
+/// `range(i, view)` is the byte range of operand `i` (inputs, then outputs), `view`.
+fn check_aliasing(
+    entry: &str,
+    inputs: &[ViewDesc],
+    outputs: &[ViewDesc],
+    range: impl Fn(usize, &ViewDesc) -> ByteRange,
+) -> Result<(), Error> {
+    let overlaps = |(start, end): (u128, u128), other: ByteRange| {
+        other.is_some_and(|(other_start, other_end)| other_start < end && start < other_end)
+    };
     for (m, out) in outputs.iter().enumerate() {
-        let Some(out_range) = byte_range(out) else {
+        let Some(out_range) = range(inputs.len() + m, out) else {
             continue;
         };
-        for (other, view) in all_views(inputs, outputs) {
-            if other == Operand::Output(m) {
-                continue;
+        let aliasing = |other| Error::Aliasing {
+            entry: entry.to_owned(),
+            output: m,
+            other,
+        };
+        for (k, input) in inputs.iter().enumerate() {
+            if overlaps(out_range, range(k, input)) {
+                return Err(aliasing(Operand::Input(k)));
             }
-            if let Some(range) = byte_range(view)
-                && range.0 < out_range.1
-                && out_range.0 < range.1
-            {
-                return Err(Error::Aliasing {
-                    entry: entry.to_owned(),
-                    output: m,
-                    other,
-                });
+        }
+        for (j, other) in outputs.iter().enumerate() {
+            if j != m && overlaps(out_range, range(inputs.len() + j, other)) {
+                return Err(aliasing(Operand::Output(j)));
             }
         }
     }
     Ok(())
 }
 
-/// Half-open device byte range a view can touch (conservative: its whole reach).
-fn byte_range(view: &ViewDesc) -> Option<(u128, u128)> {
-    let (lowest, highest) = reach(view)?;
+/// The byte range of any view (conservative: its whole reach).
+fn byte_range(view: &ViewDesc) -> ByteRange {
+    byte_range_of_reach(view, reach(view)?)
+}
+
+/// The byte range of a view whose [`reach`] is `(lowest, highest)`.
+fn byte_range_of_reach(view: &ViewDesc, (lowest, highest): (i128, i128)) -> ByteRange {
     let size = view.dtype.size() as i128;
     let start = view.base as i128 + lowest * size;
     let end = view.base as i128 + (highest + 1) * size;
     Some((u128::try_from(start).ok()?, u128::try_from(end).ok()?))
 }
 
+/// [`byte_range`] of a view that [`check_dense`] accepted with `n` elements: dense row-major, so
+/// its reach is `[offset, offset + n)` and no per-axis walk is needed. Every term is a `usize`
+/// or `u64` widened to `u128`: no overflow.
+#[inline]
+fn dense_byte_range(view: &ViewDesc, n: usize) -> ByteRange {
+    if n == 0 {
+        return None;
+    }
+    let size = view.dtype.size() as u128;
+    let base = u128::from(view.base);
+    let start = base + view.offset as u128 * size;
+    Some((start, start + n as u128 * size))
+}
+
 /// The argument packet of one launch: every `.param` at its layout offset, little-endian.
 #[derive(Debug)]
 pub struct ArgPacket<'a> {
-    storage: PacketStorage,
+    /// The packet when it fits (`len <= INLINE_PACKET`); zeros otherwise.
+    inline: Aligned<INLINE_PACKET>,
+    /// The packet when it does not fit; empty (and unallocated) otherwise.
+    heap: Vec<u8>,
+    len: usize,
     layout: &'a ParamLayout,
 }
 
@@ -476,26 +560,42 @@ pub struct ArgPacket<'a> {
 /// so a launch allocates nothing; larger ones, up to the 4096-byte limit, go to the heap.
 const INLINE_PACKET: usize = 512;
 
-#[derive(Debug)]
-#[allow(
-    clippy::large_enum_variant,
-    reason = "the inline variant is the point: no allocation per launch"
-)]
-enum PacketStorage {
-    Inline(Aligned<INLINE_PACKET>, usize),
-    Heap(Vec<u8>),
-}
-
 #[derive(Debug, Clone, Copy)]
 #[repr(C, align(16))]
 struct Aligned<const N: usize>([u8; N]);
 
-impl ArgPacket<'_> {
+impl<'a> ArgPacket<'a> {
+    /// `layout.size()` zero bytes: padding between params stays zero, so equal launches give
+    /// equal packets.
+    #[inline]
+    fn zeroed(layout: &'a ParamLayout) -> Self {
+        let len = layout.size();
+        Self {
+            inline: Aligned([0; INLINE_PACKET]),
+            heap: if len > INLINE_PACKET {
+                vec![0; len]
+            } else {
+                Vec::new()
+            },
+            len,
+            layout,
+        }
+    }
+
     /// The whole packet.
     pub fn bytes(&self) -> &[u8] {
-        match &self.storage {
-            PacketStorage::Inline(buf, len) => buf.0.get(..*len).unwrap_or(&[]),
-            PacketStorage::Heap(v) => v,
+        if self.len <= INLINE_PACKET {
+            self.inline.0.get(..self.len).unwrap_or(&[])
+        } else {
+            &self.heap
+        }
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        if self.len <= INLINE_PACKET {
+            self.inline.0.get_mut(..self.len).unwrap_or(&mut [])
+        } else {
+            &mut self.heap
         }
     }
 
@@ -513,49 +613,54 @@ impl ArgPacket<'_> {
 
 /// Lays out the packet of a checked launch: pointers (base + offset), shape and strides as
 /// signed 64-bit values, the count, then params in their declared classes.
+///
+/// The launch path uses [`marshal_with`] instead: returning the half-kilobyte packet by value
+/// costs a copy (rustc does not build it in the caller's frame), and launches are hot.
 pub fn marshal<'a>(checked: &CheckedLaunch<'a>) -> ArgPacket<'a> {
+    let mut packet = ArgPacket::zeroed(checked.facts.layout);
+    fill_packet(checked, packet.bytes_mut());
+    packet
+}
+
+/// [`marshal`], lending the packet to `use_packet` in the frame where it was built, so it is
+/// written once and never moved.
+#[inline]
+pub fn marshal_with<'a, R>(
+    checked: &CheckedLaunch<'a>,
+    use_packet: impl FnOnce(&ArgPacket<'a>) -> R,
+) -> R {
+    let mut packet = ArgPacket::zeroed(checked.facts.layout);
+    fill_packet(checked, packet.bytes_mut());
+    use_packet(&packet)
+}
+
+/// Writes every param of `checked` into `bytes`, a zeroed packet of its layout's size.
+fn fill_packet(checked: &CheckedLaunch<'_>, bytes: &mut [u8]) {
     let layout = checked.facts.layout;
-    let size = layout.size();
-    let mut storage = if size <= INLINE_PACKET {
-        PacketStorage::Inline(Aligned([0; INLINE_PACKET]), size)
-    } else {
-        PacketStorage::Heap(vec![0; size])
-    };
-    let bytes: &mut [u8] = match &mut storage {
-        PacketStorage::Inline(buf, len) => buf.0.get_mut(..*len).unwrap_or(&mut []),
-        PacketStorage::Heap(v) => v,
-    };
     for placed in layout.params() {
         let Some(slot) = bytes.get_mut(placed.offset..placed.offset + placed.class.size()) else {
             continue;
         };
-        match placed.role {
-            ParamRole::Input(k) => copy_le(slot, &address_of(checked.inputs, k).to_le_bytes()),
-            ParamRole::Output(m) => copy_le(slot, &address_of(checked.outputs, m).to_le_bytes()),
-            ParamRole::Shape(d) => {
-                let extent = checked.shape.get(d as usize).copied().unwrap_or(0);
-                copy_le(slot, &(extent as i64).to_le_bytes());
-            }
-            ParamRole::InputStride { input, axis } => {
-                copy_le(slot, &stride_of(checked.inputs, input, axis).to_le_bytes());
-            }
-            ParamRole::OutputStride { output, axis } => {
-                copy_le(
-                    slot,
-                    &stride_of(checked.outputs, output, axis).to_le_bytes(),
-                );
-            }
-            ParamRole::Count => copy_le(slot, &checked.count.to_le_bytes()),
+        // Every role but a runtime param is one 64-bit word: compute it, then store it once.
+        let word = match placed.role {
+            ParamRole::Input(k) => address_of(checked.inputs, k),
+            ParamRole::Output(m) => address_of(checked.outputs, m),
+            ParamRole::Shape(d) => checked.shape.get(d as usize).map_or(0, |&e| e as u64),
+            ParamRole::InputStride { input, axis } => stride_of(checked.inputs, input, axis),
+            ParamRole::OutputStride { output, axis } => stride_of(checked.outputs, output, axis),
+            ParamRole::Count => checked.count,
             ParamRole::Param(p) => {
                 if let Some(value) = checked.params.get(p as usize) {
                     value.write_to(slot);
                 }
+                continue;
             }
-        }
+        };
+        copy_le(slot, word.to_le_bytes());
     }
-    ArgPacket { storage, layout }
 }
 
+#[inline]
 fn address_of(views: &[ViewDesc], index: u32) -> u64 {
     views.get(index as usize).map_or(0, |v| {
         v.base
@@ -563,16 +668,26 @@ fn address_of(views: &[ViewDesc], index: u32) -> u64 {
     })
 }
 
-fn stride_of(views: &[ViewDesc], index: u32, axis: u32) -> i64 {
+/// A stride as the packet's signed 64-bit word (two's complement).
+#[inline]
+fn stride_of(views: &[ViewDesc], index: u32, axis: u32) -> u64 {
     views
         .get(index as usize)
         .and_then(|v| v.strides().get(axis as usize))
-        .map_or(0, |&s| s as i64)
+        .map_or(0, |&s| s as i64 as u64)
 }
 
-fn copy_le(slot: &mut [u8], value: &[u8]) {
-    let n = slot.len().min(value.len());
-    slot[..n].copy_from_slice(&value[..n]);
+/// Writes `value` into `slot`. The verified layout gives every slot exactly its value's size, so
+/// this is one fixed-size store; a mismatched slot gets the common prefix.
+#[inline]
+fn copy_le<const N: usize>(slot: &mut [u8], value: [u8; N]) {
+    match <&mut [u8; N]>::try_from(&mut *slot) {
+        Ok(slot) => *slot = value,
+        Err(_) => {
+            let n = slot.len().min(N);
+            slot[..n].copy_from_slice(&value[..n]);
+        }
+    }
 }
 
 /// Checks, marshals and queues one launch of a bound kernel. Every launch — typed, erased or
@@ -617,20 +732,19 @@ pub(crate) fn launch_function(
     params: &[ParamValue],
 ) -> Result<(), Error> {
     let checked = check(facts, stream.device_id(), inputs, outputs, shape, params)?;
-    let packet = marshal(&checked);
-    // SAFETY: `packet` comes from `marshal` over a launch `check` accepted for this function's
+    // SAFETY: `packet` comes from `marshal_with` over a launch `check` accepted for this function's
     // verified layout, and `check` proved the stream is on `facts.device`, the device `function`
     // was resolved on: the stream and every operand are on that device (ids are never reused,
     // the stream holds a live handle to it, and each `ViewDesc` came from a live buffer borrowed
     // for this call), every pointer plus every index the ABI lets the kernel touch lies inside
     // its allocation, outputs overlap nothing else, and the count and params have exactly the
     // declared types.
-    unsafe {
+    marshal_with(&checked, |packet| unsafe {
         stream
             .device()
             .backend()
-            .launch(function, stream.raw(), checked.geometry(), &packet)
-    }
+            .launch(function, stream.raw(), checked.geometry(), packet)
+    })
 }
 
 impl Kernel<Erased, DeviceBound> {
@@ -650,5 +764,31 @@ impl Kernel<Erased, DeviceBound> {
         let inputs: Vec<ViewDesc> = inputs.iter().map(Arg::desc).collect();
         let outputs: Vec<ViewDesc> = outputs.iter().map(ArgMut::desc).collect();
         launch_checked(self, stream, &inputs, &outputs, shape, params)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::DeviceId;
+
+    #[test]
+    fn dense_byte_range_is_the_reach_of_a_dense_view() {
+        let device = DeviceId::from_raw(1);
+        let views = [
+            ViewDesc::contiguous(device, ElementKind::F32, 4096, 100, 3, 50),
+            ViewDesc::contiguous(device, ElementKind::F64, 0, 10, 0, 0),
+            ViewDesc {
+                // 2 × 1 × 3 row-major, the middle axis with an arbitrary stride.
+                rank: 3,
+                shape: [2, 1, 3, 0, 0, 0, 0, 0],
+                strides: [3, -7, 1, 0, 0, 0, 0, 0],
+                ..ViewDesc::contiguous(device, ElementKind::U16, 1 << 40, 64, 5, 6)
+            },
+        ];
+        for view in &views {
+            assert!(view.is_contiguous());
+            assert_eq!(dense_byte_range(view, view.len()), byte_range(view));
+        }
     }
 }
