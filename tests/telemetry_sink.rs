@@ -124,6 +124,75 @@ fn every_key_component_separates_cells() {
 }
 
 #[test]
+fn look_alike_keys_and_sinks_stay_apart_through_repeated_recording() {
+    // Repeats go through the recording thread's cache of cells; it must compare every field
+    // and tell sinks apart, however alike the keys.
+    let base = dispatch("k", "a");
+    let mut look_alikes = vec![base.clone()];
+    let mut other = base.clone();
+    other.chosen.backend = "cudb".into();
+    look_alikes.push(other);
+    let mut other = base.clone();
+    other.chosen.dtypes = vec!["f16".into(), "f16f".into(), "16".into()];
+    look_alikes.push(other);
+    let mut other = base.clone();
+    other.chosen.dtypes.push("f16".into());
+    look_alikes.push(other);
+    let mut other = base.clone();
+    other.hw.hardware_sku = "NVIDIA L5".into();
+    look_alikes.push(other);
+    let mut other = base.clone();
+    other.hw.driver_version = "550.55".into();
+    look_alikes.push(other);
+    let mut other = base.clone();
+    other.hw.compute_capability = Some((9, 8));
+    look_alikes.push(other);
+    let mut other = base.clone();
+    other.structure_key = None;
+    look_alikes.push(other);
+
+    let first = TelemetrySink::new();
+    let second = TelemetrySink::new();
+    for round in 0..50 {
+        for record in &look_alikes {
+            // Fresh copies: equal strings, never the same buffers.
+            first.record_dispatch(&record.clone());
+            if round % 2 == 0 {
+                second.record_dispatch(&record.clone());
+            }
+        }
+    }
+    for (sink, expected) in [(&first, 50), (&second, 25)] {
+        let records = sink.dispatch_records();
+        assert_eq!(records.len(), look_alikes.len());
+        assert!(records.iter().all(|r| r.count == expected), "{records:?}");
+    }
+
+    // A new sink starts empty even where a dropped one left cached cells.
+    drop(first);
+    let third = TelemetrySink::new();
+    third.record_dispatch(&base);
+    assert_eq!(third.dispatch_records()[0].count, 1);
+    assert_eq!(second.dispatch_records().len(), look_alikes.len());
+}
+
+#[test]
+fn more_hot_cells_than_a_thread_caches_still_count_exactly() {
+    let sink = TelemetrySink::new();
+    let records: Vec<DispatchRecord> = (0..3_000)
+        .map(|i| dispatch(&format!("k{i}"), &format!("s{}", i % 7)))
+        .collect();
+    for _ in 0..3 {
+        for record in &records {
+            sink.record_dispatch(record);
+        }
+    }
+    let counted = sink.dispatch_records();
+    assert_eq!(counted.len(), records.len());
+    assert!(counted.iter().all(|r| r.count == 3));
+}
+
+#[test]
 fn a_cell_keeps_the_latest_non_empty_candidates() {
     let sink = TelemetrySink::new();
     sink.record_dispatch(&dispatch("k", "a").with_candidates(vec![candidate("a", 10)]));

@@ -113,6 +113,15 @@ impl<C: Cell> CellTable<C> {
         shard.find(hash, |cell| eq(cell)).map(|cell| f(cell))
     }
 
+    /// The existing cell that `eq` accepts, if there is one (under the shard's read lock only).
+    pub(crate) fn get(&self, hash: u64, eq: impl Fn(&C) -> bool) -> Option<Arc<C>> {
+        let shard = self
+            .shard(hash)
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        shard.find(hash, |cell| eq(cell)).map(Arc::clone)
+    }
+
     /// The cell `eq` accepts, created with `make` if absent; `None` when it is absent and the
     /// table is full.
     pub(crate) fn get_or_insert(

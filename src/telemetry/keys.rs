@@ -8,7 +8,7 @@
 //! the whole histogram, and copying bytes is cheaper than re-escaping the same strings each time.
 
 use std::cmp::Ordering;
-use std::hash::{BuildHasher, Hash};
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use hashbrown::HashTable;
@@ -122,6 +122,67 @@ impl Hash for Discriminating<'_> {
     }
 }
 
+/// `(major, minor)` in one word, distinct from every real pair when absent.
+#[inline]
+fn compute_capability_word(hw: &HwStamp) -> u64 {
+    match hw.compute_capability {
+        Some((major, minor)) => u64::from(major) << 32 | u64::from(minor),
+        None => u64::MAX >> 1,
+    }
+}
+
+/// `a == b` for the short strings keys are made of: inline word compares, where a `str`
+/// comparison would call `memcmp` once per string (a key holds about ten).
+#[inline]
+fn same_str(a: &str, b: &str) -> bool {
+    same_bytes(a.as_bytes(), b.as_bytes())
+}
+
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    if let (Some(a_last), Some(b_last)) = (a.last_chunk::<8>(), b.last_chunk::<8>()) {
+        // Whole words, then the last eight bytes (overlapping the words when the length is
+        // not a multiple of eight).
+        let (a_words, _) = a.as_chunks::<8>();
+        let (b_words, _) = b.as_chunks::<8>();
+        return a_last == b_last && a_words.iter().zip(b_words).all(|(x, y)| x == y);
+    }
+    if let (Some(a_first), Some(b_first), Some(a_last), Some(b_last)) = (
+        a.first_chunk::<4>(),
+        b.first_chunk::<4>(),
+        a.last_chunk::<4>(),
+        b.last_chunk::<4>(),
+    ) {
+        // 4 to 7 bytes: two overlapping halves.
+        return a_first == b_first && a_last == b_last;
+    }
+    // 0 to 3 bytes: the first, middle and last byte are all of them.
+    let middle = a.len() / 2;
+    a.first() == b.first() && a.get(middle) == b.get(middle) && a.last() == b.last()
+}
+
+/// `ImplId` equality with [`same_str`], the revision hash first.
+#[inline]
+fn same_impl(a: &ImplId, b: &ImplId) -> bool {
+    a.kernel_revision_hash == b.kernel_revision_hash
+        && same_str(&a.op, &b.op)
+        && same_str(&a.kernel_source, &b.kernel_source)
+        && same_str(&a.backend, &b.backend)
+        && a.dtypes.len() == b.dtypes.len()
+        && a.dtypes.iter().zip(&b.dtypes).all(|(x, y)| same_str(x, y))
+}
+
+/// `HwStamp` equality with [`same_str`].
+#[inline]
+fn same_hw(a: &HwStamp, b: &HwStamp) -> bool {
+    a.compute_capability == b.compute_capability
+        && same_str(&a.hardware_sku, &b.hardware_sku)
+        && same_str(&a.driver_version, &b.driver_version)
+}
+
 /// Identity of a dispatch cell: `(structure_key, chosen, hw)`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct DispatchKey {
@@ -141,19 +202,35 @@ pub(crate) struct DispatchKeyRef<'a> {
 impl DispatchKeyRef<'_> {
     /// The cell hash; computed once from the borrowed key when the cell is created and stored
     /// in the cell, so lookups and table growth never rehash the owned key.
+    #[inline]
     pub(crate) fn hash_with(&self, hasher: &CellHasher) -> u64 {
-        hasher.hash_one((
-            self.structure_key,
-            Discriminating(self.chosen),
-            self.hw.compute_capability,
-        ))
+        // One hasher over the whole key, fed the raw bytes of the discriminating strings and
+        // the numbers packed into two words (foldhash buffers those; each byte write mixes the
+        // length in, so no separators are needed). See `Discriminating` for what is left out.
+        let mut state = hasher.build_hasher();
+        if let Some(structure_key) = self.structure_key {
+            state.write(structure_key.0.as_bytes());
+        }
+        state.write(self.chosen.kernel_source.as_bytes());
+        state.write(self.chosen.op.as_bytes());
+        state.write_u64(self.chosen.kernel_revision_hash);
+        state.write_u64(
+            u64::from(self.structure_key.is_some()) << 63 ^ compute_capability_word(self.hw),
+        );
+        state.finish()
     }
 
+    #[inline]
     pub(crate) fn matches(&self, key: &DispatchKey) -> bool {
-        // Cheap fields first: the chosen impl differs between most neighbouring cells.
-        key.chosen.value == *self.chosen
-            && key.structure_key.as_ref().map(|k| &k.value) == self.structure_key
-            && key.hw.value == *self.hw
+        // Cheap, discriminating fields first: the chosen impl differs between most
+        // neighbouring cells.
+        same_impl(&key.chosen.value, self.chosen)
+            && match (&key.structure_key, self.structure_key) {
+                (Some(held), Some(wanted)) => same_str(&held.value.0, &wanted.0),
+                (None, None) => true,
+                _ => false,
+            }
+            && same_hw(&key.hw.value, self.hw)
     }
 
     pub(crate) fn intern(&self, hasher: &CellHasher, interners: &Interners) -> DispatchKey {
@@ -165,6 +242,137 @@ impl DispatchKeyRef<'_> {
             hw: interners.hws.intern(hasher, self.hw),
         }
     }
+}
+
+/// A dispatch key laid out for comparing against borrowed keys with few memory indirections:
+/// the numbers in three words and every string, length-prefixed, in one buffer. Held by the
+/// per-thread caches in front of the shared table (the cells themselves hold interned parts).
+#[derive(Debug, Default)]
+pub(crate) struct FlatDispatchKey {
+    words: [u64; 3],
+    text: Vec<u8>,
+}
+
+impl DispatchKeyRef<'_> {
+    /// A cheap digest for picking a slot in a per-thread cache: the numbers and every byte of
+    /// the structure key, op and kernel source, mixed without a key. Unlike the cell hash it
+    /// is not collision resistant, and need not be: a slot holds one key and is compared in
+    /// full, so a collision costs a cache miss, never a wrong cell or a long probe.
+    #[inline]
+    pub(crate) fn hint(&self) -> u64 {
+        let mut hint = self.chosen.kernel_revision_hash
+            ^ compute_capability_word(self.hw).rotate_left(29)
+            ^ u64::from(self.structure_key.is_some());
+        if let Some(structure_key) = self.structure_key {
+            hint = mix_str(hint, structure_key.as_str());
+        }
+        hint = mix_str(hint, &self.chosen.op);
+        hint = mix_str(hint, &self.chosen.kernel_source);
+        hint ^ hint >> 31
+    }
+
+    /// The key's numbers: the revision hash, the compute capability, and whether there is a
+    /// structure key beside how many dtypes (which together say which strings follow).
+    #[inline]
+    fn words(&self) -> [u64; 3] {
+        let dtypes = self.chosen.dtypes.len() as u64;
+        [
+            self.chosen.kernel_revision_hash,
+            compute_capability_word(self.hw),
+            dtypes << 1 | u64::from(self.structure_key.is_some()),
+        ]
+    }
+
+    /// Makes `flat` this key, reusing its buffer.
+    pub(crate) fn flatten_into(&self, flat: &mut FlatDispatchKey) {
+        flat.words = self.words();
+        flat.text.clear();
+        self.each_string(|string| {
+            flat.text
+                .extend_from_slice(&(string.len() as u64).to_le_bytes());
+            flat.text.extend_from_slice(string.as_bytes());
+            true
+        });
+    }
+
+    /// Calls `f` on each of the key's strings in the order [`FlatDispatchKey`] holds them
+    /// (most discriminating first) until it returns false; returns whether none did.
+    #[inline(always)]
+    fn each_string(&self, mut f: impl FnMut(&str) -> bool) -> bool {
+        let chosen = self.chosen;
+        self.structure_key.is_none_or(|key| f(key.as_str()))
+            && f(&chosen.op)
+            && f(&chosen.kernel_source)
+            && chosen.dtypes.iter().all(|dtype| f(dtype))
+            && f(&chosen.backend)
+            && f(&self.hw.hardware_sku)
+            && f(&self.hw.driver_version)
+    }
+
+    /// Whether this is the key `flat` was made from.
+    #[inline]
+    pub(crate) fn matches_flat(&self, flat: &FlatDispatchKey) -> bool {
+        // Word by word: comparing the arrays whole spills them and reloads them wider, which
+        // stalls store forwarding.
+        let [revision, capability, shape] = self.words();
+        if flat.words[0] != revision || flat.words[1] != capability || flat.words[2] != shape {
+            return false;
+        }
+        // Spelled out rather than through `each_string`: the closure would not be inlined.
+        let mut rest: &[u8] = &flat.text;
+        let chosen = self.chosen;
+        self.structure_key
+            .is_none_or(|key| take_str(&mut rest, key.as_str()))
+            && take_str(&mut rest, &chosen.op)
+            && take_str(&mut rest, &chosen.kernel_source)
+            && chosen.dtypes.iter().all(|dtype| take_str(&mut rest, dtype))
+            && take_str(&mut rest, &chosen.backend)
+            && take_str(&mut rest, &self.hw.hardware_sku)
+            && take_str(&mut rest, &self.hw.driver_version)
+            && rest.is_empty()
+    }
+}
+
+/// Whether `flat` starts with `text` as [`DispatchKeyRef::flatten_into`] wrote it; if so, moves
+/// `flat` past it.
+#[inline(always)]
+fn take_str(flat: &mut &[u8], text: &str) -> bool {
+    let Some((len, tail)) = flat.split_first_chunk::<8>() else {
+        return false;
+    };
+    if u64::from_le_bytes(*len) != text.len() as u64 {
+        return false;
+    }
+    let Some((bytes, tail)) = tail.split_at_checked(text.len()) else {
+        return false;
+    };
+    *flat = tail;
+    same_bytes(bytes, text.as_bytes())
+}
+
+/// Folds every byte of `text` and its length into `hint`: one multiply per string, rotates and
+/// xors per word.
+#[inline(always)]
+fn mix_str(hint: u64, text: &str) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let bytes = text.as_bytes();
+    let mut acc = bytes.len() as u64;
+    if let Some(last) = bytes.last_chunk::<8>() {
+        let (words, _) = bytes.as_chunks::<8>();
+        for word in words {
+            acc = acc.rotate_left(23) ^ u64::from_le_bytes(*word);
+        }
+        acc = acc.rotate_left(23) ^ u64::from_le_bytes(*last);
+    } else if let (Some(first), Some(last)) = (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
+        acc ^=
+            u64::from(u32::from_le_bytes(*first)) << 8 ^ u64::from(u32::from_le_bytes(*last)) << 32;
+    } else {
+        for &byte in bytes {
+            acc = acc << 8 ^ u64::from(byte);
+        }
+        acc <<= 8;
+    }
+    (hint ^ acc).wrapping_mul(K).rotate_left(26)
 }
 
 /// Identity of a miss cell: `(wanted, fallback, hw)`.
