@@ -63,6 +63,36 @@ fn starts_top_level(directive: &str) -> bool {
     )
 }
 
+/// Makes room for one more element of a shared vector that is filled while scanning `total`
+/// bytes, `done` of which have been read.
+///
+/// A full vector is grown to the size its fill rate so far predicts for the whole input (plus
+/// an eighth), so on a large module each vector is reallocated a few times instead of doubling
+/// a dozen times, each doubling copying everything and touching fresh pages. The growth is
+/// clamped between 1.5 and 16 times the current length, so a skewed prefix can neither stall
+/// the growth nor reserve wildly more than the input can fill.
+#[inline(always)]
+fn reserve_one<T>(vec: &mut Vec<T>, done: usize, total: usize) {
+    if vec.len() == vec.capacity() {
+        grow(vec, done, total);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn grow<T>(vec: &mut Vec<T>, done: usize, total: usize) {
+    let len = vec.len();
+    let predicted =
+        u128::from(len as u64) * u128::from(total as u64) / u128::from(done.max(1) as u64);
+    let predicted = usize::try_from(predicted).unwrap_or(usize::MAX);
+    let floor = len.saturating_add(len / 2).saturating_add(16);
+    let ceiling = len.saturating_mul(16).saturating_add(16);
+    let target = predicted
+        .saturating_add(predicted / 8)
+        .clamp(floor, ceiling);
+    vec.reserve_exact(target - len);
+}
+
 /// Recursive descent over one current token: its kind is kept here and its extent is read from
 /// the lexer on demand, so the hot loop never copies token structs around (copying a value
 /// right after its fields were stored one by one stalls store forwarding).
@@ -132,6 +162,7 @@ impl<'a> Parser<'a> {
                 ".entry" => {
                     self.advance()?;
                     let entry = self.entry(directive, linkage)?;
+                    reserve_one(&mut entries, directive, self.src.len());
                     entries.push(entry);
                 }
                 ".func" => {
@@ -278,6 +309,7 @@ impl<'a> Parser<'a> {
             if self.fast
                 && let Some(FastParam { param, end, closed }) = fast_param(self.src, pos, owner)
             {
+                reserve_one(&mut self.params, pos, self.src.len());
                 self.params.push(param);
                 if closed {
                     self.lexer.seek(end);
@@ -293,6 +325,7 @@ impl<'a> Parser<'a> {
                 return Ok(first..first);
             }
             let param = self.param()?;
+            reserve_one(&mut self.params, pos, self.src.len());
             self.params.push(param);
             if self.eat_punct(Punct::RParen)? {
                 return Ok(first..self.params.len());
@@ -403,6 +436,8 @@ impl<'a> Parser<'a> {
                         }
                     };
                     if keep {
+                        let done = self.start();
+                        reserve_one(&mut self.directives, done, self.src.len());
                         self.directives.push(parsed);
                     }
                 }
