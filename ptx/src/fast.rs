@@ -278,6 +278,38 @@ pub(crate) fn fast_param<'a>(src: &'a str, pos: usize, owner: &str) -> Option<Fa
     })
 }
 
+/// After a linkage directive (`.visible`, `.weak`, `.extern`) ending at `pos`: the offset just
+/// past the `.entry` that follows it after blanks, or declines.
+///
+/// `.entry` must be followed by a blank, so the lexer would read exactly that directive there.
+#[inline]
+pub(crate) fn fast_entry_directive(bytes: &[u8], pos: usize) -> Option<usize> {
+    let at = skip_blanks(bytes, pos);
+    if bytes.get(at..at + 6)? != b".entry" || !is_blank(*bytes.get(at + 6)?) {
+        return None;
+    }
+    Some(at + 6)
+}
+
+/// After `.entry` or `.func` ending at `pos`: the name and the offset just past the `(` that
+/// follows it after blanks, or declines (on `%` names, comments, and anything but `(` after the
+/// name, which the lexer then reads as usual).
+#[inline]
+pub(crate) fn fast_name_paren(src: &str, pos: usize) -> Option<(&str, usize)> {
+    let bytes = src.as_bytes();
+    let start = skip_blanks(bytes, pos);
+    if !bytes
+        .get(start)
+        .is_some_and(|&b| is_ident_start(b) && b != b'%')
+    {
+        return None;
+    }
+    let end = ident_run_end(bytes, start + 1);
+    let name = src.get(start..end)?;
+    let paren = skip_blanks(bytes, end);
+    (*bytes.get(paren)? == b'(').then_some((name, paren + 1))
+}
+
 /// Reads `x[, y[, z]]` after `.maxntid`/`.reqntid` starting at `pos` (just after the
 /// directive), or declines. On success returns the dimensions and the offset of the next token,
 /// which is known to be no `,` (so the list ends where the token path would end it).

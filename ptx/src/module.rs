@@ -12,7 +12,7 @@
 use std::ops::Range;
 
 use crate::error::{ParseError, ParseErrorKind, excerpt};
-use crate::fast::{FastParam, fast_dims, fast_param};
+use crate::fast::{FastParam, fast_dims, fast_entry_directive, fast_name_paren, fast_param};
 use crate::index::{Dims, DirectiveRef, EntrySlot, FunctionSlot, ModuleIndex, ParamRef};
 use crate::lexer::{Lexer, Punct, TokenKind};
 use crate::model::{Linkage, Module, PtrAttr, ScalarType, StateSpace, Target, Version};
@@ -68,9 +68,10 @@ fn starts_top_level(directive: &str) -> bool {
 ///
 /// A full vector is grown to the size its fill rate so far predicts for the whole input (plus
 /// an eighth), so on a large module each vector is reallocated a few times instead of doubling
-/// a dozen times, each doubling copying everything and touching fresh pages. The growth is
-/// clamped between 1.5 and 16 times the current length, so a skewed prefix can neither stall
-/// the growth nor reserve wildly more than the input can fill.
+/// a dozen times, each doubling copying everything and touching fresh pages. The growth is at
+/// least 1.5 times the current length, so it never stalls, and at most 16 times it or one
+/// element per 128 input bytes, whichever is more, so a skewed prefix cannot reserve wildly
+/// more than the input can fill.
 #[inline(always)]
 fn reserve_one<T>(vec: &mut Vec<T>, done: usize, total: usize) {
     if vec.len() == vec.capacity() {
@@ -86,7 +87,7 @@ fn grow<T>(vec: &mut Vec<T>, done: usize, total: usize) {
         u128::from(len as u64) * u128::from(total as u64) / u128::from(done.max(1) as u64);
     let predicted = usize::try_from(predicted).unwrap_or(usize::MAX);
     let floor = len.saturating_add(len / 2).saturating_add(16);
-    let ceiling = len.saturating_mul(16).saturating_add(16);
+    let ceiling = len.saturating_mul(16).max(total / 128).saturating_add(16);
     let target = predicted
         .saturating_add(predicted / 8)
         .clamp(floor, ceiling);
@@ -141,6 +142,18 @@ impl<'a> Parser<'a> {
                         ".weak" => Linkage::Weak,
                         _ => Linkage::Extern,
                     };
+                    // `.visible .entry`: go straight to the entry when the next token is known
+                    // to be `.entry` without lexing it.
+                    if self.fast
+                        && let Some(after) =
+                            fast_entry_directive(self.src.as_bytes(), self.lexer.scanned_end())
+                    {
+                        let entry = self.entry(after - 6, after, linkage)?;
+                        reserve_one(&mut entries, after, self.src.len());
+                        entries.push(entry);
+                        linkage = Linkage::Default;
+                        continue;
+                    }
                     self.advance()?;
                     continue;
                 }
@@ -160,8 +173,8 @@ impl<'a> Parser<'a> {
                     self.set_once(&mut address_size, parsed, directive, ".address_size")?;
                 }
                 ".entry" => {
-                    self.advance()?;
-                    let entry = self.entry(directive, linkage)?;
+                    let after = self.lexer.scanned_end();
+                    let entry = self.entry(directive, after, linkage)?;
                     reserve_one(&mut entries, directive, self.src.len());
                     entries.push(entry);
                 }
@@ -259,9 +272,23 @@ impl<'a> Parser<'a> {
         Ok(size)
     }
 
-    fn entry(&mut self, directive: usize, linkage: Linkage) -> PResult<EntrySlot<'a>> {
-        let name = self.ident("an entry name after .entry")?;
-        let params = self.optional_param_list(name)?;
+    /// The entry whose `.entry` directive spans `directive..after`; the lexer is anywhere before
+    /// `after`.
+    fn entry(
+        &mut self,
+        directive: usize,
+        after: usize,
+        linkage: Linkage,
+    ) -> PResult<EntrySlot<'a>> {
+        let (name, params) = match self.fast.then(|| fast_name_paren(self.src, after)) {
+            Some(Some((name, paren_end))) => (name, self.param_list(paren_end, name)?),
+            _ => {
+                self.lexer.seek(after);
+                self.advance()?;
+                let name = self.ident("an entry name after .entry")?;
+                (name, self.optional_param_list(name)?)
+            }
+        };
         let (directives, body) = self.trailer(true)?;
         Ok(EntrySlot {
             name,
@@ -303,8 +330,13 @@ impl<'a> Parser<'a> {
         if !self.at_punct(Punct::LParen) {
             return Ok(first..first);
         }
-        // Just after the `(` or `,` in front of the next parameter.
-        let mut pos = self.lexer.scanned_end();
+        self.param_list(self.lexer.scanned_end(), owner)
+    }
+
+    /// The rest of a parameter list whose `(` ends at `pos`; the lexer is anywhere before it.
+    /// Leaves the token after the `)` current.
+    fn param_list(&mut self, mut pos: usize, owner: &str) -> PResult<Range<usize>> {
+        let first = self.params.len();
         loop {
             if self.fast
                 && let Some(FastParam { param, end, closed }) = fast_param(self.src, pos, owner)
