@@ -200,7 +200,8 @@ pub(crate) fn fast_param<'a>(src: &'a str, pos: usize, owner: &str) -> Option<Fa
         // missing name, punctuation) is left to the lexer.
         let (key, end) = short_directive(bytes, at)?;
         let directive = param_directive(key)?;
-        at = skip_blanks(bytes, end);
+        // `short_directive` saw a blank at `end` already.
+        at = skip_blanks(bytes, end + 1);
         // The same decisions, in the same order, as `Parser::param`; every case in which the
         // token path reports an error declines instead.
         match (directive, &mut ptr) {
@@ -213,7 +214,7 @@ pub(crate) fn fast_param<'a>(src: &'a str, pos: usize, owner: &str) -> Option<Fa
                     Some(ptr) => ptr.align = Some(value),
                     None => align = Some(value),
                 }
-                at = skip_blanks(bytes, end);
+                at = skip_blanks(bytes, end + 1);
             }
             (ParamDirective::Ptr, None) => {
                 ptr = Some(PtrAttr {

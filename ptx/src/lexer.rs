@@ -467,6 +467,17 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// Records the `{` at `at` as the token just scanned, for a caller that found it by other
+    /// means; the same state [`Self::seek`] to `at` and [`Self::next_kind`] would leave.
+    /// Ignored unless the byte at `at` is `{`.
+    #[inline]
+    pub(crate) fn set_scanned_lbrace(&mut self, at: usize) {
+        if self.bytes.get(at) == Some(&b'{') {
+            self.start = at;
+            self.pos = at + 1;
+        }
+    }
+
     /// Byte range of the token or error most recently returned by [`Self::next_kind`].
     #[inline]
     pub fn scanned_range(&self) -> Range<usize> {

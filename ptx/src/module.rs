@@ -504,8 +504,14 @@ impl<'a> Parser<'a> {
         if self.fast
             && let Some((dims, next)) = fast_dims(self.src.as_bytes(), self.lexer.scanned_end())
         {
-            self.lexer.seek(next);
-            self.advance()?;
+            if self.src.as_bytes().get(next) == Some(&b'{') {
+                // The body follows: no need to lex its brace.
+                self.lexer.set_scanned_lbrace(next);
+                self.kind = Some(TokenKind::Punct(Punct::LBrace));
+            } else {
+                self.lexer.seek(next);
+                self.advance()?;
+            }
             return Ok(dims);
         }
         self.advance()?;
