@@ -248,7 +248,7 @@ pub(crate) fn fast_param<'a>(src: &'a str, pos: usize, owner: &str) -> Option<Fa
         _ => name_start + 1,
     };
     let name_end = ident_run_end(bytes, checked);
-    let name = src.get(name_start..name_end)?;
+    let name = substr(src, name_start, name_end)?;
     let mut at = name_end;
     let mut array_len = None;
     if bytes.get(at) == Some(&b'[') {
@@ -306,9 +306,18 @@ pub(crate) fn fast_name_paren(src: &str, pos: usize) -> Option<(&str, usize)> {
         return None;
     }
     let end = ident_run_end(bytes, start + 1);
-    let name = src.get(start..end)?;
+    let name = substr(src, start, end)?;
     let paren = skip_blanks(bytes, end);
     (*bytes.get(paren)? == b'(').then_some((name, paren + 1))
+}
+
+/// `src[start..end]` if both are character boundaries, through `split_at_checked`, which
+/// inlines where `str::get` with a range stays a call.
+#[inline(always)]
+fn substr(src: &str, start: usize, end: usize) -> Option<&str> {
+    let (head, _) = src.split_at_checked(end)?;
+    let (_, name) = head.split_at_checked(start)?;
+    Some(name)
 }
 
 /// Reads `x[, y[, z]]` after `.maxntid`/`.reqntid` starting at `pos` (just after the

@@ -501,7 +501,10 @@ impl<'a> Lexer<'a> {
     pub fn scanned_text(&self) -> &'a str {
         // Every scanning path stops at ASCII bytes or whole characters, so both ends are char
         // boundaries and this never falls back to the empty string.
-        self.src.get(self.start..self.pos).unwrap_or_default()
+        self.src
+            .split_at_checked(self.pos)
+            .and_then(|(head, _)| head.split_at_checked(self.start))
+            .map_or("", |(_, text)| text)
     }
 
     /// The less frequent token kinds, kept out of line so the identifier and directive paths stay
