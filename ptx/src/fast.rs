@@ -47,7 +47,7 @@ fn skip_blanks(bytes: &[u8], mut pos: usize) -> usize {
 
 /// A plain decimal literal at `pos` (no leading zero unless it is `0`, at most 9 digits, so it
 /// fits a `u32` and means the same to [`crate::parse_int`]); returns the value and its end.
-#[inline]
+#[inline(always)]
 fn small_decimal(bytes: &[u8], pos: usize) -> Option<(u32, usize)> {
     let mut value: u32 = 0;
     let mut end = pos;
@@ -244,7 +244,15 @@ pub(crate) fn fast_param<'a>(src: &'a str, pos: usize, owner: &str) -> Option<Fa
         return None;
     }
     let checked = match bytes.get(name_start..name_start + owner.len()) {
-        Some(prefix) if owner.len() > 1 && prefix == owner.as_bytes() => name_start + owner.len(),
+        Some(prefix) if owner.len() > 1 && prefix == owner.as_bytes() => {
+            // `_param_` is identifier characters too; only the index remains to be checked.
+            let after = name_start + owner.len();
+            if bytes.get(after..after + 7) == Some(b"_param_") {
+                after + 7
+            } else {
+                after
+            }
+        }
         _ => name_start + 1,
     };
     let name_end = ident_run_end(bytes, checked);
