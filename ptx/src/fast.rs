@@ -47,7 +47,7 @@ fn skip_blanks(bytes: &[u8], mut pos: usize) -> usize {
 
 /// A plain decimal literal at `pos` (no leading zero unless it is `0`, at most 9 digits, so it
 /// fits a `u32` and means the same to [`crate::parse_int`]); returns the value and its end.
-#[inline]
+#[inline(always)]
 fn small_decimal(bytes: &[u8], pos: usize) -> Option<(u32, usize)> {
     let mut value: u32 = 0;
     let mut end = pos;
@@ -200,7 +200,8 @@ pub(crate) fn fast_param<'a>(src: &'a str, pos: usize, owner: &str) -> Option<Fa
         // missing name, punctuation) is left to the lexer.
         let (key, end) = short_directive(bytes, at)?;
         let directive = param_directive(key)?;
-        at = skip_blanks(bytes, end);
+        // `short_directive` saw a blank at `end` already.
+        at = skip_blanks(bytes, end + 1);
         // The same decisions, in the same order, as `Parser::param`; every case in which the
         // token path reports an error declines instead.
         match (directive, &mut ptr) {
@@ -213,7 +214,7 @@ pub(crate) fn fast_param<'a>(src: &'a str, pos: usize, owner: &str) -> Option<Fa
                     Some(ptr) => ptr.align = Some(value),
                     None => align = Some(value),
                 }
-                at = skip_blanks(bytes, end);
+                at = skip_blanks(bytes, end + 1);
             }
             (ParamDirective::Ptr, None) => {
                 ptr = Some(PtrAttr {
@@ -243,11 +244,19 @@ pub(crate) fn fast_param<'a>(src: &'a str, pos: usize, owner: &str) -> Option<Fa
         return None;
     }
     let checked = match bytes.get(name_start..name_start + owner.len()) {
-        Some(prefix) if owner.len() > 1 && prefix == owner.as_bytes() => name_start + owner.len(),
+        Some(prefix) if owner.len() > 1 && prefix == owner.as_bytes() => {
+            // `_param_` is identifier characters too; only the index remains to be checked.
+            let after = name_start + owner.len();
+            if bytes.get(after..after + 7) == Some(b"_param_") {
+                after + 7
+            } else {
+                after
+            }
+        }
         _ => name_start + 1,
     };
     let name_end = ident_run_end(bytes, checked);
-    let name = src.get(name_start..name_end)?;
+    let name = substr(src, name_start, name_end)?;
     let mut at = name_end;
     let mut array_len = None;
     if bytes.get(at) == Some(&b'[') {
@@ -276,6 +285,47 @@ pub(crate) fn fast_param<'a>(src: &'a str, pos: usize, owner: &str) -> Option<Fa
         end: at + 1,
         closed,
     })
+}
+
+/// After a linkage directive (`.visible`, `.weak`, `.extern`) ending at `pos`: the offset just
+/// past the `.entry` that follows it after blanks, or declines.
+///
+/// `.entry` must be followed by a blank, so the lexer would read exactly that directive there.
+#[inline]
+pub(crate) fn fast_entry_directive(bytes: &[u8], pos: usize) -> Option<usize> {
+    let at = skip_blanks(bytes, pos);
+    if bytes.get(at..at + 6)? != b".entry" || !is_blank(*bytes.get(at + 6)?) {
+        return None;
+    }
+    Some(at + 6)
+}
+
+/// After `.entry` or `.func` ending at `pos`: the name and the offset just past the `(` that
+/// follows it after blanks, or declines (on `%` names, comments, and anything but `(` after the
+/// name, which the lexer then reads as usual).
+#[inline]
+pub(crate) fn fast_name_paren(src: &str, pos: usize) -> Option<(&str, usize)> {
+    let bytes = src.as_bytes();
+    let start = skip_blanks(bytes, pos);
+    if !bytes
+        .get(start)
+        .is_some_and(|&b| is_ident_start(b) && b != b'%')
+    {
+        return None;
+    }
+    let end = ident_run_end(bytes, start + 1);
+    let name = substr(src, start, end)?;
+    let paren = skip_blanks(bytes, end);
+    (*bytes.get(paren)? == b'(').then_some((name, paren + 1))
+}
+
+/// `src[start..end]` if both are character boundaries, through `split_at_checked`, which
+/// inlines where `str::get` with a range stays a call.
+#[inline(always)]
+fn substr(src: &str, start: usize, end: usize) -> Option<&str> {
+    let (head, _) = src.split_at_checked(end)?;
+    let (_, name) = head.split_at_checked(start)?;
+    Some(name)
 }
 
 /// Reads `x[, y[, z]]` after `.maxntid`/`.reqntid` starting at `pos` (just after the

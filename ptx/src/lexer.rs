@@ -467,6 +467,17 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// Records the `{` at `at` as the token just scanned, for a caller that found it by other
+    /// means; the same state [`Self::seek`] to `at` and [`Self::next_kind`] would leave.
+    /// Ignored unless the byte at `at` is `{`.
+    #[inline]
+    pub(crate) fn set_scanned_lbrace(&mut self, at: usize) {
+        if self.bytes.get(at) == Some(&b'{') {
+            self.start = at;
+            self.pos = at + 1;
+        }
+    }
+
     /// Byte range of the token or error most recently returned by [`Self::next_kind`].
     #[inline]
     pub fn scanned_range(&self) -> Range<usize> {
@@ -490,7 +501,10 @@ impl<'a> Lexer<'a> {
     pub fn scanned_text(&self) -> &'a str {
         // Every scanning path stops at ASCII bytes or whole characters, so both ends are char
         // boundaries and this never falls back to the empty string.
-        self.src.get(self.start..self.pos).unwrap_or_default()
+        self.src
+            .split_at_checked(self.pos)
+            .and_then(|(head, _)| head.split_at_checked(self.start))
+            .map_or("", |(_, text)| text)
     }
 
     /// The less frequent token kinds, kept out of line so the identifier and directive paths stay

@@ -12,7 +12,7 @@
 use std::ops::Range;
 
 use crate::error::{ParseError, ParseErrorKind, excerpt};
-use crate::fast::{FastParam, fast_dims, fast_param};
+use crate::fast::{FastParam, fast_dims, fast_entry_directive, fast_name_paren, fast_param};
 use crate::index::{Dims, DirectiveRef, EntrySlot, FunctionSlot, ModuleIndex, ParamRef};
 use crate::lexer::{Lexer, Punct, TokenKind};
 use crate::model::{Linkage, Module, PtrAttr, ScalarType, StateSpace, Target, Version};
@@ -63,6 +63,37 @@ fn starts_top_level(directive: &str) -> bool {
     )
 }
 
+/// Makes room for one more element of a shared vector that is filled while scanning `total`
+/// bytes, `done` of which have been read.
+///
+/// A full vector is grown to the size its fill rate so far predicts for the whole input (plus
+/// an eighth), so on a large module each vector is reallocated a few times instead of doubling
+/// a dozen times, each doubling copying everything and touching fresh pages. The growth is at
+/// least 1.5 times the current length, so it never stalls, and at most 16 times it or one
+/// element per 128 input bytes, whichever is more, so a skewed prefix cannot reserve wildly
+/// more than the input can fill.
+#[inline(always)]
+fn reserve_one<T>(vec: &mut Vec<T>, done: usize, total: usize) {
+    if vec.len() == vec.capacity() {
+        grow(vec, done, total);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn grow<T>(vec: &mut Vec<T>, done: usize, total: usize) {
+    let len = vec.len();
+    let predicted =
+        u128::from(len as u64) * u128::from(total as u64) / u128::from(done.max(1) as u64);
+    let predicted = usize::try_from(predicted).unwrap_or(usize::MAX);
+    let floor = len.saturating_add(len / 2).saturating_add(16);
+    let ceiling = len.saturating_mul(16).max(total / 128).saturating_add(16);
+    let target = predicted
+        .saturating_add(predicted / 8)
+        .clamp(floor, ceiling);
+    vec.reserve_exact(target - len);
+}
+
 /// Recursive descent over one current token: its kind is kept here and its extent is read from
 /// the lexer on demand, so the hot loop never copies token structs around (copying a value
 /// right after its fields were stored one by one stalls store forwarding).
@@ -111,6 +142,18 @@ impl<'a> Parser<'a> {
                         ".weak" => Linkage::Weak,
                         _ => Linkage::Extern,
                     };
+                    // `.visible .entry`: go straight to the entry when the next token is known
+                    // to be `.entry` without lexing it.
+                    if self.fast
+                        && let Some(after) =
+                            fast_entry_directive(self.src.as_bytes(), self.lexer.scanned_end())
+                    {
+                        let entry = self.entry(after - 6, after, linkage)?;
+                        reserve_one(&mut entries, after, self.src.len());
+                        entries.push(entry);
+                        linkage = Linkage::Default;
+                        continue;
+                    }
                     self.advance()?;
                     continue;
                 }
@@ -130,8 +173,9 @@ impl<'a> Parser<'a> {
                     self.set_once(&mut address_size, parsed, directive, ".address_size")?;
                 }
                 ".entry" => {
-                    self.advance()?;
-                    let entry = self.entry(directive, linkage)?;
+                    let after = self.lexer.scanned_end();
+                    let entry = self.entry(directive, after, linkage)?;
+                    reserve_one(&mut entries, directive, self.src.len());
                     entries.push(entry);
                 }
                 ".func" => {
@@ -228,9 +272,23 @@ impl<'a> Parser<'a> {
         Ok(size)
     }
 
-    fn entry(&mut self, directive: usize, linkage: Linkage) -> PResult<EntrySlot<'a>> {
-        let name = self.ident("an entry name after .entry")?;
-        let params = self.optional_param_list(name)?;
+    /// The entry whose `.entry` directive spans `directive..after`; the lexer is anywhere before
+    /// `after`.
+    fn entry(
+        &mut self,
+        directive: usize,
+        after: usize,
+        linkage: Linkage,
+    ) -> PResult<EntrySlot<'a>> {
+        let (name, params) = match self.fast.then(|| fast_name_paren(self.src, after)) {
+            Some(Some((name, paren_end))) => (name, self.param_list(paren_end, name)?),
+            _ => {
+                self.lexer.seek(after);
+                self.advance()?;
+                let name = self.ident("an entry name after .entry")?;
+                (name, self.optional_param_list(name)?)
+            }
+        };
         let (directives, body) = self.trailer(true)?;
         Ok(EntrySlot {
             name,
@@ -272,12 +330,18 @@ impl<'a> Parser<'a> {
         if !self.at_punct(Punct::LParen) {
             return Ok(first..first);
         }
-        // Just after the `(` or `,` in front of the next parameter.
-        let mut pos = self.lexer.scanned_end();
+        self.param_list(self.lexer.scanned_end(), owner)
+    }
+
+    /// The rest of a parameter list whose `(` ends at `pos`; the lexer is anywhere before it.
+    /// Leaves the token after the `)` current.
+    fn param_list(&mut self, mut pos: usize, owner: &str) -> PResult<Range<usize>> {
+        let first = self.params.len();
         loop {
             if self.fast
                 && let Some(FastParam { param, end, closed }) = fast_param(self.src, pos, owner)
             {
+                reserve_one(&mut self.params, pos, self.src.len());
                 self.params.push(param);
                 if closed {
                     self.lexer.seek(end);
@@ -293,6 +357,7 @@ impl<'a> Parser<'a> {
                 return Ok(first..first);
             }
             let param = self.param()?;
+            reserve_one(&mut self.params, pos, self.src.len());
             self.params.push(param);
             if self.eat_punct(Punct::RParen)? {
                 return Ok(first..self.params.len());
@@ -403,6 +468,8 @@ impl<'a> Parser<'a> {
                         }
                     };
                     if keep {
+                        let done = self.start();
+                        reserve_one(&mut self.directives, done, self.src.len());
                         self.directives.push(parsed);
                     }
                 }
@@ -437,8 +504,14 @@ impl<'a> Parser<'a> {
         if self.fast
             && let Some((dims, next)) = fast_dims(self.src.as_bytes(), self.lexer.scanned_end())
         {
-            self.lexer.seek(next);
-            self.advance()?;
+            if self.src.as_bytes().get(next) == Some(&b'{') {
+                // The body follows: no need to lex its brace.
+                self.lexer.set_scanned_lbrace(next);
+                self.kind = Some(TokenKind::Punct(Punct::LBrace));
+            } else {
+                self.lexer.seek(next);
+                self.advance()?;
+            }
             return Ok(dims);
         }
         self.advance()?;

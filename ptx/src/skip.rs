@@ -37,8 +37,7 @@ pub(crate) fn skip_block(bytes: &[u8], open: usize) -> Result<usize, Unterminate
 /// Brace matching that honours comments but not strings. Also returns how far it looked, so
 /// the caller can tell whether a string could have misled it.
 fn skip_fast(bytes: &[u8], open: usize) -> (Result<usize, Unterminated>, usize) {
-    let mut depth: usize = 0;
-    let mut pos = open;
+    let (mut depth, mut pos) = opened(bytes, open);
     loop {
         let rest = bytes.get(pos..).unwrap_or_default();
         let Some(found) = memchr3(b'{', b'}', b'/', rest) else {
@@ -68,8 +67,7 @@ fn skip_fast(bytes: &[u8], open: usize) -> (Result<usize, Unterminated>, usize) 
 /// Brace matching that also honours strings: `memchr3` finds the next brace or `/`, and a
 /// `memchr` over the bytes before it finds a `"` whose string could hide it.
 fn skip_with_strings(bytes: &[u8], open: usize) -> Result<usize, Unterminated> {
-    let mut depth: usize = 0;
-    let mut pos = open;
+    let (mut depth, mut pos) = opened(bytes, open);
     loop {
         let rest = bytes.get(pos..).unwrap_or_default();
         let found = memchr3(b'{', b'}', b'/', rest);
@@ -96,6 +94,17 @@ fn skip_with_strings(bytes: &[u8], open: usize) -> Result<usize, Unterminated> {
             }
         }
         pos = at + 1;
+    }
+}
+
+/// The depth and search position to start from: inside the block when `open` is its `{` (as
+/// callers promise), which saves a search that would only find that brace.
+#[inline]
+fn opened(bytes: &[u8], open: usize) -> (usize, usize) {
+    if bytes.get(open) == Some(&b'{') {
+        (1, open + 1)
+    } else {
+        (0, open)
     }
 }
 
