@@ -8,8 +8,9 @@
 
 use std::ops::Range;
 
-use crate::error::{ParseError, ParseErrorKind, excerpt};
-use crate::lexer::{FloatValue, LexError, Lexer, Punct, TokenKind, parse_float, parse_int};
+use crate::cursor::{Cursor, PResult};
+use crate::error::ParseError;
+use crate::lexer::{FloatValue, Lexer, Punct, TokenKind, parse_float, parse_int};
 use crate::model::ScalarType;
 
 /// One statement of a body.
@@ -147,20 +148,14 @@ pub fn parse_body(src: &str, range: Range<usize>) -> Result<Vec<Statement<'_>>, 
     BodyParser::new(src, range).statements()
 }
 
-type BResult<T> = Result<T, Box<ParseError>>;
-
 struct BodyParser<'a> {
-    src: &'a str,
-    lexer: Lexer<'a>,
-    kind: Option<TokenKind>,
+    cur: Cursor<'a>,
 }
 
 impl<'a> BodyParser<'a> {
     fn new(src: &'a str, range: Range<usize>) -> Self {
         Self {
-            src,
-            lexer: Lexer::with_range(src, range),
-            kind: None,
+            cur: Cursor::new(src, Lexer::with_range(src, range)),
         }
     }
 
@@ -168,31 +163,31 @@ impl<'a> BodyParser<'a> {
         self.run().map_err(|e| *e)
     }
 
-    fn run(&mut self) -> BResult<Vec<Statement<'a>>> {
+    fn run(&mut self) -> PResult<Vec<Statement<'a>>> {
         let mut out = Vec::new();
-        self.advance()?;
-        while let Some(kind) = self.kind {
-            let offset = self.start();
+        self.cur.advance()?;
+        while let Some(kind) = self.cur.kind {
+            let offset = self.cur.start();
             match kind {
                 TokenKind::Punct(Punct::LBrace) => {
                     out.push(Statement::Open { offset });
-                    self.advance()?;
+                    self.cur.advance()?;
                 }
                 TokenKind::Punct(Punct::RBrace) => {
                     out.push(Statement::Close { offset });
-                    self.advance()?;
+                    self.cur.advance()?;
                 }
-                TokenKind::Punct(Punct::Semi) => self.advance()?,
+                TokenKind::Punct(Punct::Semi) => self.cur.advance()?,
                 TokenKind::Directive => {
                     if let Some(statement) = self.directive()? {
                         out.push(statement);
                     }
                 }
                 TokenKind::Ident => {
-                    let name = self.text();
-                    self.advance()?;
-                    if self.at_punct(Punct::Colon) {
-                        self.advance()?;
+                    let name = self.cur.text();
+                    self.cur.advance()?;
+                    if self.cur.at_punct(Punct::Colon) {
+                        self.cur.advance()?;
                         out.push(Statement::Label { name, offset });
                     } else {
                         let instruction = self.instruction(None, name, offset)?;
@@ -200,57 +195,57 @@ impl<'a> BodyParser<'a> {
                     }
                 }
                 TokenKind::Punct(Punct::At) => {
-                    self.advance()?;
-                    let negated = self.eat_punct(Punct::Bang)?;
-                    let pred = self.name("a predicate register after `@`")?;
-                    let opcode = self.name("an opcode after the guard")?;
+                    self.cur.advance()?;
+                    let negated = self.cur.eat_punct(Punct::Bang)?;
+                    let pred = self.cur.ident("a predicate register after `@`")?;
+                    let opcode = self.cur.ident("an opcode after the guard")?;
                     let guard = Some(Guard { pred, negated });
                     out.push(Statement::Instruction(
                         self.instruction(guard, opcode, offset)?,
                     ));
                 }
-                _ => return Err(self.unexpected("an instruction, label or declaration")),
+                _ => return Err(self.cur.unexpected("an instruction, label or declaration")),
             }
         }
         Ok(out)
     }
 
-    fn directive(&mut self) -> BResult<Option<Statement<'a>>> {
-        let offset = self.start();
-        let name = self.text();
-        self.advance()?;
+    fn directive(&mut self) -> PResult<Option<Statement<'a>>> {
+        let offset = self.cur.start();
+        let name = self.cur.text();
+        self.cur.advance()?;
         match name {
             ".reg" => self.reg(offset).map(Some),
             ".param" => self.param(offset).map(Some),
             ".pragma" => {
-                while !self.at_punct(Punct::Semi) && self.kind.is_some() {
-                    self.advance()?;
+                while !self.cur.at_punct(Punct::Semi) && self.cur.kind.is_some() {
+                    self.cur.advance()?;
                 }
-                self.eat_punct(Punct::Semi)?;
+                self.cur.eat_punct(Punct::Semi)?;
                 Ok(None)
             }
             ".loc" | ".file" => {
                 self.skip_line();
-                self.advance()?;
+                self.cur.advance()?;
                 Ok(None)
             }
             _ => {
                 let mut depth = 0usize;
-                let mut end = self.start();
-                while let Some(kind) = self.kind {
+                let mut end = self.cur.start();
+                while let Some(kind) = self.cur.kind {
                     match kind {
                         TokenKind::Punct(Punct::LBrace) => depth += 1,
                         TokenKind::Punct(Punct::RBrace) if depth > 0 => depth -= 1,
                         TokenKind::Punct(Punct::RBrace) => break,
                         TokenKind::Punct(Punct::Semi) if depth == 0 => {
-                            end = self.lexer.scanned_end();
-                            self.advance()?;
+                            end = self.cur.lexer.scanned_end();
+                            self.cur.advance()?;
                             break;
                         }
                         _ => {}
                     }
-                    end = self.lexer.scanned_end();
-                    self.advance()?;
+                    end = self.cur.lexer.scanned_end();
+                    self.cur.advance()?;
                 }
                 Ok(Some(Statement::Directive {
                     name,
@@ -262,46 +257,47 @@ impl<'a> BodyParser<'a> {
     }
 
     fn skip_line(&mut self) {
-        let from = self.lexer.scanned_start();
-        let rest = self.src.as_bytes().get(from..).unwrap_or_default();
-        let end = memchr::memchr(b'\n', rest).map_or(self.src.len(), |i| from + i);
-        self.lexer.seek(end);
+        let from = self.cur.lexer.scanned_start();
+        let rest = self.cur.src.as_bytes().get(from..).unwrap_or_default();
+        let end = memchr::memchr(b'\n', rest).map_or(self.cur.src.len(), |i| from + i);
+        self.cur.lexer.seek(end);
     }
 
-    fn reg(&mut self, offset: usize) -> BResult<Statement<'a>> {
+    fn reg(&mut self, offset: usize) -> PResult<Statement<'a>> {
         let mut vector = None;
         let mut ty = None;
-        while self.kind == Some(TokenKind::Directive) {
-            match self.text() {
+        while self.cur.kind == Some(TokenKind::Directive) {
+            match self.cur.text() {
                 ".v2" => vector = Some(2),
                 ".v4" => vector = Some(4),
                 ".v8" => vector = Some(8),
                 text => match ScalarType::from_directive(text) {
                     Some(parsed) if ty.is_none() => ty = Some(parsed),
-                    _ => return Err(self.unexpected("a register type")),
+                    _ => return Err(self.cur.unexpected("a register type")),
                 },
             }
-            self.advance()?;
+            self.cur.advance()?;
         }
         let Some(ty) = ty else {
-            return Err(self.unexpected("a register type after .reg"));
+            return Err(self.cur.unexpected("a register type after .reg"));
         };
         let mut names = Vec::new();
         loop {
-            let name = self.name("a register name")?;
-            let count = if self.eat_punct(Punct::Lt)? {
-                let n = self.u32_value("a register count")?;
-                self.expect_punct(Punct::Gt, "`>` after the register count")?;
+            let name = self.cur.ident("a register name")?;
+            let count = if self.cur.eat_punct(Punct::Lt)? {
+                let n = self.cur.u32_value("a register count")?;
+                self.cur
+                    .expect_punct(Punct::Gt, "`>` after the register count")?;
                 Some(n)
             } else {
                 None
             };
             names.push(RegName { name, count });
-            if !self.eat_punct(Punct::Comma)? {
+            if !self.cur.eat_punct(Punct::Comma)? {
                 break;
             }
         }
-        self.expect_punct(Punct::Semi, "`;` after .reg")?;
+        self.cur.expect_punct(Punct::Semi, "`;` after .reg")?;
         Ok(Statement::Reg {
             ty,
             vector,
@@ -310,33 +306,34 @@ impl<'a> BodyParser<'a> {
         })
     }
 
-    fn param(&mut self, offset: usize) -> BResult<Statement<'a>> {
+    fn param(&mut self, offset: usize) -> PResult<Statement<'a>> {
         let mut align = None;
         let mut ty = None;
-        while self.kind == Some(TokenKind::Directive) {
-            if self.text() == ".align" {
-                self.advance()?;
-                align = Some(self.u32_value("an alignment")?);
+        while self.cur.kind == Some(TokenKind::Directive) {
+            if self.cur.text() == ".align" {
+                self.cur.advance()?;
+                align = Some(self.cur.u32_value("an alignment")?);
                 continue;
             }
-            match ScalarType::from_directive(self.text()) {
+            match ScalarType::from_directive(self.cur.text()) {
                 Some(parsed) if ty.is_none() => ty = Some(parsed),
-                _ => return Err(self.unexpected("a parameter type")),
+                _ => return Err(self.cur.unexpected("a parameter type")),
             }
-            self.advance()?;
+            self.cur.advance()?;
         }
         let Some(ty) = ty else {
-            return Err(self.unexpected("a parameter type after .param"));
+            return Err(self.cur.unexpected("a parameter type after .param"));
         };
-        let name = self.name("a parameter name")?;
-        let array_len = if self.eat_punct(Punct::LBracket)? {
-            let n = self.u32_value("an array length")?;
-            self.expect_punct(Punct::RBracket, "`]` after the array length")?;
+        let name = self.cur.ident("a parameter name")?;
+        let array_len = if self.cur.eat_punct(Punct::LBracket)? {
+            let n = self.cur.u32_value("an array length")?;
+            self.cur
+                .expect_punct(Punct::RBracket, "`]` after the array length")?;
             Some(n)
         } else {
             None
         };
-        self.expect_punct(Punct::Semi, "`;` after .param")?;
+        self.cur.expect_punct(Punct::Semi, "`;` after .param")?;
         Ok(Statement::Param {
             ty,
             align,
@@ -351,26 +348,26 @@ impl<'a> BodyParser<'a> {
         guard: Option<Guard<'a>>,
         opcode: &'a str,
         start: usize,
-    ) -> BResult<Instruction<'a>> {
+    ) -> PResult<Instruction<'a>> {
         let mut modifiers = Vec::new();
-        while self.kind == Some(TokenKind::Directive) {
-            modifiers.push(self.text());
-            self.advance()?;
+        while self.cur.kind == Some(TokenKind::Directive) {
+            modifiers.push(self.cur.text());
+            self.cur.advance()?;
         }
         let mut operands = Vec::new();
-        if !self.at_punct(Punct::Semi) {
+        if !self.cur.at_punct(Punct::Semi) {
             loop {
                 operands.push(self.operand()?);
-                if !self.eat_punct(Punct::Comma)? {
+                if !self.cur.eat_punct(Punct::Comma)? {
                     break;
                 }
             }
         }
-        if !self.at_punct(Punct::Semi) {
-            return Err(self.unexpected("`,` or `;` after an operand"));
+        if !self.cur.at_punct(Punct::Semi) {
+            return Err(self.cur.unexpected("`,` or `;` after an operand"));
         }
-        let end = self.lexer.scanned_end();
-        self.advance()?;
+        let end = self.cur.lexer.scanned_end();
+        self.cur.advance()?;
         Ok(Instruction {
             guard,
             opcode,
@@ -380,98 +377,96 @@ impl<'a> BodyParser<'a> {
         })
     }
 
-    fn operand(&mut self) -> BResult<Operand<'a>> {
-        match self.kind {
+    fn operand(&mut self) -> PResult<Operand<'a>> {
+        match self.cur.kind {
             Some(TokenKind::Ident) => {
-                let name = self.text();
-                let end = self.lexer.scanned_end();
-                self.advance()?;
+                let name = self.cur.text();
+                let end = self.cur.lexer.scanned_end();
+                self.cur.advance()?;
                 // `%tid.x`: the component is glued to the name.
-                if self.kind == Some(TokenKind::Directive) && self.start() == end {
-                    let dim = match self.text() {
+                if self.cur.kind == Some(TokenKind::Directive) && self.cur.start() == end {
+                    let dim = match self.cur.text() {
                         ".x" => 0,
                         ".y" => 1,
                         ".z" => 2,
-                        _ => return Err(self.unexpected("`.x`, `.y` or `.z`")),
+                        _ => return Err(self.cur.unexpected("`.x`, `.y` or `.z`")),
                     };
-                    self.advance()?;
+                    self.cur.advance()?;
                     return Ok(Operand::Special(name, dim));
                 }
-                if self.at_punct(Punct::Pipe) {
-                    self.advance()?;
-                    let second = self.name("a predicate after `|`")?;
+                if self.cur.at_punct(Punct::Pipe) {
+                    self.cur.advance()?;
+                    let second = self.cur.ident("a predicate after `|`")?;
                     return Ok(Operand::PredPair(name, second));
                 }
                 Ok(Operand::Name(name))
             }
             Some(TokenKind::Punct(Punct::Bang)) => {
-                self.advance()?;
-                Ok(Operand::Not(self.name("a predicate after `!`")?))
+                self.cur.advance()?;
+                Ok(Operand::Not(self.cur.ident("a predicate after `!`")?))
             }
             Some(TokenKind::Punct(Punct::Minus)) => {
-                self.advance()?;
+                self.cur.advance()?;
                 match self.number()? {
                     Operand::Int(v) => Ok(Operand::Int(v.wrapping_neg())),
                     Operand::Float(FloatValue::F32(f)) => Ok(Operand::Float(FloatValue::F32(-f))),
                     Operand::Float(FloatValue::F64(f)) => Ok(Operand::Float(FloatValue::F64(-f))),
-                    _ => Err(self.unexpected("a number after `-`")),
+                    _ => Err(self.cur.unexpected("a number after `-`")),
                 }
             }
             Some(TokenKind::Int | TokenKind::Float) => self.number(),
             Some(TokenKind::Punct(Punct::LBracket)) => {
-                self.advance()?;
+                self.cur.advance()?;
                 self.address()
             }
             Some(TokenKind::Punct(Punct::LBrace)) => {
-                self.advance()?;
+                self.cur.advance()?;
                 let items = self.items(Punct::RBrace)?;
                 Ok(Operand::Vector(items))
             }
             Some(TokenKind::Punct(Punct::LParen)) => {
-                self.advance()?;
+                self.cur.advance()?;
                 let items = self.items(Punct::RParen)?;
                 Ok(Operand::List(items))
             }
-            _ => Err(self.unexpected("an operand")),
+            _ => Err(self.cur.unexpected("an operand")),
         }
     }
 
-    fn items(&mut self, close: Punct) -> BResult<Vec<Operand<'a>>> {
+    fn items(&mut self, close: Punct) -> PResult<Vec<Operand<'a>>> {
         let mut items = Vec::new();
-        if self.eat_punct(close)? {
+        if self.cur.eat_punct(close)? {
             return Ok(items);
         }
         loop {
             items.push(self.operand()?);
-            if self.eat_punct(close)? {
+            if self.cur.eat_punct(close)? {
                 return Ok(items);
             }
-            self.expect_punct(Punct::Comma, "`,` between list items")?;
+            self.cur
+                .expect_punct(Punct::Comma, "`,` between list items")?;
         }
     }
 
-    fn number(&mut self) -> BResult<Operand<'a>> {
-        let text = self.text();
-        let operand = match self.kind {
+    fn number(&mut self) -> PResult<Operand<'a>> {
+        let text = self.cur.text();
+        let operand = match self.cur.kind {
             Some(TokenKind::Int) => parse_int(text).map(Operand::Int),
             Some(TokenKind::Float) => parse_float(text).map(Operand::Float),
-            _ => return Err(self.unexpected("a number")),
+            _ => return Err(self.cur.unexpected("a number")),
         };
         let Some(operand) = operand else {
-            let kind = ParseErrorKind::BadNumber {
-                text: excerpt(text),
-            };
-            return Err(self.error(self.start(), kind));
+            return Err(self.cur.bad_number());
         };
-        self.advance()?;
+        self.cur.advance()?;
         Ok(operand)
     }
 
     /// After `[`: `base`, `base+imm`, `base-imm`, `base+-imm` or `imm`, then `]`.
-    fn address(&mut self) -> BResult<Operand<'a>> {
-        let base = if self.kind == Some(TokenKind::Ident) {
-            let name = self.text();
-            self.advance()?;
+    fn address(&mut self) -> PResult<Operand<'a>> {
+        let base = if self.cur.kind == Some(TokenKind::Ident) {
+            let name = self.cur.text();
+            self.cur.advance()?;
             Some(name)
         } else {
             None
@@ -480,119 +475,28 @@ impl<'a> BodyParser<'a> {
         let mut sign: i64 = 1;
         let mut need_number = base.is_none();
         loop {
-            match self.kind {
+            match self.cur.kind {
                 Some(TokenKind::Punct(Punct::Plus)) => {
                     need_number = true;
-                    self.advance()?;
+                    self.cur.advance()?;
                 }
                 Some(TokenKind::Punct(Punct::Minus)) => {
                     sign = -sign;
                     need_number = true;
-                    self.advance()?;
+                    self.cur.advance()?;
                 }
                 Some(TokenKind::Int) if need_number => {
-                    let value = parse_int(self.text()).ok_or_else(|| self.bad_number())?;
+                    let value = parse_int(self.cur.text()).ok_or_else(|| self.cur.bad_number())?;
                     offset = (value as i64).wrapping_mul(sign);
-                    self.advance()?;
+                    self.cur.advance()?;
                     break;
                 }
                 _ if !need_number => break,
-                _ => return Err(self.unexpected("an address offset")),
+                _ => return Err(self.cur.unexpected("an address offset")),
             }
         }
-        self.expect_punct(Punct::RBracket, "`]` after an address")?;
+        self.cur
+            .expect_punct(Punct::RBracket, "`]` after an address")?;
         Ok(Operand::Address { base, offset })
-    }
-
-    fn name(&mut self, expected: &'static str) -> BResult<&'a str> {
-        if self.kind != Some(TokenKind::Ident) {
-            return Err(self.unexpected(expected));
-        }
-        let name = self.text();
-        self.advance()?;
-        Ok(name)
-    }
-
-    fn u32_value(&mut self, expected: &'static str) -> BResult<u32> {
-        if self.kind != Some(TokenKind::Int) {
-            return Err(self.unexpected(expected));
-        }
-        let value = parse_int(self.text())
-            .and_then(|v| u32::try_from(v).ok())
-            .ok_or_else(|| self.bad_number())?;
-        self.advance()?;
-        Ok(value)
-    }
-
-    fn advance(&mut self) -> BResult<()> {
-        match self.lexer.next_kind() {
-            Ok(kind) => {
-                self.kind = kind;
-                Ok(())
-            }
-            Err(kind) => {
-                let range = self.lexer.scanned_range();
-                let error = LexError {
-                    offset: range.start,
-                    len: range.len(),
-                    kind,
-                };
-                Err(Box::new(ParseError::from_lex(self.src, error)))
-            }
-        }
-    }
-
-    fn text(&self) -> &'a str {
-        self.lexer.scanned_text()
-    }
-
-    fn start(&self) -> usize {
-        self.lexer.scanned_start()
-    }
-
-    fn at_punct(&self, punct: Punct) -> bool {
-        self.kind == Some(TokenKind::Punct(punct))
-    }
-
-    fn eat_punct(&mut self, punct: Punct) -> BResult<bool> {
-        if self.at_punct(punct) {
-            self.advance()?;
-            Ok(true)
-        } else {
-            Ok(false)
-        }
-    }
-
-    fn expect_punct(&mut self, punct: Punct, expected: &'static str) -> BResult<()> {
-        if self.at_punct(punct) {
-            self.advance()
-        } else {
-            Err(self.unexpected(expected))
-        }
-    }
-
-    #[cold]
-    fn error(&self, offset: usize, kind: ParseErrorKind) -> Box<ParseError> {
-        Box::new(ParseError::new(self.src, offset, kind))
-    }
-
-    #[cold]
-    fn unexpected(&self, expected: &'static str) -> Box<ParseError> {
-        match self.kind {
-            None => self.error(self.start(), ParseErrorKind::UnexpectedEof { expected }),
-            Some(_) => {
-                let found = excerpt(self.text());
-                self.error(
-                    self.start(),
-                    ParseErrorKind::UnexpectedToken { expected, found },
-                )
-            }
-        }
-    }
-
-    #[cold]
-    fn bad_number(&self) -> Box<ParseError> {
-        let text = excerpt(self.text());
-        self.error(self.start(), ParseErrorKind::BadNumber { text })
     }
 }

@@ -48,6 +48,7 @@
 #![warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub mod body;
+mod cursor;
 mod decode;
 mod error;
 mod fast;

@@ -11,10 +11,11 @@
 
 use std::ops::Range;
 
+use crate::cursor::{Cursor, PResult};
 use crate::error::{ParseError, ParseErrorKind, excerpt};
 use crate::fast::{FastParam, fast_dims, fast_entry_directive, fast_name_paren, fast_param};
 use crate::index::{Dims, DirectiveRef, EntrySlot, FunctionSlot, ModuleIndex, ParamRef};
-use crate::lexer::{Lexer, Punct, TokenKind};
+use crate::lexer::{Lexer, Punct, TokenKind, parse_int};
 use crate::model::{Linkage, Module, PtrAttr, ScalarType, StateSpace, Target, Version};
 use crate::skip::{Unterminated, skip_block};
 
@@ -43,9 +44,6 @@ pub fn scan_module(src: &str) -> Result<ModuleIndex<'_>, ParseError> {
 pub(crate) fn scan_module_lexer_only(src: &str) -> Result<ModuleIndex<'_>, ParseError> {
     Parser::new(src, false).module().map_err(|error| *error)
 }
-
-/// Errors are boxed inside the parser so that the success path moves only small values.
-type PResult<T> = Result<T, Box<ParseError>>;
 
 /// Directives that begin a top-level construct; skipping an unknown statement stops before one,
 /// so a statement missing its `;` cannot swallow the next kernel.
@@ -94,14 +92,9 @@ fn grow<T>(vec: &mut Vec<T>, done: usize, total: usize) {
     vec.reserve_exact(target - len);
 }
 
-/// Recursive descent over one current token: its kind is kept here and its extent is read from
-/// the lexer on demand, so the hot loop never copies token structs around (copying a value
-/// right after its fields were stored one by one stalls store forwarding).
+/// Recursive descent over the [`Cursor`]'s one current token.
 struct Parser<'a> {
-    src: &'a str,
-    lexer: Lexer<'a>,
-    /// Kind of the current token; `None` at the end of input.
-    kind: Option<TokenKind>,
+    cur: Cursor<'a>,
     /// Whether parameter lists try the byte-scanning fast path first.
     fast: bool,
     /// Parameters of every entry and function, shared so that a signature costs no allocation.
@@ -113,9 +106,7 @@ struct Parser<'a> {
 impl<'a> Parser<'a> {
     fn new(src: &'a str, fast: bool) -> Self {
         Self {
-            src,
-            lexer: Lexer::new(src),
-            kind: None,
+            cur: Cursor::new(src, Lexer::new(src)),
             fast,
             params: Vec::new(),
             directives: Vec::new(),
@@ -129,15 +120,15 @@ impl<'a> Parser<'a> {
         let mut entries = Vec::new();
         let mut functions = Vec::new();
         let mut linkage = Linkage::Default;
-        self.advance()?;
-        while let Some(kind) = self.kind {
+        self.cur.advance()?;
+        while let Some(kind) = self.cur.kind {
             if kind != TokenKind::Directive {
-                return Err(self.unexpected("a module-level directive"));
+                return Err(self.cur.unexpected("a module-level directive"));
             }
-            let directive = self.start();
-            match self.text() {
+            let directive = self.cur.start();
+            match self.cur.text() {
                 ".visible" | ".weak" | ".extern" => {
-                    linkage = match self.text() {
+                    linkage = match self.cur.text() {
                         ".visible" => Linkage::Visible,
                         ".weak" => Linkage::Weak,
                         _ => Linkage::Extern,
@@ -145,55 +136,57 @@ impl<'a> Parser<'a> {
                     // `.visible .entry`: go straight to the entry when the next token is known
                     // to be `.entry` without lexing it.
                     if self.fast
-                        && let Some(after) =
-                            fast_entry_directive(self.src.as_bytes(), self.lexer.scanned_end())
+                        && let Some(after) = fast_entry_directive(
+                            self.cur.src.as_bytes(),
+                            self.cur.lexer.scanned_end(),
+                        )
                     {
                         let entry = self.entry(after - 6, after, linkage)?;
-                        reserve_one(&mut entries, after, self.src.len());
+                        reserve_one(&mut entries, after, self.cur.src.len());
                         entries.push(entry);
                         linkage = Linkage::Default;
                         continue;
                     }
-                    self.advance()?;
+                    self.cur.advance()?;
                     continue;
                 }
                 ".version" => {
-                    self.advance()?;
+                    self.cur.advance()?;
                     let parsed = self.version()?;
                     self.set_once(&mut version, parsed, directive, ".version")?;
                 }
                 ".target" => {
-                    self.advance()?;
+                    self.cur.advance()?;
                     let parsed = self.target(directive)?;
                     self.set_once(&mut target, parsed, directive, ".target")?;
                 }
                 ".address_size" => {
-                    self.advance()?;
+                    self.cur.advance()?;
                     let parsed = self.address_size()?;
                     self.set_once(&mut address_size, parsed, directive, ".address_size")?;
                 }
                 ".entry" => {
-                    let after = self.lexer.scanned_end();
+                    let after = self.cur.lexer.scanned_end();
                     let entry = self.entry(directive, after, linkage)?;
-                    reserve_one(&mut entries, directive, self.src.len());
+                    reserve_one(&mut entries, directive, self.cur.src.len());
                     entries.push(entry);
                 }
                 ".func" => {
-                    self.advance()?;
+                    self.cur.advance()?;
                     let function = self.function(directive, linkage)?;
                     functions.push(function);
                 }
                 // These end at the line's end, not at a `;`.
                 ".file" | ".loc" => self.skip_line()?,
                 _ => {
-                    self.advance()?;
+                    self.cur.advance()?;
                     self.skip_statement()?;
                 }
             }
             linkage = Linkage::Default;
         }
-        let version = version.ok_or_else(|| self.error(0, ParseErrorKind::MissingVersion))?;
-        let target = target.ok_or_else(|| self.error(0, ParseErrorKind::MissingTarget))?;
+        let version = version.ok_or_else(|| self.cur.error(0, ParseErrorKind::MissingVersion))?;
+        let target = target.ok_or_else(|| self.cur.error(0, ParseErrorKind::MissingTarget))?;
         Ok(ModuleIndex {
             version,
             target,
@@ -207,10 +200,10 @@ impl<'a> Parser<'a> {
 
     fn version(&mut self) -> PResult<Version> {
         const EXPECTED: &str = "a version number MAJOR.MINOR after .version";
-        if self.kind != Some(TokenKind::Float) {
-            return Err(self.unexpected(EXPECTED));
+        if self.cur.kind != Some(TokenKind::Float) {
+            return Err(self.cur.unexpected(EXPECTED));
         }
-        let parsed = self.text().split_once('.').and_then(|(major, minor)| {
+        let parsed = self.cur.text().split_once('.').and_then(|(major, minor)| {
             let all_digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
             if !all_digits(major) || !all_digits(minor) {
                 return None;
@@ -220,9 +213,9 @@ impl<'a> Parser<'a> {
                 minor: minor.parse().ok()?,
             })
         });
-        let version = parsed.ok_or_else(|| self.bad_number())?;
-        self.advance()?;
-        self.eat_punct(Punct::Semi)?;
+        let version = parsed.ok_or_else(|| self.cur.bad_number())?;
+        self.cur.advance()?;
+        self.cur.eat_punct(Punct::Semi)?;
         Ok(version)
     }
 
@@ -231,12 +224,12 @@ impl<'a> Parser<'a> {
         let mut arch: Option<String> = None;
         let mut modifiers = Vec::new();
         loop {
-            if self.kind != Some(TokenKind::Ident) {
-                return Err(self.unexpected(EXPECTED));
+            if self.cur.kind != Some(TokenKind::Ident) {
+                return Err(self.cur.unexpected(EXPECTED));
             }
-            let item = self.text();
+            let item = self.cur.text();
             if item.starts_with("sm_") || item.starts_with("compute_") {
-                let item_start = self.start();
+                let item_start = self.cur.start();
                 self.set_once(
                     &mut arch,
                     item.to_owned(),
@@ -246,29 +239,34 @@ impl<'a> Parser<'a> {
             } else {
                 modifiers.push(item.to_owned());
             }
-            self.advance()?;
-            if !self.eat_punct(Punct::Comma)? {
+            self.cur.advance()?;
+            if !self.cur.eat_punct(Punct::Comma)? {
                 break;
             }
         }
-        self.eat_punct(Punct::Semi)?;
-        let arch = arch.ok_or_else(|| self.error(directive, ParseErrorKind::MissingTargetArch))?;
+        self.cur.eat_punct(Punct::Semi)?;
+        let arch =
+            arch.ok_or_else(|| self.cur.error(directive, ParseErrorKind::MissingTargetArch))?;
         Ok(Target { arch, modifiers })
     }
 
     fn address_size(&mut self) -> PResult<u32> {
         const EXPECTED: &str = "32 or 64 after .address_size";
-        if self.kind != Some(TokenKind::Int) {
-            return Err(self.unexpected(EXPECTED));
+        if self.cur.kind != Some(TokenKind::Int) {
+            return Err(self.cur.unexpected(EXPECTED));
         }
-        let value = crate::lexer::parse_int(self.text()).ok_or_else(|| self.bad_number())?;
+        let value = parse_int(self.cur.text()).ok_or_else(|| self.cur.bad_number())?;
         let size = match value {
             32 => 32,
             64 => 64,
-            other => return Err(self.error(self.start(), ParseErrorKind::BadAddressSize(other))),
+            other => {
+                return Err(self
+                    .cur
+                    .error(self.cur.start(), ParseErrorKind::BadAddressSize(other)));
+            }
         };
-        self.advance()?;
-        self.eat_punct(Punct::Semi)?;
+        self.cur.advance()?;
+        self.cur.eat_punct(Punct::Semi)?;
         Ok(size)
     }
 
@@ -280,12 +278,12 @@ impl<'a> Parser<'a> {
         after: usize,
         linkage: Linkage,
     ) -> PResult<EntrySlot<'a>> {
-        let (name, params) = match self.fast.then(|| fast_name_paren(self.src, after)) {
+        let (name, params) = match self.fast.then(|| fast_name_paren(self.cur.src, after)) {
             Some(Some((name, paren_end))) => (name, self.param_list(paren_end, name)?),
             _ => {
-                self.lexer.seek(after);
-                self.advance()?;
-                let name = self.ident("an entry name after .entry")?;
+                self.cur.lexer.seek(after);
+                self.cur.advance()?;
+                let name = self.cur.ident("an entry name after .entry")?;
                 (name, self.optional_param_list(name)?)
             }
         };
@@ -302,7 +300,7 @@ impl<'a> Parser<'a> {
 
     fn function(&mut self, directive: usize, linkage: Linkage) -> PResult<FunctionSlot<'a>> {
         let returns = self.optional_param_list("")?;
-        let name = self.ident("a function name after .func")?;
+        let name = self.cur.ident("a function name after .func")?;
         let params = self.optional_param_list(name)?;
         // Performance directives on a function are tolerated but not part of the model.
         let (_, body) = self.trailer(false)?;
@@ -327,10 +325,10 @@ impl<'a> Parser<'a> {
     /// [`fast_param`].
     fn optional_param_list(&mut self, owner: &str) -> PResult<Range<usize>> {
         let first = self.params.len();
-        if !self.at_punct(Punct::LParen) {
+        if !self.cur.at_punct(Punct::LParen) {
             return Ok(first..first);
         }
-        self.param_list(self.lexer.scanned_end(), owner)
+        self.param_list(self.cur.lexer.scanned_end(), owner)
     }
 
     /// The rest of a parameter list whose `(` ends at `pos`; the lexer is anywhere before it.
@@ -339,51 +337,51 @@ impl<'a> Parser<'a> {
         let first = self.params.len();
         loop {
             if self.fast
-                && let Some(FastParam { param, end, closed }) = fast_param(self.src, pos, owner)
+                && let Some(FastParam { param, end, closed }) = fast_param(self.cur.src, pos, owner)
             {
-                reserve_one(&mut self.params, pos, self.src.len());
+                reserve_one(&mut self.params, pos, self.cur.src.len());
                 self.params.push(param);
                 if closed {
-                    self.lexer.seek(end);
-                    self.advance()?;
+                    self.cur.lexer.seek(end);
+                    self.cur.advance()?;
                     return Ok(first..self.params.len());
                 }
                 pos = end;
                 continue;
             }
-            self.lexer.seek(pos);
-            self.advance()?;
-            if self.params.len() == first && self.eat_punct(Punct::RParen)? {
+            self.cur.lexer.seek(pos);
+            self.cur.advance()?;
+            if self.params.len() == first && self.cur.eat_punct(Punct::RParen)? {
                 return Ok(first..first);
             }
             let param = self.param()?;
-            reserve_one(&mut self.params, pos, self.src.len());
+            reserve_one(&mut self.params, pos, self.cur.src.len());
             self.params.push(param);
-            if self.eat_punct(Punct::RParen)? {
+            if self.cur.eat_punct(Punct::RParen)? {
                 return Ok(first..self.params.len());
             }
-            if !self.at_punct(Punct::Comma) {
-                return Err(self.unexpected("`,` or `)` after a parameter"));
+            if !self.cur.at_punct(Punct::Comma) {
+                return Err(self.cur.unexpected("`,` or `)` after a parameter"));
             }
-            pos = self.lexer.scanned_end();
+            pos = self.cur.lexer.scanned_end();
         }
     }
 
     fn param(&mut self) -> PResult<ParamRef<'a>> {
-        if !self.at_directive(".param") {
-            return Err(self.unexpected("`.param`"));
+        if !self.cur.at_directive(".param") {
+            return Err(self.cur.unexpected("`.param`"));
         }
-        let directive = self.start();
-        self.advance()?;
+        let directive = self.cur.start();
+        self.cur.advance()?;
         let mut ty = None;
         let mut align = None;
         let mut ptr: Option<PtrAttr> = None;
-        while self.kind == Some(TokenKind::Directive) {
-            let text = self.text();
+        while self.cur.kind == Some(TokenKind::Directive) {
+            let text = self.cur.text();
             match (text, &mut ptr) {
                 (".align", _) => {
-                    self.advance()?;
-                    let value = Some(self.u32_value("an alignment")?);
+                    self.cur.advance()?;
+                    let value = Some(self.cur.u32_value("an alignment")?);
                     match &mut ptr {
                         Some(ptr) => ptr.align = value,
                         None => align = value,
@@ -407,23 +405,24 @@ impl<'a> Parser<'a> {
                 }
                 _ => match ScalarType::from_directive(text) {
                     Some(parsed) if parsed != ScalarType::Pred && ty.is_none() => ty = Some(parsed),
-                    Some(_) if ty.is_some() => return Err(self.unexpected("a parameter name")),
+                    Some(_) if ty.is_some() => return Err(self.cur.unexpected("a parameter name")),
                     _ => {
                         let found = excerpt(text);
                         let kind = ParseErrorKind::UnknownParamType { found };
-                        return Err(self.error(self.start(), kind));
+                        return Err(self.cur.error(self.cur.start(), kind));
                     }
                 },
             }
-            self.advance()?;
+            self.cur.advance()?;
         }
         let Some(ty) = ty else {
-            return Err(self.unexpected("a parameter type"));
+            return Err(self.cur.unexpected("a parameter type"));
         };
-        let name = self.ident("a parameter name")?;
-        let array_len = if self.eat_punct(Punct::LBracket)? {
-            let len = self.u32_value("an array length")?;
-            self.expect_punct(Punct::RBracket, "`]` after the array length")?;
+        let name = self.cur.ident("a parameter name")?;
+        let array_len = if self.cur.eat_punct(Punct::LBracket)? {
+            let len = self.cur.u32_value("an array length")?;
+            self.cur
+                .expect_punct(Punct::RBracket, "`]` after the array length")?;
             Some(len)
         } else {
             None
@@ -444,23 +443,23 @@ impl<'a> Parser<'a> {
         const EXPECTED: &str = "a body `{`, `;` or a performance directive";
         let first = self.directives.len();
         loop {
-            match self.kind {
+            match self.cur.kind {
                 Some(TokenKind::Punct(Punct::LBrace)) => {
                     let body = self.skip_block()?;
                     return Ok((first..self.directives.len(), Some(body)));
                 }
                 Some(TokenKind::Punct(Punct::Semi)) => {
-                    self.advance()?;
+                    self.cur.advance()?;
                     return Ok((first..self.directives.len(), None));
                 }
                 Some(TokenKind::Directive) => {
-                    let directive = self.text();
+                    let directive = self.cur.text();
                     // `dims` reads from just after the directive, so it advances by itself.
                     let parsed = match directive {
                         ".maxntid" => DirectiveRef::MaxNtid(self.dims()?),
                         ".reqntid" => DirectiveRef::ReqNtid(self.dims()?),
                         _ => {
-                            self.advance()?;
+                            self.cur.advance()?;
                             match self.other_directive(directive)? {
                                 Some(parsed) => parsed,
                                 None => continue,
@@ -468,12 +467,12 @@ impl<'a> Parser<'a> {
                         }
                     };
                     if keep {
-                        let done = self.start();
-                        reserve_one(&mut self.directives, done, self.src.len());
+                        let done = self.cur.start();
+                        reserve_one(&mut self.directives, done, self.cur.src.len());
                         self.directives.push(parsed);
                     }
                 }
-                _ => return Err(self.unexpected(EXPECTED)),
+                _ => return Err(self.cur.unexpected(EXPECTED)),
             }
         }
     }
@@ -483,9 +482,9 @@ impl<'a> Parser<'a> {
     fn other_directive(&mut self, directive: &str) -> PResult<Option<DirectiveRef>> {
         Ok(Some(match directive {
             ".minnctapersm" => {
-                DirectiveRef::MinNctaPerSm(self.u32_value("a count after .minnctapersm")?)
+                DirectiveRef::MinNctaPerSm(self.cur.u32_value("a count after .minnctapersm")?)
             }
-            ".maxnreg" => DirectiveRef::MaxNreg(self.u32_value("a count after .maxnreg")?),
+            ".maxnreg" => DirectiveRef::MaxNreg(self.cur.u32_value("a count after .maxnreg")?),
             ".pragma" => {
                 self.skip_pragma()?;
                 return Ok(None);
@@ -502,27 +501,28 @@ impl<'a> Parser<'a> {
     /// `x[, y[, z]]` of `.maxntid`/`.reqntid`, whose directive is the current token.
     fn dims(&mut self) -> PResult<Dims> {
         if self.fast
-            && let Some((dims, next)) = fast_dims(self.src.as_bytes(), self.lexer.scanned_end())
+            && let Some((dims, next)) =
+                fast_dims(self.cur.src.as_bytes(), self.cur.lexer.scanned_end())
         {
-            if self.src.as_bytes().get(next) == Some(&b'{') {
+            if self.cur.src.as_bytes().get(next) == Some(&b'{') {
                 // The body follows: no need to lex its brace.
-                self.lexer.set_scanned_lbrace(next);
-                self.kind = Some(TokenKind::Punct(Punct::LBrace));
+                self.cur.lexer.set_scanned_lbrace(next);
+                self.cur.kind = Some(TokenKind::Punct(Punct::LBrace));
             } else {
-                self.lexer.seek(next);
-                self.advance()?;
+                self.cur.lexer.seek(next);
+                self.cur.advance()?;
             }
             return Ok(dims);
         }
-        self.advance()?;
-        let mut dims = Dims::new(self.u32_value("a thread count")?);
-        while self.at_punct(Punct::Comma) {
+        self.cur.advance()?;
+        let mut dims = Dims::new(self.cur.u32_value("a thread count")?);
+        while self.cur.at_punct(Punct::Comma) {
             if dims.len() == 3 {
-                return Err(self.unexpected("at most three dimensions"));
+                return Err(self.cur.unexpected("at most three dimensions"));
             }
-            self.advance()?;
+            self.cur.advance()?;
             // Fewer than three dimensions are stored, so this push always succeeds.
-            dims.push(self.u32_value("a thread count")?);
+            dims.push(self.cur.u32_value("a thread count")?);
         }
         Ok(dims)
     }
@@ -530,20 +530,20 @@ impl<'a> Parser<'a> {
     /// `.pragma "a", "b";` — the strings and the `;`.
     fn skip_pragma(&mut self) -> PResult<()> {
         loop {
-            match self.kind {
-                Some(TokenKind::Str | TokenKind::Punct(Punct::Comma)) => self.advance()?,
-                Some(TokenKind::Punct(Punct::Semi)) => return self.advance(),
-                _ => return Err(self.unexpected("`;` after .pragma")),
+            match self.cur.kind {
+                Some(TokenKind::Str | TokenKind::Punct(Punct::Comma)) => self.cur.advance()?,
+                Some(TokenKind::Punct(Punct::Semi)) => return self.cur.advance(),
+                _ => return Err(self.cur.unexpected("`;` after .pragma")),
             }
         }
     }
 
     fn skip_numbers(&mut self) -> PResult<()> {
         while matches!(
-            self.kind,
+            self.cur.kind,
             Some(TokenKind::Int | TokenKind::Punct(Punct::Comma))
         ) {
-            self.advance()?;
+            self.cur.advance()?;
         }
         Ok(())
     }
@@ -552,10 +552,10 @@ impl<'a> Parser<'a> {
     /// its block (`.section .x { … }`), or through `= { … };` for an initialized variable.
     fn skip_statement(&mut self) -> PResult<()> {
         let mut initializer = false;
-        while let Some(kind) = self.kind {
+        while let Some(kind) = self.cur.kind {
             match kind {
-                TokenKind::Directive if starts_top_level(self.text()) => return Ok(()),
-                TokenKind::Punct(Punct::Semi) => return self.advance(),
+                TokenKind::Directive if starts_top_level(self.cur.text()) => return Ok(()),
+                TokenKind::Punct(Punct::Semi) => return self.cur.advance(),
                 TokenKind::Punct(Punct::LBrace) => {
                     self.skip_block()?;
                     if !initializer {
@@ -564,9 +564,9 @@ impl<'a> Parser<'a> {
                 }
                 TokenKind::Punct(Punct::Eq) => {
                     initializer = true;
-                    self.advance()?;
+                    self.cur.advance()?;
                 }
-                _ => self.advance()?,
+                _ => self.cur.advance()?,
             }
         }
         Ok(())
@@ -575,99 +575,28 @@ impl<'a> Parser<'a> {
     /// Skips the current directive through the end of its line.
     fn skip_line(&mut self) -> PResult<()> {
         let rest = self
+            .cur
             .src
             .as_bytes()
-            .get(self.lexer.scanned_end()..)
+            .get(self.cur.lexer.scanned_end()..)
             .unwrap_or_default();
-        let line_end =
-            memchr::memchr(b'\n', rest).map_or(self.src.len(), |i| self.lexer.scanned_end() + i);
-        self.lexer.seek(line_end);
-        self.advance()
+        let line_end = memchr::memchr(b'\n', rest)
+            .map_or(self.cur.src.len(), |i| self.cur.lexer.scanned_end() + i);
+        self.cur.lexer.seek(line_end);
+        self.cur.advance()
     }
 
     /// Skips the block whose `{` is the current token; returns its interior byte range.
     fn skip_block(&mut self) -> PResult<Range<usize>> {
-        let open = self.start();
-        let end = skip_block(self.src.as_bytes(), open).map_err(|error| match error {
-            Unterminated::Block(at) => self.error(at, ParseErrorKind::UnterminatedBlock),
-            Unterminated::Comment(at) => self.error(at, ParseErrorKind::UnterminatedComment),
-            Unterminated::String(at) => self.error(at, ParseErrorKind::UnterminatedString),
+        let open = self.cur.start();
+        let end = skip_block(self.cur.src.as_bytes(), open).map_err(|error| match error {
+            Unterminated::Block(at) => self.cur.error(at, ParseErrorKind::UnterminatedBlock),
+            Unterminated::Comment(at) => self.cur.error(at, ParseErrorKind::UnterminatedComment),
+            Unterminated::String(at) => self.cur.error(at, ParseErrorKind::UnterminatedString),
         })?;
-        self.lexer.seek(end);
-        self.advance()?;
+        self.cur.lexer.seek(end);
+        self.cur.advance()?;
         Ok(open + 1..end.saturating_sub(1).max(open + 1))
-    }
-
-    fn ident(&mut self, expected: &'static str) -> PResult<&'a str> {
-        if self.kind != Some(TokenKind::Ident) {
-            return Err(self.unexpected(expected));
-        }
-        let name = self.text();
-        self.advance()?;
-        Ok(name)
-    }
-
-    fn u32_value(&mut self, expected: &'static str) -> PResult<u32> {
-        if self.kind != Some(TokenKind::Int) {
-            return Err(self.unexpected(expected));
-        }
-        let value = crate::lexer::parse_int(self.text())
-            .and_then(|value| u32::try_from(value).ok())
-            .ok_or_else(|| self.bad_number())?;
-        self.advance()?;
-        Ok(value)
-    }
-
-    /// Moves to the next token.
-    #[inline]
-    fn advance(&mut self) -> PResult<()> {
-        match self.lexer.next_kind() {
-            Ok(kind) => {
-                self.kind = kind;
-                Ok(())
-            }
-            Err(kind) => Err(self.lex_error(kind)),
-        }
-    }
-
-    /// Text of the current token.
-    #[inline]
-    fn text(&self) -> &'a str {
-        self.lexer.scanned_text()
-    }
-
-    /// Byte offset of the current token.
-    #[inline]
-    fn start(&self) -> usize {
-        self.lexer.scanned_start()
-    }
-
-    #[inline]
-    fn at_punct(&self, punct: Punct) -> bool {
-        self.kind == Some(TokenKind::Punct(punct))
-    }
-
-    #[inline]
-    fn at_directive(&self, name: &str) -> bool {
-        self.kind == Some(TokenKind::Directive) && self.text() == name
-    }
-
-    #[inline]
-    fn eat_punct(&mut self, punct: Punct) -> PResult<bool> {
-        if self.at_punct(punct) {
-            self.advance()?;
-            Ok(true)
-        } else {
-            Ok(false)
-        }
-    }
-
-    fn expect_punct(&mut self, punct: Punct, expected: &'static str) -> PResult<()> {
-        if self.at_punct(punct) {
-            self.advance()
-        } else {
-            Err(self.unexpected(expected))
-        }
     }
 
     /// Stores a header value, refusing a second occurrence.
@@ -679,47 +608,12 @@ impl<'a> Parser<'a> {
         directive: &'static str,
     ) -> PResult<()> {
         if slot.is_some() {
-            return Err(self.error(offset, ParseErrorKind::Duplicate { directive }));
+            return Err(self
+                .cur
+                .error(offset, ParseErrorKind::Duplicate { directive }));
         }
         *slot = Some(value);
         Ok(())
-    }
-
-    #[cold]
-    fn error(&self, offset: usize, kind: ParseErrorKind) -> Box<ParseError> {
-        Box::new(ParseError::new(self.src, offset, kind))
-    }
-
-    /// The current token is not what the grammar requires.
-    #[cold]
-    fn unexpected(&self, expected: &'static str) -> Box<ParseError> {
-        match self.kind {
-            None => self.error(self.start(), ParseErrorKind::UnexpectedEof { expected }),
-            Some(_) => {
-                let found = excerpt(self.text());
-                self.error(
-                    self.start(),
-                    ParseErrorKind::UnexpectedToken { expected, found },
-                )
-            }
-        }
-    }
-
-    #[cold]
-    fn bad_number(&self) -> Box<ParseError> {
-        let text = excerpt(self.text());
-        self.error(self.start(), ParseErrorKind::BadNumber { text })
-    }
-
-    #[cold]
-    fn lex_error(&self, kind: crate::lexer::LexErrorKind) -> Box<ParseError> {
-        let range = self.lexer.scanned_range();
-        let error = crate::lexer::LexError {
-            offset: range.start,
-            len: range.len(),
-            kind,
-        };
-        Box::new(ParseError::from_lex(self.src, error))
     }
 }
 
