@@ -790,37 +790,10 @@ enum Class {
 fn class(ty: ScalarType) -> Class {
     use ScalarType::*;
     match ty {
-        B8 | U8 => Class::Int {
-            bits: 8,
-            signed: false,
-        },
-        S8 => Class::Int {
-            bits: 8,
-            signed: true,
-        },
-        B16 | U16 => Class::Int {
-            bits: 16,
-            signed: false,
-        },
-        S16 => Class::Int {
-            bits: 16,
-            signed: true,
-        },
-        B32 | U32 => Class::Int {
-            bits: 32,
-            signed: false,
-        },
-        S32 => Class::Int {
-            bits: 32,
-            signed: true,
-        },
-        B64 | U64 => Class::Int {
-            bits: 64,
-            signed: false,
-        },
-        S64 => Class::Int {
-            bits: 64,
-            signed: true,
+        // The width is the type's own; bit types compute like unsigned integers.
+        B8 | U8 | S8 | B16 | U16 | S16 | B32 | U32 | S32 | B64 | U64 | S64 => Class::Int {
+            bits: (ty.bytes() * 8) as u8,
+            signed: matches!(ty, S8 | S16 | S32 | S64),
         },
         F16 => Class::F16,
         BF16 => Class::BF16,
