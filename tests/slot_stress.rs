@@ -198,26 +198,34 @@ fn churn(counts: &Counts, stop: &AtomicBool) {
     }
 }
 
-#[test]
-fn claims_dispatches_and_releases_under_device_churn_launch_no_wrong_kernel() {
-    let counts = Arc::new(Counts::default());
+/// Runs `workers` threads of `work(seed, deadline)` beside one `churn(stop)` thread until every
+/// worker has finished, failing as a deadlock if they have not within [`WATCHDOG`].
+fn stress(
+    workers: usize,
+    seed: u64,
+    budget: Duration,
+    work: impl Fn(u64, Instant) + Send + Sync + 'static,
+    churn: impl FnOnce(&AtomicBool) + Send + 'static,
+) {
+    let work = Arc::new(work);
     let stop = Arc::new(AtomicBool::new(false));
-    let deadline = Instant::now() + TIME_BUDGET;
+    let deadline = Instant::now() + budget;
     let (done, finished) = mpsc::channel();
-    let mut handles = Vec::new();
-    for w in 0..WORKERS {
-        let (counts, done) = (counts.clone(), done.clone());
-        handles.push(std::thread::spawn(move || {
-            worker(0x2545_f491_4f6c_dd1d ^ (w as u64 + 1), &counts, deadline);
-            let _ = done.send(());
-        }));
-    }
+    let handles: Vec<_> = (0..workers)
+        .map(|w| {
+            let (work, done) = (work.clone(), done.clone());
+            std::thread::spawn(move || {
+                work(seed ^ (w as u64 + 1), deadline);
+                let _ = done.send(());
+            })
+        })
+        .collect();
     let churner = {
-        let (counts, stop) = (counts.clone(), stop.clone());
-        std::thread::spawn(move || churn(&counts, &stop))
+        let stop = stop.clone();
+        std::thread::spawn(move || churn(&stop))
     };
     let watchdog = Instant::now() + WATCHDOG;
-    for _ in 0..WORKERS {
+    for _ in 0..workers {
         let left = watchdog.saturating_duration_since(Instant::now());
         finished
             .recv_timeout(left)
@@ -228,6 +236,19 @@ fn claims_dispatches_and_releases_under_device_churn_launch_no_wrong_kernel() {
         handle.join().unwrap();
     }
     churner.join().unwrap();
+}
+
+#[test]
+fn claims_dispatches_and_releases_under_device_churn_launch_no_wrong_kernel() {
+    let counts = Arc::new(Counts::default());
+    let (work_counts, churn_counts) = (counts.clone(), counts.clone());
+    stress(
+        WORKERS,
+        0x2545_f491_4f6c_dd1d,
+        TIME_BUDGET,
+        move |seed, deadline| worker(seed, &work_counts, deadline),
+        move |stop| churn(&churn_counts, stop),
+    );
 
     println!("{counts:#?}");
     assert_eq!(counts.wrong.load(Ordering::Relaxed), 0, "{counts:#?}");
@@ -445,34 +466,15 @@ fn emu_churn(stop: &AtomicBool) {
 #[test]
 fn adopted_slots_on_emulator_devices_launch_exactly_their_own_kernel() {
     let counts = Arc::new(EmuCounts::default());
-    let stop = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
-    let deadline = started + EMU_TIME_BUDGET;
-    let (done, finished) = mpsc::channel();
-    let mut handles = Vec::new();
-    for w in 0..EMU_WORKERS {
-        let (counts, done) = (counts.clone(), done.clone());
-        handles.push(std::thread::spawn(move || {
-            emu_worker(0x9e37_79b9_7f4a_7c15 ^ (w as u64 + 1), &counts, deadline);
-            let _ = done.send(());
-        }));
-    }
-    let churner = {
-        let stop = stop.clone();
-        std::thread::spawn(move || emu_churn(&stop))
-    };
-    let watchdog = Instant::now() + WATCHDOG;
-    for _ in 0..EMU_WORKERS {
-        let left = watchdog.saturating_duration_since(Instant::now());
-        finished
-            .recv_timeout(left)
-            .expect("deadlock: a worker did not finish within the watchdog");
-    }
-    stop.store(true, Ordering::Relaxed);
-    for handle in handles {
-        handle.join().unwrap();
-    }
-    churner.join().unwrap();
+    let work_counts = counts.clone();
+    stress(
+        EMU_WORKERS,
+        0x9e37_79b9_7f4a_7c15,
+        EMU_TIME_BUDGET,
+        move |seed, deadline| emu_worker(seed, &work_counts, deadline),
+        emu_churn,
+    );
 
     println!("{counts:#?} in {:?}", started.elapsed());
     assert_eq!(counts.wrong.load(Ordering::Relaxed), 0, "{counts:#?}");
