@@ -77,10 +77,11 @@ use crate::device::{
     Arg, ArgMut, BackendFunction, DeviceId, Stream, ViewDesc, WeakDevice, is_live,
 };
 use crate::error::{Error, TransitionError};
-use crate::kernel::{Kernel, LoadedData, launch_facts};
-use crate::launch::{ParamValue, launch_function};
+use crate::abi::ParamValue;
+use crate::kernel::{Kernel, launch_facts};
+use crate::launch::Launch;
 use crate::signature::Erased;
-use crate::state::DeviceBound;
+use crate::state::{DeviceBound, LoadedData};
 use crate::telemetry::DispatchHandle;
 
 /// The most slots a table may have; `slot_table!` refuses more at compile time.
@@ -479,19 +480,13 @@ impl SlotTable {
                 occupant.device.id(),
                 occupant.max_grid_x,
             );
-            launch_function(
+            Launch::new(
                 facts,
                 &*occupant.function,
                 call.stream,
-                inputs,
-                outputs,
-                call.shape,
-                call.params,
-            )?;
-            if let Some(cell) = &occupant.telemetry {
-                cell.record();
-            }
-            Ok(())
+                occupant.telemetry.as_ref(),
+            )
+            .run(inputs, outputs, call.shape, call.params)
         })
     }
 
@@ -644,7 +639,7 @@ mod tests {
     use crate::abi::{AbiKind, AbiSpec};
     use crate::device::{Backend, BackendKind, BackendStream, Device, DeviceProperties, Geometry};
     use crate::dtype::ElementKind;
-    use crate::launch::ArgPacket;
+    use crate::abi::ArgPacket;
 
     #[derive(Debug)]
     struct Null(DeviceProperties, Option<&'static SlotTable>);

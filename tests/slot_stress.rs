@@ -22,10 +22,8 @@ use std::time::{Duration, Instant};
 
 use common::{fixtures, recording};
 use jitseam::device::{Arg, ArgMut};
-use jitseam::synth::{
-    AdoptDecline, Arch, ElementwiseSynthesizer, JitBudget, JitRequest, OperandDesc, Region,
-    adopt_into_slot,
-};
+use jitseam::adopt::{AdoptDecline, adopt_into_slot};
+use jitseam::synth::{Arch, ElementwiseSynthesizer, JitBudget, JitRequest, OperandDesc, Region};
 use jitseam::{Device, DeviceBound, ElementKind, Erased, Error, Kernel, SlotCall, SlotRef};
 
 jitseam::slot_table!(static STRESS: 4);

@@ -48,9 +48,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use half::{bf16, f16};
 use jitseam::device::{Arg, ArgMut};
 use jitseam::synth::elementwise::{OPS, op_signature};
+use jitseam::adopt::{AdoptDecline, adopt_request};
 use jitseam::synth::{
-    AdoptDecline, Arch, ElementwiseSynthesizer, JitBudget, JitRequest, OperandDesc, Region,
-    SynthDecline, adopt_request,
+    Arch, ElementwiseSynthesizer, JitBudget, JitRequest, OperandDesc, Region, SynthDecline,
 };
 use jitseam::{AbiKind, Device, DeviceBuffer, Element, ElementKind, Error};
 use proptest::prelude::*;

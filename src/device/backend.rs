@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::error::Error;
-use crate::launch::ArgPacket;
+use crate::abi::ArgPacket;
 
 /// Which kind of backend a device runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

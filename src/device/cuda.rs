@@ -53,7 +53,7 @@ use cudarc::driver::{CudaContext, CudaStream};
 use super::Geometry;
 use super::{Backend, BackendFunction, BackendKind, BackendStream, Device, DeviceProperties};
 use crate::error::Error;
-use crate::launch::ArgPacket;
+use crate::abi::ArgPacket;
 
 /// Every driver entry point this file reaches through cudarc, by the exact name cudarc's loader
 /// resolves (it panics on a missing one). Checked once per [`open`], before the first call.

@@ -28,7 +28,7 @@ use super::backend::{
     Backend, BackendFunction, BackendKind, BackendStream, DeviceProperties, Geometry,
 };
 use crate::error::{Error, MemoryFault};
-use crate::launch::ArgPacket;
+use crate::abi::ArgPacket;
 
 /// First allocation address: far from zero, so null and small pointers fault.
 const FIRST_BASE: u64 = 0x7f00_0000_0000;

@@ -1,4 +1,4 @@
-//! Devices (DESIGN §5): a cheap-clone [`Device`] with a never-reused [`DeviceId`] and a liveness
+//! Devices: a cheap-clone [`Device`] with a never-reused [`DeviceId`] and a liveness
 //! token, the object-safe [`Backend`] it drives, [`Stream`]s, and typed [`DeviceBuffer`]s with
 //! views.
 //!
@@ -7,8 +7,8 @@
 mod backend;
 mod buffer;
 mod cuda;
+mod desc;
 mod emulated;
-mod liveness;
 mod stream;
 mod view;
 
@@ -17,16 +17,17 @@ pub use backend::{
 };
 pub use buffer::DeviceBuffer;
 pub use emulated::EmulatorBackend;
-pub use liveness::{DeviceId, is_live};
+pub use crate::liveness::{DeviceId, is_live};
 pub use stream::Stream;
-pub use view::{Arg, ArgMut, BufferView, BufferViewMut, StridedView, StridedViewMut, ViewDesc};
+pub use desc::ViewDesc;
+pub use view::{Arg, ArgMut, BufferView, BufferViewMut, StridedView, StridedViewMut};
 
+use std::any::Any;
 use std::fmt;
 use std::sync::{Arc, OnceLock, Weak};
 
 use crate::error::Error;
-use crate::telemetry::TelemetrySink;
-use liveness::LivenessToken;
+use crate::liveness::LivenessToken;
 
 /// A handle to one device context. Cloning is cheap; the [`DeviceId`] stays live while any clone
 /// exists, and buffers, streams and bound kernels each hold one.
@@ -40,7 +41,9 @@ struct DeviceInner {
     token: LivenessToken,
     backend: Arc<dyn Backend>,
     default_stream: Arc<dyn BackendStream>,
-    telemetry: OnceLock<Arc<TelemetrySink>>,
+    // Set once by the launch layer (it keeps the telemetry sink here); opaque to the device,
+    // which knows nothing of what is recorded about the work it runs.
+    launch_hook: OnceLock<Box<dyn Any + Send + Sync>>,
 }
 
 impl Device {
@@ -53,21 +56,9 @@ impl Device {
                 token: LivenessToken::mint(),
                 backend,
                 default_stream,
-                telemetry: OnceLock::new(),
+                launch_hook: OnceLock::new(),
             }),
         }
-    }
-
-    /// Attaches a telemetry sink: every kernel bound to this device from now on records one
-    /// dispatch per successful launch (an atomic add on a cell interned at bind time). A device
-    /// takes one sink for its lifetime; a second is handed back.
-    pub fn attach_telemetry(&self, sink: Arc<TelemetrySink>) -> Result<(), Arc<TelemetrySink>> {
-        self.inner.telemetry.set(sink)
-    }
-
-    /// The attached telemetry sink, if any.
-    pub fn telemetry(&self) -> Option<&Arc<TelemetrySink>> {
-        self.inner.telemetry.get()
     }
 
     /// Opens CUDA device `ordinal` through the driver API (libcuda, loaded at run time).
@@ -145,6 +136,11 @@ impl Device {
 
     pub(crate) fn backend(&self) -> &dyn Backend {
         &*self.inner.backend
+    }
+
+    /// The slot the launch layer keeps its per-device state in.
+    pub(crate) fn launch_hook(&self) -> &OnceLock<Box<dyn Any + Send + Sync>> {
+        &self.inner.launch_hook
     }
 
     /// A handle that names this device without keeping it live: once every [`Device`] clone is

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use jitseam::device::{
     Backend, BackendFunction, BackendKind, BackendStream, DeviceProperties, Geometry,
 };
-use jitseam::launch::ArgPacket;
+use jitseam::abi::ArgPacket;
 use jitseam::{Device, Error};
 
 /// One launch as the backend saw it.

@@ -8,7 +8,7 @@ use crate::carrier::{GraphView, KernelRegistry};
 use crate::device::{
     Backend, BackendFunction, BackendKind, BackendStream, DeviceProperties, Geometry,
 };
-use crate::launch::ArgPacket;
+use crate::abi::ArgPacket;
 use crate::synth::{ElementwiseSynthesizer, OperandDesc, Region, row_major_strides};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
