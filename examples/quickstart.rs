@@ -13,8 +13,8 @@
 
 use std::process::ExitCode;
 
-use jitseam::carrier::{GraphView, KernelRegistry, request_for};
 use jitseam::adopt::adopt_request;
+use jitseam::carrier::{GraphView, KernelRegistry, request_for};
 use jitseam::synth::{Arch, ElementwiseSynthesizer, JitBudget, Region};
 use jitseam::{Device, ElementKind, In, Kernel, Out, Signature};
 

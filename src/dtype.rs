@@ -2,7 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 
-
 /// The element type of a buffer or a by-value kernel parameter, known at run time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

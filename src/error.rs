@@ -7,8 +7,8 @@
 use std::fmt;
 
 use crate::abi::{AbiSpec, ParamClass, ParamRole, SpecProblem};
-use crate::liveness::DeviceId;
 use crate::dtype::ElementKind;
+use crate::liveness::DeviceId;
 
 /// Everything jitseam can refuse or report.
 #[derive(Debug, thiserror::Error)]

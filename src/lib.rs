@@ -70,13 +70,13 @@ pub mod state;
 pub mod synth;
 pub mod telemetry;
 
+pub use abi::ParamValue;
 pub use abi::{AbiKind, AbiSpec};
 pub use artifact::{Artifact, ArtifactKind, LinkEntry, ParamSource};
 pub use device::{Device, DeviceBuffer, DeviceId, Stream};
 pub use dtype::{Element, ElementKind};
 pub use error::{Error, TransitionError};
 pub use kernel::Kernel;
-pub use abi::ParamValue;
 pub use signature::{
     Erased, In, InStrided, IntoIn, IntoInStrided, IntoOut, IntoOutStrided, Out, OutStrided,
     Signature,

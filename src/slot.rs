@@ -72,12 +72,12 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+use crate::abi::ParamValue;
 use crate::artifact::Artifact;
 use crate::device::{
     Arg, ArgMut, BackendFunction, DeviceId, Stream, ViewDesc, WeakDevice, is_live,
 };
 use crate::error::{Error, TransitionError};
-use crate::abi::ParamValue;
 use crate::kernel::{Kernel, launch_facts};
 use crate::launch::Launch;
 use crate::signature::Erased;
@@ -636,10 +636,10 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::abi::ArgPacket;
     use crate::abi::{AbiKind, AbiSpec};
     use crate::device::{Backend, BackendKind, BackendStream, Device, DeviceProperties, Geometry};
     use crate::dtype::ElementKind;
-    use crate::abi::ArgPacket;
 
     #[derive(Debug)]
     struct Null(DeviceProperties, Option<&'static SlotTable>);

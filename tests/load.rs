@@ -4,8 +4,8 @@
 mod common;
 
 use common::fixtures;
-use jitseam::abi::{ParamClass, ParamRole};
 use jitseam::abi::SpecProblem;
+use jitseam::abi::{ParamClass, ParamRole};
 use jitseam::error::Mismatch;
 use jitseam::{AbiKind, AbiSpec, Artifact, ArtifactKind, ElementKind::*, Error, Kernel};
 

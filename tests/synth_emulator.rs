@@ -46,9 +46,9 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use half::{bf16, f16};
+use jitseam::adopt::{AdoptDecline, adopt_request};
 use jitseam::device::{Arg, ArgMut};
 use jitseam::synth::elementwise::{OPS, op_signature};
-use jitseam::adopt::{AdoptDecline, adopt_request};
 use jitseam::synth::{
     Arch, ElementwiseSynthesizer, JitBudget, JitRequest, OperandDesc, Region, SynthDecline,
 };

@@ -67,4 +67,3 @@ pub(crate) fn copy_le<const N: usize>(slot: &mut [u8], value: [u8; N]) {
         }
     }
 }
-

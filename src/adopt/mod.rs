@@ -9,13 +9,13 @@
 
 use std::fmt;
 
+use crate::abi::ParamValue;
 use crate::artifact::Artifact;
 use crate::carrier::{self, GraphView, KernelRegistry, NotRequested};
 use crate::device::Device;
 use crate::dtype::ElementKind;
 use crate::error::Error;
 use crate::kernel::Kernel;
-use crate::abi::ParamValue;
 use crate::signature::Erased;
 use crate::slot::{SlotRef, SlotTable};
 use crate::state::DeviceBound;

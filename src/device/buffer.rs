@@ -3,9 +3,9 @@
 use std::marker::PhantomData;
 use std::ops::Range;
 
+use super::Device;
 use super::desc::{ViewDesc, range_desc, strided_desc};
 use super::view::{Arg, ArgMut, BufferView, BufferViewMut, StridedView, StridedViewMut};
-use super::Device;
 use crate::dtype::Element;
 use crate::error::Error;
 
@@ -186,5 +186,12 @@ impl<'a, T: Element> From<&'a mut DeviceBuffer<T>> for ArgMut<'a> {
             desc: buffer.desc(),
             _borrow: PhantomData,
         }
+    }
+}
+
+impl Device {
+    /// A buffer of `len` elements with unspecified contents.
+    pub fn alloc<T: Element>(&self, len: usize) -> Result<DeviceBuffer<T>, Error> {
+        DeviceBuffer::alloc(self, len)
     }
 }

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use crate::device::{BackendFunction, Device};
 use crate::artifact::Artifact;
+use crate::device::{BackendFunction, Device};
 use crate::error::Error;
 use crate::state::LoadedData;
 

@@ -50,8 +50,7 @@ impl Kernel<Erased, DeviceBound> {
     ) -> Result<(), Error> {
         let inputs: Vec<ViewDesc> = inputs.iter().map(Arg::desc).collect();
         let outputs: Vec<ViewDesc> = outputs.iter().map(ArgMut::desc).collect();
-        self.launcher(stream)
-            .run(&inputs, &outputs, shape, params)
+        self.launcher(stream).run(&inputs, &outputs, shape, params)
     }
 }
 

@@ -187,4 +187,3 @@ fn check_spec<K: Signature>(artifact: &Artifact) -> Result<(), Error> {
         })
     }
 }
-

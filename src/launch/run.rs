@@ -65,10 +65,12 @@ impl<'k> Launch<'k> {
         // kernel touch lies inside its allocation, outputs overlap nothing else, and the count and
         // params have exactly the declared types.
         marshal_with(&checked, |packet| unsafe {
-            stream
-                .device()
-                .backend()
-                .launch(self.function, stream.raw(), checked.geometry(), packet)
+            stream.device().backend().launch(
+                self.function,
+                stream.raw(),
+                checked.geometry(),
+                packet,
+            )
         })?;
         if let Some(cell) = self.telemetry {
             cell.record();

@@ -16,13 +16,11 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::atomic_write::{self, Durability};
 use super::aggregate::{DispatchCell, MissCell};
+use super::atomic_write::{self, Durability};
 use super::cells::{CellTable, Counter};
 use super::handle::{DispatchHandle, MissHandle};
-use super::keys::{
-    CellHasher, DispatchKeyRef, FlatDispatchKey, Interners, MissKeyRef,
-};
+use super::keys::{CellHasher, DispatchKeyRef, FlatDispatchKey, Interners, MissKeyRef};
 use super::record::{
     DispatchLine, DispatchRecord, HwStamp, ImplId, MissLine, MissRecord, OverflowRecord,
     StructureKey, TELEMETRY_SCHEMA,

@@ -8,9 +8,9 @@ use cudarc::driver::CudaContext;
 use super::context::properties_of;
 use super::shared::Shared;
 use super::{launch, memory, module, stream};
+use crate::abi::ArgPacket;
 use crate::device::{Backend, BackendFunction, BackendStream, DeviceProperties, Geometry};
 use crate::error::Error;
-use crate::abi::ArgPacket;
 
 /// The CUDA [`Backend`] of one [`crate::device::Device`].
 #[derive(Debug)]

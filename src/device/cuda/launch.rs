@@ -11,9 +11,9 @@ use super::error::driver_error;
 use super::module::CudaFunction;
 use super::shared::Shared;
 use super::stream;
+use crate::abi::ArgPacket;
 use crate::device::{BackendFunction, BackendStream, Geometry};
 use crate::error::Error;
-use crate::abi::ArgPacket;
 
 /// Parameter pointers for launches with at most this many parameters live on the stack.
 const INLINE_PARAMS: usize = 64;

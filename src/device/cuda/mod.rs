@@ -78,8 +78,25 @@ use probe::{check_symbols, guarded, probe_library};
 use crate::device::Device;
 use crate::error::Error;
 
+impl Device {
+    /// Opens CUDA device `ordinal` through the driver API (libcuda, loaded at run time).
+    ///
+    /// Returns [`Error::DriverUnavailable`] when no usable driver library is installed and
+    /// [`Error::NoDevice`] when the ordinal does not exist; it never panics. Each call opens a
+    /// new handle with a new [`DeviceId`], also on an ordinal already open (handles on one
+    /// ordinal share the device's primary context).
+    pub fn cuda(ordinal: usize) -> Result<Self, Error> {
+        open(ordinal)
+    }
+
+    /// How many CUDA devices the driver reports; [`Error::DriverUnavailable`] without a driver.
+    pub fn cuda_count() -> Result<usize, Error> {
+        device_count()
+    }
+}
+
 /// Opens CUDA device `ordinal` as a [`Device`].
-pub(super) fn open(ordinal: usize) -> Result<Device, Error> {
+fn open(ordinal: usize) -> Result<Device, Error> {
     probe_library()?;
     guarded("open cuda device", || {
         check_symbols()?;
@@ -90,7 +107,7 @@ pub(super) fn open(ordinal: usize) -> Result<Device, Error> {
 }
 
 /// How many CUDA devices the driver reports.
-pub(super) fn device_count() -> Result<usize, Error> {
+fn device_count() -> Result<usize, Error> {
     probe_library()?;
     guarded("count cuda devices", || {
         check_symbols()?;

@@ -26,9 +26,6 @@ use crate::synth::{JitRequest, SynthDecline, Synthesizer};
 use builder::Compute;
 use ops::Op;
 
-
-
-
 /// Identifies the emitted code's generation, recorded in every artifact's link entry.
 pub const REVISION: &str = "jitseam-elementwise-1";
 
