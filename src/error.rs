@@ -1,4 +1,4 @@
-//! The one failure vocabulary of jitseam (DESIGN §9).
+//! The one failure vocabulary of jitseam.
 //!
 //! Every variant names the kernel's entry point where one is involved, and the argument, the
 //! expected and the found value where relevant. Messages are lowercase without a trailing period

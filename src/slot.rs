@@ -1,4 +1,4 @@
-//! Slot tables (DESIGN §6): bare `fn` pointers for JIT kernels adopted at run time.
+//! Slot tables: bare `fn` pointers for JIT kernels adopted at run time.
 //!
 //! A runtime whose kernel table holds plain `fn` pointers (no captured environment) cannot store
 //! a closure over a kernel loaded at run time. [`slot_table!`](crate::slot_table) therefore

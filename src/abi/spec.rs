@@ -107,7 +107,7 @@ impl AbiSpec {
         Ok(())
     }
 
-    /// The exact ordered parameter list of DESIGN §4.
+    /// The exact ordered parameter list the ABI implies: pointers, shape and strides, `n`, params.
     pub fn expected_params(&self) -> Vec<ExpectedParam> {
         let rank = self.abi.rank();
         let inputs = self.inputs.len();

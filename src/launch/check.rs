@@ -29,7 +29,7 @@ pub struct LaunchFacts<'k> {
 }
 
 /// A launch that [`check`] accepted. Only `check` builds one, so a packet built from it (by
-/// [`marshal`]) rests on every precondition of the kernel's ABI.
+/// [`marshal`](super::marshal)) rests on every precondition of the kernel's ABI.
 #[derive(Debug, Clone, Copy)]
 pub struct CheckedLaunch<'a> {
     pub(super) facts: LaunchFacts<'a>,

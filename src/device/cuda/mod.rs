@@ -83,7 +83,7 @@ impl Device {
     ///
     /// Returns [`Error::DriverUnavailable`] when no usable driver library is installed and
     /// [`Error::NoDevice`] when the ordinal does not exist; it never panics. Each call opens a
-    /// new handle with a new [`DeviceId`], also on an ordinal already open (handles on one
+    /// new handle with a new [`DeviceId`](crate::device::DeviceId), also on an ordinal already open (handles on one
     /// ordinal share the device's primary context).
     pub fn cuda(ordinal: usize) -> Result<Self, Error> {
         open(ordinal)
