@@ -13,8 +13,9 @@
 
 use std::process::ExitCode;
 
+use jitseam::adopt::adopt_request;
 use jitseam::carrier::{GraphView, KernelRegistry, request_for};
-use jitseam::synth::{Arch, ElementwiseSynthesizer, JitBudget, Region, adopt_request};
+use jitseam::synth::{Arch, ElementwiseSynthesizer, JitBudget, Region};
 use jitseam::{Device, ElementKind, In, Kernel, Out, Signature};
 
 const ROWS: usize = 64;

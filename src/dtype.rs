@@ -2,8 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::abi::ParamClass;
-
 /// The element type of a buffer or a by-value kernel parameter, known at run time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -57,22 +55,6 @@ impl ElementKind {
     /// Whether the kind is a floating-point type.
     pub const fn is_float(self) -> bool {
         matches!(self, Self::F32 | Self::F64 | Self::F16 | Self::BF16)
-    }
-
-    /// How a by-value parameter of this kind appears in a PTX `.param` list (DESIGN §4).
-    ///
-    /// Signedness is not part of the class: PTX keeps only widths for integers. Halves travel as
-    /// a two-byte aligned byte array because that is what NVRTC emits for `__half` by value.
-    pub const fn param_class(self) -> ParamClass {
-        match self {
-            Self::F32 => ParamClass::F32,
-            Self::F64 => ParamClass::F64,
-            Self::F16 | Self::BF16 => ParamClass::Bytes { size: 2, align: 2 },
-            Self::I8 | Self::U8 => ParamClass::Int8,
-            Self::I16 | Self::U16 => ParamClass::Int16,
-            Self::I32 | Self::U32 => ParamClass::Int32,
-            Self::I64 | Self::U64 => ParamClass::Int64,
-        }
     }
 
     /// The lowercase name used in specs, the CLI and messages (`f32`, `bf16`, `u64`).

@@ -1,4 +1,4 @@
-//! The one failure vocabulary of jitseam (DESIGN §9).
+//! The one failure vocabulary of jitseam.
 //!
 //! Every variant names the kernel's entry point where one is involved, and the argument, the
 //! expected and the found value where relevant. Messages are lowercase without a trailing period
@@ -6,9 +6,9 @@
 
 use std::fmt;
 
-use crate::abi::{AbiSpec, ParamClass, ParamRole};
-use crate::device::DeviceId;
+use crate::abi::{AbiSpec, ParamClass, ParamRole, SpecProblem};
 use crate::dtype::ElementKind;
+use crate::liveness::DeviceId;
 
 /// Everything jitseam can refuse or report.
 #[derive(Debug, thiserror::Error)]
@@ -460,45 +460,6 @@ impl Error {
                 | Self::MemoryFault(_)
         )
     }
-}
-
-/// Why an [`AbiSpec`] describes no kernel.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum SpecProblem {
-    /// Width not 2, 4 or 8.
-    #[error("vector width {width} is not 2, 4 or 8")]
-    VectorWidth {
-        /// The width.
-        width: u8,
-    },
-    /// A vector of more than 16 bytes.
-    #[error("{width} lanes of {dtype} make {bytes} bytes, more than the 16 a vector load can move")]
-    VectorTooWide {
-        /// The width.
-        width: u8,
-        /// The widest operand dtype.
-        dtype: ElementKind,
-        /// `width · size`.
-        bytes: usize,
-    },
-    /// Rank outside 1..=8.
-    #[error("rank {rank} is outside 1..=8")]
-    Rank {
-        /// The rank.
-        rank: u8,
-    },
-    /// No output operand.
-    #[error("a kernel needs at least one output")]
-    NoOutput,
-    /// Too many parameter bytes.
-    #[error("the parameters take {bytes} bytes, more than the {limit} a launch can pass")]
-    TooManyParamBytes {
-        /// Packet bytes.
-        bytes: usize,
-        /// The limit.
-        limit: usize,
-    },
 }
 
 /// Which property of a parameter differs.

@@ -6,17 +6,16 @@ use std::marker::PhantomData;
 use crate::abi::AbiSpec;
 use crate::artifact::Artifact;
 use crate::device::{
-    BufferView, BufferViewMut, DeviceBuffer, Stream, StridedView, StridedViewMut, ViewDesc,
+    BufferView, BufferViewMut, DeviceBuffer, StridedView, StridedViewMut, ViewDesc,
 };
 use crate::dtype::Element;
 use crate::error::Error;
-use crate::kernel::Kernel;
-use crate::state::DeviceBound;
+use crate::launch::Launch;
 
 /// A kernel's signature known at compile time.
 ///
 /// Implemented by the `#[jitseam::kernel]` macro, never by hand: the hidden method takes a
-/// token only jitseam can create and only the macro's expansion names, so a hand-written impl
+/// launch only jitseam can create and only the macro's expansion names, so a hand-written impl
 /// that could claim a `SPEC` its launcher does not follow is visibly outside the API.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a kernel signature",
@@ -32,27 +31,15 @@ pub trait Signature: Sized + 'static {
     /// The launch arguments: the declared operands and params, by name.
     type Args<'a>;
 
+    /// Lowers `args` to operand descriptions and runs `launch` with them. Only jitseam can
+    /// make a [`Launch`], so only its generic launch can call this.
     #[doc(hidden)]
-    fn __jitseam_launch(
-        kernel: &Kernel<Self, DeviceBound>,
-        stream: &Stream,
-        args: Self::Args<'_>,
-        token: crate::__private::SignatureToken,
-    ) -> Result<(), Error>;
+    fn __jitseam_launch(launch: Launch<'_>, args: Self::Args<'_>) -> Result<(), Error>;
 
     /// A PTX artifact for this signature: entry point [`Signature::SYMBOL`], spec
     /// [`Signature::SPEC`]. `load()` still verifies the text against both.
     fn ptx_artifact(text: impl Into<String>) -> Artifact {
         Artifact::ptx(text, Self::SYMBOL, Self::SPEC)
-    }
-}
-
-impl<K: Signature> Kernel<K, DeviceBound> {
-    /// Launches with typed arguments: counts, element types, mutability and param types were
-    /// checked by rustc; devices, lengths, alignment and bounds are checked here, through the
-    /// same `check` and `marshal` as every other launch.
-    pub fn launch(&self, stream: &Stream, args: K::Args<'_>) -> Result<(), Error> {
-        K::__jitseam_launch(self, stream, args, crate::__private::SignatureToken::new())
     }
 }
 

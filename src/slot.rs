@@ -1,4 +1,4 @@
-//! Slot tables (DESIGN §6): bare `fn` pointers for JIT kernels adopted at run time.
+//! Slot tables: bare `fn` pointers for JIT kernels adopted at run time.
 //!
 //! A runtime whose kernel table holds plain `fn` pointers (no captured environment) cannot store
 //! a closure over a kernel loaded at run time. [`slot_table!`](crate::slot_table) therefore
@@ -72,15 +72,16 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+use crate::abi::ParamValue;
 use crate::artifact::Artifact;
 use crate::device::{
     Arg, ArgMut, BackendFunction, DeviceId, Stream, ViewDesc, WeakDevice, is_live,
 };
 use crate::error::{Error, TransitionError};
-use crate::kernel::{Kernel, LoadedData, launch_facts};
-use crate::launch::{ParamValue, launch_function};
+use crate::kernel::{Kernel, launch_facts};
+use crate::launch::Launch;
 use crate::signature::Erased;
-use crate::state::DeviceBound;
+use crate::state::{DeviceBound, LoadedData};
 use crate::telemetry::DispatchHandle;
 
 /// The most slots a table may have; `slot_table!` refuses more at compile time.
@@ -479,19 +480,13 @@ impl SlotTable {
                 occupant.device.id(),
                 occupant.max_grid_x,
             );
-            launch_function(
+            Launch::new(
                 facts,
                 &*occupant.function,
                 call.stream,
-                inputs,
-                outputs,
-                call.shape,
-                call.params,
-            )?;
-            if let Some(cell) = &occupant.telemetry {
-                cell.record();
-            }
-            Ok(())
+                occupant.telemetry.as_ref(),
+            )
+            .run(inputs, outputs, call.shape, call.params)
         })
     }
 
@@ -641,10 +636,10 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::abi::ArgPacket;
     use crate::abi::{AbiKind, AbiSpec};
     use crate::device::{Backend, BackendKind, BackendStream, Device, DeviceProperties, Geometry};
     use crate::dtype::ElementKind;
-    use crate::launch::ArgPacket;
 
     #[derive(Debug)]
     struct Null(DeviceProperties, Option<&'static SlotTable>);

@@ -4,8 +4,9 @@
 mod common;
 
 use common::fixtures;
+use jitseam::abi::SpecProblem;
 use jitseam::abi::{ParamClass, ParamRole};
-use jitseam::error::{Mismatch, SpecProblem};
+use jitseam::error::Mismatch;
 use jitseam::{AbiKind, AbiSpec, Artifact, ArtifactKind, ElementKind::*, Error, Kernel};
 
 fn load(artifact: Artifact) -> Result<Kernel<jitseam::Erased, jitseam::Loaded>, Error> {

@@ -21,11 +21,9 @@ use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use common::{fixtures, recording};
+use jitseam::adopt::{AdoptDecline, adopt_into_slot};
 use jitseam::device::{Arg, ArgMut};
-use jitseam::synth::{
-    AdoptDecline, Arch, ElementwiseSynthesizer, JitBudget, JitRequest, OperandDesc, Region,
-    adopt_into_slot,
-};
+use jitseam::synth::{Arch, ElementwiseSynthesizer, JitBudget, JitRequest, OperandDesc, Region};
 use jitseam::{Device, DeviceBound, ElementKind, Erased, Error, Kernel, SlotCall, SlotRef};
 
 jitseam::slot_table!(static STRESS: 4);

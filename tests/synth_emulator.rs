@@ -46,11 +46,11 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use half::{bf16, f16};
+use jitseam::adopt::{AdoptDecline, adopt_request};
 use jitseam::device::{Arg, ArgMut};
 use jitseam::synth::elementwise::{OPS, op_signature};
 use jitseam::synth::{
-    AdoptDecline, Arch, ElementwiseSynthesizer, JitBudget, JitRequest, OperandDesc, Region,
-    SynthDecline, adopt_request,
+    Arch, ElementwiseSynthesizer, JitBudget, JitRequest, OperandDesc, Region, SynthDecline,
 };
 use jitseam::{AbiKind, Device, DeviceBuffer, Element, ElementKind, Error};
 use proptest::prelude::*;

@@ -225,15 +225,11 @@ impl Kernel {
                 type Args<'a> = #args_name<'a>;
 
                 fn __jitseam_launch(
-                    kernel: &::jitseam::__private::Kernel<Self, ::jitseam::__private::DeviceBound>,
-                    stream: &::jitseam::__private::Stream,
+                    launch: ::jitseam::__private::Launch<'_>,
                     #args: Self::Args<'_>,
-                    _token: ::jitseam::__private::SignatureToken,
                 ) -> ::core::result::Result<(), ::jitseam::__private::Error> {
                     let #first_output = #args.#first_name.desc();
-                    ::jitseam::__private::launch_checked(
-                        kernel,
-                        stream,
+                    launch.run(
                         &[#(#input_descs),*],
                         &[#(#output_descs),*],
                         #shape,

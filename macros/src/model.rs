@@ -9,7 +9,7 @@ use crate::names;
 use crate::parse::{AttrArgs, Declaration, RawOption, RawValue};
 use crate::scalars::{self, Scalar};
 
-/// Largest vector, in bytes, the vectorized ABI allows (`W · size_of(T) ≤ 16`, DESIGN §4).
+/// Largest vector, in bytes, the vectorized ABI allows (`W · size_of(T) ≤ 16`).
 const MAX_VECTOR_BYTES: usize = 16;
 /// Largest rank of the strided ABI.
 const MAX_RANK: u8 = 8;

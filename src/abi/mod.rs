@@ -1,14 +1,17 @@
-//! The three kernel ABIs (DESIGN §4): compile-time markers, the runtime [`AbiSpec`], the exact
-//! parameter list each ABI implies, and the check of a PTX entry against that list.
+//! The three kernel ABIs: compile-time markers, the runtime [`AbiSpec`], the exact parameter list
+//! each ABI implies, where each parameter sits in the argument packet, and the packet itself.
 
 mod kind;
 mod layout;
+mod packet;
 mod params;
 mod spec;
-mod verify;
+mod value;
 
 pub use kind::{Abi, AbiKind, Scalar, Strided, Vectorized};
 pub use layout::{ParamLayout, PlacedParam};
+pub use packet::ArgPacket;
 pub use params::{ExpectedParam, ParamClass, ParamRole};
-pub use spec::{AbiSpec, MAX_PARAM_BYTES, MAX_RANK};
-pub(crate) use verify::verify_entry_params;
+pub use spec::{AbiSpec, MAX_PARAM_BYTES, MAX_RANK, SpecProblem};
+pub use value::ParamValue;
+pub(crate) use value::copy_le;

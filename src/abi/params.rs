@@ -4,6 +4,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::dtype::ElementKind;
+
 /// How a parameter appears in a PTX `.param` list, compared by class and size only.
 ///
 /// PTX keeps no signedness and does not tell a pointer from a 64-bit integer, so those are one
@@ -33,6 +35,22 @@ pub enum ParamClass {
 }
 
 impl ParamClass {
+    /// How a by-value parameter of element kind `kind` appears in a PTX `.param` list.
+    ///
+    /// Signedness is not part of the class: PTX keeps only widths for integers. Halves travel as
+    /// a two-byte aligned byte array because that is what NVRTC emits for `__half` by value.
+    pub const fn of(kind: ElementKind) -> Self {
+        match kind {
+            ElementKind::F32 => Self::F32,
+            ElementKind::F64 => Self::F64,
+            ElementKind::F16 | ElementKind::BF16 => Self::Bytes { size: 2, align: 2 },
+            ElementKind::I8 | ElementKind::U8 => Self::Int8,
+            ElementKind::I16 | ElementKind::U16 => Self::Int16,
+            ElementKind::I32 | ElementKind::U32 => Self::Int32,
+            ElementKind::I64 | ElementKind::U64 => Self::Int64,
+        }
+    }
+
     /// Bytes the parameter occupies in the argument packet.
     pub const fn size(self) -> usize {
         match self {

@@ -6,7 +6,6 @@ use serde::{Deserialize, Serialize};
 
 use super::{AbiKind, ExpectedParam, ParamClass, ParamRole};
 use crate::dtype::ElementKind;
-use crate::error::SpecProblem;
 
 /// Largest rank of the strided ABI.
 pub const MAX_RANK: usize = 8;
@@ -108,7 +107,7 @@ impl AbiSpec {
         Ok(())
     }
 
-    /// The exact ordered parameter list of DESIGN §4.
+    /// The exact ordered parameter list the ABI implies: pointers, shape and strides, `n`, params.
     pub fn expected_params(&self) -> Vec<ExpectedParam> {
         let rank = self.abi.rank();
         let inputs = self.inputs.len();
@@ -148,7 +147,7 @@ impl AbiSpec {
                 .enumerate()
                 .map(|(p, dtype)| ExpectedParam {
                     role: ParamRole::Param(index(p)),
-                    class: dtype.param_class(),
+                    class: ParamClass::of(*dtype),
                 }),
         );
         list
@@ -164,7 +163,7 @@ impl AbiSpec {
             .saturating_add(1);
         let mut bytes = int64_slots.saturating_mul(8);
         for dtype in self.params.iter() {
-            let class = dtype.param_class();
+            let class = ParamClass::of(*dtype);
             bytes = bytes
                 .next_multiple_of(class.align())
                 .saturating_add(class.size());
@@ -177,6 +176,45 @@ impl AbiSpec {
 /// invalid one never reaches a launcher, so saturating is only for totality.
 fn index(i: usize) -> u32 {
     u32::try_from(i).unwrap_or(u32::MAX)
+}
+
+/// Why an [`AbiSpec`] describes no kernel: what [`AbiSpec::validate`] answers.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpecProblem {
+    /// Width not 2, 4 or 8.
+    #[error("vector width {width} is not 2, 4 or 8")]
+    VectorWidth {
+        /// The width.
+        width: u8,
+    },
+    /// A vector of more than 16 bytes.
+    #[error("{width} lanes of {dtype} make {bytes} bytes, more than the 16 a vector load can move")]
+    VectorTooWide {
+        /// The width.
+        width: u8,
+        /// The widest operand dtype.
+        dtype: ElementKind,
+        /// `width · size`.
+        bytes: usize,
+    },
+    /// Rank outside 1..=8.
+    #[error("rank {rank} is outside 1..=8")]
+    Rank {
+        /// The rank.
+        rank: u8,
+    },
+    /// No output operand.
+    #[error("a kernel needs at least one output")]
+    NoOutput,
+    /// Too many parameter bytes.
+    #[error("the parameters take {bytes} bytes, more than the {limit} a launch can pass")]
+    TooManyParamBytes {
+        /// Packet bytes.
+        bytes: usize,
+        /// The limit.
+        limit: usize,
+    },
 }
 
 #[cfg(test)]

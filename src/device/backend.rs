@@ -4,8 +4,8 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
+use crate::abi::ArgPacket;
 use crate::error::Error;
-use crate::launch::ArgPacket;
 
 /// Which kind of backend a device runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

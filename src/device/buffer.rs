@@ -3,8 +3,9 @@
 use std::marker::PhantomData;
 use std::ops::Range;
 
-use super::view::{range_desc, strided_desc};
-use super::{BufferView, BufferViewMut, Device, StridedView, StridedViewMut, ViewDesc};
+use super::Device;
+use super::desc::{ViewDesc, range_desc, strided_desc};
+use super::view::{Arg, ArgMut, BufferView, BufferViewMut, StridedView, StridedViewMut};
 use crate::dtype::Element;
 use crate::error::Error;
 
@@ -167,5 +168,30 @@ impl<T: Element> std::fmt::Debug for DeviceBuffer<T> {
 impl<T: Element> Drop for DeviceBuffer<T> {
     fn drop(&mut self) {
         self.device.backend().free(self.address, self.bytes);
+    }
+}
+
+impl<'a, T: Element> From<&'a DeviceBuffer<T>> for Arg<'a> {
+    fn from(buffer: &'a DeviceBuffer<T>) -> Self {
+        Self {
+            desc: buffer.desc(),
+            _borrow: PhantomData,
+        }
+    }
+}
+
+impl<'a, T: Element> From<&'a mut DeviceBuffer<T>> for ArgMut<'a> {
+    fn from(buffer: &'a mut DeviceBuffer<T>) -> Self {
+        Self {
+            desc: buffer.desc(),
+            _borrow: PhantomData,
+        }
+    }
+}
+
+impl Device {
+    /// A buffer of `len` elements with unspecified contents.
+    pub fn alloc<T: Element>(&self, len: usize) -> Result<DeviceBuffer<T>, Error> {
+        DeviceBuffer::alloc(self, len)
     }
 }

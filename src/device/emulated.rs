@@ -24,11 +24,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use jitseam_ptx::interp::{ExecError, LaunchDims, Regions};
 use jitseam_ptx::{DecodeError, Program};
 
+use super::Device;
 use super::backend::{
     Backend, BackendFunction, BackendKind, BackendStream, DeviceProperties, Geometry,
 };
+use crate::abi::ArgPacket;
 use crate::error::{Error, MemoryFault};
-use crate::launch::ArgPacket;
 
 /// First allocation address: far from zero, so null and small pointers fault.
 const FIRST_BASE: u64 = 0x7f00_0000_0000;
@@ -268,5 +269,13 @@ impl Backend for EmulatorBackend {
 
     fn synchronize(&self, _stream: &dyn BackendStream) -> Result<(), Error> {
         Ok(())
+    }
+}
+
+impl Device {
+    /// A new emulator device: the PTX interpreter on the CPU, with every memory access checked
+    /// (see [`EmulatorBackend`]).
+    pub fn emulator() -> Self {
+        Self::with_backend(Arc::new(EmulatorBackend::new()))
     }
 }

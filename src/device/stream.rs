@@ -96,3 +96,27 @@ impl std::fmt::Debug for Stream {
             .finish()
     }
 }
+
+impl Device {
+    /// The stream work goes to when no other is named.
+    pub fn default_stream(&self) -> Stream {
+        Stream::new(self.clone(), Arc::clone(self.raw_default_stream()))
+    }
+
+    /// A new stream on this device.
+    pub fn new_stream(&self) -> Result<Stream, Error> {
+        Ok(Stream::new(self.clone(), self.backend().new_stream()?))
+    }
+
+    /// A buffer holding a copy of `data`, written on the default stream.
+    pub fn upload<T: crate::Element>(&self, data: &[T]) -> Result<DeviceBuffer<T>, Error> {
+        let mut buffer = DeviceBuffer::alloc(self, data.len())?;
+        self.default_stream().write(&mut buffer, data)?;
+        Ok(buffer)
+    }
+
+    /// Waits until all work queued on the default stream has finished.
+    pub fn synchronize(&self) -> Result<(), Error> {
+        self.default_stream().synchronize()
+    }
+}

@@ -1,6 +1,6 @@
 //! [`SynthDecline`]: every reason a synthesizer gives for not producing a kernel.
 //!
-//! Declining is the ordinary outcome, not a failure of jitseam (DESIGN §7), so this is its own
+//! Declining is the ordinary outcome, not a failure of jitseam, so this is its own
 //! enum rather than a variant of [`crate::Error`]; it is serde so an out-of-process synthesizer
 //! can send its reason back as data.
 

@@ -1,19 +1,16 @@
 //! The synthesizer seam: a [`JitRequest`] in, an [`Artifact`] or a typed [`SynthDecline`] out.
 //!
 //! The carrier ([`crate::carrier`]) produces requests from a runtime's graph; a [`Synthesizer`]
-//! answers them; [`adopt`] runs the whole way to a device-bound kernel, and [`adopt_into_slot`]
-//! on into a slot table. Requests, artifacts and
-//! declines are serde data, so a synthesizer can live in another process.
+//! answers them; [`crate::adopt`] runs the whole way to a device-bound kernel. Requests,
+//! artifacts and declines are serde data, so a synthesizer can live in another process.
 //!
 //! [`ElementwiseSynthesizer`] is the reference implementation: it writes PTX text directly, for
 //! elementwise regions in all three ABIs.
 
-mod adopt;
 mod decline;
 pub mod elementwise;
 mod request;
 
-pub use adopt::{AdoptDecline, Adopted, AdoptedSlot, adopt, adopt_into_slot, adopt_request};
 pub use decline::SynthDecline;
 pub use elementwise::ElementwiseSynthesizer;
 pub use request::{

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
+use super::aggregate::{DispatchCell, MissCell};
 use super::cells::Counter;
 use super::record::Candidate;
-use super::sink::{DispatchCell, MissCell};
 
 /// Where a handle's counts go: its cell, or the sink's overflow counter when the sink was full
 /// at the time the handle was made.

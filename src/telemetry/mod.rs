@@ -31,6 +31,7 @@
 //! assert_eq!(sink.dispatch_records()[0].count, 2);
 //! ```
 
+mod aggregate;
 mod atomic_write;
 mod cells;
 mod handle;

@@ -10,21 +10,19 @@
 //! and returns `io::Result` to whoever chose to flush.
 
 use std::cell::RefCell;
-use std::cmp::Ordering;
 use std::fmt;
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use super::aggregate::{DispatchCell, MissCell};
 use super::atomic_write::{self, Durability};
-use super::cells::{Cell, CellTable, Counter};
+use super::cells::{CellTable, Counter};
 use super::handle::{DispatchHandle, MissHandle};
-use super::keys::{
-    CellHasher, DispatchKey, DispatchKeyRef, FlatDispatchKey, Interners, MissKey, MissKeyRef,
-};
+use super::keys::{CellHasher, DispatchKeyRef, FlatDispatchKey, Interners, MissKeyRef};
 use super::record::{
-    Candidate, DispatchLine, DispatchRecord, HwStamp, ImplId, MissLine, MissRecord, OverflowRecord,
+    DispatchLine, DispatchRecord, HwStamp, ImplId, MissLine, MissRecord, OverflowRecord,
     StructureKey, TELEMETRY_SCHEMA,
 };
 
@@ -85,87 +83,6 @@ pub struct FlushStats {
     pub miss_lines: usize,
     /// The content of `overflow.json`.
     pub overflow: OverflowRecord,
-}
-
-/// A dispatch cell: its identity, its count, and the latest non-empty candidate list.
-#[derive(Debug)]
-pub(crate) struct DispatchCell {
-    hash: u64,
-    key: DispatchKey,
-    count: Counter,
-    candidates: Mutex<Vec<Candidate>>,
-}
-
-impl Cell for DispatchCell {
-    fn hash(&self) -> u64 {
-        self.hash
-    }
-
-    fn cmp_key(&self, other: &Self) -> Ordering {
-        self.key.cmp(&other.key)
-    }
-}
-
-impl DispatchCell {
-    #[inline]
-    pub(crate) fn record(&self, count: u64, candidates: &[Candidate]) {
-        self.count.add(count.max(1));
-        if !candidates.is_empty() {
-            let mut held = self
-                .candidates
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            overwrite_candidates(&mut held, candidates);
-        }
-    }
-
-    pub(crate) fn count(&self) -> u64 {
-        self.count.get()
-    }
-}
-
-/// `held = fresh`, reusing `held`'s strings where the same implementation sits in the same
-/// place: a detailed observation repeats one candidate list with new latencies, and that must
-/// not cost a string copy per launch.
-fn overwrite_candidates(held: &mut Vec<Candidate>, fresh: &[Candidate]) {
-    held.truncate(fresh.len());
-    for (slot, new) in held.iter_mut().zip(fresh) {
-        if slot.impl_id != new.impl_id {
-            slot.impl_id.clone_from(&new.impl_id);
-        }
-        slot.latency_ns = new.latency_ns;
-    }
-    let kept = held.len();
-    held.extend(fresh.iter().skip(kept).cloned());
-}
-
-/// A miss cell: its identity and its count.
-#[derive(Debug)]
-pub(crate) struct MissCell {
-    hash: u64,
-    key: MissKey,
-    count: Counter,
-}
-
-impl Cell for MissCell {
-    fn hash(&self) -> u64 {
-        self.hash
-    }
-
-    fn cmp_key(&self, other: &Self) -> Ordering {
-        self.key.cmp(&other.key)
-    }
-}
-
-impl MissCell {
-    #[inline]
-    pub(crate) fn record(&self, count: u64) {
-        self.count.add(count.max(1));
-    }
-
-    pub(crate) fn count(&self) -> u64 {
-        self.count.get()
-    }
 }
 
 /// Source of [`TelemetrySink`] ids. 2^64 sinks will not be made, so ids are never reused and a

@@ -1,4 +1,4 @@
-//! Launch tests written once, generic over the device (DESIGN §10): each `pub fn` takes a
+//! Launch tests written once, generic over the device: each `pub fn` takes a
 //! `&Device`, runs one NVRTC fixture through the erased API (describe → load → bind → launch)
 //! and checks every output element against a host reference. Outputs start filled with NaN, so
 //! an element the kernel never wrote fails the comparison.

@@ -5,10 +5,10 @@ use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use jitseam::abi::ArgPacket;
 use jitseam::device::{
     Backend, BackendFunction, BackendKind, BackendStream, DeviceProperties, Geometry,
 };
-use jitseam::launch::ArgPacket;
 use jitseam::{Device, Error};
 
 /// One launch as the backend saw it.

@@ -55,23 +55,20 @@ impl ::jitseam::__private::Signature for AddSub {
     const SYMBOL: &'static str = "add_sub";
     type Args<'a> = AddSubArgs<'a>;
     fn __jitseam_launch(
-        kernel: &::jitseam::__private::Kernel<Self, ::jitseam::__private::DeviceBound>,
-        stream: &::jitseam::__private::Stream,
+        launch: ::jitseam::__private::Launch<'_>,
         __jitseam_args: Self::Args<'_>,
-        _token: ::jitseam::__private::SignatureToken,
     ) -> ::core::result::Result<(), ::jitseam::__private::Error> {
         let __jitseam_out0 = __jitseam_args.sum.desc();
-        ::jitseam::__private::launch_checked(
-            kernel,
-            stream,
-            &[__jitseam_args.a.desc(), __jitseam_args.b.desc()],
-            &[__jitseam_out0, __jitseam_args.diff.desc()],
-            &[__jitseam_out0.len()],
-            &[
-                ::jitseam::__private::ParamValue::from(__jitseam_args.count),
-                ::jitseam::__private::ParamValue::from(__jitseam_args.seed),
-            ],
-        )
+        launch
+            .run(
+                &[__jitseam_args.a.desc(), __jitseam_args.b.desc()],
+                &[__jitseam_out0, __jitseam_args.diff.desc()],
+                &[__jitseam_out0.len()],
+                &[
+                    ::jitseam::__private::ParamValue::from(__jitseam_args.count),
+                    ::jitseam::__private::ParamValue::from(__jitseam_args.seed),
+                ],
+            )
     }
 }
 const _: () = {

@@ -39,23 +39,20 @@ impl ::jitseam::__private::Signature for Axpb {
     const SYMBOL: &'static str = "baracuda_gen_add_scalar_mul_scalar_f32_scalar";
     type Args<'a> = AxpbArgs<'a>;
     fn __jitseam_launch(
-        kernel: &::jitseam::__private::Kernel<Self, ::jitseam::__private::DeviceBound>,
-        stream: &::jitseam::__private::Stream,
+        launch: ::jitseam::__private::Launch<'_>,
         __jitseam_args: Self::Args<'_>,
-        _token: ::jitseam::__private::SignatureToken,
     ) -> ::core::result::Result<(), ::jitseam::__private::Error> {
         let __jitseam_out0 = __jitseam_args.out.desc();
-        ::jitseam::__private::launch_checked(
-            kernel,
-            stream,
-            &[__jitseam_args.x.desc()],
-            &[__jitseam_out0],
-            &[__jitseam_out0.len()],
-            &[
-                ::jitseam::__private::ParamValue::from(__jitseam_args.scale),
-                ::jitseam::__private::ParamValue::from(__jitseam_args.shift),
-            ],
-        )
+        launch
+            .run(
+                &[__jitseam_args.x.desc()],
+                &[__jitseam_out0],
+                &[__jitseam_out0.len()],
+                &[
+                    ::jitseam::__private::ParamValue::from(__jitseam_args.scale),
+                    ::jitseam::__private::ParamValue::from(__jitseam_args.shift),
+                ],
+            )
     }
 }
 const _: () = {

@@ -36,20 +36,17 @@ impl ::jitseam::__private::Signature for MulScalar {
     const SYMBOL: &'static str = "mul_scalar";
     type Args<'a> = MulScalarArgs<'a>;
     fn __jitseam_launch(
-        kernel: &::jitseam::__private::Kernel<Self, ::jitseam::__private::DeviceBound>,
-        stream: &::jitseam::__private::Stream,
+        launch: ::jitseam::__private::Launch<'_>,
         __jitseam_args: Self::Args<'_>,
-        _token: ::jitseam::__private::SignatureToken,
     ) -> ::core::result::Result<(), ::jitseam::__private::Error> {
         let __jitseam_out0 = __jitseam_args.out.desc();
-        ::jitseam::__private::launch_checked(
-            kernel,
-            stream,
-            &[__jitseam_args.x.desc()],
-            &[__jitseam_out0],
-            __jitseam_out0.shape(),
-            &[::jitseam::__private::ParamValue::from(__jitseam_args.factor)],
-        )
+        launch
+            .run(
+                &[__jitseam_args.x.desc()],
+                &[__jitseam_out0],
+                __jitseam_out0.shape(),
+                &[::jitseam::__private::ParamValue::from(__jitseam_args.factor)],
+            )
     }
 }
 const _: () = {

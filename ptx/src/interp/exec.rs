@@ -9,12 +9,12 @@
 //! own instruction sequence exactly; "lowest pc first" just makes the lanes of an `if` meet
 //! again after it.
 
+use super::fault::{Access, ExecError, Fault, FaultKind, LaunchDims};
 use super::float::{
     arith_f32, f64_to_f32, f64_to_half, from_half, ftz, half_lane, int_to_float, max32, max64,
     min32, min64, round_integral, sat32, sat64, to_half,
 };
 use super::memory::Memory;
-use super::{Access, ExecError, Fault, FaultKind, LaunchDims};
 use crate::decode::{
     CMP_EQ, CMP_GE, CMP_GT, CMP_LE, CMP_LT, CMP_NAN, CMP_NE, CMP_NUM, CMP_UNORDERED, F_BRANCH,
     F_BRANCH_NEG, F_FTZ, F_GUARD_NEG, F_NEG_C, F_SAT, F_SIGNED, F_X2, FMT_F16, FMT_F32, FMT_F64,

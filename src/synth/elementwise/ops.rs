@@ -22,7 +22,7 @@
 //! silently return single-precision results in a double kernel, so `exp log tanh sigmoid silu`
 //! are *declined* for f64 (`SynthDecline::UnsupportedOp`) rather than approximated.
 
-use super::emit::{Body, Class, Compute, Reg};
+use super::builder::{Body, Class, Compute, Reg};
 
 /// One elementwise operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,6 +1,9 @@
+use super::plan::widths;
 use super::*;
+use crate::abi::{AbiKind, MAX_RANK};
+use crate::artifact::ParamSource;
 use crate::kernel::Kernel;
-use crate::synth::JitBudget;
+use crate::synth::{Arch, JitBudget, OperandDesc, OperandRole, Region};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 

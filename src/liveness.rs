@@ -49,16 +49,16 @@ fn registry() -> MutexGuard<'static, HashSet<u64>> {
 }
 
 /// Marks an id live from its minting until it is dropped.
-pub(super) struct LivenessToken(DeviceId);
+pub(crate) struct LivenessToken(DeviceId);
 
 impl LivenessToken {
-    pub(super) fn mint() -> Self {
+    pub(crate) fn mint() -> Self {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         registry().insert(id);
         Self(DeviceId(id))
     }
 
-    pub(super) fn id(&self) -> DeviceId {
+    pub(crate) fn id(&self) -> DeviceId {
         self.0
     }
 }

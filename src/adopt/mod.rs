@@ -9,20 +9,18 @@
 
 use std::fmt;
 
+use crate::abi::ParamValue;
 use crate::artifact::Artifact;
 use crate::carrier::{self, GraphView, KernelRegistry, NotRequested};
 use crate::device::Device;
 use crate::dtype::ElementKind;
 use crate::error::Error;
 use crate::kernel::Kernel;
-use crate::launch::ParamValue;
 use crate::signature::Erased;
 use crate::slot::{SlotRef, SlotTable};
 use crate::state::DeviceBound;
 
-use super::Synthesizer;
-use super::decline::SynthDecline;
-use super::request::{Arch, JitBudget, JitRequest};
+use crate::synth::{Arch, JitBudget, JitRequest, SynthDecline, Synthesizer};
 
 /// A synthesized kernel bound to a device, with the values of its runtime params.
 #[derive(Debug)]

@@ -4,11 +4,11 @@ use std::sync::{Arc, Mutex};
 
 use super::*;
 use crate::abi::AbiKind;
+use crate::abi::ArgPacket;
 use crate::carrier::{GraphView, KernelRegistry};
 use crate::device::{
     Backend, BackendFunction, BackendKind, BackendStream, DeviceProperties, Geometry,
 };
-use crate::launch::ArgPacket;
 use crate::synth::{ElementwiseSynthesizer, OperandDesc, Region, row_major_strides};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;

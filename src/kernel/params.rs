@@ -1,6 +1,7 @@
-//! The check none of the anchors performs: a PTX entry's own `.param` list against the ABI.
+//! A PTX entry's own `.param` list checked against the list its ABI implies, by class, size and
+//! alignment (PTX keeps no signedness and does not tell pointers from 64-bit integers).
 
-use super::{ExpectedParam, ParamClass};
+use crate::abi::{ExpectedParam, ParamClass};
 use crate::error::{Error, Mismatch};
 
 /// Compares `entry`'s parameters with `expected` by count, then by class, size and alignment of

@@ -1,0 +1,227 @@
+//! Arithmetic: integer, f32, f64 and half precision — `add` … `max`, `mad`/`fma`, `div`/`rem`, and
+//! the one-operand `neg`, `abs`, `not`, `sqrt`, `rcp` and approximate transcendentals.
+
+use super::class::{Class, class, int_type};
+use super::decoder::{Ctx, Decoder};
+use super::mods::Mods;
+use super::operands::{EResult, bad};
+use super::{
+    AR_ABS, AR_ADD, AR_FMA, AR_MUL, AR_NEG, AR_SUB, F_SIGNED, F_X2, FMT_BF16, FMT_F16, Inst, Op, RN,
+};
+use crate::model::ScalarType;
+
+impl<'a> Decoder<'a> {
+    pub(super) fn arith(
+        &mut self,
+        ctx: &mut Ctx<'_, 'a, '_>,
+        m: &Mods<'a>,
+        opcode: &str,
+    ) -> EResult<()> {
+        let ty = self.one_type(ctx, m)?;
+        let three = matches!(opcode, "mad" | "fma");
+        self.expect_count(ctx, if three { 4 } else { 3 })?;
+        let mut inst = Inst::new(Op::Mov);
+        match class(ty) {
+            Class::Int { bits, signed } => {
+                if m.sat || m.rnd.is_some() || m.ftz || m.approx || m.full {
+                    return bad("these modifiers on integer arithmetic");
+                }
+                let wide = m.wide;
+                inst.op = match opcode {
+                    "add" => Op::Add,
+                    "sub" => Op::Sub,
+                    "mul" if wide => Op::MulWide,
+                    "mul" if m.hi => Op::MulHi,
+                    "mul" if m.lo => Op::MulLo,
+                    "mad" if wide => Op::MadWide,
+                    "mad" if m.lo => Op::Mad,
+                    "div" => Op::Div,
+                    "rem" => Op::Rem,
+                    "min" => Op::Min,
+                    "max" => Op::Max,
+                    "mul" | "mad" => return Err(self.invalid(ctx, "needs .lo, .hi or .wide")),
+                    _ => return bad("this integer operation"),
+                };
+                if wide && bits > 32 {
+                    return Err(self.invalid(ctx, ".wide needs a 16- or 32-bit type"));
+                }
+                inst.w = bits;
+                if signed {
+                    inst.f |= F_SIGNED;
+                }
+                inst.d = self.dst(ctx, 0)?;
+                inst.a = self.src(ctx, 1, ty)?;
+                inst.b = self.src(ctx, 2, ty)?;
+                if three {
+                    let cty = if wide { int_type(bits * 2) } else { ty };
+                    inst.c = self.src(ctx, 3, cty)?;
+                }
+            }
+            Class::F32 => {
+                let rnd = m.rnd;
+                inst.op = match (opcode, rnd) {
+                    ("add", None | Some(RN)) => Op::AddF32,
+                    ("sub", None | Some(RN)) => Op::SubF32,
+                    ("mul", None | Some(RN)) => Op::MulF32,
+                    ("fma" | "mad", Some(RN)) => Op::FmaF32,
+                    ("add" | "sub" | "mul" | "fma" | "mad", Some(r)) => {
+                        inst.k = match opcode {
+                            "add" => AR_ADD,
+                            "sub" => AR_SUB,
+                            "mul" => AR_MUL,
+                            _ => AR_FMA,
+                        };
+                        inst.imm = i64::from(r);
+                        Op::ArithF32Dir
+                    }
+                    ("fma" | "mad", None) => return Err(self.invalid(ctx, "needs a rounding mode")),
+                    ("div", Some(RN)) if !m.approx && !m.full => Op::DivF32,
+                    ("div", None) if m.approx || m.full => Op::DivF32,
+                    ("div", _) => return bad("directed rounding of division"),
+                    ("min", None) => Op::MinF32,
+                    ("max", None) => Op::MaxF32,
+                    _ => return bad("this float operation"),
+                };
+                self.float_flags(&mut inst, m);
+                inst.d = self.dst(ctx, 0)?;
+                inst.a = self.src(ctx, 1, ty)?;
+                inst.b = self.src(ctx, 2, ty)?;
+                if three {
+                    inst.c = self.src(ctx, 3, ty)?;
+                }
+            }
+            Class::F64 => {
+                if m.ftz || m.sat {
+                    return bad("these modifiers on f64");
+                }
+                inst.op = match (opcode, m.rnd) {
+                    ("add", None | Some(RN)) => Op::AddF64,
+                    ("sub", None | Some(RN)) => Op::SubF64,
+                    ("mul", None | Some(RN)) => Op::MulF64,
+                    ("fma" | "mad", Some(RN)) => Op::FmaF64,
+                    ("div", Some(RN)) => Op::DivF64,
+                    ("min", None) => Op::MinF64,
+                    ("max", None) => Op::MaxF64,
+                    _ => return bad("this f64 operation or rounding mode"),
+                };
+                inst.d = self.dst(ctx, 0)?;
+                inst.a = self.src(ctx, 1, ty)?;
+                inst.b = self.src(ctx, 2, ty)?;
+                if three {
+                    inst.c = self.src(ctx, 3, ty)?;
+                }
+            }
+            Class::F16 | Class::BF16 | Class::F16x2 | Class::BF16x2 => {
+                if m.ftz || m.sat || !matches!(m.rnd, None | Some(RN)) {
+                    return bad("these modifiers on half-precision arithmetic");
+                }
+                inst.op = Op::Half;
+                inst.k = match opcode {
+                    "add" => AR_ADD,
+                    "sub" => AR_SUB,
+                    "mul" => AR_MUL,
+                    "fma" if m.rnd == Some(RN) => AR_FMA,
+                    _ => return bad("this half-precision operation"),
+                };
+                let (fmt, x2) = half_format(ty);
+                inst.w = fmt;
+                if x2 {
+                    inst.f |= F_X2;
+                }
+                inst.d = self.dst(ctx, 0)?;
+                inst.a = self.src(ctx, 1, ty)?;
+                inst.b = self.src(ctx, 2, ty)?;
+                if three {
+                    inst.c = self.src(ctx, 3, ty)?;
+                }
+            }
+            _ => return bad("this type"),
+        }
+        self.push(ctx, inst);
+        Ok(())
+    }
+
+    pub(super) fn unary(
+        &mut self,
+        ctx: &mut Ctx<'_, 'a, '_>,
+        m: &Mods<'a>,
+        opcode: &str,
+    ) -> EResult<()> {
+        let ty = self.one_type(ctx, m)?;
+        self.expect_count(ctx, 2)?;
+        let mut inst = Inst::new(Op::Mov);
+        match class(ty) {
+            Class::Int { bits, signed } => {
+                inst.op = match opcode {
+                    "neg" if signed => Op::NegI,
+                    "abs" if signed => Op::AbsI,
+                    "not" => Op::Not,
+                    _ => return bad("this integer operation"),
+                };
+                inst.w = bits;
+            }
+            Class::Pred if opcode == "not" => {
+                inst.op = Op::Not;
+                inst.w = 1;
+            }
+            Class::F32 => {
+                let approx = m.approx;
+                inst.op = match (opcode, m.rnd) {
+                    ("neg", None) => Op::NegF32,
+                    ("abs", None) => Op::AbsF32,
+                    ("sqrt", Some(RN)) => Op::SqrtF32,
+                    ("sqrt", None) if approx => Op::SqrtF32,
+                    ("rsqrt", None) if approx => Op::RsqrtF32,
+                    ("rcp", Some(RN)) => Op::RcpF32,
+                    ("rcp", None) if approx => Op::RcpF32,
+                    ("ex2", None) if approx => Op::Ex2F32,
+                    ("lg2", None) if approx => Op::Lg2F32,
+                    ("sin", None) if approx => Op::SinF32,
+                    ("cos", None) if approx => Op::CosF32,
+                    ("tanh", None) if approx => Op::TanhF32,
+                    _ => return bad("this f32 operation or rounding mode"),
+                };
+                self.float_flags(&mut inst, m);
+            }
+            Class::F64 => {
+                if m.sat {
+                    return bad("saturation on f64");
+                }
+                inst.op = match (opcode, m.rnd) {
+                    ("neg", None) => Op::NegF64,
+                    ("abs", None) => Op::AbsF64,
+                    ("sqrt", Some(RN)) => Op::SqrtF64,
+                    ("rsqrt", None) if m.approx => Op::RsqrtF64,
+                    ("rcp", Some(RN)) => Op::RcpF64,
+                    ("rcp", None) if m.approx => Op::RcpF64,
+                    _ => return bad("this f64 operation or rounding mode"),
+                };
+            }
+            Class::F16 | Class::BF16 | Class::F16x2 | Class::BF16x2
+                if matches!(opcode, "neg" | "abs") && !m.ftz && m.rnd.is_none() =>
+            {
+                inst.op = Op::Half;
+                inst.k = if opcode == "neg" { AR_NEG } else { AR_ABS };
+                let (fmt, x2) = half_format(ty);
+                inst.w = fmt;
+                if x2 {
+                    inst.f |= F_X2;
+                }
+            }
+            _ => return bad("this type"),
+        }
+        inst.d = self.dst(ctx, 0)?;
+        inst.a = self.src(ctx, 1, ty)?;
+        self.push(ctx, inst);
+        Ok(())
+    }
+}
+
+fn half_format(ty: ScalarType) -> (u8, bool) {
+    match ty {
+        ScalarType::F16 => (FMT_F16, false),
+        ScalarType::F16x2 => (FMT_F16, true),
+        ScalarType::BF16 => (FMT_BF16, false),
+        _ => (FMT_BF16, true),
+    }
+}

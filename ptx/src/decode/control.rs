@@ -1,0 +1,115 @@
+//! Control flow: `bra` (resolved to a label after the body), `ret`/`exit`, and `call`, which
+//! becomes argument moves, the call and return-value moves.
+
+use super::class::int_type;
+use super::decoder::{Ctx, Decoder, Sym, lookup};
+use super::operands::{EResult, bad};
+use super::{Inst, Op};
+use crate::body::Operand;
+use crate::error::{ParseErrorKind, excerpt};
+
+impl<'a> Decoder<'a> {
+    pub(super) fn bra(&mut self, ctx: &mut Ctx<'_, 'a, '_>) -> EResult<()> {
+        self.expect_count(ctx, 1)?;
+        let Operand::Name(label) = self.operand(ctx, 0)? else {
+            return bad("indirect branches");
+        };
+        let label = *label;
+        let at = ctx.code.insts.len();
+        ctx.fixups.push((at, label, ctx.instruction.range.start));
+        self.push(ctx, Inst::new(Op::Bra));
+        Ok(())
+    }
+
+    pub(super) fn ret(&mut self, ctx: &mut Ctx<'_, 'a, '_>) -> EResult<()> {
+        self.push(ctx, Inst::new(Op::Ret));
+        Ok(())
+    }
+
+    pub(super) fn call(&mut self, ctx: &mut Ctx<'_, 'a, '_>) -> EResult<()> {
+        let ops = ctx.instruction.operands.clone();
+        let at = ctx.instruction.range.start;
+        let mut iter = ops.iter().peekable();
+        let returns = match iter.peek() {
+            Some(Operand::List(items)) => {
+                iter.next();
+                items.clone()
+            }
+            _ => Vec::new(),
+        };
+        let Some(Operand::Name(func)) = iter.next() else {
+            return bad("indirect calls");
+        };
+        let args = match iter.next() {
+            Some(Operand::List(items)) => items.clone(),
+            None => Vec::new(),
+            Some(_) => return bad("calls with a prototype"),
+        };
+        if iter.next().is_some() {
+            return bad("calls with a prototype");
+        }
+        let index = self.signature(func, at).map_err(Ok)?;
+        let (params, rets) = match self.sigs.get(&index) {
+            Some(sig) => (sig.params.clone(), sig.returns.clone()),
+            None => return bad("this call"),
+        };
+        if params.len() != args.len() || rets.len() != returns.len() {
+            return Err(self.invalid(ctx, "argument count differs from the function's"));
+        }
+        for (arg, &(slot, size)) in args.iter().zip(&params) {
+            let src = match arg {
+                Operand::Name(name) => match lookup(ctx.scopes, name) {
+                    Some(Sym::ParamSlot { slot, .. } | Sym::Reg(slot)) => slot,
+                    Some(Sym::KParam { .. }) => return bad("passing kernel parameters directly"),
+                    None => {
+                        return Err(Ok(self.parse_error(
+                            at,
+                            ParseErrorKind::Undeclared {
+                                name: excerpt(name),
+                            },
+                        )));
+                    }
+                },
+                other => self.src_operand(ctx, other, int_type((size * 8).min(64) as u8))?,
+            };
+            let mut inst = Inst::new(Op::MovMask);
+            inst.d = slot;
+            inst.a = src;
+            inst.w = (size * 8).min(64) as u8;
+            self.push(ctx, inst);
+        }
+        let call_at = ctx.code.insts.len();
+        ctx.code.calls.push((call_at, index));
+        self.push(ctx, Inst::new(Op::Call));
+        for (ret, &(slot, _)) in returns.iter().zip(&rets) {
+            let dst = match ret {
+                Operand::Name(name) => match lookup(ctx.scopes, name) {
+                    Some(Sym::ParamSlot { slot, .. } | Sym::Reg(slot)) => slot,
+                    _ => return Err(self.invalid(ctx, "a return value must go to a .param")),
+                },
+                _ => return Err(self.invalid(ctx, "a return value must go to a .param")),
+            };
+            let mut inst = Inst::new(Op::Mov);
+            inst.d = dst;
+            inst.a = slot;
+            self.push(ctx, inst);
+        }
+        // Record the call-graph edge for the recursion check.
+        let caller = self.current_function();
+        match caller {
+            Some(f) => {
+                if let Some(sig) = self.sigs.get_mut(&f)
+                    && !sig.callees.contains(&index)
+                {
+                    sig.callees.push(index);
+                }
+            }
+            None => {
+                if !self.entry_callees.contains(&index) {
+                    self.entry_callees.push(index);
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,219 @@
+//! Moves and conversions: `mov` (including vector pack and unpack), `cvta`, `cvt`.
+
+use super::class::{Class, class, int_type};
+use super::decoder::{Ctx, Decoder, Sym, lookup};
+use super::mods::Mods;
+use super::operands::{EResult, bad};
+use super::{F_FTZ, F_SAT, F_SIGNED, FMT_BF16, FMT_F16, FMT_F32, FMT_F64, Inst, Op, RN};
+use crate::body::Operand;
+use crate::model::ScalarType;
+
+impl<'a> Decoder<'a> {
+    pub(super) fn mov(&mut self, ctx: &mut Ctx<'_, 'a, '_>, m: &Mods<'a>) -> EResult<()> {
+        let ty = self.one_type(ctx, m)?;
+        self.expect_count(ctx, 2)?;
+        let bits = (ty.bytes() * 8) as u8;
+        match (self.operand(ctx, 0)?.clone(), self.operand(ctx, 1)?.clone()) {
+            (Operand::Vector(_), Operand::Vector(_)) => bad("vector to vector moves"),
+            (Operand::Vector(parts), _) => {
+                let lane_bits = lane_bits(bits, parts.len()).ok_or_else(|| {
+                    self.invalid(ctx, "a vector that does not split the type evenly")
+                })?;
+                let start = self.lanes.len() as u32;
+                for part in &parts {
+                    let slot = match part {
+                        Operand::Name("_") => self.sink,
+                        Operand::Name(name) => self
+                            .reg(ctx.scopes, name, ctx.instruction.range.start)
+                            .map_err(Ok)?,
+                        _ => return Err(self.invalid(ctx, "vector elements must be registers")),
+                    };
+                    self.lanes.push(slot);
+                }
+                let mut inst = Inst::new(Op::Unpack);
+                inst.a = self.src(ctx, 1, ty)?;
+                inst.b = start;
+                inst.c = parts.len() as u32;
+                inst.w = lane_bits;
+                self.push(ctx, inst);
+                Ok(())
+            }
+            (_, Operand::Vector(parts)) => {
+                let lane_bits = lane_bits(bits, parts.len()).ok_or_else(|| {
+                    self.invalid(ctx, "a vector that does not split the type evenly")
+                })?;
+                let lane_ty = int_type(lane_bits);
+                let mut slots = Vec::with_capacity(parts.len());
+                for part in &parts {
+                    slots.push(self.src_operand(ctx, part, lane_ty)?);
+                }
+                let start = self.lanes.len() as u32;
+                self.lanes.extend(slots);
+                let mut inst = Inst::new(Op::Pack);
+                inst.d = self.dst(ctx, 0)?;
+                inst.b = start;
+                inst.c = parts.len() as u32;
+                inst.w = lane_bits;
+                self.push(ctx, inst);
+                Ok(())
+            }
+            (_, Operand::Name(name)) if !matches!(lookup(ctx.scopes, name), Some(Sym::Reg(_))) => {
+                bad("addresses of variables, functions or parameters")
+            }
+            _ => {
+                let mut inst = Inst::new(Op::MovMask);
+                inst.d = self.dst(ctx, 0)?;
+                inst.a = self.src(ctx, 1, ty)?;
+                inst.w = if ty == ScalarType::Pred { 64 } else { bits };
+                self.push(ctx, inst);
+                Ok(())
+            }
+        }
+    }
+
+    pub(super) fn cvta(&mut self, ctx: &mut Ctx<'_, 'a, '_>, m: &Mods<'a>) -> EResult<()> {
+        let ty = self.one_type(ctx, m)?;
+        if m.space != Some(".global") || ty.bytes() != 8 {
+            return bad("address conversion outside the global space");
+        }
+        self.expect_count(ctx, 2)?;
+        if let Operand::Name(name) = self.operand(ctx, 1)?
+            && !matches!(lookup(ctx.scopes, name), Some(Sym::Reg(_)))
+        {
+            return bad("addresses of variables");
+        }
+        let mut inst = Inst::new(Op::Mov);
+        inst.d = self.dst(ctx, 0)?;
+        inst.a = self.src(ctx, 1, ty)?;
+        self.push(ctx, inst);
+        Ok(())
+    }
+
+    pub(super) fn cvt(&mut self, ctx: &mut Ctx<'_, 'a, '_>, m: &Mods<'a>) -> EResult<()> {
+        let [dty, sty] = m.types.as_slice() else {
+            return Err(self.invalid(ctx, "cvt needs a destination and a source type"));
+        };
+        let (dty, sty) = (*dty, *sty);
+        self.expect_count(ctx, 2)?;
+        let mut inst = Inst::new(Op::Mov);
+        let fmt = |c: &Class| match c {
+            Class::F16 => Some(FMT_F16),
+            Class::BF16 => Some(FMT_BF16),
+            Class::F32 => Some(FMT_F32),
+            Class::F64 => Some(FMT_F64),
+            _ => None,
+        };
+        let (dc, sc) = (class(dty), class(sty));
+        match (&dc, &sc) {
+            (
+                Class::Int { bits: db, .. },
+                Class::Int {
+                    bits: sb,
+                    signed: ss,
+                },
+            ) => {
+                if m.sat || m.rnd.is_some() || m.irnd.is_some() || m.ftz {
+                    return bad("these modifiers on integer conversions");
+                }
+                inst.op = Op::CvtInt;
+                inst.w = *sb;
+                inst.imm = i64::from(*db);
+                if *ss {
+                    inst.f |= F_SIGNED;
+                }
+            }
+            (_, Class::Int { bits, signed }) => {
+                let Some(df) = fmt(&dc) else {
+                    return bad("this conversion");
+                };
+                if m.irnd.is_some() || m.ftz {
+                    return bad("these modifiers on int-to-float conversions");
+                }
+                if df <= FMT_BF16 && m.rnd.is_some_and(|r| r != RN) {
+                    return bad("directed rounding to half precision");
+                }
+                inst.op = Op::CvtIntToFloat;
+                inst.w = *bits;
+                inst.k = df;
+                inst.imm = i64::from(m.rnd.unwrap_or(RN));
+                if *signed {
+                    inst.f |= F_SIGNED;
+                }
+                if m.sat {
+                    inst.f |= F_SAT;
+                }
+            }
+            (Class::Int { bits, signed }, _) => {
+                let Some(sf) = fmt(&sc) else {
+                    return bad("this conversion");
+                };
+                let Some(r) = m.irnd else {
+                    return Err(
+                        self.invalid(ctx, "float-to-int conversions need .rni/.rzi/.rmi/.rpi")
+                    );
+                };
+                if m.rnd.is_some() {
+                    return Err(self.invalid(ctx, "float-to-int conversions need integer rounding"));
+                }
+                inst.op = Op::CvtFloatToInt;
+                inst.w = *bits;
+                inst.k = sf;
+                inst.imm = i64::from(r);
+                if *signed {
+                    inst.f |= F_SIGNED;
+                }
+                if m.ftz {
+                    inst.f |= F_FTZ;
+                }
+            }
+            _ => {
+                let (Some(df), Some(sf)) = (fmt(&dc), fmt(&sc)) else {
+                    return bad("this conversion");
+                };
+                if m.rnd.is_some() && m.irnd.is_some() {
+                    return Err(self.invalid(ctx, "two rounding modes"));
+                }
+                let narrowing = df < sf || (df == FMT_BF16 && sf == FMT_F16);
+                if m.irnd.is_some() && df != sf {
+                    return Err(self.invalid(ctx, "integer rounding needs equal types"));
+                }
+                if df != sf && !narrowing && m.rnd.is_some() {
+                    return Err(self.invalid(ctx, "a widening conversion takes no rounding"));
+                }
+                if narrowing && m.rnd.is_none() {
+                    return Err(self.invalid(ctx, "a narrowing conversion needs a rounding mode"));
+                }
+                if narrowing && df <= FMT_BF16 && m.rnd != Some(RN) {
+                    return bad("directed rounding to half precision");
+                }
+                if m.ftz && (df != FMT_F32 && sf != FMT_F32) {
+                    return bad(".ftz without f32");
+                }
+                inst.op = Op::CvtFloat;
+                inst.k = sf;
+                inst.w = df;
+                // imm: 0..3 rounding of a narrowing conversion; 4..7 integer rounding; 8 exact.
+                inst.imm = match (m.rnd, m.irnd) {
+                    (Some(r), _) => i64::from(r),
+                    (None, Some(r)) => 4 + i64::from(r),
+                    (None, None) => 8,
+                };
+                self.float_flags(&mut inst, m);
+            }
+        }
+        inst.d = self.dst(ctx, 0)?;
+        inst.a = self.src(ctx, 1, sty)?;
+        self.push(ctx, inst);
+        Ok(())
+    }
+}
+
+fn lane_bits(total: u8, lanes: usize) -> Option<u8> {
+    match lanes {
+        2 | 4 => {
+            let per = total / lanes as u8;
+            (per >= 8 && per * lanes as u8 == total).then_some(per)
+        }
+        _ => None,
+    }
+}

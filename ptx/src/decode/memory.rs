@@ -1,0 +1,200 @@
+//! Memory: `ld` and `st` on global memory (scalar and vector) and on `.param` variables.
+
+use super::decoder::{Ctx, Decoder, Sym, lookup};
+use super::mods::Mods;
+use super::operands::{EResult, bad};
+use super::{Inst, Op};
+use crate::body::Operand;
+use crate::error::{ParseErrorKind, excerpt};
+
+impl<'a> Decoder<'a> {
+    pub(super) fn load(&mut self, ctx: &mut Ctx<'_, 'a, '_>, m: &Mods<'a>) -> EResult<()> {
+        let ty = self.one_type(ctx, m)?;
+        self.expect_count(ctx, 2)?;
+        let Operand::Address { base, offset } = self.operand(ctx, 1)?.clone() else {
+            return Err(self.invalid(ctx, "the source of ld must be an address"));
+        };
+        let size = ty.bytes();
+        if size > 8 {
+            return bad("128-bit loads");
+        }
+        match m.space {
+            Some(".param") => {
+                if m.vec != 1 {
+                    return bad("vector parameter loads");
+                }
+                let Some(base) = base else {
+                    return Err(self.invalid(ctx, "a parameter load needs a parameter name"));
+                };
+                let d = self.dst(ctx, 0)?;
+                match lookup(ctx.scopes, base) {
+                    Some(Sym::KParam {
+                        offset: at,
+                        size: psize,
+                    }) => {
+                        let Ok(off) = usize::try_from(offset) else {
+                            return bad("negative parameter offsets");
+                        };
+                        if off + size as usize > psize {
+                            return Err(self.invalid(ctx, "a load past the end of a parameter"));
+                        }
+                        let mut inst = Inst::new(Op::LdKParam);
+                        inst.d = d;
+                        inst.imm = (at + off) as i64;
+                        inst.w = size as u8;
+                        self.push(ctx, inst);
+                        Ok(())
+                    }
+                    Some(Sym::ParamSlot { slot, size: psize }) => {
+                        if offset != 0 || size > psize.max(1) {
+                            return bad("parameter accesses at an offset");
+                        }
+                        let mut inst = Inst::new(Op::MovMask);
+                        inst.d = d;
+                        inst.a = slot;
+                        inst.w = (size * 8) as u8;
+                        self.push(ctx, inst);
+                        Ok(())
+                    }
+                    Some(Sym::Reg(_)) => bad("parameter-space loads through registers"),
+                    None => Err(Ok(self.parse_error(
+                        ctx.instruction.range.start,
+                        ParseErrorKind::Undeclared {
+                            name: excerpt(base),
+                        },
+                    ))),
+                }
+            }
+            None | Some(".global") | Some(".generic") => {
+                let a = self.address_base(ctx, base)?;
+                if m.vec == 1 {
+                    let mut inst = Inst::new(Op::LdGlobal);
+                    inst.d = self.dst(ctx, 0)?;
+                    inst.a = a;
+                    inst.imm = offset;
+                    inst.w = size as u8;
+                    self.push(ctx, inst);
+                } else {
+                    let Operand::Vector(parts) = self.operand(ctx, 0)?.clone() else {
+                        return Err(self.invalid(ctx, "a vector load needs a vector destination"));
+                    };
+                    if parts.len() != m.vec as usize {
+                        return Err(self.invalid(ctx, "vector length differs from .v"));
+                    }
+                    let start = self.lanes.len() as u32;
+                    for part in &parts {
+                        let slot = match part {
+                            Operand::Name("_") => self.sink,
+                            Operand::Name(name) => self
+                                .reg(ctx.scopes, name, ctx.instruction.range.start)
+                                .map_err(Ok)?,
+                            _ => return Err(self.invalid(ctx, "vector elements must be registers")),
+                        };
+                        self.lanes.push(slot);
+                    }
+                    let mut inst = Inst::new(Op::LdGlobalV);
+                    inst.d = start;
+                    inst.c = u32::from(m.vec);
+                    inst.a = a;
+                    inst.imm = offset;
+                    inst.w = size as u8;
+                    self.push(ctx, inst);
+                }
+                Ok(())
+            }
+            Some(_) => bad("memory other than global"),
+        }
+    }
+
+    fn address_base(&mut self, ctx: &Ctx<'_, 'a, '_>, base: Option<&'a str>) -> EResult<u32> {
+        match base {
+            None => self.const_slot(0).map_err(Ok),
+            Some(name) => match lookup(ctx.scopes, name) {
+                Some(Sym::Reg(slot)) => Ok(slot),
+                Some(_) => bad("addressing parameters as memory"),
+                None => {
+                    if self.module.functions.iter().any(|f| f.name == name) {
+                        bad("addresses of functions")
+                    } else {
+                        bad("module variables")
+                    }
+                }
+            },
+        }
+    }
+
+    pub(super) fn store(&mut self, ctx: &mut Ctx<'_, 'a, '_>, m: &Mods<'a>) -> EResult<()> {
+        let ty = self.one_type(ctx, m)?;
+        self.expect_count(ctx, 2)?;
+        let Operand::Address { base, offset } = self.operand(ctx, 0)?.clone() else {
+            return Err(self.invalid(ctx, "the destination of st must be an address"));
+        };
+        let size = ty.bytes();
+        if size > 8 {
+            return bad("128-bit stores");
+        }
+        match m.space {
+            Some(".param") => {
+                if m.vec != 1 {
+                    return bad("vector parameter stores");
+                }
+                let Some(base) = base else {
+                    return Err(self.invalid(ctx, "a parameter store needs a parameter name"));
+                };
+                match lookup(ctx.scopes, base) {
+                    Some(Sym::ParamSlot { slot, size: psize }) => {
+                        if offset != 0 || size > psize.max(1) {
+                            return bad("parameter accesses at an offset");
+                        }
+                        let mut inst = Inst::new(Op::MovMask);
+                        inst.d = slot;
+                        inst.a = self.src(ctx, 1, ty)?;
+                        inst.w = (size * 8) as u8;
+                        self.push(ctx, inst);
+                        Ok(())
+                    }
+                    Some(_) => bad("stores to kernel parameters"),
+                    None => Err(Ok(self.parse_error(
+                        ctx.instruction.range.start,
+                        ParseErrorKind::Undeclared {
+                            name: excerpt(base),
+                        },
+                    ))),
+                }
+            }
+            None | Some(".global") | Some(".generic") => {
+                let a = self.address_base(ctx, base)?;
+                if m.vec == 1 {
+                    let mut inst = Inst::new(Op::StGlobal);
+                    inst.a = a;
+                    inst.b = self.src(ctx, 1, ty)?;
+                    inst.imm = offset;
+                    inst.w = size as u8;
+                    self.push(ctx, inst);
+                } else {
+                    let Operand::Vector(parts) = self.operand(ctx, 1)?.clone() else {
+                        return Err(self.invalid(ctx, "a vector store needs a vector source"));
+                    };
+                    if parts.len() != m.vec as usize {
+                        return Err(self.invalid(ctx, "vector length differs from .v"));
+                    }
+                    let mut slots = Vec::with_capacity(parts.len());
+                    for part in &parts {
+                        slots.push(self.src_operand(ctx, part, ty)?);
+                    }
+                    let start = self.lanes.len() as u32;
+                    self.lanes.extend(slots);
+                    let mut inst = Inst::new(Op::StGlobalV);
+                    inst.a = a;
+                    inst.b = start;
+                    inst.c = u32::from(m.vec);
+                    inst.imm = offset;
+                    inst.w = size as u8;
+                    self.push(ctx, inst);
+                }
+                Ok(())
+            }
+            Some(_) => bad("memory other than global"),
+        }
+    }
+}

@@ -1,0 +1,40 @@
+//! Pre-decoding: a parsed body becomes a [`Program`], a flat array of compact instructions whose
+//! operands are resolved to slots of one register file.
+//!
+//! Every register (of every type), every immediate, every special register (`%tid.x`, …) and
+//! every `.param` variable of a call sequence gets one 64-bit slot; an instruction names slots by
+//! index, so running it needs no lookup, allocation or string handling. Immediates live in slots
+//! written once per launch. `.func`s are compiled once each, into the same array, with their own
+//! slots (recursion is refused, so a frame never needs saving). Anything the interpreter cannot
+//! run exactly is refused here, as [`DecodeError::Unsupported`], naming the instruction and line —
+//! never a wrong answer later.
+//!
+//! `program` is the model: instructions, their flags and encodings, and the linked [`Program`].
+//! `decoder` drives one body at a time (scopes, register slots, labels, linking, compare-and-branch
+//! fusion) and `functions` gives each called `.func` its slots and checks the call graph.
+//! `instruction` applies guards and hands each opcode to its family — `arith`, `bits`, `compare`,
+//! `convert`, `memory`, `control` — which build on `operands` (slots of registers, immediates and
+//! special registers), `mods` (parsed modifiers) and `class` (how a type computes).
+
+mod arith;
+mod bits;
+mod class;
+mod compare;
+mod control;
+mod convert;
+mod decoder;
+mod functions;
+mod instruction;
+mod memory;
+mod mods;
+mod operands;
+mod program;
+
+pub use decoder::decode;
+pub(crate) use program::{
+    AR_ABS, AR_ADD, AR_FMA, AR_MUL, AR_NEG, AR_SUB, CMP_EQ, CMP_GE, CMP_GT, CMP_LE, CMP_LT,
+    CMP_NAN, CMP_NE, CMP_NUM, CMP_UNORDERED, F_BRANCH, F_BRANCH_NEG, F_FTZ, F_GUARD_NEG, F_NEG_C,
+    F_SAT, F_SIGNED, F_X2, FMT_BF16, FMT_F16, FMT_F32, FMT_F64, Inst, MAX_SLOTS, NONE, Op, RM, RN,
+    RP, RZ, SPECIAL_SLOTS, Site,
+};
+pub use program::{DecodeError, Program};

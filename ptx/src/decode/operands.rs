@@ -1,0 +1,171 @@
+//! Operands become slots: registers by scope lookup, immediates as constant slots (one per
+//! distinct bit pattern), special registers (`%tid.x`, …) as their fixed slots.
+
+use super::class::{Class, class};
+use super::decoder::{Ctx, DResult, Decoder, Scope, Sym, lookup};
+use super::mods::Mods;
+use super::{DecodeError, Inst};
+use crate::body::Operand;
+use crate::error::{ParseErrorKind, excerpt};
+use crate::lexer::FloatValue;
+use crate::model::ScalarType;
+
+/// An emission failure: a full error, or just the reason something is unsupported (the caller
+/// adds the instruction and line).
+pub(super) type EResult<T> = Result<T, Result<DecodeError, &'static str>>;
+
+pub(super) fn bad<T>(reason: &'static str) -> EResult<T> {
+    Err(Err(reason))
+}
+
+impl<'a> Decoder<'a> {
+    pub(super) fn reg(&self, scopes: &[Scope<'a>], name: &str, offset: usize) -> DResult<u32> {
+        match lookup(scopes, name) {
+            Some(Sym::Reg(slot)) => Ok(slot),
+            Some(_) => Err(self.parse_error(
+                offset,
+                ParseErrorKind::InvalidInstruction {
+                    instruction: excerpt(name),
+                    reason: "a parameter used as a register",
+                },
+            )),
+            None => Err(self.parse_error(
+                offset,
+                ParseErrorKind::Undeclared {
+                    name: excerpt(name),
+                },
+            )),
+        }
+    }
+
+    pub(super) fn invalid(
+        &self,
+        ctx: &Ctx<'_, 'a, '_>,
+        reason: &'static str,
+    ) -> Result<DecodeError, &'static str> {
+        Ok(self.parse_error(
+            ctx.instruction.range.start,
+            ParseErrorKind::InvalidInstruction {
+                instruction: excerpt(&ctx.instruction.full_opcode()),
+                reason,
+            },
+        ))
+    }
+
+    pub(super) fn operand<'o>(
+        &self,
+        ctx: &'o Ctx<'_, 'a, '_>,
+        i: usize,
+    ) -> EResult<&'o Operand<'a>> {
+        ctx.instruction
+            .operands
+            .get(i)
+            .ok_or_else(|| self.invalid(ctx, "too few operands"))
+    }
+
+    pub(super) fn expect_count(&self, ctx: &Ctx<'_, 'a, '_>, n: usize) -> EResult<()> {
+        if ctx.instruction.operands.len() == n {
+            Ok(())
+        } else {
+            Err(self.invalid(ctx, "wrong number of operands"))
+        }
+    }
+
+    /// A destination register.
+    pub(super) fn dst(&self, ctx: &Ctx<'_, 'a, '_>, i: usize) -> EResult<u32> {
+        match self.operand(ctx, i)? {
+            Operand::Name("_") => Ok(self.sink),
+            Operand::Name(name) => self
+                .reg(ctx.scopes, name, ctx.instruction.range.start)
+                .map_err(Ok),
+            _ => Err(self.invalid(ctx, "the destination must be a register")),
+        }
+    }
+
+    /// A source operand of type `ty`: a register, an immediate or a special register.
+    pub(super) fn src(&mut self, ctx: &Ctx<'_, 'a, '_>, i: usize, ty: ScalarType) -> EResult<u32> {
+        let operand = self.operand(ctx, i)?.clone();
+        self.src_operand(ctx, &operand, ty)
+    }
+
+    pub(super) fn src_operand(
+        &mut self,
+        ctx: &Ctx<'_, 'a, '_>,
+        operand: &Operand<'a>,
+        ty: ScalarType,
+    ) -> EResult<u32> {
+        match operand {
+            Operand::Name(name) => self
+                .reg(ctx.scopes, name, ctx.instruction.range.start)
+                .map_err(Ok),
+            Operand::Int(_) | Operand::Float(_) => {
+                let bits = imm_bits(operand, ty)
+                    .ok_or_else(|| self.invalid(ctx, "an immediate that does not fit the type"))?;
+                self.const_slot(bits).map_err(Ok)
+            }
+            Operand::Special(name, dim) => {
+                let group = match *name {
+                    "%tid" => 0,
+                    "%ntid" => 1,
+                    "%ctaid" => 2,
+                    "%nctaid" => 3,
+                    _ => return bad("this special register"),
+                };
+                Ok(group * 3 + u32::from(*dim))
+            }
+            _ => Err(self.invalid(ctx, "unexpected operand kind")),
+        }
+    }
+
+    pub(super) fn pred_src(&mut self, ctx: &Ctx<'_, 'a, '_>, i: usize) -> EResult<(u32, bool)> {
+        match self.operand(ctx, i)?.clone() {
+            Operand::Not(name) => Ok((
+                self.reg(ctx.scopes, name, ctx.instruction.range.start)
+                    .map_err(Ok)?,
+                true,
+            )),
+            other => Ok((self.src_operand(ctx, &other, ScalarType::Pred)?, false)),
+        }
+    }
+
+    pub(super) fn push(&mut self, ctx: &mut Ctx<'_, 'a, '_>, inst: Inst) {
+        ctx.code.insts.push(inst);
+    }
+
+    pub(super) fn one_type(&self, ctx: &Ctx<'_, 'a, '_>, m: &Mods<'a>) -> EResult<ScalarType> {
+        match m.types.as_slice() {
+            [ty] => Ok(*ty),
+            _ => Err(self.invalid(ctx, "expected exactly one type")),
+        }
+    }
+}
+
+fn mask(bits: u8) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+/// The bits of an immediate used as type `ty`.
+fn imm_bits(operand: &Operand<'_>, ty: ScalarType) -> Option<u64> {
+    let bits = (ty.bytes() * 8) as u8;
+    match (operand, class(ty)) {
+        (Operand::Int(v), Class::F32) => Some(u64::from((*v as i64 as f32).to_bits())),
+        (Operand::Int(v), Class::F64) => Some((*v as i64 as f64).to_bits()),
+        (Operand::Int(v), Class::Pred) => Some(u64::from(*v != 0)),
+        (Operand::Int(v), _) => Some(v & mask(bits)),
+        (Operand::Float(FloatValue::F32(f)), Class::F64) => Some(f64::from(*f).to_bits()),
+        (Operand::Float(FloatValue::F32(f)), _) if bits == 32 => Some(u64::from(f.to_bits())),
+        (Operand::Float(FloatValue::F64(f)), Class::F32) => Some(u64::from((*f as f32).to_bits())),
+        (Operand::Float(FloatValue::F64(f)), _) if bits == 64 => Some(f.to_bits()),
+        (Operand::Float(FloatValue::F64(f)), Class::F16) => {
+            Some(u64::from(half::f16::from_f64(*f).to_bits()))
+        }
+        (Operand::Float(FloatValue::F64(f)), Class::BF16) => {
+            Some(u64::from(half::bf16::from_f64(*f).to_bits()))
+        }
+        _ => None,
+    }
+}

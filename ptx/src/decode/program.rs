@@ -1,0 +1,253 @@
+//! The decoded instruction model: what the decoder emits and the interpreter runs.
+
+use thiserror::Error;
+
+use crate::error::ParseError;
+
+/// No slot (an absent operand or guard).
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// Instruction flags.
+pub(crate) const F_GUARD_NEG: u8 = 1;
+pub(crate) const F_FTZ: u8 = 2;
+pub(crate) const F_SAT: u8 = 4;
+pub(crate) const F_NEG_C: u8 = 8;
+pub(crate) const F_SIGNED: u8 = 16;
+pub(crate) const F_X2: u8 = 32;
+/// On a `setp`: the next instruction is `@p bra` (or `@!p bra`, with `F_BRANCH_NEG`) to `imm`,
+/// fused so that the pair costs one dispatch.
+pub(crate) const F_BRANCH: u8 = 64;
+pub(crate) const F_BRANCH_NEG: u8 = 128;
+
+/// Register slots a program may use; the interpreter's register file has exactly this many
+/// (indices are 16-bit, so no access needs a bounds check).
+pub(crate) const MAX_SLOTS: u32 = 65535;
+
+/// Rounding modes (`k` or `imm` of float instructions).
+pub(crate) const RN: u8 = 0;
+pub(crate) const RZ: u8 = 1;
+pub(crate) const RM: u8 = 2;
+pub(crate) const RP: u8 = 3;
+
+/// Float formats (`k`/`w` of conversions and half-precision arithmetic).
+pub(crate) const FMT_F16: u8 = 0;
+pub(crate) const FMT_BF16: u8 = 1;
+pub(crate) const FMT_F32: u8 = 2;
+pub(crate) const FMT_F64: u8 = 3;
+
+/// Arithmetic kinds for the slow paths.
+pub(crate) const AR_ADD: u8 = 0;
+pub(crate) const AR_SUB: u8 = 1;
+pub(crate) const AR_MUL: u8 = 2;
+pub(crate) const AR_FMA: u8 = 3;
+pub(crate) const AR_NEG: u8 = 4;
+pub(crate) const AR_ABS: u8 = 5;
+
+/// Comparisons of `setp`.
+pub(crate) const CMP_EQ: u8 = 0;
+pub(crate) const CMP_NE: u8 = 1;
+pub(crate) const CMP_LT: u8 = 2;
+pub(crate) const CMP_LE: u8 = 3;
+pub(crate) const CMP_GT: u8 = 4;
+pub(crate) const CMP_GE: u8 = 5;
+/// Unordered float comparisons are the ordered code + `CMP_UNORDERED`.
+pub(crate) const CMP_UNORDERED: u8 = 8;
+pub(crate) const CMP_NUM: u8 = 16;
+pub(crate) const CMP_NAN: u8 = 17;
+
+/// What an instruction does. Widths, signedness, rounding and flags live in [`Inst`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Op {
+    Mov,
+    MovMask,
+    Add,
+    Sub,
+    MulLo,
+    MulHi,
+    MulWide,
+    Mad,
+    MadWide,
+    Div,
+    Rem,
+    Min,
+    Max,
+    NegI,
+    AbsI,
+    And,
+    Or,
+    Xor,
+    Not,
+    Shl,
+    Shr,
+    SetpI,
+    SetpF32,
+    SetpF64,
+    Selp,
+    AddF32,
+    SubF32,
+    MulF32,
+    FmaF32,
+    ArithF32Dir,
+    DivF32,
+    NegF32,
+    AbsF32,
+    MinF32,
+    MaxF32,
+    SqrtF32,
+    RsqrtF32,
+    RcpF32,
+    Ex2F32,
+    Lg2F32,
+    SinF32,
+    CosF32,
+    TanhF32,
+    AddF64,
+    SubF64,
+    MulF64,
+    FmaF64,
+    DivF64,
+    NegF64,
+    AbsF64,
+    MinF64,
+    MaxF64,
+    SqrtF64,
+    RsqrtF64,
+    RcpF64,
+    Half,
+    CvtInt,
+    CvtIntToFloat,
+    CvtFloatToInt,
+    CvtFloat,
+    LdGlobal,
+    LdGlobalV,
+    StGlobal,
+    StGlobalV,
+    LdKParam,
+    Pack,
+    Unpack,
+    Bra,
+    Call,
+    Ret,
+}
+
+/// One pre-decoded instruction (40 bytes).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Inst {
+    pub(crate) op: Op,
+    /// Width in bits for integer ops; size in bytes for memory ops; a format for conversions.
+    pub(crate) w: u8,
+    /// A sub-kind: comparison, rounding mode, source format, arithmetic kind.
+    pub(crate) k: u8,
+    /// `F_*` flags.
+    pub(crate) f: u8,
+    /// Guard predicate slot, or [`NONE`].
+    pub(crate) guard: u32,
+    pub(crate) d: u32,
+    pub(crate) a: u32,
+    pub(crate) b: u32,
+    pub(crate) c: u32,
+    pub(crate) e: u32,
+    /// Address offset, branch target, a second width, or a `setp` combining operation.
+    pub(crate) imm: i64,
+}
+
+impl Inst {
+    pub(super) fn new(op: Op) -> Self {
+        Self {
+            op,
+            w: 0,
+            k: 0,
+            f: 0,
+            guard: NONE,
+            d: NONE,
+            a: NONE,
+            b: NONE,
+            c: NONE,
+            e: NONE,
+            imm: 0,
+        }
+    }
+}
+
+/// Where an instruction came from, for diagnostics.
+#[derive(Debug, Clone)]
+pub(crate) struct Site {
+    pub(crate) text: String,
+    pub(crate) line: u32,
+}
+
+/// Slots of the special registers, in this order: `%tid`, `%ntid`, `%ctaid`, `%nctaid`, each
+/// `.x .y .z`.
+pub(crate) const SPECIAL_SLOTS: u32 = 12;
+
+/// A kernel ready to run: pre-decoded once, launched any number of times.
+#[derive(Debug, Clone)]
+pub struct Program {
+    pub(crate) insts: Vec<Inst>,
+    pub(crate) sites: Vec<Site>,
+    pub(crate) lanes: Vec<u32>,
+    pub(crate) consts: Vec<(u32, u64)>,
+    pub(crate) num_regs: usize,
+    pub(crate) entry_pc: u32,
+    pub(crate) entry: String,
+    pub(crate) params: Vec<(usize, usize)>,
+    pub(crate) param_bytes: usize,
+    /// Deepest chain of nested calls.
+    pub(crate) max_depth: usize,
+}
+
+impl Program {
+    /// The entry point's name.
+    pub fn entry(&self) -> &str {
+        &self.entry
+    }
+
+    /// `(offset, size)` of every kernel parameter in the argument packet, as this program reads
+    /// them: each parameter at the next multiple of its alignment (the C rule CUDA uses).
+    pub fn param_layout(&self) -> &[(usize, usize)] {
+        &self.params
+    }
+
+    /// Bytes of argument packet the program reads.
+    pub fn param_bytes(&self) -> usize {
+        self.param_bytes
+    }
+
+    /// Number of pre-decoded instructions (entry and called functions).
+    pub fn len(&self) -> usize {
+        self.insts.len()
+    }
+
+    /// Whether the program has no instruction.
+    pub fn is_empty(&self) -> bool {
+        self.insts.is_empty()
+    }
+
+    /// Number of 64-bit register slots a thread uses.
+    pub fn register_slots(&self) -> usize {
+        self.num_regs
+    }
+}
+
+/// Why a module cannot be turned into a [`Program`].
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum DecodeError {
+    /// The text is not valid PTX (including undeclared names and malformed operands).
+    #[error(transparent)]
+    Parse(#[from] ParseError),
+    /// Valid PTX that the interpreter does not run.
+    #[error(
+        "entry `{entry}`: line {line}: `{instruction}` is not supported by the emulator: {reason}"
+    )]
+    Unsupported {
+        /// The entry being decoded.
+        entry: String,
+        /// The instruction (or directive) as written.
+        instruction: String,
+        /// Its 1-based line.
+        line: u32,
+        /// Why.
+        reason: &'static str,
+    },
+}

@@ -1,0 +1,140 @@
+//! What a launch is given and how it can fail: [`LaunchDims`], and the typed [`ExecError`] with
+//! its memory [`Fault`]s.
+
+use thiserror::Error;
+
+use super::memory::Allocation;
+
+/// Grid and block extents of one launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchDims {
+    /// Blocks per grid, `x y z`.
+    pub grid: [u32; 3],
+    /// Threads per block, `x y z`.
+    pub block: [u32; 3],
+}
+
+impl LaunchDims {
+    /// A 1-D launch.
+    pub fn linear(grid: u32, block: u32) -> Self {
+        Self {
+            grid: [grid, 1, 1],
+            block: [block, 1, 1],
+        }
+    }
+}
+
+/// Whether a faulting access read or wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// A load.
+    Load,
+    /// A store.
+    Store,
+}
+
+impl std::fmt::Display for Access {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Load => "load",
+            Self::Store => "store",
+        })
+    }
+}
+
+/// What was wrong with a faulting access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FaultKind {
+    /// Not wholly inside any allocation.
+    OutOfBounds,
+    /// Not aligned to the access's full width (the vector's, for `.v2`/`.v4`).
+    Misaligned,
+}
+
+impl std::fmt::Display for FaultKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::OutOfBounds => "out of bounds",
+            Self::Misaligned => "misaligned",
+        })
+    }
+}
+
+/// A checked memory access that failed; the launch stopped at it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    /// The entry point.
+    pub entry: String,
+    /// `%ctaid` of the faulting thread.
+    pub block: [u32; 3],
+    /// `%tid` of the faulting thread.
+    pub thread: [u32; 3],
+    /// The instruction as written.
+    pub instruction: String,
+    /// Its 1-based line in the PTX.
+    pub line: u32,
+    /// The first byte accessed.
+    pub address: u64,
+    /// Bytes accessed.
+    pub size: u32,
+    /// Load or store.
+    pub access: Access,
+    /// Out of bounds or misaligned.
+    pub kind: FaultKind,
+    /// The allocation nearest to `address`, if there is any allocation.
+    pub nearest: Option<Allocation>,
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let [bx, by, bz] = self.block;
+        let [tx, ty, tz] = self.thread;
+        write!(
+            f,
+            "entry `{}`: {} {}-byte {} at {:#x} by block ({bx}, {by}, {bz}) thread ({tx}, {ty}, {tz}), line {}: `{}`",
+            self.entry,
+            self.kind,
+            self.size,
+            self.access,
+            self.address,
+            self.line,
+            self.instruction
+        )?;
+        match self.nearest {
+            Some(a) => write!(
+                f,
+                "; nearest allocation {:#x}..{:#x} ({} bytes)",
+                a.base,
+                a.base.saturating_add(a.size),
+                a.size
+            ),
+            None => f.write_str("; no allocation exists"),
+        }
+    }
+}
+
+/// Why a launch did not complete.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ExecError {
+    /// A memory access was refused.
+    #[error("{0}")]
+    Fault(Box<Fault>),
+    /// The argument packet is shorter than the entry's parameter list.
+    #[error("entry `{entry}`: the argument packet has {found} bytes, the parameters need {needed}")]
+    ShortPacket {
+        /// The entry point.
+        entry: String,
+        /// Bytes the parameter list spans.
+        needed: usize,
+        /// Bytes given.
+        found: usize,
+    },
+    /// A grid or block extent of zero.
+    #[error("entry `{entry}`: empty launch geometry {dims:?}")]
+    EmptyGeometry {
+        /// The entry point.
+        entry: String,
+        /// The geometry.
+        dims: LaunchDims,
+    },
+}

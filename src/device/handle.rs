@@ -1,0 +1,121 @@
+//! [`Device`]: a cheap-clone handle to one device context, with a never-reused [`DeviceId`] and
+//! a liveness token; [`WeakDevice`] names one without keeping it live.
+
+use std::any::Any;
+use std::fmt;
+use std::sync::{Arc, OnceLock, Weak};
+
+use super::backend::{Backend, BackendStream, DeviceProperties};
+use crate::liveness::{DeviceId, LivenessToken};
+
+/// A handle to one device context. Cloning is cheap; the [`DeviceId`] stays live while any clone
+/// exists, and buffers, streams and bound kernels each hold one.
+#[derive(Clone)]
+pub struct Device {
+    inner: Arc<DeviceInner>,
+}
+
+struct DeviceInner {
+    // Dropped first: the id dies only once nothing can reach the backend any more.
+    token: LivenessToken,
+    backend: Arc<dyn Backend>,
+    default_stream: Arc<dyn BackendStream>,
+    // Set once by the launch layer (it keeps the telemetry sink here); opaque to the device,
+    // which knows nothing of what is recorded about the work it runs.
+    launch_hook: OnceLock<Box<dyn Any + Send + Sync>>,
+}
+
+impl Device {
+    /// Wraps a backend as a new device with a fresh id. Each call mints a new id, also for a
+    /// backend on an ordinal that another `Device` already uses.
+    pub fn with_backend(backend: Arc<dyn Backend>) -> Self {
+        let default_stream = backend.default_stream();
+        Self {
+            inner: Arc::new(DeviceInner {
+                token: LivenessToken::mint(),
+                backend,
+                default_stream,
+                launch_hook: OnceLock::new(),
+            }),
+        }
+    }
+
+    /// This device's id.
+    pub fn id(&self) -> DeviceId {
+        self.inner.token.id()
+    }
+
+    /// Name, architecture and limits.
+    pub fn properties(&self) -> &DeviceProperties {
+        self.inner.backend.properties()
+    }
+
+    /// The backend's default stream, as [`Device::default_stream`] wraps it.
+    pub(super) fn raw_default_stream(&self) -> &Arc<dyn BackendStream> {
+        &self.inner.default_stream
+    }
+
+    pub(crate) fn backend(&self) -> &dyn Backend {
+        &*self.inner.backend
+    }
+
+    /// The slot the launch layer keeps its per-device state in.
+    pub(crate) fn launch_hook(&self) -> &OnceLock<Box<dyn Any + Send + Sync>> {
+        &self.inner.launch_hook
+    }
+
+    /// A handle that names this device without keeping it live: once every [`Device`] clone is
+    /// gone the id dies (see [`is_live`](crate::device::is_live)) and [`WeakDevice::upgrade`] answers `None`.
+    pub fn downgrade(&self) -> WeakDevice {
+        WeakDevice {
+            inner: Arc::downgrade(&self.inner),
+            id: self.id(),
+        }
+    }
+}
+
+/// A [`Device`] that does not keep its device live: what a kernel parked in a slot table holds,
+/// so that dropping the last real handle lets the device die and its slots be reclaimed.
+#[derive(Clone)]
+pub struct WeakDevice {
+    inner: Weak<DeviceInner>,
+    id: DeviceId,
+}
+
+impl WeakDevice {
+    /// The id of the device it names, live or not.
+    pub fn id(&self) -> DeviceId {
+        self.id
+    }
+
+    /// The device, if some [`Device`] handle still keeps it live.
+    pub fn upgrade(&self) -> Option<Device> {
+        self.inner.upgrade().map(|inner| Device { inner })
+    }
+
+    /// Whether every [`Device`] handle is gone. One atomic load, no lock; once true it stays
+    /// true. It can turn true a moment before [`is_live`](crate::device::is_live) turns false (the registry is updated
+    /// while the last handle is being dropped), never after.
+    pub fn is_dead(&self) -> bool {
+        self.inner.strong_count() == 0
+    }
+}
+
+impl fmt::Debug for WeakDevice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WeakDevice")
+            .field("id", &self.id)
+            .field("dead", &self.is_dead())
+            .finish()
+    }
+}
+
+impl fmt::Debug for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Device")
+            .field("id", &self.id())
+            .field("name", &self.properties().name)
+            .field("backend", &self.properties().backend)
+            .finish()
+    }
+}

@@ -1,0 +1,189 @@
+//! [`Kernel`]: one artifact moving through `Described → Loaded → DeviceBound`.
+//!
+//! One `impl` block per state; every transition consumes `self`, so no state can be used after it
+//! was left.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+mod bind;
+mod launch;
+mod load;
+mod params;
+
+pub(crate) use launch::launch_facts;
+
+use crate::artifact::Artifact;
+use crate::device::{BackendFunction, Device};
+use crate::error::{Error, TransitionError};
+use crate::launch::dispatch_handle;
+use crate::signature::{Erased, Signature};
+use crate::state::{BoundData, Described, DeviceBound, Loaded, LoadedData, State};
+use crate::telemetry::DispatchHandle;
+
+/// A kernel artifact in state `S`, launched through signature `Sig` ([`Erased`] or a
+/// macro-generated type).
+pub struct Kernel<Sig, S: State> {
+    artifact: Artifact,
+    data: S::Data,
+    sig: PhantomData<fn() -> Sig>,
+}
+
+impl<Sig, S: State> std::fmt::Debug for Kernel<Sig, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kernel")
+            .field("entry", &self.artifact.link.entry_point)
+            .field("abi", &self.artifact.abi)
+            .field("state", &self.data)
+            .finish()
+    }
+}
+
+impl<Sig, S: State> Kernel<Sig, S> {
+    /// The artifact this kernel came from.
+    pub fn artifact(&self) -> &Artifact {
+        &self.artifact
+    }
+
+    /// The entry point, as errors name it.
+    pub fn entry(&self) -> &str {
+        &self.artifact.link.entry_point
+    }
+
+    fn with<T: State>(artifact: Artifact, data: T::Data) -> Kernel<Sig, T> {
+        Kernel {
+            artifact,
+            data,
+            sig: PhantomData,
+        }
+    }
+}
+
+impl Kernel<Erased, Described> {
+    /// Describes an artifact for the runtime face. Checks only that its spec can describe a
+    /// kernel; nothing touches the bytes yet.
+    pub fn describe(artifact: Artifact) -> Result<Self, Error> {
+        validate_spec(&artifact)?;
+        Ok(Self::with::<Described>(artifact, ()))
+    }
+}
+
+impl<K: Signature> Kernel<K, Described> {
+    /// Describes an artifact for the typed face: its spec must equal `K::SPEC`.
+    pub fn describe_typed(artifact: Artifact) -> Result<Self, Error> {
+        check_spec::<K>(&artifact)?;
+        validate_spec(&artifact)?;
+        Ok(Self::with::<Described>(artifact, ()))
+    }
+}
+
+impl<S: State> Kernel<Erased, S> {
+    /// Promotes an erased kernel to the typed face after checking that the artifact's spec is
+    /// exactly `K::SPEC`; on a mismatch the erased kernel comes back inside the error.
+    pub fn typed<K: Signature>(self) -> Result<Kernel<K, S>, TransitionError<Self>> {
+        match check_spec::<K>(&self.artifact) {
+            Ok(()) => Ok(Kernel::<K, S>::with::<S>(self.artifact, self.data)),
+            Err(error) => Err(TransitionError::new(error, self)),
+        }
+    }
+}
+
+impl<Sig> Kernel<Sig, Described> {
+    /// Parses the PTX on the host, finds the entry named by the link's symbol and verifies its
+    /// `.param` list against the spec by class, size and alignment. No driver is involved.
+    ///
+    /// On a decline the described kernel comes back inside the error.
+    pub fn load(self) -> Result<Kernel<Sig, Loaded>, TransitionError<Self>> {
+        match load::verify(&self.artifact) {
+            Ok(data) => Ok(Self::with::<Loaded>(self.artifact, data)),
+            Err(error) => Err(TransitionError::new(error, self)),
+        }
+    }
+}
+
+impl<Sig> Kernel<Sig, Loaded> {
+    /// What `load()` verified: the module header, the entry and the packet layout.
+    pub fn loaded(&self) -> &LoadedData {
+        &self.data
+    }
+
+    /// Loads the module on `device`, resolves the entry, checks that the device's architecture
+    /// can run the PTX's `.target`, and cross-checks the parameter layout with the driver where
+    /// it reports one. On a refusal the loaded kernel comes back inside the error.
+    pub fn bind(self, device: &Device) -> Result<Kernel<Sig, DeviceBound>, TransitionError<Self>> {
+        match bind::resolve(&self.artifact, &self.data, device) {
+            Ok(function) => {
+                let telemetry = dispatch_handle(&self.artifact, device);
+                let data = BoundData {
+                    loaded: self.data,
+                    device: device.clone(),
+                    function,
+                    telemetry,
+                };
+                Ok(Self::with::<DeviceBound>(self.artifact, data))
+            }
+            Err(error) => Err(TransitionError::new(error, self)),
+        }
+    }
+}
+
+impl<Sig> Kernel<Sig, DeviceBound> {
+    /// What `load()` verified.
+    pub fn loaded(&self) -> &LoadedData {
+        self.data.loaded()
+    }
+
+    /// The device binding: the device, and the resolved function.
+    pub fn bound(&self) -> &BoundData {
+        &self.data
+    }
+
+    /// The device the kernel is bound to.
+    pub fn device(&self) -> &Device {
+        &self.data.device
+    }
+
+    /// Takes the kernel apart, for a holder that must not keep the device live (a slot table
+    /// keeps a weak handle instead). [`launch_facts`] and [`crate::launch::Launch`] launch from the
+    /// parts through the same check and marshal as [`Kernel::launch`].
+    pub(crate) fn into_bound_parts(self) -> BoundParts {
+        BoundParts {
+            artifact: self.artifact,
+            loaded: self.data.loaded,
+            device: self.data.device,
+            function: self.data.function,
+            telemetry: self.data.telemetry,
+        }
+    }
+}
+
+/// A bound kernel taken apart by [`Kernel::into_bound_parts`].
+pub(crate) struct BoundParts {
+    pub(crate) artifact: Artifact,
+    pub(crate) loaded: LoadedData,
+    pub(crate) device: Device,
+    pub(crate) function: Arc<dyn BackendFunction>,
+    pub(crate) telemetry: Option<DispatchHandle>,
+}
+
+fn validate_spec(artifact: &Artifact) -> Result<(), Error> {
+    artifact
+        .abi
+        .validate()
+        .map_err(|problem| Error::InvalidSpec {
+            entry: artifact.link.entry_point.clone(),
+            problem,
+        })
+}
+
+fn check_spec<K: Signature>(artifact: &Artifact) -> Result<(), Error> {
+    if artifact.abi == K::SPEC {
+        Ok(())
+    } else {
+        Err(Error::SpecMismatch {
+            entry: artifact.link.entry_point.clone(),
+            expected: Box::new(K::SPEC),
+            found: Box::new(artifact.abi.clone()),
+        })
+    }
+}

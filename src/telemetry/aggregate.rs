@@ -1,0 +1,91 @@
+//! The two kinds of aggregation cell: a dispatch cell `(structure_key, chosen, hw)` with its
+//! candidates, and a miss cell `(wanted, fallback, hw)`. The sink files them; handles count into
+//! them.
+
+use std::cmp::Ordering;
+use std::sync::{Mutex, PoisonError};
+
+use super::cells::{Cell, Counter};
+use super::keys::{DispatchKey, MissKey};
+use super::record::Candidate;
+
+/// A dispatch cell: its identity, its count, and the latest non-empty candidate list.
+#[derive(Debug)]
+pub(crate) struct DispatchCell {
+    pub(super) hash: u64,
+    pub(super) key: DispatchKey,
+    pub(super) count: Counter,
+    pub(super) candidates: Mutex<Vec<Candidate>>,
+}
+
+impl Cell for DispatchCell {
+    fn hash(&self) -> u64 {
+        self.hash
+    }
+
+    fn cmp_key(&self, other: &Self) -> Ordering {
+        self.key.cmp(&other.key)
+    }
+}
+
+impl DispatchCell {
+    #[inline]
+    pub(crate) fn record(&self, count: u64, candidates: &[Candidate]) {
+        self.count.add(count.max(1));
+        if !candidates.is_empty() {
+            let mut held = self
+                .candidates
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            overwrite_candidates(&mut held, candidates);
+        }
+    }
+
+    pub(crate) fn count(&self) -> u64 {
+        self.count.get()
+    }
+}
+
+/// `held = fresh`, reusing `held`'s strings where the same implementation sits in the same
+/// place: a detailed observation repeats one candidate list with new latencies, and that must
+/// not cost a string copy per launch.
+fn overwrite_candidates(held: &mut Vec<Candidate>, fresh: &[Candidate]) {
+    held.truncate(fresh.len());
+    for (slot, new) in held.iter_mut().zip(fresh) {
+        if slot.impl_id != new.impl_id {
+            slot.impl_id.clone_from(&new.impl_id);
+        }
+        slot.latency_ns = new.latency_ns;
+    }
+    let kept = held.len();
+    held.extend(fresh.iter().skip(kept).cloned());
+}
+
+/// A miss cell: its identity and its count.
+#[derive(Debug)]
+pub(crate) struct MissCell {
+    pub(super) hash: u64,
+    pub(super) key: MissKey,
+    pub(super) count: Counter,
+}
+
+impl Cell for MissCell {
+    fn hash(&self) -> u64 {
+        self.hash
+    }
+
+    fn cmp_key(&self, other: &Self) -> Ordering {
+        self.key.cmp(&other.key)
+    }
+}
+
+impl MissCell {
+    #[inline]
+    pub(crate) fn record(&self, count: u64) {
+        self.count.add(count.max(1));
+    }
+
+    pub(crate) fn count(&self) -> u64 {
+        self.count.get()
+    }
+}
