@@ -51,6 +51,7 @@
 //! # Ok(())
 //! # }
 //! ```
+#![doc = include_str!("../docs/architecture.md")]
 // Library code never panics on caller data; tests may (clippy.toml allows it there).
 #![warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -82,7 +83,21 @@ pub use signature::{
     Signature,
 };
 
-/// Declares a typed kernel signature; see the `jitseam-macros` crate.
+/// The README's tour, compiled and run as a doctest so it cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeTour;
+
+/// What a launcher needs, in one import: `use jitseam::prelude::*;`.
+pub mod prelude {
+    pub use crate::{
+        Described, Device, DeviceBound, DeviceBuffer, ElementKind, Erased, Error, In, InStrided,
+        Kernel, Loaded, Out, OutStrided, ParamValue, Signature, Stream,
+    };
+}
+
+/// Declares a typed kernel signature; see the `jitseam-macros` crate. The CUDA-side parameter
+/// list of each ABI, with templates, is on [`AbiKind`].
 pub use jitseam_macros::kernel;
 pub use slot::{SlotCall, SlotRef, SlotTable};
 pub use state::{Described, DeviceBound, Loaded, State};

@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 /// The ABI of a kernel, known at run time.
 ///
 /// Spelled `scalar`, `vectorized:W` or `strided:R` in text (specs, the CLI, JSON).
+///
+#[doc = include_str!("../../docs/abi.md")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub enum AbiKind {
