@@ -43,12 +43,13 @@ pub enum Error {
         offset: usize,
     },
     /// The artifact is not well-formed PTX.
-    #[error("kernel `{entry}`: not valid ptx: {source}")]
+    #[error("kernel `{entry}`: not valid ptx: {detail}")]
     Ptx {
         /// Entry point.
         entry: String,
-        /// The parser's error, with line and column.
-        source: jitseam_ptx::ParseError,
+        /// The parser's error, with line and column. Part of the message, so not also a
+        /// `source()`: an error chain printer would show it twice.
+        detail: jitseam_ptx::ParseError,
     },
     /// The module has no entry named like the link's symbol.
     #[error(
@@ -90,6 +91,24 @@ pub enum Error {
         found: String,
         /// Which property differs.
         what: Mismatch,
+    },
+    /// A parameter's attributes promise something jitseam cannot keep: a `.ptr` into another
+    /// state space than global memory, a `.ptr` on a parameter that is no pointer, or an
+    /// alignment that is not a power of two.
+    #[error(
+        "kernel `{entry}`: parameter {index} ({role}) is declared `{attribute}`: {reason}"
+    )]
+    ParamAttribute {
+        /// Entry point.
+        entry: String,
+        /// Zero-based parameter index.
+        index: usize,
+        /// What the ABI puts in that slot.
+        role: ParamRole,
+        /// The attribute as the PTX spells it (`.ptr .shared`, `.align 3`).
+        attribute: String,
+        /// Why it cannot be honoured.
+        reason: &'static str,
     },
     /// Cubin artifacts cannot be verified yet.
     #[error(
@@ -331,6 +350,20 @@ pub enum Error {
         offset: usize,
         /// Required alignment in bytes.
         required: usize,
+    },
+    /// An operand's address is not aligned as the kernel's `.ptr .align N` declares.
+    #[error(
+        "kernel `{entry}`: {operand} starts at device address {address:#x}, not a multiple of the {required} bytes its parameter declares (`.ptr .align {required}`)"
+    )]
+    PointerMisaligned {
+        /// Entry point.
+        entry: String,
+        /// Which operand.
+        operand: Operand,
+        /// The address the kernel would receive.
+        address: u64,
+        /// The declared alignment in bytes.
+        required: u32,
     },
     /// A strided view reaches outside its allocation.
     #[error(
@@ -605,8 +638,10 @@ impl<K> fmt::Display for TransitionError<K> {
 }
 
 impl<K: fmt::Debug> std::error::Error for TransitionError<K> {
+    /// The inner error's own source: its message is already this one's, so an error chain
+    /// printer (anyhow's `{:?}`, say) must not show it a second time.
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.error)
+        self.error.source()
     }
 }
 

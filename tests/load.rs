@@ -89,13 +89,37 @@ fn text_that_is_not_ptx_is_declined_with_line_and_column() {
     let spec = AbiSpec::new(AbiKind::Scalar, &[], &[F32], &[]);
     let text = ".version 8.0\n.target sm_80\n.visible .entry k(.param .u64 a,, )\n{ ret; }\n";
     match load(Artifact::ptx(text, "k", spec)).unwrap_err() {
-        Error::Ptx { entry, source } => {
+        Error::Ptx { entry, detail } => {
             assert_eq!(entry, "k");
-            assert_eq!(source.line, 3);
-            assert!(source.col > 1, "column {}", source.col);
+            assert_eq!(detail.line, 3);
+            assert!(detail.col > 1, "column {}", detail.col);
         }
         other => panic!("unexpected {other:?}"),
     }
+}
+
+#[test]
+fn an_error_chain_prints_each_message_once() {
+    use std::error::Error as _;
+    let spec = AbiSpec::new(AbiKind::Scalar, &[], &[F32], &[]);
+    let text = ".version 8.0\n.target sm_80\n.visible .entry k(.param .u64 a,, )\n{ ret; }\n";
+    let declined = Kernel::describe(Artifact::ptx(text, "k", spec))
+        .unwrap()
+        .load()
+        .unwrap_err();
+    // What a chain printer (anyhow's `{:?}`) shows: the message, then each source's message.
+    let mut messages = vec![declined.to_string()];
+    let mut next = declined.source();
+    while let Some(source) = next {
+        messages.push(source.to_string());
+        next = source.source();
+    }
+    for (i, message) in messages.iter().enumerate() {
+        for later in &messages[i + 1..] {
+            assert!(!message.contains(later.as_str()), "{message:?} repeats {later:?}");
+        }
+    }
+    assert!(messages[0].contains("line 3"), "{messages:?}");
 }
 
 #[test]

@@ -11,6 +11,9 @@ pub struct PlacedParam {
     pub class: ParamClass,
     /// Offset from the packet's start, a multiple of `class.align()`.
     pub offset: usize,
+    /// For a pointer: the alignment in bytes the kernel declares for what it points to
+    /// (`.ptr .align N`), which every launch checks against the operand's address; 1 otherwise.
+    pub pointee_align: u32,
 }
 
 /// The packet layout of one kernel, computed once at `load()` and reused by every launch.
@@ -21,6 +24,9 @@ pub struct PlacedParam {
 pub struct ParamLayout {
     params: Vec<PlacedParam>,
     size: usize,
+    /// Whether any pointer declares a pointee alignment above 1, so launches of the (usual)
+    /// kernels that declare none skip the check.
+    pointee_aligned: bool,
 }
 
 impl ParamLayout {
@@ -36,13 +42,32 @@ impl ParamLayout {
                     role: p.role,
                     class: p.class,
                     offset: at,
+                    pointee_align: 1,
                 }
             })
             .collect();
         Self {
             params,
             size: offset,
+            pointee_aligned: false,
         }
+    }
+
+    /// Records that parameter `index` (a pointer) declares its pointee aligned to `align` bytes.
+    pub(crate) fn require_pointee_align(&mut self, index: usize, align: u32) {
+        if let Some(param) = self.params.get_mut(index) {
+            param.pointee_align = align.max(1);
+            self.pointee_aligned |= align > 1;
+        }
+    }
+
+    /// The pointee alignment parameter `index` declares (1 when none, or past the end).
+    #[inline]
+    pub fn pointee_align(&self, index: usize) -> u32 {
+        if !self.pointee_aligned {
+            return 1;
+        }
+        self.params.get(index).map_or(1, |p| p.pointee_align)
     }
 
     /// Every parameter, in order.

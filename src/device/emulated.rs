@@ -182,14 +182,14 @@ impl Backend for EmulatorBackend {
     }
 
     fn load_function(&self, ptx: &str, symbol: &str) -> Result<Arc<dyn BackendFunction>, Error> {
-        let module = jitseam_ptx::parse_module(ptx).map_err(|source| Error::Ptx {
+        let module = jitseam_ptx::parse_module(ptx).map_err(|detail| Error::Ptx {
             entry: symbol.to_owned(),
-            source,
+            detail,
         })?;
         let program = jitseam_ptx::decode(ptx, &module, symbol).map_err(|error| match error {
-            DecodeError::Parse(source) => Error::Ptx {
+            DecodeError::Parse(detail) => Error::Ptx {
                 entry: symbol.to_owned(),
-                source,
+                detail,
             },
             DecodeError::Unsupported {
                 entry,

@@ -2,7 +2,6 @@
 //! its ABI implies. No driver is involved.
 
 use super::params::verify_entry_params;
-use crate::abi::ParamLayout;
 use crate::artifact::{Artifact, ArtifactKind};
 use crate::error::Error;
 use crate::state::LoadedData;
@@ -22,9 +21,9 @@ pub(super) fn verify(artifact: &Artifact) -> Result<LoadedData, Error> {
     })?;
     // The borrowed scan validates the whole module like `parse_module`, but only the one
     // entry this kernel needs is converted into owned data.
-    let index = jitseam_ptx::scan_module(text).map_err(|source| Error::Ptx {
+    let index = jitseam_ptx::scan_module(text).map_err(|detail| Error::Ptx {
         entry: entry_name.clone(),
-        source,
+        detail,
     })?;
     let symbol = artifact.symbol();
     let Some(entry) = index.entry(symbol).map(|entry| entry.to_owned()) else {
@@ -34,9 +33,9 @@ pub(super) fn verify(artifact: &Artifact) -> Result<LoadedData, Error> {
         });
     };
     let expected = artifact.abi.expected_params();
-    verify_entry_params(&entry, &expected)?;
+    let layout = verify_entry_params(&entry, &expected)?;
     Ok(LoadedData {
-        layout: ParamLayout::new(&expected),
+        layout,
         entry,
         version: index.version,
         target: index.target,

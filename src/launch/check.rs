@@ -83,10 +83,10 @@ pub fn check<'a>(
     }
     // Counts match, so the zips pair every operand with its declared dtype.
     for (k, (view, &expected)) in inputs.iter().zip(spec.inputs.iter()).enumerate() {
-        check_operand(&facts, Operand::Input(k), view, expected)?;
+        check_operand(&facts, Operand::Input(k), k, view, expected)?;
     }
     for (m, (view, &expected)) in outputs.iter().zip(spec.outputs.iter()).enumerate() {
-        check_operand(&facts, Operand::Output(m), view, expected)?;
+        check_operand(&facts, Operand::Output(m), inputs.len() + m, view, expected)?;
     }
     for (index, (value, &expected)) in params.iter().zip(spec.params.iter()).enumerate() {
         if value.kind() != expected {
@@ -184,11 +184,13 @@ fn count_matches(
     }
 }
 
-/// An operand's device and dtype (inlined for the same reason as [`check_dense_view`]).
+/// An operand's device, dtype and, where its parameter (number `param`) declares one, pointee
+/// alignment (inlined for the same reason as [`check_dense_view`]).
 #[inline(always)]
 fn check_operand(
     facts: &LaunchFacts<'_>,
     operand: Operand,
+    param: usize,
     view: &ViewDesc,
     expected: ElementKind,
 ) -> Result<(), Error> {
@@ -207,6 +209,20 @@ fn check_operand(
             expected,
             found: view.dtype,
         });
+    }
+    let required = facts.layout.pointee_align(param);
+    if required > 1 {
+        let address = view
+            .base
+            .wrapping_add((view.offset as u64).wrapping_mul(view.dtype.size() as u64));
+        if !address.is_multiple_of(u64::from(required)) {
+            return Err(Error::PointerMisaligned {
+                entry: facts.entry.to_owned(),
+                operand,
+                address,
+                required,
+            });
+        }
     }
     Ok(())
 }

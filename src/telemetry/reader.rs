@@ -43,12 +43,12 @@ impl fmt::Display for RecordKind {
 #[non_exhaustive]
 pub enum ReadError {
     /// The file or directory could not be opened or read.
-    #[error("cannot read {origin}: {source}")]
+    #[error("cannot read {origin}: {detail}")]
     Io {
         /// The path (or name) of what was being read.
         origin: String,
-        /// The underlying error.
-        source: io::Error,
+        /// The underlying error (part of the message, so not also a `source()`).
+        detail: io::Error,
     },
     /// A directory holds none of the telemetry files.
     #[error("{origin} holds no telemetry ({DISPATCHES_FILE}, {MISSES_FILE} or {OVERFLOW_FILE})")]
@@ -200,17 +200,17 @@ fn read_optional(path: &Path) -> Result<Option<Vec<u8>>, ReadError> {
     match fs::read(path) {
         Ok(bytes) => Ok(Some(bytes)),
         Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(ReadError::Io {
+        Err(detail) => Err(ReadError::Io {
             origin: path.display().to_string(),
-            source,
+            detail,
         }),
     }
 }
 
 fn read_required(path: &Path) -> Result<Vec<u8>, ReadError> {
-    fs::read(path).map_err(|source| ReadError::Io {
+    fs::read(path).map_err(|detail| ReadError::Io {
         origin: path.display().to_string(),
-        source,
+        detail,
     })
 }
 
@@ -250,10 +250,10 @@ impl TelemetryReport {
     /// empty, but at least one must be present. Records are returned as written; use
     /// [`TelemetryReport::merge`] to combine repeated cells.
     pub fn read_dir(dir: &Path) -> Result<Self, ReadError> {
-        if let Err(source) = fs::read_dir(dir) {
+        if let Err(detail) = fs::read_dir(dir) {
             return Err(ReadError::Io {
                 origin: dir.display().to_string(),
-                source,
+                detail,
             });
         }
         let dispatch_path = dir.join(DISPATCHES_FILE);
