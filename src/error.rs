@@ -53,18 +53,22 @@ pub enum Error {
     },
     /// The module has no entry named like the link's symbol.
     #[error(
-        "kernel `{entry}`: no such entry in the module (entries: {})",
-        list(available)
+        "kernel `{entry}`: no such entry in the module (entries: {}){}",
+        list(available),
+        mangled_hint(mangled)
     )]
     EntryNotFound {
         /// The symbol looked for.
         entry: String,
         /// The entries the module does have.
         available: Vec<String>,
+        /// An entry whose C++-mangled name demangles to the symbol looked for — the kernel was
+        /// compiled without `extern "C"` — as `(mangled, demangled)`.
+        mangled: Option<(String, String)>,
     },
     /// The entry has more or fewer parameters than the ABI implies.
     #[error(
-        "kernel `{entry}`: expected {expected} parameters from the abi, the entry declares {found}"
+        "kernel `{entry}`: expected {expected} parameters from the abi, the entry declares {found}; {lists}"
     )]
     ParamCount {
         /// Entry point.
@@ -73,10 +77,12 @@ pub enum Error {
         expected: usize,
         /// Count the PTX declares.
         found: usize,
+        /// Both whole lists, side by side.
+        lists: Box<ParamLists>,
     },
     /// One parameter's class, size or alignment disagrees with the ABI.
     #[error(
-        "kernel `{entry}`: parameter {index} ({role}) has the wrong {what}: expected {expected}, found {found}"
+        "kernel `{entry}`: parameter {index} ({role}) has the wrong {what}: expected {expected}, found {found}; {lists}"
     )]
     ParamMismatch {
         /// Entry point.
@@ -91,13 +97,13 @@ pub enum Error {
         found: String,
         /// Which property differs.
         what: Mismatch,
+        /// Both whole lists, side by side.
+        lists: Box<ParamLists>,
     },
     /// A parameter's attributes promise something jitseam cannot keep: a `.ptr` into another
     /// state space than global memory, a `.ptr` on a parameter that is no pointer, or an
     /// alignment that is not a power of two.
-    #[error(
-        "kernel `{entry}`: parameter {index} ({role}) is declared `{attribute}`: {reason}"
-    )]
+    #[error("kernel `{entry}`: parameter {index} ({role}) is declared `{attribute}`: {reason}")]
     ParamAttribute {
         /// Entry point.
         entry: String,
@@ -492,6 +498,41 @@ impl Error {
                 | Self::Device { .. }
                 | Self::MemoryFault(_)
         )
+    }
+}
+
+/// The whole parameter list an ABI implies, next to the one the PTX entry declares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamLists {
+    /// What the ABI expects, in order.
+    pub expected: Vec<crate::abi::ExpectedParam>,
+    /// What the entry declares, spelled as PTX (`.u64`, `.align 2 .b8 [2]`).
+    pub found: Vec<String>,
+}
+
+impl fmt::Display for ParamLists {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the abi expects (")?;
+        for (i, p) in self.expected.iter().enumerate() {
+            let sep = if i == 0 { "" } else { ", " };
+            write!(f, "{sep}{} {}", p.class.ptx_spelling(), p.role.short_name())?;
+        }
+        f.write_str("), the entry declares (")?;
+        for (i, found) in self.found.iter().enumerate() {
+            let sep = if i == 0 { "" } else { ", " };
+            write!(f, "{sep}{found}")?;
+        }
+        f.write_str(")")
+    }
+}
+
+/// The end of [`Error::EntryNotFound`]'s message when a mangled entry names the symbol.
+fn mangled_hint(mangled: &Option<(String, String)>) -> String {
+    match mangled {
+        Some((mangled, demangled)) => format!(
+            "; compiled without `extern \"C\"`? found `{demangled}` as `{mangled}`: declare the kernel `extern \"C\"`, or use `symbol = \"{mangled}\"`"
+        ),
+        None => String::new(),
     }
 }
 

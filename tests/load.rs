@@ -116,7 +116,10 @@ fn an_error_chain_prints_each_message_once() {
     }
     for (i, message) in messages.iter().enumerate() {
         for later in &messages[i + 1..] {
-            assert!(!message.contains(later.as_str()), "{message:?} repeats {later:?}");
+            assert!(
+                !message.contains(later.as_str()),
+                "{message:?} repeats {later:?}"
+            );
         }
     }
     assert!(messages[0].contains("line 3"), "{messages:?}");
@@ -127,7 +130,12 @@ fn missing_entry_lists_the_entries_that_exist() {
     let f = fixtures::by_entry("baracuda_gen_neg_f32_scalar");
     let artifact = Artifact::ptx(f.ptx, "baracuda_gen_relu_f32_scalar", f.spec.clone());
     match load(artifact).unwrap_err() {
-        Error::EntryNotFound { entry, available } => {
+        Error::EntryNotFound {
+            entry,
+            available,
+            mangled,
+        } => {
+            assert_eq!(mangled, None);
             assert_eq!(entry, "baracuda_gen_relu_f32_scalar");
             assert_eq!(
                 available,
@@ -148,9 +156,15 @@ fn wrong_parameter_count_is_declined() {
             entry,
             expected,
             found,
+            lists,
         } => {
             assert_eq!(entry, f.entry);
             assert_eq!((expected, found), (5, 4));
+            assert_eq!(
+                lists.to_string(),
+                "the abi expects (.u64 in0, .u64 in1, .u64 in2, .u64 out0, .u64 n), \
+                 the entry declares (.u64, .u64, .u64, .u64)"
+            );
         }
         other => panic!("unexpected {other:?}"),
     }
@@ -193,6 +207,7 @@ fn f64_param_claimed_as_f32_is_a_class_mismatch() {
             expected,
             found,
             what,
+            ..
         } => {
             assert_eq!(entry, f.entry);
             assert_eq!(index, 9);
@@ -295,4 +310,33 @@ fn artifacts_round_trip_through_json() {
     let back: Artifact = serde_json::from_str(&json).unwrap();
     assert_eq!(back, artifact);
     assert!(load(back).is_ok());
+}
+
+#[test]
+fn an_entry_compiled_without_extern_c_is_named_with_the_fix() {
+    let spec = AbiSpec::new(AbiKind::Scalar, &[F32], &[F32], &[]);
+    // What NVRTC names `__global__ void my_saxpy(const float*, float*, long long)` without
+    // `extern "C"`.
+    let mangled = "_Z8my_saxpyPKfPfx";
+    let text = format!(
+        ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry {mangled}(\
+         .param .u64 a, .param .u64 b, .param .u64 c)\n{{\n\tret;\n}}\n"
+    );
+    let error = load(Artifact::ptx(text, "my_saxpy", spec)).unwrap_err();
+    match &error {
+        Error::EntryNotFound {
+            mangled: Some((name, demangled)),
+            ..
+        } => {
+            assert_eq!(name, mangled);
+            assert!(demangled.starts_with("my_saxpy("), "{demangled}");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    let message = error.to_string();
+    assert!(message.contains("extern \"C\""), "{message}");
+    assert!(
+        message.contains("symbol = \"_Z8my_saxpyPKfPfx\""),
+        "{message}"
+    );
 }

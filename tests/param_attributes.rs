@@ -2,7 +2,9 @@
 //! kernel declares (`.ptr .align N`) is checked against every operand's address at launch.
 
 use jitseam::abi::ParamRole;
-use jitseam::{AbiKind, AbiSpec, Artifact, Device, ElementKind::F32, Erased, Error, Kernel, Loaded};
+use jitseam::{
+    AbiKind, AbiSpec, Artifact, Device, ElementKind::F32, Erased, Error, Kernel, Loaded,
+};
 
 const SPEC: AbiSpec = AbiSpec::new(AbiKind::Scalar, &[F32], &[F32], &[]);
 
@@ -31,7 +33,8 @@ fn declined_attribute(result: Result<Kernel<Erased, Loaded>, Error>) -> (usize, 
 #[test]
 fn an_operand_pointer_into_another_state_space_is_declined() {
     for space in ["shared", "const", "local"] {
-        let (index, role, attribute) = declined_attribute(kernel(&format!(".ptr .{space}"), "", ""));
+        let (index, role, attribute) =
+            declined_attribute(kernel(&format!(".ptr .{space}"), "", ""));
         assert_eq!((index, role), (0, ParamRole::Input(0)));
         assert_eq!(attribute, format!(".ptr .{space}"));
     }
@@ -42,7 +45,10 @@ fn an_operand_pointer_into_another_state_space_is_declined() {
 #[test]
 fn a_ptr_attribute_on_the_count_is_declined() {
     let (index, role, attribute) = declined_attribute(kernel("", "", ".ptr"));
-    assert_eq!((index, role, attribute.as_str()), (2, ParamRole::Count, ".ptr"));
+    assert_eq!(
+        (index, role, attribute.as_str()),
+        (2, ParamRole::Count, ".ptr")
+    );
 }
 
 #[test]
@@ -62,19 +68,37 @@ fn global_and_generic_pointers_load() {
 #[test]
 fn a_declared_pointee_alignment_is_checked_at_every_launch() {
     let device = Device::emulator();
-    let kernel = kernel(".ptr .global .align 16", "", "").unwrap().bind(&device).unwrap();
+    let kernel = kernel(".ptr .global .align 16", "", "")
+        .unwrap()
+        .bind(&device)
+        .unwrap();
     let stream = device.default_stream();
     let x = device.upload(&[1.0f32; 64]).unwrap();
     let mut out = device.alloc::<f32>(32).unwrap();
     // Four f32 past a 256-byte-aligned allocation start: 16-byte aligned.
     let aligned = x.slice(4..36).unwrap();
     kernel
-        .launch(&stream, &[(&aligned).into()], &mut [(&mut out).into()], &[32], &[])
+        .launch(
+            &stream,
+            &[(&aligned).into()],
+            &mut [(&mut out).into()],
+            &[32],
+            &[],
+        )
         .unwrap();
     let off_by_one = x.slice(1..33).unwrap();
-    match kernel.launch(&stream, &[(&off_by_one).into()], &mut [(&mut out).into()], &[32], &[]) {
+    match kernel.launch(
+        &stream,
+        &[(&off_by_one).into()],
+        &mut [(&mut out).into()],
+        &[32],
+        &[],
+    ) {
         Err(Error::PointerMisaligned {
-            operand, required, address, ..
+            operand,
+            required,
+            address,
+            ..
         }) => {
             assert_eq!(operand, jitseam::error::Operand::Input(0));
             assert_eq!(required, 16);

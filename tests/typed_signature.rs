@@ -157,7 +157,7 @@ fn an_extra_declared_param_is_declined_at_load_with_the_counts() {
     let error = load_typed::<AddF32ExtraParam>("add_f32_scalar.ptx");
     // a, b, out, n: the PTX has 4 parameters; the signature implies a fifth.
     assert!(
-        matches!(&error, Err(Error::ParamCount { entry, expected: 5, found: 4 })
+        matches!(&error, Err(Error::ParamCount { entry, expected: 5, found: 4, .. })
             if entry == "baracuda_gen_add_f32_scalar"),
         "{error:?}"
     );

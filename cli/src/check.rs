@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use jitseam::Kernel;
+use jitseam::{Error, Kernel};
 
 use crate::kernel_args::KernelArgs;
 
@@ -13,15 +13,22 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
-    let verdict = Kernel::describe(args.kernel.artifact()?)
-        .and_then(|k| k.load().map_err(jitseam::Error::from));
+    let artifact = args.kernel.artifact()?;
+    let spec = artifact.abi.clone();
+    let verdict = Kernel::describe(artifact).and_then(|k| k.load().map_err(Error::from));
     match verdict {
         Ok(_) => {
             println!("ok");
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
-            println!("{e}");
+            eprintln!("{e}");
+            if matches!(e, Error::ParamCount { .. } | Error::ParamMismatch { .. }) {
+                eprintln!(
+                    "a kernel with this abi is declared:\n{}",
+                    spec.cuda_prototype(&args.kernel.entry)
+                );
+            }
             Ok(ExitCode::FAILURE)
         }
     }

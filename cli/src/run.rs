@@ -322,7 +322,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
     let (count, elapsed, outs) = match outcome {
         Ok(done) => done,
         Err(e) => {
-            println!("{e}");
+            eprintln!("{e}");
             return Ok(ExitCode::FAILURE);
         }
     };

@@ -7,13 +7,21 @@ fn fixture(name: &str) -> String {
 }
 
 fn jitseam(args: &[&str]) -> (i32, String) {
+    let (code, stdout, stderr) = jitseam_streams(args);
+    (code, stdout + &stderr)
+}
+
+/// Exit code, stdout and stderr, apart.
+fn jitseam_streams(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_jitseam"))
         .args(args)
         .output()
         .expect("run jitseam");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.code().unwrap_or(-1), text)
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 #[test]
@@ -55,8 +63,8 @@ fn check_accepts_the_true_abi() {
 }
 
 #[test]
-fn check_prints_the_typed_decline_and_exits_1() {
-    let (code, text) = jitseam(&[
+fn check_prints_the_typed_decline_and_a_matching_prototype_on_stderr_and_exits_1() {
+    let (code, stdout, text) = jitseam_streams(&[
         "check",
         &fixture("axpb_f64_scalar.ptx"),
         "--entry",
@@ -71,9 +79,21 @@ fn check_prints_the_typed_decline_and_exits_1() {
         "f32,f32",
     ]);
     assert_eq!(code, 1, "{text}");
+    assert_eq!(stdout, "", "a decline goes to stderr");
     assert!(
         text.contains(
             "parameter 3 (runtime param 0) has the wrong class: expected .f32, found .f64"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("the abi expects (.u64 in0, .u64 out0, .u64 n, .f32 p0, .f32 p1), the entry declares (.u64, .u64, .u64, .f64, .f64)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "extern \"C\" __global__ void baracuda_gen_axpb_f64_scalar(const double* __restrict__ in0, \
+             double* __restrict__ out0, long long n, float p0, float p1);"
         ),
         "{text}"
     );

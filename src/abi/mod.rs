@@ -5,6 +5,7 @@ mod kind;
 mod layout;
 mod packet;
 mod params;
+mod prototype;
 mod spec;
 mod value;
 

@@ -51,6 +51,19 @@ impl ParamClass {
         }
     }
 
+    /// The class as a `.param` declaration spells it: `.u64`, `.f32`, `.align 2 .b8 [2]`.
+    pub fn ptx_spelling(self) -> String {
+        match self {
+            Self::Int8 => ".u8".to_owned(),
+            Self::Int16 => ".u16".to_owned(),
+            Self::Int32 => ".u32".to_owned(),
+            Self::Int64 => ".u64".to_owned(),
+            Self::F32 => ".f32".to_owned(),
+            Self::F64 => ".f64".to_owned(),
+            Self::Bytes { size, align } => format!(".align {align} .b8 [{size}]"),
+        }
+    }
+
     /// Bytes the parameter occupies in the argument packet.
     pub const fn size(self) -> usize {
         match self {
@@ -138,6 +151,22 @@ pub enum ParamRole {
     Count,
     /// Runtime scalar parameter `p`.
     Param(u32),
+}
+
+impl ParamRole {
+    /// The parameter's name in the ABI's templates: `in0`, `out0`, `shape1`, `s0_1` (input 0's
+    /// stride on axis 1), `so0_1`, `n`, `p0`.
+    pub fn short_name(self) -> String {
+        match self {
+            Self::Input(k) => format!("in{k}"),
+            Self::Output(m) => format!("out{m}"),
+            Self::Shape(d) => format!("shape{d}"),
+            Self::InputStride { input, axis } => format!("s{input}_{axis}"),
+            Self::OutputStride { output, axis } => format!("so{output}_{axis}"),
+            Self::Count => "n".to_owned(),
+            Self::Param(p) => format!("p{p}"),
+        }
+    }
 }
 
 impl fmt::Display for ParamRole {

@@ -30,6 +30,9 @@ pub(super) fn verify(artifact: &Artifact) -> Result<LoadedData, Error> {
         return Err(Error::EntryNotFound {
             entry: symbol.to_owned(),
             available: index.entry_names().map(str::to_owned).collect(),
+            mangled: index
+                .entry_names()
+                .find_map(|name| demangles_to(name, symbol)),
         });
     };
     let expected = artifact.abi.expected_params();
@@ -41,4 +44,19 @@ pub(super) fn verify(artifact: &Artifact) -> Result<LoadedData, Error> {
         target: index.target,
         address_size: index.address_size,
     })
+}
+
+/// `(mangled, demangled)` when `name` is a C++-mangled function whose unqualified name is
+/// `symbol`: the kernel was compiled without `extern "C"`.
+fn demangles_to(name: &str, symbol: &str) -> Option<(String, String)> {
+    if !name.starts_with("_Z") {
+        return None;
+    }
+    let demangled = cpp_demangle::Symbol::new(name.as_bytes())
+        .ok()?
+        .demangle()
+        .ok()?;
+    let function = demangled.split('(').next()?;
+    let unqualified = function.rsplit("::").next()?;
+    (unqualified == symbol).then(|| (name.to_owned(), demangled))
 }

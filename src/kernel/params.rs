@@ -4,7 +4,7 @@
 use jitseam_ptx::{Param, StateSpace};
 
 use crate::abi::{ExpectedParam, ParamClass, ParamLayout, ParamRole};
-use crate::error::{Error, Mismatch};
+use crate::error::{Error, Mismatch, ParamLists};
 
 /// Compares `entry`'s parameters with `expected` by count, then by class, size and alignment of
 /// each slot, then their attributes, naming the first disagreement; answers the packet layout,
@@ -13,11 +13,18 @@ pub(crate) fn verify_entry_params(
     entry: &jitseam_ptx::Entry,
     expected: &[ExpectedParam],
 ) -> Result<ParamLayout, Error> {
+    let lists = || {
+        Box::new(ParamLists {
+            expected: expected.to_vec(),
+            found: entry.params.iter().map(ptx_spelling).collect(),
+        })
+    };
     if entry.params.len() != expected.len() {
         return Err(Error::ParamCount {
             entry: entry.name.clone(),
             expected: expected.len(),
             found: entry.params.len(),
+            lists: lists(),
         });
     }
     for (index, (want, param)) in expected.iter().zip(&entry.params).enumerate() {
@@ -28,6 +35,7 @@ pub(crate) fn verify_entry_params(
             expected: want.class,
             found,
             what,
+            lists: lists(),
         };
         let Some(found) = ParamClass::of_ptx(param) else {
             return Err(mismatch(format!(".{}", param.ty.name()), Mismatch::Class));
@@ -97,6 +105,16 @@ fn pointee_align(
             Err(decline(format!(".ptr .align {align}"), power_of_two))
         }
         align => Ok(align),
+    }
+}
+
+/// A declared parameter as PTX spells it: `.u64`, `.align 2 .b8 [2]`, `.pred`.
+fn ptx_spelling(param: &Param) -> String {
+    match (param.array_len, param.align) {
+        (Some(len), Some(align)) => format!(".align {align} .{} [{len}]", param.ty.name()),
+        (Some(len), None) => format!(".{} [{len}]", param.ty.name()),
+        (None, Some(align)) => format!(".align {align} .{}", param.ty.name()),
+        (None, None) => format!(".{}", param.ty.name()),
     }
 }
 
