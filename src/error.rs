@@ -62,9 +62,9 @@ pub enum Error {
         entry: String,
         /// The entries the module does have.
         available: Vec<String>,
-        /// An entry whose C++-mangled name demangles to the symbol looked for — the kernel was
-        /// compiled without `extern "C"` — as `(mangled, demangled)`.
-        mangled: Option<(String, String)>,
+        /// An entry whose C++-mangled name demangles to the symbol looked for: the kernel was
+        /// compiled without `extern "C"`.
+        mangled: Option<Box<MangledEntry>>,
     },
     /// The entry has more or fewer parameters than the ABI implies.
     #[error(
@@ -526,10 +526,19 @@ impl fmt::Display for ParamLists {
     }
 }
 
+/// An entry with a C++-mangled name, and what it demangles to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MangledEntry {
+    /// The name in the module (`_Z8my_saxpyPKfPfx`).
+    pub mangled: String,
+    /// What it demangles to (`my_saxpy(float const*, float*, long long)`).
+    pub demangled: String,
+}
+
 /// The end of [`Error::EntryNotFound`]'s message when a mangled entry names the symbol.
-fn mangled_hint(mangled: &Option<(String, String)>) -> String {
-    match mangled {
-        Some((mangled, demangled)) => format!(
+fn mangled_hint(mangled: &Option<Box<MangledEntry>>) -> String {
+    match mangled.as_deref() {
+        Some(MangledEntry { mangled, demangled }) => format!(
             "; compiled without `extern \"C\"`? found `{demangled}` as `{mangled}`: declare the kernel `extern \"C\"`, or use `symbol = \"{mangled}\"`"
         ),
         None => String::new(),

@@ -325,11 +325,15 @@ fn an_entry_compiled_without_extern_c_is_named_with_the_fix() {
     let error = load(Artifact::ptx(text, "my_saxpy", spec)).unwrap_err();
     match &error {
         Error::EntryNotFound {
-            mangled: Some((name, demangled)),
+            mangled: Some(found),
             ..
         } => {
-            assert_eq!(name, mangled);
-            assert!(demangled.starts_with("my_saxpy("), "{demangled}");
+            assert_eq!(found.mangled, mangled);
+            assert!(
+                found.demangled.starts_with("my_saxpy("),
+                "{}",
+                found.demangled
+            );
         }
         other => panic!("unexpected {other:?}"),
     }

@@ -3,7 +3,7 @@
 
 use super::params::verify_entry_params;
 use crate::artifact::{Artifact, ArtifactKind};
-use crate::error::Error;
+use crate::error::{Error, MangledEntry};
 use crate::state::LoadedData;
 
 /// Parses the PTX on the host, finds the entry named by the link's symbol and verifies its
@@ -46,9 +46,9 @@ pub(super) fn verify(artifact: &Artifact) -> Result<LoadedData, Error> {
     })
 }
 
-/// `(mangled, demangled)` when `name` is a C++-mangled function whose unqualified name is
+/// `name` and what it demangles to, when it is a C++-mangled function whose unqualified name is
 /// `symbol`: the kernel was compiled without `extern "C"`.
-fn demangles_to(name: &str, symbol: &str) -> Option<(String, String)> {
+fn demangles_to(name: &str, symbol: &str) -> Option<Box<MangledEntry>> {
     if !name.starts_with("_Z") {
         return None;
     }
@@ -58,5 +58,10 @@ fn demangles_to(name: &str, symbol: &str) -> Option<(String, String)> {
         .ok()?;
     let function = demangled.split('(').next()?;
     let unqualified = function.rsplit("::").next()?;
-    (unqualified == symbol).then(|| (name.to_owned(), demangled))
+    (unqualified == symbol).then(|| {
+        Box::new(MangledEntry {
+            mangled: name.to_owned(),
+            demangled,
+        })
+    })
 }
