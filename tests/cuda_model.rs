@@ -12,7 +12,7 @@ mod common;
 
 use std::ffi::{CString, c_void};
 
-use common::cuda_model::{in_model, in_model_with_env};
+use common::cuda_model::{Options, in_model, in_model_with};
 use common::{fixtures, launch_suite as suite};
 use cudarc::driver::sys::{CUresult, CUstream_flags};
 use cudarc::driver::{CudaContext, result, sys};
@@ -56,24 +56,24 @@ model_test! {
 
 #[test]
 fn a_driver_without_devices_is_no_device() {
-    in_model_with_env(
-        "a_driver_without_devices_is_no_device",
-        &[("JITSEAM_CUDA_MODEL_DEVICES", "0")],
-        || {
-            assert_eq!(Device::cuda_count().ok(), Some(0));
-            assert!(
-                matches!(
-                    Device::cuda(0),
-                    Err(Error::NoDevice {
-                        ordinal: 0,
-                        available: 0
-                    })
-                ),
-                "{:?}",
-                Device::cuda(0)
-            );
-        },
-    );
+    let options = Options {
+        env: &[("JITSEAM_CUDA_MODEL_DEVICES", "0")],
+        ..Options::default()
+    };
+    in_model_with("a_driver_without_devices_is_no_device", &options, || {
+        assert_eq!(Device::cuda_count().ok(), Some(0));
+        assert!(
+            matches!(
+                Device::cuda(0),
+                Err(Error::NoDevice {
+                    ordinal: 0,
+                    available: 0
+                })
+            ),
+            "{:?}",
+            Device::cuda(0)
+        );
+    });
 }
 
 model_test! {
@@ -143,6 +143,42 @@ model_test! {
         // Small launches: the model interprets every thread, and the host still queues all
         // fifty long before the first finishes.
         suite::drop_while_launches_of_n_are_queued(cuda, 1 << 14);
+    }
+}
+
+model_test! {
+    /// A kernel dropped after its device and stream handles, with launches still queued, hands
+    /// its module over only after that work: the harness fails the test if the model saw the
+    /// module unloaded under a queued launch.
+    fn a_kernel_outliving_its_device_and_stream_unloads_after_its_work() {
+        let device = cuda();
+        let stream = device.new_stream().unwrap();
+        let n = 1usize << 14;
+        let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        let da = device.upload(&a).unwrap();
+        let db = device.upload(&vec![0.5f32; n]).unwrap();
+        let mut out = device.upload(&vec![f32::NAN; n]).unwrap();
+        let kernel = suite::bind(&device, suite::ADD_F32);
+        for _ in 0..20 {
+            kernel
+                .launch(
+                    &stream,
+                    &[(&da).into(), (&db).into()],
+                    &mut [(&mut out).into()],
+                    &[n],
+                    &[],
+                )
+                .unwrap();
+        }
+        drop(stream);
+        drop(device);
+        drop(kernel);
+        // Freeing synchronizes the whole device, so the launches have finished after this.
+        drop(da);
+        let got = out.device().default_stream().read(&out).unwrap();
+        let want: Vec<f32> = a.iter().map(|x| x + 0.5).collect();
+        assert_eq!(got, want);
+        out.device().default_stream().synchronize().unwrap();
     }
 }
 
@@ -241,13 +277,22 @@ model_test! {
     }
 }
 
-model_test! {
-    /// A kernel fault through cudarc: the sticky error of a real driver.
-    fn a_fault_is_sticky() {
+/// A kernel fault through cudarc: the sticky error of a real driver.
+#[test]
+fn a_fault_is_sticky() {
+    let options = Options {
+        diagnoses_expected: true,
+        ..Options::default()
+    };
+    in_model_with("a_fault_is_sticky", &options, || {
         let ctx = CudaContext::new(0).unwrap();
         ctx.bind_to_thread().unwrap();
         let (_module, function) = raw_add_kernel();
-        let buffers = [raw_upload(&[1.0; 16]), raw_upload(&[1.0; 16]), raw_upload(&[0.0; 16])];
+        let buffers = [
+            raw_upload(&[1.0; 16]),
+            raw_upload(&[1.0; 16]),
+            raw_upload(&[0.0; 16]),
+        ];
         raw_add(function, std::ptr::null_mut(), buffers, 4096);
         assert_eq!(
             result::ctx::synchronize().unwrap_err().0,
@@ -256,7 +301,7 @@ model_test! {
         // SAFETY: a plain allocation request; it fails.
         let again = unsafe { result::malloc_sync(64) };
         assert_eq!(again.unwrap_err().0, CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
-    }
+    });
 }
 
 /// Every driver symbol cudarc's safe and result layers may resolve (cudarc 0.19), plus

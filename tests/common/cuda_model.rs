@@ -20,17 +20,30 @@ use std::process::Command;
 
 /// Set in the child: run the body here.
 const CHILD: &str = "JITSEAM_CUDA_MODEL_CHILD";
+/// How every diagnosis the model prints starts.
+const DIAGNOSIS: &str = "jitseam-cuda-model: ";
 /// File name of the built model.
 const MODEL: &str = "libjitseam_cuda_model.so";
 
 /// Runs `body` in a child process whose CUDA driver is the model. `test` is the test's name as
-/// the harness knows it (`module::name` for a test inside a module).
+/// the harness knows it (`module::name` for a test inside a module). The test fails if the model
+/// printed a diagnosis (a kernel fault, a module unloaded under queued launches, …), even where
+/// no driver call returned the error.
 pub fn in_model(test: &str, body: impl FnOnce()) {
-    in_model_with_env(test, &[], body);
+    in_model_with(test, &Options::default(), body);
 }
 
-/// As [`in_model`], with extra environment variables for the child.
-pub fn in_model_with_env(test: &str, env: &[(&str, &str)], body: impl FnOnce()) {
+/// How [`in_model_with`] runs the child.
+#[derive(Debug, Default)]
+pub struct Options<'a> {
+    /// Extra environment variables for the child.
+    pub env: &'a [(&'a str, &'a str)],
+    /// The test provokes the model's diagnoses on purpose.
+    pub diagnoses_expected: bool,
+}
+
+/// As [`in_model`], with [`Options`].
+pub fn in_model_with(test: &str, options: &Options<'_>, body: impl FnOnce()) {
     if std::env::var_os(CHILD).is_some() {
         body();
         return;
@@ -40,7 +53,7 @@ pub fn in_model_with_env(test: &str, env: &[(&str, &str)], body: impl FnOnce()) 
             "{MODEL} is not built next to this test binary; build it with \
              `cargo build -p jitseam-cuda-model` or run `cargo test --workspace`"
         );
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
+        if std::env::var("CI").is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "false")) {
             panic!("{message}");
         }
         // Straight to the process's stderr: the harness captures `eprintln!` of passing tests,
@@ -67,7 +80,7 @@ pub fn in_model_with_env(test: &str, env: &[(&str, &str)], body: impl FnOnce()) 
         .args([test, "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD, "1")
         .env("LD_LIBRARY_PATH", search);
-    for (key, value) in env {
+    for (key, value) in options.env {
         command.env(key, value);
     }
     let output = command
@@ -81,6 +94,10 @@ pub fn in_model_with_env(test: &str, env: &[(&str, &str)], body: impl FnOnce()) 
         "`{test}` on the CUDA driver model ({}) failed: {}\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
         model.display(),
         output.status
+    );
+    assert!(
+        options.diagnoses_expected || !stderr.contains(DIAGNOSIS),
+        "`{test}` on the CUDA driver model passed, but the model diagnosed misuse:\n{stderr}"
     );
 }
 

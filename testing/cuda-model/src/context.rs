@@ -51,6 +51,9 @@ pub(crate) struct Context {
 #[derive(Debug, Default)]
 struct Tables {
     streams: HashMap<u64, Arc<Stream>>,
+    /// Destroyed streams whose queued work may still run: context-wide synchronization and
+    /// the legacy-stream rule still wait for it.
+    retired: Vec<Arc<Stream>>,
     events: HashMap<u64, Arc<Event>>,
     modules: HashMap<u64, Arc<LoadedModule>>,
     functions: HashMap<u64, Arc<Function>>,
@@ -125,25 +128,35 @@ impl Context {
 
     /// `cuStreamDestroy`: the handle goes at once, the queued work still runs.
     pub(crate) fn destroy_stream(&self, handle: u64) -> Result<(), CUresult> {
-        let stream = lock(&self.tables)
+        let mut tables = lock(&self.tables);
+        let stream = tables
             .streams
             .remove(&handle)
             .ok_or(CUDA_ERROR_INVALID_HANDLE)?;
         stream.close();
+        tables.retired.retain(|s| s.progress.is_busy());
+        tables.retired.push(stream);
         Ok(())
+    }
+
+    /// Every stream with work that may still run, the legacy stream aside: the live ones and
+    /// the destroyed ones still busy.
+    fn streams(&self) -> Vec<Arc<Stream>> {
+        let mut tables = lock(&self.tables);
+        tables.retired.retain(|s| s.progress.is_busy());
+        tables
+            .streams
+            .values()
+            .chain(&tables.retired)
+            .cloned()
+            .collect()
     }
 
     /// Queues `op` on `stream`, behind whatever the legacy-stream rule orders it after.
     pub(crate) fn submit(&self, stream: &Arc<Stream>, op: Op) -> u64 {
         let _order = lock(&self.submit);
         if Arc::ptr_eq(stream, &self.legacy) {
-            let blocking: Vec<Arc<Stream>> = lock(&self.tables)
-                .streams
-                .values()
-                .filter(|s| s.blocking)
-                .cloned()
-                .collect();
-            for other in blocking {
+            for other in self.streams().into_iter().filter(|s| s.blocking) {
                 if other.progress.is_busy() {
                     stream.push(Op::Wait {
                         progress: Arc::clone(&other.progress),
@@ -165,13 +178,7 @@ impl Context {
     fn covered(&self, stream: &Arc<Stream>) -> Vec<Arc<Stream>> {
         let mut covered = vec![Arc::clone(stream)];
         if Arc::ptr_eq(stream, &self.legacy) {
-            covered.extend(
-                lock(&self.tables)
-                    .streams
-                    .values()
-                    .filter(|s| s.blocking)
-                    .cloned(),
-            );
+            covered.extend(self.streams().into_iter().filter(|s| s.blocking));
         }
         covered
     }
@@ -190,8 +197,7 @@ impl Context {
 
     /// Waits for everything queued on every stream.
     pub(crate) fn drain_all(&self) {
-        let streams: Vec<Arc<Stream>> = lock(&self.tables).streams.values().cloned().collect();
-        for stream in streams {
+        for stream in self.streams() {
             stream.drain();
         }
         self.legacy.drain();

@@ -626,6 +626,33 @@ fn a_stream_waiting_on_an_event_sees_the_recorded_work() {
 }
 
 #[test]
+fn context_synchronization_waits_for_destroyed_streams() {
+    with_context(|| {
+        let n = 1 << 16;
+        let (module, f) = add_kernel();
+        let buffers = add_buffers(n);
+        let stream = new_stream(crate::stream::NON_BLOCKING);
+        for _ in 0..4 {
+            assert_eq!(launch_add(f, stream, buffers, n as i64, 64), CUDA_SUCCESS);
+        }
+        // Destroying a busy stream lets its work finish; synchronizing the context waits for it.
+        assert_eq!(cuStreamDestroy_v2(stream), CUDA_SUCCESS);
+        assert_eq!(cuCtxSynchronize(), CUDA_SUCCESS);
+        assert_eq!(cuModuleUnload(module), CUDA_SUCCESS);
+        assert_eq!(
+            cuCtxSynchronize(),
+            CUDA_SUCCESS,
+            "no launch was still queued"
+        );
+        let mut out = vec![0f32; n];
+        // SAFETY: `out` is valid for `n` floats of writes.
+        let status = unsafe { cuMemcpyDtoH_v2(out.as_mut_ptr().cast(), buffers[2], n * 4) };
+        assert_eq!(status, CUDA_SUCCESS);
+        assert_eq!(out, added(n));
+    });
+}
+
+#[test]
 fn the_legacy_stream_waits_for_blocking_streams() {
     with_context(|| {
         let n = 1 << 16;
