@@ -221,6 +221,8 @@ fn raw_upload(data: &[f32]) -> u64 {
     let ptr = unsafe { result::malloc_sync(std::mem::size_of_val(data)) }.unwrap();
     // SAFETY: `ptr` holds `data.len()` floats.
     unsafe { result::memcpy_htod_sync(ptr, data) }.unwrap();
+    // The synchronous copy returns before it lands; non-blocking streams must not race it.
+    result::ctx::synchronize().unwrap();
     ptr
 }
 

@@ -501,8 +501,10 @@ fn queue(context: &Context, stream: &Arc<Stream>, op: Op, wait: bool) -> Result<
     Ok(())
 }
 
-/// Host-to-device copy: the source is copied before the call returns (pageable memory is
-/// staged), the device write happens in stream order.
+/// Host-to-device copy. The source is copied before the call returns (pageable memory is
+/// staged) and the device write happens in stream order; as the driver documents for pageable
+/// memory, the synchronous form first waits for the legacy stream, but returns before the
+/// write itself has landed.
 ///
 /// # Safety
 /// `src` is valid for reads of `len` bytes.
@@ -523,12 +525,11 @@ unsafe fn copy_to_device(
     mapped(&context, dst, len)?;
     // SAFETY: non-null and valid for `len` bytes of reads by this function's contract.
     let data = unsafe { std::slice::from_raw_parts(src.cast::<u8>(), len) }.to_vec();
-    queue(
-        &context,
-        &stream,
-        Op::HostToDevice { dst, data },
-        hStream.is_none(),
-    )
+    if hStream.is_none() {
+        context.synchronize_stream(&stream);
+        context.check()?;
+    }
+    queue(&context, &stream, Op::HostToDevice { dst, data }, false)
 }
 
 /// Device-to-host copy: returns once the copy ran, as for pageable host memory (all host

@@ -1,9 +1,11 @@
 //! Streams: a queue of operations and the worker thread that runs it, in order.
 //!
-//! Each stream (the legacy `NULL` stream included) has its own worker, so work on different
-//! streams really runs concurrently with the host and in an unspecified order with respect to
-//! each other — only the driver's ordering rules (same stream, events, the legacy stream)
-//! order it. A missing wait is a race the tests can lose, as on a GPU.
+//! Each stream (the legacy `NULL` stream included) has its own worker, so work runs
+//! asynchronously to the host, and operations of different streams interleave in an
+//! unspecified order — only the driver's ordering rules (same stream, events, the legacy
+//! stream) order them. A missing wait is a race the tests can lose, as on a GPU. Each operation
+//! holds device memory while it runs, so two kernels never overlap in time; host calls that
+//! touch device memory (allocation, free, range checks) wait for the running operation.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex};

@@ -44,6 +44,8 @@ fn upload_f32(data: &[f32]) -> u64 {
     // SAFETY: `data` is valid for `bytes` bytes of reads.
     let status = unsafe { cuMemcpyHtoD_v2(ptr, data.as_ptr().cast(), bytes) };
     assert_eq!(status, CUDA_SUCCESS);
+    // The synchronous copy returns before it lands; non-blocking streams must not race it.
+    assert_eq!(cuStreamSynchronize(null_mut()), CUDA_SUCCESS);
     ptr
 }
 
