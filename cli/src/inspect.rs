@@ -1,11 +1,13 @@
 //! `jitseam inspect FILE.ptx [--json]`.
 
+use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use jitseam::abi::ParamClass;
-use jitseam_ptx::{Entry, Module, Param, PerfDirective};
-use serde_json::{Value, json};
+use jitseam_ptx::{DirectiveRef, EntryRef, ModuleIndex, ParamRef, PerfDirective};
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -18,117 +20,164 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
     let text = crate::read_text(&args.file)?;
-    let module = match jitseam_ptx::parse_module(&text) {
-        Ok(module) => module,
+    // The borrowed index: names point into the text and all parameters share one vector, so a
+    // module of a million parameters takes little more memory than its text.
+    let index = match jitseam_ptx::scan_module(&text) {
+        Ok(index) => index,
         Err(e) => {
             eprintln!("{}: {e}", args.file.display());
             return Ok(ExitCode::FAILURE);
         }
     };
-    if args.json {
-        let doc = module_json(&module);
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?
-        );
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let written = if args.json {
+        // Streamed: nothing is built but the line being written.
+        serde_json::to_writer_pretty(&mut out, &ModuleJson(&index))
+            .map_err(std::io::Error::from)
+            .and_then(|()| writeln!(out))
     } else {
-        print!("{}", module_text(&module));
-    }
+        write_text(&mut out, &index)
+    };
+    written
+        .and_then(|()| out.flush())
+        .map_err(|e| format!("cannot write the report: {e}"))?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn class_name(param: &Param) -> String {
-    ParamClass::of_ptx(param).map_or_else(|| format!(".{}", param.ty.name()), |c| c.to_string())
+fn class_name(param: &ParamRef<'_>) -> String {
+    ParamClass::of_ptx(&param.to_owned())
+        .map_or_else(|| format!(".{}", param.ty.name()), |c| c.to_string())
 }
 
-fn align_of(param: &Param) -> u64 {
-    ParamClass::of_ptx(param).map_or(u64::from(param.ty.bytes()), |c| c.align() as u64)
+fn align_of(param: &ParamRef<'_>) -> u64 {
+    ParamClass::of_ptx(&param.to_owned()).map_or(u64::from(param.ty.bytes()), |c| c.align() as u64)
 }
 
-fn directive_text(d: &PerfDirective) -> String {
+fn directive_text(d: &DirectiveRef) -> String {
     let dims = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
-    match d {
-        PerfDirective::MaxNtid(v) => format!(".maxntid {}", dims(v)),
-        PerfDirective::ReqNtid(v) => format!(".reqntid {}", dims(v)),
+    match d.to_owned() {
+        PerfDirective::MaxNtid(v) => format!(".maxntid {}", dims(&v)),
+        PerfDirective::ReqNtid(v) => format!(".reqntid {}", dims(&v)),
         PerfDirective::MinNctaPerSm(n) => format!(".minnctapersm {n}"),
         PerfDirective::MaxNreg(n) => format!(".maxnreg {n}"),
     }
 }
 
-fn module_text(module: &Module) -> String {
-    let mut out = format!(
-        "ptx {}.{}  target {}{}  address_size {}\n",
-        module.version.major,
-        module.version.minor,
-        module.target.arch,
-        module
-            .target
-            .modifiers
-            .iter()
-            .map(|m| format!(", {m}"))
-            .collect::<String>(),
-        module
-            .address_size
-            .map_or_else(|| "-".to_owned(), |a| a.to_string()),
-    );
-    for entry in &module.entries {
-        out.push_str(&entry_text(entry));
+fn write_text(out: &mut impl Write, index: &ModuleIndex<'_>) -> std::io::Result<()> {
+    write!(
+        out,
+        "ptx {}.{}  target {}",
+        index.version.major, index.version.minor, index.target.arch
+    )?;
+    for modifier in &index.target.modifiers {
+        write!(out, ", {modifier}")?;
     }
-    for func in &module.functions {
-        out.push_str(&format!(
-            "func {} ({} params, {} returns)\n",
+    match index.address_size {
+        Some(size) => writeln!(out, "  address_size {size}")?,
+        None => writeln!(out, "  address_size -")?,
+    }
+    for entry in index.entries() {
+        writeln!(out, "entry {} ({:?})", entry.name, entry.linkage)?;
+        let width = entry.params.iter().map(|p| p.name.len()).max().unwrap_or(0);
+        for (i, p) in entry.params.iter().enumerate() {
+            writeln!(
+                out,
+                "  {i:>3}  {:<width$}  {:<28}  size {:>3}  align {:>2}",
+                p.name,
+                class_name(p),
+                p.size_bytes(),
+                align_of(p),
+            )?;
+        }
+        for d in entry.directives {
+            writeln!(out, "  {}", directive_text(d))?;
+        }
+    }
+    for func in index.functions() {
+        writeln!(
+            out,
+            "func {} ({} params, {} returns)",
             func.name,
             func.params.len(),
             func.returns.len()
-        ));
+        )?;
     }
-    out
+    Ok(())
 }
 
-fn entry_text(entry: &Entry) -> String {
-    let mut out = format!("entry {} ({:?})\n", entry.name, entry.linkage);
-    let width = entry.params.iter().map(|p| p.name.len()).max().unwrap_or(0);
-    for (i, p) in entry.params.iter().enumerate() {
-        out.push_str(&format!(
-            "  {i:>3}  {:<width$}  {:<28}  size {:>3}  align {:>2}\n",
-            p.name,
-            class_name(p),
-            p.size_bytes(),
-            align_of(p),
-        ));
+/// The module as JSON, serialized straight from the index.
+struct ModuleJson<'i, 'a>(&'i ModuleIndex<'a>);
+
+impl Serialize for ModuleJson<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let index = self.0;
+        let mut map = serializer.serialize_map(Some(6))?;
+        map.serialize_entry(
+            "version",
+            &format!("{}.{}", index.version.major, index.version.minor),
+        )?;
+        map.serialize_entry("target", &index.target.arch)?;
+        map.serialize_entry("target_modifiers", &index.target.modifiers)?;
+        map.serialize_entry("address_size", &index.address_size)?;
+        map.serialize_entry("entries", &Seq(|| index.entries().map(EntryJson)))?;
+        map.serialize_entry("functions", &Seq(|| index.functions().map(|f| f.name)))?;
+        map.end()
     }
-    for d in &entry.directives {
-        out.push_str(&format!("  {}\n", directive_text(d)));
-    }
-    out
 }
 
-fn module_json(module: &Module) -> Value {
-    let entries: Vec<Value> = module
-        .entries
-        .iter()
-        .map(|e| {
-            json!({
-                "name": e.name,
-                "linkage": format!("{:?}", e.linkage).to_lowercase(),
-                "params": e.params.iter().enumerate().map(|(i, p)| json!({
-                    "index": i,
-                    "name": p.name,
-                    "type": p.ty.name(),
-                    "class": class_name(p),
-                    "size": p.size_bytes(),
-                    "align": align_of(p),
-                })).collect::<Vec<_>>(),
-                "directives": e.directives.iter().map(directive_text).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    json!({
-        "version": format!("{}.{}", module.version.major, module.version.minor),
-        "target": module.target.arch,
-        "target_modifiers": module.target.modifiers,
-        "address_size": module.address_size,
-        "entries": entries,
-        "functions": module.functions.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
-    })
+struct EntryJson<'i, 'a>(EntryRef<'i, 'a>);
+
+impl Serialize for EntryJson<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let entry = &self.0;
+        let mut map = serializer.serialize_map(Some(4))?;
+        map.serialize_entry("name", entry.name)?;
+        map.serialize_entry("linkage", &format!("{:?}", entry.linkage).to_lowercase())?;
+        map.serialize_entry(
+            "params",
+            &Seq(|| {
+                entry
+                    .params
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| ParamJson(i, p))
+            }),
+        )?;
+        map.serialize_entry(
+            "directives",
+            &Seq(|| entry.directives.iter().map(directive_text)),
+        )?;
+        map.end()
+    }
+}
+
+struct ParamJson<'p, 'a>(usize, &'p ParamRef<'a>);
+
+impl Serialize for ParamJson<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (index, p) = (self.0, self.1);
+        let mut map = serializer.serialize_map(Some(6))?;
+        map.serialize_entry("index", &index)?;
+        map.serialize_entry("name", p.name)?;
+        map.serialize_entry("type", p.ty.name())?;
+        map.serialize_entry("class", &class_name(p))?;
+        map.serialize_entry("size", &p.size_bytes())?;
+        map.serialize_entry("align", &align_of(p))?;
+        map.end()
+    }
+}
+
+/// A JSON array of whatever `items` yields, written one item at a time.
+struct Seq<F>(F);
+
+impl<F, I> Serialize for Seq<F>
+where
+    F: Fn() -> I,
+    I: Iterator,
+    I::Item: Serialize,
+{
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq((self.0)())
+    }
 }

@@ -45,6 +45,24 @@ pub(crate) struct Args {
     /// Run on the best available device (CUDA if present) instead of the emulator.
     #[arg(long)]
     best: bool,
+    /// Most host memory the operands may take, in bytes, all inputs and outputs together (a
+    /// larger shape is refused before anything is allocated).
+    #[arg(long, default_value_t = 4 << 30)]
+    max_host_bytes: u64,
+}
+
+/// Bytes of `count` elements of `kind`, refused past `limit` (or past what `usize` holds) so that
+/// no size from the command line can overflow, or ask the allocator for more than was allowed.
+fn host_bytes(count: usize, kind: ElementKind, limit: u64) -> Result<usize, String> {
+    count
+        .checked_mul(kind.size())
+        .filter(|&bytes| bytes as u64 <= limit)
+        .ok_or_else(|| {
+            format!(
+                "{count} elements of {kind} take more than the {limit} host bytes allowed \
+                 (--max-host-bytes)"
+            )
+        })
 }
 
 /// A device buffer of any element type.
@@ -138,7 +156,7 @@ fn generate(kind: ElementKind, count: usize, fill: &str, seed: u64) -> Result<Ve
         state ^= state << 17;
         (state >> 11) as f64 / (1u64 << 53) as f64
     };
-    let mut bytes = Vec::with_capacity(count * kind.size());
+    let mut bytes = Vec::with_capacity(count.saturating_mul(kind.size()));
     for i in 0..count {
         let x = match fill {
             "iota" => i as f64,
@@ -212,9 +230,22 @@ fn param_value(kind: ElementKind, text: &str) -> Result<ParamValue, String> {
     })
 }
 
-fn read_input(path: &Path, kind: ElementKind, count: usize) -> Result<Vec<u8>, String> {
+fn read_input(
+    path: &Path,
+    kind: ElementKind,
+    count: usize,
+    want: usize,
+) -> Result<Vec<u8>, String> {
+    let found = std::fs::metadata(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+        .len();
+    if found != want as u64 {
+        return Err(format!(
+            "{} has {found} bytes; {count} elements of {kind} need {want}",
+            path.display()
+        ));
+    }
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let want = count * kind.size();
     if bytes.len() != want {
         return Err(format!(
             "{} has {} bytes; {count} elements of {kind} need {want}",
@@ -259,12 +290,27 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
         .iter()
         .try_fold(1usize, |n, &e| n.checked_mul(e))
         .ok_or("the shape's element count overflows")?;
+    // Every operand's bytes, and all of them together, within the host budget before anything
+    // is read or allocated.
+    let mut total: u64 = 0;
+    for &kind in inputs.iter().chain(&outputs) {
+        total = total.saturating_add(host_bytes(count, kind, args.max_host_bytes)? as u64);
+    }
+    if total > args.max_host_bytes {
+        return Err(format!(
+            "the operands take {total} host bytes, more than the {} allowed (--max-host-bytes)",
+            args.max_host_bytes
+        ));
+    }
     let input_bytes = inputs
         .iter()
         .enumerate()
-        .map(|(k, &kind)| match args.input_files.get(k) {
-            Some(path) => read_input(path, kind, count),
-            None => generate(kind, count, &args.fill, k as u64 + 1),
+        .map(|(k, &kind)| {
+            let want = host_bytes(count, kind, args.max_host_bytes)?;
+            match args.input_files.get(k) {
+                Some(path) => read_input(path, kind, count, want),
+                None => generate(kind, count, &args.fill, k as u64 + 1),
+            }
         })
         .collect::<Result<Vec<_>, _>>()?;
     let (device, how) = if args.best {
@@ -282,7 +328,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
         let mut outs = Vec::with_capacity(outputs.len());
         for &kind in &outputs {
             let sentinel = if kind.is_float() { f64::NAN } else { 0.0 };
-            let mut bytes = Vec::with_capacity(count * kind.size());
+            let mut bytes = Vec::with_capacity(count.saturating_mul(kind.size()));
             for _ in 0..count {
                 number(kind, sentinel).write_to(&mut bytes);
             }

@@ -1,17 +1,20 @@
 //! `jitseam run` as a user runs it: generated and file inputs, outputs written as raw
 //! little-endian files, refusals with their reason.
 
-use std::path::PathBuf;
 use std::process::Command;
+
+use tempfile::TempDir;
 
 fn fixture(name: &str) -> String {
     format!("{}/../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("jitseam-run-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A scratch directory removed when the test ends, pass or fail.
+fn scratch(name: &str) -> TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("jitseam-run-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn jitseam(args: &[&str]) -> (i32, String) {
@@ -48,12 +51,12 @@ fn run_with_iota_inputs_writes_the_output_file() {
         "--shape",
         "300",
         "--output-dir",
-        dir.to_str().unwrap(),
+        dir.path().to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("on emulator: 300 elements"), "{text}");
-    let sum = f32s(&std::fs::read(dir.join("out0.bin")).unwrap());
-    let diff = f32s(&std::fs::read(dir.join("out1.bin")).unwrap());
+    let sum = f32s(&std::fs::read(dir.path().join("out0.bin")).unwrap());
+    let diff = f32s(&std::fs::read(dir.path().join("out1.bin")).unwrap());
     assert_eq!(sum, (0..300).map(|i| 2.0 * i as f32).collect::<Vec<_>>());
     assert_eq!(diff, vec![0.0; 300]);
 }
@@ -65,7 +68,7 @@ fn run_reads_raw_input_files_and_params() {
         .iter()
         .flat_map(|v| v.to_le_bytes())
         .collect();
-    let input = dir.join("x.bin");
+    let input = dir.path().join("x.bin");
     std::fs::write(&input, &x).unwrap();
     let (code, text) = jitseam(&[
         "run",
@@ -87,17 +90,17 @@ fn run_reads_raw_input_files_and_params() {
         "--input-file",
         input.to_str().unwrap(),
         "--output-dir",
-        dir.to_str().unwrap(),
+        dir.path().to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{text}");
-    let out = f32s(&std::fs::read(dir.join("out0.bin")).unwrap());
+    let out = f32s(&std::fs::read(dir.path().join("out0.bin")).unwrap());
     assert_eq!(out, vec![1.0, -5.0, 6.0]);
 }
 
 #[test]
 fn run_refuses_a_short_input_file_and_an_unsupported_kernel() {
     let dir = scratch("refuse");
-    let input = dir.join("short.bin");
+    let input = dir.path().join("short.bin");
     std::fs::write(&input, [0u8; 8]).unwrap();
     let (code, text) = jitseam(&[
         "run",
@@ -121,7 +124,7 @@ fn run_refuses_a_short_input_file_and_an_unsupported_kernel() {
         "{text}"
     );
 
-    let ptx = dir.join("bar.ptx");
+    let ptx = dir.path().join("bar.ptx");
     std::fs::write(
         &ptx,
         ".version 8.8\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 a, \
@@ -142,7 +145,7 @@ fn run_refuses_a_short_input_file_and_an_unsupported_kernel() {
         "--shape",
         "4",
         "--output-dir",
-        dir.to_str().unwrap(),
+        dir.path().to_str().unwrap(),
     ]);
     assert_eq!(code, 1, "{text}");
     assert!(
