@@ -389,17 +389,23 @@ pub enum Error {
     },
     /// An output view writes one element from several indices.
     #[error(
-        "kernel `{entry}`: output {output} overlaps itself: stride 0 on axis {axis} of extent {extent}"
+        "kernel `{entry}`: output {output} overlaps itself: with shape {shape:?} and strides {strides:?}, axis {axis} (extent {extent}, stride {}) lands on elements the axes with smaller strides already reach",
+        strides.get(*axis).copied().unwrap_or_default()
     )]
     OutputOverlaps {
         /// Entry point.
         entry: String,
         /// Output index.
         output: usize,
-        /// The broadcast axis.
+        /// The first axis whose stride steps onto elements already reached (a broadcast axis,
+        /// stride 0, among them).
         axis: usize,
         /// Its extent.
         extent: usize,
+        /// The view's shape.
+        shape: Box<[usize]>,
+        /// The view's strides, in elements.
+        strides: Box<[isize]>,
     },
     /// Launch geometry does not fit the device's limits.
     #[error("kernel `{entry}`: cannot launch {n} elements: {reason}")]

@@ -322,10 +322,15 @@ fn output_broadcast_over_an_axis_overlaps_itself() {
     let mut out6 = dev.alloc::<f64>(6).unwrap();
     let ov = out6.strided_mut(0, &[2, 3], &[1, 1]).unwrap();
     let outs = [ov.desc()];
-    assert!(matches!(
-        check(k.facts(), dev.id(), &ins, &outs, &[2, 3], &[1.0f64.into()]),
-        Err(Error::OutputOverlaps { .. })
-    ));
+    let error = check(k.facts(), dev.id(), &ins, &outs, &[2, 3], &[1.0f64.into()]).unwrap_err();
+    assert!(
+        matches!(&error, Error::OutputOverlaps { axis: 1, extent: 3, strides, .. } if strides[..] == [1, 1]),
+        "{error:?}"
+    );
+    // The message names the real strides, not a stride of 0 that no axis has.
+    let message = error.to_string();
+    assert!(message.contains("strides [1, 1]"), "{message}");
+    assert!(message.contains("axis 1 (extent 3, stride 1)"), "{message}");
 }
 
 #[test]

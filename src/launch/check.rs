@@ -387,6 +387,8 @@ fn check_strided(
                 output,
                 axis,
                 extent,
+                shape: view.shape().into(),
+                strides: view.strides().into(),
             });
         }
     }
