@@ -38,10 +38,28 @@ pub const MUL_F64_R2: &str = "baracuda_gen_mul_scalar_f64_strided_r2";
 pub const NEG_F32: &str = "baracuda_gen_neg_f32_scalar";
 pub const ABS_F32: &str = "baracuda_gen_abs_f32_scalar";
 
+thread_local! {
+    /// Where this thread's suite run takes each fixture's artifact from: the embedded PTX unless
+    /// a test chose another source (NVRTC, a cubin) with [`with_artifacts`].
+    static SOURCE: std::cell::Cell<Option<fn(&fixtures::Fixture) -> jitseam::Artifact>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// Runs `body` (one suite function) with every fixture's artifact made by `source`.
+pub fn with_artifacts(source: fn(&fixtures::Fixture) -> jitseam::Artifact, body: impl FnOnce()) {
+    SOURCE.with(|s| s.set(Some(source)));
+    body();
+    SOURCE.with(|s| s.set(None));
+}
+
 /// The fixture `entry`, bound to `device`.
 pub fn bind(device: &Device, entry: &str) -> Kernel<Erased, DeviceBound> {
     let fixture = fixtures::by_entry(entry);
-    Kernel::describe(fixture.artifact())
+    let artifact = match SOURCE.with(std::cell::Cell::get) {
+        Some(source) => source(&fixture),
+        None => fixture.artifact(),
+    };
+    Kernel::describe(artifact)
         .unwrap_or_else(|e| panic!("describe {entry}: {e}"))
         .load()
         .unwrap_or_else(|e| panic!("load {entry}: {e}"))
@@ -685,6 +703,22 @@ pub fn drop_while_launches_are_queued(open: impl Fn() -> Device) {
     // A later load and launch on the same device still work (the pending unload drained).
     scalar_add_f32(&device);
     device.synchronize().unwrap();
+}
+
+/// Every suite function that takes one device, for instantiation with another artifact source:
+/// `launch_suite_names!(my_macro!(args))` expands `my_macro!(args; name, name, …)`.
+#[macro_export]
+macro_rules! launch_suite_names {
+    ($callback:ident!($($args:tt)*)) => {
+        $callback!($($args)*;
+            scalar_add_f32, scalar_mul_f64, scalar_add_f16, scalar_add_bf16, scalar_relu_f32,
+            scalar_silu_f32, two_entries_neg_abs_f32, scalar_add_sub_two_outputs_f32,
+            params_axpb_f32, params_axpb_f64, vectorized_add_f32_v4, vectorized_add_f32_v2,
+            vectorized_add_f64_v2, vectorized_add_f16_v8, strided_r1_reversed_input,
+            strided_r2_transposed_and_broadcast, strided_r2_negative_stride, strided_r3_permuted,
+            strided_f64_with_param, misaligned_vector_view_is_refused,
+        );
+    };
 }
 
 /// One `#[test]` per suite function, each on a fresh device from `$open` (a `fn() -> Device`).
