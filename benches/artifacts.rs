@@ -118,11 +118,18 @@ fn bench(c: &mut Criterion) {
         version.1,
         cold * 1e3
     );
-    println!("compile cache hit: median {:.2} µs ({hits} hits)", hit * 1e6);
+    println!(
+        "compile cache hit: median {:.2} µs ({hits} hits)",
+        hit * 1e6
+    );
     println!(
         "ratios: cache hit {:.0}x faster than nvrtc (goal >= 1000x: {}); synthesizer {:.0}x faster than nvrtc",
         cold / hit,
-        if cold / hit >= 1000.0 { "met" } else { "NOT met" },
+        if cold / hit >= 1000.0 {
+            "met"
+        } else {
+            "NOT met"
+        },
         cold / synthesize
     );
 }

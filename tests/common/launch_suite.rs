@@ -38,18 +38,35 @@ pub const MUL_F64_R2: &str = "baracuda_gen_mul_scalar_f64_strided_r2";
 pub const NEG_F32: &str = "baracuda_gen_neg_f32_scalar";
 pub const ABS_F32: &str = "baracuda_gen_abs_f32_scalar";
 
+/// Makes a fixture's artifact some other way than from its embedded PTX.
+pub type ArtifactSource = fn(&fixtures::Fixture) -> jitseam::Artifact;
+
 thread_local! {
     /// Where this thread's suite run takes each fixture's artifact from: the embedded PTX unless
     /// a test chose another source (NVRTC, a cubin) with [`with_artifacts`].
-    static SOURCE: std::cell::Cell<Option<fn(&fixtures::Fixture) -> jitseam::Artifact>> =
-        const { std::cell::Cell::new(None) };
+    static SOURCE: std::cell::Cell<Option<ArtifactSource>> = const { std::cell::Cell::new(None) };
+}
+
+thread_local! {
+    /// Whether this thread's suite run loads through `load_unverified` (see
+    /// [`with_unverified_artifacts`]).
+    static UNVERIFIED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Runs `body` (one suite function) with every fixture's artifact made by `source`.
-pub fn with_artifacts(source: fn(&fixtures::Fixture) -> jitseam::Artifact, body: impl FnOnce()) {
+pub fn with_artifacts(source: ArtifactSource, body: impl FnOnce()) {
     SOURCE.with(|s| s.set(Some(source)));
     body();
     SOURCE.with(|s| s.set(None));
+}
+
+/// Like [`with_artifacts`], loading through `Kernel::load_unverified`: for compiled fixtures
+/// (cubins, a fatbin's cubins) whose body jitseam cannot read. Every source must be NVRTC
+/// output of the fixture sources, whose bodies touch only their operands within the ABI.
+pub fn with_unverified_artifacts(source: ArtifactSource, body: impl FnOnce()) {
+    UNVERIFIED.with(|u| u.set(true));
+    with_artifacts(source, body);
+    UNVERIFIED.with(|u| u.set(false));
 }
 
 /// The fixture `entry`, bound to `device`.
@@ -59,9 +76,15 @@ pub fn bind(device: &Device, entry: &str) -> Kernel<Erased, DeviceBound> {
         Some(source) => source(&fixture),
         None => fixture.artifact(),
     };
-    Kernel::describe(artifact)
-        .unwrap_or_else(|e| panic!("describe {entry}: {e}"))
-        .load()
+    let described = Kernel::describe(artifact).unwrap_or_else(|e| panic!("describe {entry}: {e}"));
+    let loaded = if UNVERIFIED.with(std::cell::Cell::get) {
+        // SAFETY: set only by `with_unverified_artifacts`, whose callers pass NVRTC output of
+        // the fixture sources: grid-stride loops that touch only their operands within the ABI.
+        unsafe { described.load_unverified() }
+    } else {
+        described.load()
+    };
+    loaded
         .unwrap_or_else(|e| panic!("load {entry}: {e}"))
         .bind(device)
         .unwrap_or_else(|e| panic!("bind {entry}: {e}"))

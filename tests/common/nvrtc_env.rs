@@ -91,22 +91,129 @@ pub fn compiled(ptx_file: &str, target: &str) -> Compiled {
     compiled
 }
 
-/// A committed cubin fixture: `tests/fixtures/cubin/<stem>.<arch>.cubin` (and its PTX).
+/// A committed cubin fixture, `tests/fixtures/cubin/<stem>.<arch>.cubin`, and the PTX of the
+/// same compile (read from disk: only the host tests need it).
 pub fn cubin_fixture(ptx_file: &str, arch: &str) -> (Vec<u8>, String) {
     let stem = ptx_file.trim_end_matches(".ptx");
+    let cubin = embedded(stem, arch).unwrap_or_else(|| panic!("no {arch} cubin for {stem}"));
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cubin");
-    let cubin = std::fs::read(dir.join(format!("{stem}.{arch}.cubin"))).unwrap();
-    let ptx = std::fs::read_to_string(dir.join(format!("{stem}.{arch}.ptx"))).unwrap();
-    (cubin, ptx)
+    let ptx = std::fs::read_to_string(dir.join(format!("{stem}.{arch}.ptx"))).unwrap_or_default();
+    (cubin.to_vec(), ptx)
 }
 
-/// A committed fatbin fixture: `tests/fixtures/fatbin/<stem>.fatbin`.
+/// The committed cubin for `arch` alone (embedded; for the device machine).
+pub fn cubin_bytes(ptx_file: &str, arch: &str) -> Vec<u8> {
+    let stem = ptx_file.trim_end_matches(".ptx");
+    embedded(stem, arch)
+        .unwrap_or_else(|| panic!("no {arch} cubin for {stem}"))
+        .to_vec()
+}
+
+/// A committed fatbin fixture: `tests/fixtures/fatbin/<stem>.fatbin` (embedded).
 pub fn fatbin_fixture(ptx_file: &str) -> Vec<u8> {
     let stem = ptx_file.trim_end_matches(".ptx");
-    std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/fatbin")
-            .join(format!("{stem}.fatbin")),
-    )
-    .unwrap()
+    embedded(stem, "fatbin")
+        .unwrap_or_else(|| panic!("no fatbin for {stem}"))
+        .to_vec()
+}
+
+/// Committed cubins and fatbins, embedded so the GPU test binaries carry them to the device
+/// machine. `kind` is `sm_90`, `sm_80` or `fatbin`.
+fn embedded(stem: &str, kind: &str) -> Option<&'static [u8]> {
+    Some(match kind {
+        "sm_90" => sm_90(stem)?,
+        "sm_80" => sm_80(stem)?,
+        "fatbin" => fatbin(stem)?,
+        _ => return None,
+    })
+}
+
+fn sm_90(stem: &str) -> Option<&'static [u8]> {
+    Some(match stem {
+        "add_bf16_scalar" => include_bytes!("../fixtures/cubin/add_bf16_scalar.sm_90.cubin"),
+        "add_f16_co_v8" => include_bytes!("../fixtures/cubin/add_f16_co_v8.sm_90.cubin"),
+        "add_f16_scalar" => include_bytes!("../fixtures/cubin/add_f16_scalar.sm_90.cubin"),
+        "add_f32_co_v2" => include_bytes!("../fixtures/cubin/add_f32_co_v2.sm_90.cubin"),
+        "add_f32_co_v4" => include_bytes!("../fixtures/cubin/add_f32_co_v4.sm_90.cubin"),
+        "add_f32_scalar" => include_bytes!("../fixtures/cubin/add_f32_scalar.sm_90.cubin"),
+        "add_f32_strided_r1" => include_bytes!("../fixtures/cubin/add_f32_strided_r1.sm_90.cubin"),
+        "add_f32_strided_r2" => include_bytes!("../fixtures/cubin/add_f32_strided_r2.sm_90.cubin"),
+        "add_f32_strided_r3" => include_bytes!("../fixtures/cubin/add_f32_strided_r3.sm_90.cubin"),
+        "add_f64_co_v2" => include_bytes!("../fixtures/cubin/add_f64_co_v2.sm_90.cubin"),
+        "add_scalar_mul_scalar_f32_scalar" => {
+            include_bytes!("../fixtures/cubin/add_scalar_mul_scalar_f32_scalar.sm_90.cubin")
+        }
+        "add_sub_f32_mo2_scalar" => {
+            include_bytes!("../fixtures/cubin/add_sub_f32_mo2_scalar.sm_90.cubin")
+        }
+        "axpb_f64_scalar" => include_bytes!("../fixtures/cubin/axpb_f64_scalar.sm_90.cubin"),
+        "mul_f64_scalar" => include_bytes!("../fixtures/cubin/mul_f64_scalar.sm_90.cubin"),
+        "mul_scalar_f64_strided_r2" => {
+            include_bytes!("../fixtures/cubin/mul_scalar_f64_strided_r2.sm_90.cubin")
+        }
+        "relu_f32_scalar" => include_bytes!("../fixtures/cubin/relu_f32_scalar.sm_90.cubin"),
+        "silu_f32_scalar" => include_bytes!("../fixtures/cubin/silu_f32_scalar.sm_90.cubin"),
+        "two_entries" => include_bytes!("../fixtures/cubin/two_entries.sm_90.cubin"),
+        _ => return None,
+    })
+}
+
+fn sm_80(stem: &str) -> Option<&'static [u8]> {
+    Some(match stem {
+        "add_bf16_scalar" => include_bytes!("../fixtures/cubin/add_bf16_scalar.sm_80.cubin"),
+        "add_f16_co_v8" => include_bytes!("../fixtures/cubin/add_f16_co_v8.sm_80.cubin"),
+        "add_f16_scalar" => include_bytes!("../fixtures/cubin/add_f16_scalar.sm_80.cubin"),
+        "add_f32_co_v2" => include_bytes!("../fixtures/cubin/add_f32_co_v2.sm_80.cubin"),
+        "add_f32_co_v4" => include_bytes!("../fixtures/cubin/add_f32_co_v4.sm_80.cubin"),
+        "add_f32_scalar" => include_bytes!("../fixtures/cubin/add_f32_scalar.sm_80.cubin"),
+        "add_f32_strided_r1" => include_bytes!("../fixtures/cubin/add_f32_strided_r1.sm_80.cubin"),
+        "add_f32_strided_r2" => include_bytes!("../fixtures/cubin/add_f32_strided_r2.sm_80.cubin"),
+        "add_f32_strided_r3" => include_bytes!("../fixtures/cubin/add_f32_strided_r3.sm_80.cubin"),
+        "add_f64_co_v2" => include_bytes!("../fixtures/cubin/add_f64_co_v2.sm_80.cubin"),
+        "add_scalar_mul_scalar_f32_scalar" => {
+            include_bytes!("../fixtures/cubin/add_scalar_mul_scalar_f32_scalar.sm_80.cubin")
+        }
+        "add_sub_f32_mo2_scalar" => {
+            include_bytes!("../fixtures/cubin/add_sub_f32_mo2_scalar.sm_80.cubin")
+        }
+        "axpb_f64_scalar" => include_bytes!("../fixtures/cubin/axpb_f64_scalar.sm_80.cubin"),
+        "mul_f64_scalar" => include_bytes!("../fixtures/cubin/mul_f64_scalar.sm_80.cubin"),
+        "mul_scalar_f64_strided_r2" => {
+            include_bytes!("../fixtures/cubin/mul_scalar_f64_strided_r2.sm_80.cubin")
+        }
+        "relu_f32_scalar" => include_bytes!("../fixtures/cubin/relu_f32_scalar.sm_80.cubin"),
+        "silu_f32_scalar" => include_bytes!("../fixtures/cubin/silu_f32_scalar.sm_80.cubin"),
+        "two_entries" => include_bytes!("../fixtures/cubin/two_entries.sm_80.cubin"),
+        _ => return None,
+    })
+}
+
+fn fatbin(stem: &str) -> Option<&'static [u8]> {
+    Some(match stem {
+        "add_bf16_scalar" => include_bytes!("../fixtures/fatbin/add_bf16_scalar.fatbin"),
+        "add_f16_co_v8" => include_bytes!("../fixtures/fatbin/add_f16_co_v8.fatbin"),
+        "add_f16_scalar" => include_bytes!("../fixtures/fatbin/add_f16_scalar.fatbin"),
+        "add_f32_co_v2" => include_bytes!("../fixtures/fatbin/add_f32_co_v2.fatbin"),
+        "add_f32_co_v4" => include_bytes!("../fixtures/fatbin/add_f32_co_v4.fatbin"),
+        "add_f32_scalar" => include_bytes!("../fixtures/fatbin/add_f32_scalar.fatbin"),
+        "add_f32_strided_r1" => include_bytes!("../fixtures/fatbin/add_f32_strided_r1.fatbin"),
+        "add_f32_strided_r2" => include_bytes!("../fixtures/fatbin/add_f32_strided_r2.fatbin"),
+        "add_f32_strided_r3" => include_bytes!("../fixtures/fatbin/add_f32_strided_r3.fatbin"),
+        "add_f64_co_v2" => include_bytes!("../fixtures/fatbin/add_f64_co_v2.fatbin"),
+        "add_scalar_mul_scalar_f32_scalar" => {
+            include_bytes!("../fixtures/fatbin/add_scalar_mul_scalar_f32_scalar.fatbin")
+        }
+        "add_sub_f32_mo2_scalar" => {
+            include_bytes!("../fixtures/fatbin/add_sub_f32_mo2_scalar.fatbin")
+        }
+        "axpb_f64_scalar" => include_bytes!("../fixtures/fatbin/axpb_f64_scalar.fatbin"),
+        "mul_f64_scalar" => include_bytes!("../fixtures/fatbin/mul_f64_scalar.fatbin"),
+        "mul_scalar_f64_strided_r2" => {
+            include_bytes!("../fixtures/fatbin/mul_scalar_f64_strided_r2.fatbin")
+        }
+        "relu_f32_scalar" => include_bytes!("../fixtures/fatbin/relu_f32_scalar.fatbin"),
+        "silu_f32_scalar" => include_bytes!("../fixtures/fatbin/silu_f32_scalar.fatbin"),
+        "two_entries" => include_bytes!("../fixtures/fatbin/two_entries.fatbin"),
+        _ => return None,
+    })
 }

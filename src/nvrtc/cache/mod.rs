@@ -1,20 +1,4 @@
-//! [`CompileCache`]: NVRTC output kept on disk, so a second compile of the same kernel — in this
-//! process or another — skips NVRTC.
-//!
-//! - **Key**: SHA-256 over the source, every NVRTC argument (the target among them), the program
-//!   name and the NVRTC version. Another NVRTC version compiles anew.
-//! - **Writes** are atomic: the entry is written in full to a temporary file beside it, flushed
-//!   to disk and renamed over the target, so a reader sees the old entry, the new one, or none;
-//!   concurrent writers of one key each rename a complete entry.
-//! - **Reads** check the entry's SHA-256 checksum; a damaged or truncated entry is counted,
-//!   recompiled and overwritten, never trusted.
-//! - **Size**: bounded (256 MiB unless set); when a write takes the directory over the bound, the
-//!   least recently used entries go first (a hit refreshes an entry's modification time).
-//!
-//! The cache directory is trusted like the user's other files: an entry that passes its checksum
-//! is taken to be NVRTC output this user's processes wrote, so a cubin read from it is sealed to
-//! its PTX again. Point the cache only at a directory no one else can write.
-
+//! [`CompileCache`]: NVRTC output kept on disk.
 mod entry;
 mod evict;
 
@@ -35,7 +19,22 @@ const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
 /// File name suffix of entries (temporary files are hidden and end in `.tmp`).
 const ENTRY_SUFFIX: &str = ".nvrtc";
 
-/// An on-disk cache of NVRTC compiles. See the [module docs](self).
+/// [`CompileCache`]: NVRTC output kept on disk, so a second compile of the same kernel — in this
+/// process or another — skips NVRTC.
+///
+/// - **Key**: SHA-256 over the source, every NVRTC argument (the target among them), the program
+///   name and the NVRTC version. Another NVRTC version compiles anew.
+/// - **Writes** are atomic: the entry is written in full to a temporary file beside it, flushed
+///   to disk and renamed over the target, so a reader sees the old entry, the new one, or none;
+///   concurrent writers of one key each rename a complete entry.
+/// - **Reads** check the entry's SHA-256 checksum; a damaged or truncated entry is counted,
+///   recompiled and overwritten, never trusted.
+/// - **Size**: bounded (256 MiB unless set); when a write takes the directory over the bound, the
+///   least recently used entries go first (a hit refreshes an entry's modification time).
+///
+/// The cache directory is trusted like the user's other files: an entry that passes its checksum
+/// is taken to be NVRTC output this user's processes wrote, so a cubin read from it is sealed to
+/// its PTX again. Point the cache only at a directory no one else can write.
 #[derive(Debug)]
 pub struct CompileCache {
     dir: PathBuf,
