@@ -139,10 +139,11 @@ fn run() -> Result<(), String> {
         loaded.layout().params().len(),
         adopted.params
     );
+    let version = loaded
+        .version()
+        .map_or_else(String::new, |v| format!("{}.{}", v.major, v.minor));
     println!(
-        "adopt:      ptx {}.{} for {}, verified and bound",
-        loaded.version().major,
-        loaded.version().minor,
+        "adopt:      ptx {version} for {}, verified and bound",
         loaded.target().arch
     );
 

@@ -1,4 +1,9 @@
 //! [`Artifact`]: what a synthesizer or compiler hands to jitseam. Pure data, serde.
+//!
+//! An artifact holds PTX text, a cubin or a fatbin ([`ArtifactKind`]). One made by
+//! [`crate::nvrtc`] also records how it was made ([`Provenance`]); a cubin from NVRTC carries the
+//! PTX of the same program ([`LinkedPtx`]), which is what lets `load()` prove the cubin's body
+//! through its PTX.
 
 use serde::{Deserialize, Serialize};
 
@@ -20,6 +25,9 @@ pub struct Artifact {
     /// post-order).
     #[serde(default)]
     pub param_map: Vec<ParamSource>,
+    /// How the artifact was made, when a compiler recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
 }
 
 impl Artifact {
@@ -37,7 +45,30 @@ impl Artifact {
             },
             abi,
             param_map: Vec::new(),
+            provenance: None,
         }
+    }
+
+    /// A cubin artifact whose entry point and symbol are both `entry`, with no provenance: its
+    /// body cannot be proven, so it loads only through `Kernel::load_unverified`.
+    pub fn cubin(image: impl Into<Vec<u8>>, entry: impl Into<String>, abi: AbiSpec) -> Self {
+        Self {
+            kind: ArtifactKind::Cubin,
+            ..Self::ptx(String::new(), entry, abi).with_bytes(image.into())
+        }
+    }
+
+    /// A fatbin artifact whose entry point and symbol are both `entry`.
+    pub fn fatbin(image: impl Into<Vec<u8>>, entry: impl Into<String>, abi: AbiSpec) -> Self {
+        Self {
+            kind: ArtifactKind::Fatbin,
+            ..Self::ptx(String::new(), entry, abi).with_bytes(image.into())
+        }
+    }
+
+    fn with_bytes(mut self, bytes: Vec<u8>) -> Self {
+        self.bytes = bytes;
+        self
     }
 
     /// The symbol the module is entered by.
@@ -71,8 +102,42 @@ pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
 pub enum ArtifactKind {
     /// PTX assembly text.
     Ptx,
-    /// A compiled cubin (not verifiable yet: `load()` refuses it).
+    /// A cubin (an ELF image for one SM architecture). Its body cannot be read, so it loads on
+    /// the safe path only with [`LinkedPtx`] from the same compile.
     Cubin,
+    /// A fatbin: cubins and PTX for several architectures; the image is chosen at `bind()`.
+    Fatbin,
+}
+
+/// How an artifact was made.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Provenance {
+    /// The compiler and its version, e.g. `nvrtc 12.9`.
+    pub compiler: String,
+    /// The target architecture it compiled for, e.g. `sm_90` or `compute_80`.
+    pub target: String,
+    /// Every option passed to the compiler, in order.
+    pub options: Vec<String>,
+    /// SHA-256 of the source text, in hex.
+    pub source_sha256: String,
+    /// For a cubin: the PTX the same compiler program produced, and the seal that proves the
+    /// pair came out of one program.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linked_ptx: Option<LinkedPtx>,
+}
+
+/// The PTX of the compile that produced a cubin artifact.
+///
+/// `load()` proves the cubin through this PTX only when `seal` verifies: jitseam seals a link
+/// only where it saw both come out of one NVRTC program, with a key private to the process. A
+/// link written by hand, or carried in from another process, does not verify, and the cubin then
+/// loads only through `Kernel::load_unverified`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct LinkedPtx {
+    /// The PTX text.
+    pub text: String,
+    /// Hex SHA-256 over a per-process key, the PTX and the cubin.
+    pub seal: String,
 }
 
 /// Where to enter the artifact, and where it came from.

@@ -116,13 +116,62 @@ pub enum Error {
         /// Why it cannot be honoured.
         reason: &'static str,
     },
-    /// Cubin artifacts cannot be verified yet.
+    /// A cubin whose body cannot be proven: it has no PTX from the same compile with a valid
+    /// seal. The caller may take the obligation with `Kernel::load_unverified`.
     #[error(
-        "kernel `{entry}`: cubin artifacts are not supported yet: jitseam cannot verify a cubin's parameter list, so it refuses to load one"
+        "kernel `{entry}`: a cubin's body cannot be verified and no sealed ptx of the same compile is linked to it; load it with `Kernel::load_unverified` if you can vouch for its body"
     )]
-    CubinUnsupported {
+    CubinUnverified {
         /// Entry point.
         entry: String,
+    },
+    /// The cubin or fatbin image could not be read.
+    #[error("kernel `{entry}`: not a readable cubin: {detail}")]
+    Cubin {
+        /// Entry point.
+        entry: String,
+        /// The reader's error.
+        detail: jitseam_ptx::CubinError,
+    },
+    /// The fatbin container could not be read.
+    #[error("kernel `{entry}`: not a readable fatbin: {detail}")]
+    Fatbin {
+        /// Entry point.
+        entry: String,
+        /// The reader's error.
+        detail: jitseam_ptx::FatbinError,
+    },
+    /// A cubin places a parameter elsewhere, or with another size, than the ABI. (A cubin
+    /// records only offsets and sizes, not types.)
+    #[error(
+        "kernel `{entry}`: the cubin places parameter {index} at offset {found_offset} with {found_size} bytes, the abi places it at {expected_offset} with {expected_size}"
+    )]
+    CubinParamMismatch {
+        /// Entry point.
+        entry: String,
+        /// Zero-based parameter index.
+        index: usize,
+        /// Offset from the ABI layout.
+        expected_offset: usize,
+        /// Size from the ABI layout.
+        expected_size: usize,
+        /// Offset the cubin records.
+        found_offset: usize,
+        /// Size the cubin records.
+        found_size: usize,
+    },
+    /// A fatbin holds no image `load()` could use, or none for the device at `bind()`.
+    #[error(
+        "kernel `{entry}`: the fatbin has no usable image {wanted} (images: {})",
+        list(available)
+    )]
+    NoFatbinImage {
+        /// Entry point.
+        entry: String,
+        /// What was looked for, e.g. `for sm_86` or `with verifiable ptx`.
+        wanted: String,
+        /// The images it has, e.g. `sm_90 cubin`, `compute_80 ptx (lz-compressed)`.
+        available: Vec<String>,
     },
     /// A typed signature's spec differs from the artifact's.
     #[error(
@@ -175,6 +224,31 @@ pub enum Error {
         /// The device's name.
         device_name: String,
     },
+    /// The cubin was compiled for an architecture the device cannot run (CUDA runs a cubin for
+    /// `sm_XY` on the same major version at minor ≥ Y; an `sm_XYa` cubin only on exactly X.Y).
+    #[error(
+        "kernel `{entry}`: the cubin is for {cubin}, which the device ({device_name}, sm_{device}) cannot run"
+    )]
+    CubinArch {
+        /// Entry point.
+        entry: String,
+        /// The cubin's architecture, e.g. `sm_90`.
+        cubin: String,
+        /// The device's compute capability as an SM number.
+        device: u32,
+        /// The device's name.
+        device_name: String,
+    },
+    /// The backend runs only PTX, and the kernel's image is a cubin with no PTX to run instead.
+    #[error(
+        "kernel `{entry}`: {backend} cannot run a cubin, and no verified ptx of the same compile is linked to it"
+    )]
+    ImageUnsupported {
+        /// Entry point.
+        entry: String,
+        /// The device's name.
+        backend: String,
+    },
     /// The driver's view of the function's parameters disagrees with the verified list.
     #[error(
         "kernel `{entry}`: the driver reports parameter {index} at offset {found_offset} with {found_size} bytes, the abi places it at {expected_offset} with {expected_size}"
@@ -225,6 +299,38 @@ pub enum Error {
     /// it was written. Boxed to keep `Error` small.
     #[error("{0}")]
     MemoryFault(Box<MemoryFault>),
+
+    // ---- nvrtc ---------------------------------------------------------------------------------
+    /// No usable NVRTC library could be loaded.
+    #[error("nvrtc unavailable: {reason}")]
+    NvrtcUnavailable {
+        /// Why.
+        reason: String,
+    },
+    /// NVRTC refused the source. The log holds every diagnostic with its line number.
+    #[error("nvrtc could not compile `{name}` ({status}):\n{log}")]
+    Compile {
+        /// The program name (the file name, or `kernel.cu`).
+        name: String,
+        /// NVRTC's status, e.g. `NVRTC_ERROR_COMPILATION`.
+        status: String,
+        /// NVRTC's full log.
+        log: String,
+    },
+    /// An NVRTC call other than the compile itself failed.
+    #[error("nvrtc: {stage} failed: {message}")]
+    Nvrtc {
+        /// Which call.
+        stage: String,
+        /// NVRTC's description.
+        message: String,
+    },
+    /// Compile options that cannot be passed to NVRTC as given.
+    #[error("invalid compile options: {problem}")]
+    CompileOptions {
+        /// What is wrong.
+        problem: String,
+    },
 
     // ---- launch checks: refused before the device sees anything ------------------------------
     /// An operand, the stream, or the function lives on another device.
@@ -500,6 +606,8 @@ impl Error {
         !matches!(
             self,
             Self::DriverUnavailable { .. }
+                | Self::NvrtcUnavailable { .. }
+                | Self::Nvrtc { .. }
                 | Self::NoDevice { .. }
                 | Self::Device { .. }
                 | Self::MemoryFault(_)

@@ -58,6 +58,7 @@
 pub mod abi;
 pub mod adopt;
 pub mod artifact;
+mod atomic_write;
 pub mod carrier;
 pub mod device;
 pub mod dtype;
@@ -65,6 +66,8 @@ pub mod error;
 pub mod kernel;
 pub mod launch;
 mod liveness;
+pub mod nvrtc;
+mod seal;
 pub mod signature;
 pub mod slot;
 pub mod state;
@@ -73,7 +76,7 @@ pub mod telemetry;
 
 pub use abi::ParamValue;
 pub use abi::{AbiKind, AbiSpec};
-pub use artifact::{Artifact, ArtifactKind, LinkEntry, ParamSource};
+pub use artifact::{Artifact, ArtifactKind, LinkEntry, LinkedPtx, ParamSource, Provenance};
 pub use device::{Device, DeviceBuffer, DeviceId, Stream};
 pub use dtype::{Element, ElementKind};
 pub use error::{Error, TransitionError};
@@ -100,7 +103,7 @@ pub mod prelude {
 /// list of each ABI, with templates, is on [`AbiKind`].
 pub use jitseam_macros::kernel;
 pub use slot::{SlotCall, SlotRef, SlotTable};
-pub use state::{Described, DeviceBound, Loaded, State};
+pub use state::{Described, DeviceBound, Loaded, LoadedImage, State};
 
 /// Generates a [`SlotTable`] `static` of `N` slots with `N` distinct dispatchers, `1 ≤ N ≤ 4096`:
 /// `jitseam::slot_table!(pub static JIT_KERNELS: 64);` See [`slot`].

@@ -7,7 +7,10 @@
 //! Invariants carried by each state:
 //! - [`Described`]: the spec is valid (`AbiSpec::validate`) — nothing else is known.
 //! - [`Loaded`]: the PTX parsed, the entry exists, and its `.param` list equals the spec's
-//!   expected list by class, size and alignment; the packet layout is fixed.
+//!   expected list by class, size and alignment; the packet layout is fixed. For a cubin, its
+//!   recorded parameter offsets and sizes equal the layout too, and its body was proven through
+//!   the sealed PTX of the same compile — unless the caller vouched for it with
+//!   `Kernel::load_unverified` ([`LoadedData::body_verified`] tells which).
 //! - [`DeviceBound`]: additionally the module is loaded on one device whose architecture can run
 //!   it, the function is resolved, and the kernel holds a clone of that device so it stays live.
 
@@ -59,23 +62,26 @@ impl State for DeviceBound {
     type Data = BoundData;
 }
 
-/// What a `Loaded` kernel knows: the module header, the verified entry and its packet layout.
+/// What a `Loaded` kernel knows: the module header, the verified entry, its packet layout, and
+/// which image `bind()` loads.
 #[derive(Debug, Clone)]
 pub struct LoadedData {
-    pub(crate) version: jitseam_ptx::Version,
+    pub(crate) version: Option<jitseam_ptx::Version>,
     pub(crate) target: jitseam_ptx::Target,
     pub(crate) address_size: Option<u32>,
-    pub(crate) entry: jitseam_ptx::Entry,
+    pub(crate) entry: Option<jitseam_ptx::Entry>,
     pub(crate) layout: ParamLayout,
+    pub(crate) image: LoadedImage,
+    pub(crate) body_verified: bool,
 }
 
 impl LoadedData {
-    /// The module's `.version`.
-    pub fn version(&self) -> jitseam_ptx::Version {
+    /// The PTX module's `.version`; `None` for a cubin loaded without PTX.
+    pub fn version(&self) -> Option<jitseam_ptx::Version> {
         self.version
     }
 
-    /// The module's `.target`.
+    /// The PTX module's `.target`, or a cubin's architecture (`sm_90`).
     pub fn target(&self) -> &jitseam_ptx::Target {
         &self.target
     }
@@ -85,15 +91,61 @@ impl LoadedData {
         self.address_size
     }
 
-    /// The verified entry: name, parameters, performance directives.
-    pub fn entry(&self) -> &jitseam_ptx::Entry {
-        &self.entry
+    /// The verified PTX entry: name, parameters, performance directives; `None` for a cubin
+    /// loaded without PTX.
+    pub fn entry(&self) -> Option<&jitseam_ptx::Entry> {
+        self.entry.as_ref()
+    }
+
+    /// The image `bind()` loads.
+    pub fn image(&self) -> &LoadedImage {
+        &self.image
+    }
+
+    /// Whether the body was verified (`load()`), or the caller vouched for it
+    /// (`Kernel::load_unverified`).
+    pub fn body_verified(&self) -> bool {
+        self.body_verified
     }
 
     /// Where each parameter sits in the argument packet.
     pub fn layout(&self) -> &ParamLayout {
         &self.layout
     }
+}
+
+/// The image a loaded kernel binds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LoadedImage {
+    /// The artifact's PTX text.
+    Ptx,
+    /// The artifact's cubin. A backend that runs only PTX (the emulator) runs the linked PTX of
+    /// the same compile instead, when there is one.
+    Cubin {
+        /// The cubin's architecture: `bind()` refuses a device that cannot run it.
+        arch: jitseam_ptx::SmArch,
+        /// What the cubin records about the entry (registers, shared memory, …).
+        entry: jitseam_ptx::CubinEntry,
+        /// Whether the sealed PTX of the same compile is linked (and was verified).
+        linked_ptx: bool,
+    },
+    /// The images of a fatbin that `load()` checked; `bind()` picks one for the device.
+    Fatbin {
+        /// Every usable image, in file order.
+        images: Vec<FatbinChoice>,
+    },
+}
+
+/// One fatbin image `load()` checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FatbinChoice {
+    /// PTX or cubin.
+    pub kind: jitseam_ptx::ImageKind,
+    /// Its architecture number.
+    pub sm: u32,
+    /// The payload's byte range in the artifact.
+    pub(crate) payload: std::ops::Range<usize>,
 }
 
 /// What a `DeviceBound` kernel holds: what `load()` verified, the device (a clone, which keeps

@@ -7,7 +7,7 @@ use jitseam::{AbiKind, AbiSpec, Artifact, ElementKind};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct KernelArgs {
-    /// The PTX file.
+    /// The PTX, cubin (`.cubin`) or fatbin (`.fatbin`) file.
     pub(crate) file: PathBuf,
     /// The entry point (symbol).
     #[arg(long)]
@@ -38,11 +38,16 @@ impl KernelArgs {
         ))
     }
 
-    /// The file as a PTX artifact entered at `--entry` with the flags' spec.
+    /// The file as an artifact entered at `--entry` with the flags' spec: a cubin or fatbin by
+    /// its leading bytes, else PTX text.
     pub(crate) fn artifact(&self) -> Result<Artifact, String> {
         let spec = self.spec()?;
-        let text = crate::read_text(&self.file)?;
-        Ok(Artifact::ptx(text, self.entry.clone(), spec))
+        let entry = self.entry.clone();
+        Ok(match crate::read_image(&self.file)? {
+            crate::Image::Cubin(bytes) => Artifact::cubin(bytes, entry, spec),
+            crate::Image::Fatbin(bytes) => Artifact::fatbin(bytes, entry, spec),
+            crate::Image::Ptx(text) => Artifact::ptx(text, entry, spec),
+        })
     }
 }
 

@@ -1,8 +1,10 @@
-//! `jitseam`: inspect, check and run PTX kernels; summarize telemetry.
+//! `jitseam`: inspect, check and run PTX, cubin and fatbin kernels; compile CUDA C with NVRTC;
+//! summarize telemetry.
 // Library code never panics on caller data; tests may (clippy.toml allows it there).
 #![warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod check;
+mod compile;
 mod inspect;
 mod kernel_args;
 mod run;
@@ -25,10 +27,15 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Print a PTX module's header and every entry's parameters and directives.
+    /// Print a PTX module's header and every entry's parameters and directives; for a cubin its
+    /// architecture and every kernel's parameters (offsets and sizes), registers and shared
+    /// memory; for a fatbin every image.
     Inspect(inspect::Args),
-    /// Verify an entry's parameter list against an ABI, as `load()` does.
+    /// Verify an entry's parameter list against an ABI, as `load()` does (a cubin: its
+    /// parameter offsets and sizes; a fatbin: its PTX images).
     Check(check::Args),
+    /// Compile CUDA C with NVRTC to PTX, or to a cubin and its PTX.
+    Compile(compile::Args),
     /// Summarize telemetry flushed by a `TelemetrySink`.
     #[command(subcommand)]
     Telemetry(telemetry::TelemetryCommand),
@@ -41,6 +48,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect(args) => inspect::run(&args),
         Command::Check(args) => check::run(&args),
+        Command::Compile(args) => compile::run(&args),
         Command::Telemetry(command) => Ok(telemetry::run(command)),
         Command::Run(args) => run::run(&args),
     };
@@ -56,4 +64,28 @@ fn main() -> ExitCode {
 /// Reads a file as UTF-8 text, naming it in the error.
 fn read_text(path: &std::path::Path) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+/// A kernel file, told apart by its leading bytes.
+enum Image {
+    Ptx(String),
+    Cubin(Vec<u8>),
+    Fatbin(Vec<u8>),
+}
+
+/// Reads a PTX, cubin or fatbin file.
+fn read_image(path: &std::path::Path) -> Result<Image, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if bytes.starts_with(b"\x7fELF") {
+        Ok(Image::Cubin(bytes))
+    } else if jitseam_ptx::fatbin::is_fatbin(&bytes) {
+        Ok(Image::Fatbin(bytes))
+    } else {
+        String::from_utf8(bytes).map(Image::Ptx).map_err(|e| {
+            format!(
+                "{} is neither a cubin, a fatbin nor utf-8 ptx: {e}",
+                path.display()
+            )
+        })
+    }
 }

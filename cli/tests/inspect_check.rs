@@ -98,3 +98,97 @@ fn check_prints_the_typed_decline_and_a_matching_prototype_on_stderr_and_exits_1
         "{text}"
     );
 }
+
+#[test]
+fn inspect_reads_cubins_and_fatbins() {
+    let (code, text) = jitseam(&["inspect", &fixture("cubin/two_entries.sm_80.cubin")]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("cubin sm_80"), "{text}");
+    assert!(text.contains("entry baracuda_gen_neg_f32_scalar"), "{text}");
+    assert!(text.contains("offset   16  size   8"), "{text}");
+    let (code, text) = jitseam(&[
+        "inspect",
+        "--json",
+        &fixture("fatbin/axpb_f64_scalar.fatbin"),
+    ]);
+    assert_eq!(code, 0, "{text}");
+    let doc: serde_json::Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(doc["images"][0]["arch"], "sm_90");
+    assert_eq!(doc["images"][1]["arch"], "compute_80");
+    assert_eq!(
+        doc["images"][0]["content"]["entries"][0]["params"][3]["size"],
+        8
+    );
+}
+
+#[test]
+fn check_verifies_cubin_offsets_and_fatbin_ptx() {
+    let cubin = fixture("cubin/add_scalar_mul_scalar_f32_scalar.sm_90.cubin");
+    let entry = "baracuda_gen_add_scalar_mul_scalar_f32_scalar";
+    let base = [
+        "check",
+        &cubin,
+        "--entry",
+        entry,
+        "--abi",
+        "scalar",
+        "--inputs",
+        "f32",
+        "--outputs",
+        "f32",
+    ];
+    let (code, text) = jitseam(&[&base[..], &["--params", "f32,f32"]].concat());
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("records no types"), "{text}");
+    let (code, text) = jitseam(&[&base[..], &["--params", "f64,f32"]].concat());
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("parameter 3"), "{text}");
+
+    let fatbin = fixture("fatbin/add_f32_scalar.fatbin");
+    let args = [
+        "check",
+        &fatbin,
+        "--entry",
+        "baracuda_gen_add_f32_scalar",
+        "--abi",
+        "scalar",
+    ];
+    let (code, text) = jitseam(&[&args[..], &["--inputs", "f32,f32", "--outputs", "f32"]].concat());
+    assert_eq!((code, text.trim()), (0, "ok"));
+    let (code, text) = jitseam(&[&args[..], &["--inputs", "f32", "--outputs", "f32"]].concat());
+    assert_eq!(code, 1, "{text}");
+}
+
+#[test]
+fn compile_writes_a_cubin_and_its_ptx_or_says_why_not() {
+    let dir = std::env::temp_dir().join(format!("jitseam-cli-compile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("axpb.cubin");
+    let (code, text) = jitseam(&[
+        "compile",
+        &fixture("axpb_f64_scalar.cu"),
+        "--arch",
+        "sm_90",
+        "-D",
+        "UNUSED=1",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    if text.contains("nvrtc unavailable") {
+        assert_eq!(code, 2, "{text}");
+        eprintln!("NOTICE: compile test skipped: {text}");
+        return;
+    }
+    assert_eq!(code, 0, "{text}");
+    let cubin = std::fs::read(&out).unwrap();
+    assert!(cubin.starts_with(b"\x7fELF"));
+    let ptx = std::fs::read_to_string(out.with_extension("ptx")).unwrap();
+    assert!(ptx.contains(".entry baracuda_gen_axpb_f64_scalar("));
+    // A compile error prints NVRTC's log with the line and fails.
+    let bad = dir.join("bad.cu");
+    std::fs::write(&bad, "__global__ void k() {\n  nope;\n}\n").unwrap();
+    let (code, text) = jitseam(&["compile", bad.to_str().unwrap(), "--arch", "compute_80"]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("bad.cu(2)"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -41,6 +41,10 @@
 //! and pre-decodes it into a [`Program`] that [`interp::run`] executes on the CPU with checked
 //! memory: the interpreter behind jitseam's emulator device.
 //!
+//! [`cubin`] and [`fatbin`] read compiled artifacts: a cubin's architecture, kernels and their
+//! parameters (offsets and sizes only: a cubin does not record types), and a fatbin's images
+//! with the choice of one for a device.
+//!
 //! Nothing here panics on any input; every failure is a [`ParseError`] with a byte offset and the
 //! 1-based line and column derived from it.
 
@@ -48,10 +52,12 @@
 #![warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub mod body;
+pub mod cubin;
 mod cursor;
 mod decode;
 mod error;
 mod fast;
+pub mod fatbin;
 mod index;
 pub mod interp;
 mod lexer;
@@ -65,8 +71,10 @@ mod skip;
 #[path = "../tests/common/mod.rs"]
 mod test_samples;
 
+pub use cubin::{Cubin, CubinEntry, CubinError, CubinParam, SmArch, parse_cubin};
 pub use decode::{DecodeError, Program, decode};
 pub use error::{ParseError, ParseErrorKind};
+pub use fatbin::{Fatbin, FatbinError, FatbinImage, ImageKind, parse_fatbin};
 pub use index::{Dims, DirectiveRef, EntryRef, FunctionRef, ModuleIndex, ParamRef};
 pub use lexer::{
     FloatValue, LexError, LexErrorKind, Lexer, Punct, Token, TokenKind, is_ident_continue,

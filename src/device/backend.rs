@@ -92,6 +92,16 @@ pub trait Backend: Send + Sync + fmt::Debug {
     /// Loads a PTX module and resolves `symbol` in it.
     fn load_function(&self, ptx: &str, symbol: &str) -> Result<Arc<dyn BackendFunction>, Error>;
 
+    /// Loads a compiled image (a cubin) and resolves `symbol` in it. Backends that run only
+    /// PTX keep this default, which refuses.
+    fn load_image(&self, image: &[u8], symbol: &str) -> Result<Arc<dyn BackendFunction>, Error> {
+        let _ = image;
+        Err(Error::ImageUnsupported {
+            entry: symbol.to_owned(),
+            backend: self.properties().name.clone(),
+        })
+    }
+
     /// Queues one launch of `function` on `stream`.
     ///
     /// # Safety

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use crate::artifact::Artifact;
 use crate::device::{BackendFunction, Device};
 use crate::error::Error;
-use crate::state::LoadedData;
+use jitseam_ptx::ImageKind;
+
+use crate::state::{FatbinChoice, LoadedData, LoadedImage};
 
 /// Loads the module on `device`, resolves the entry, checks the architecture and cross-checks the
 /// parameter layout with the driver where it reports one: what `bind()` proves.
@@ -15,16 +17,9 @@ pub(super) fn resolve(
     loaded: &LoadedData,
     device: &Device,
 ) -> Result<Arc<dyn BackendFunction>, Error> {
-    let entry = &artifact.link.entry_point;
-    check_arch(entry, loaded.target(), device)?;
-    // `load()` proved the bytes are UTF-8; re-validating costs one pass and keeps this path
-    // free of unchecked conversions.
-    let text = std::str::from_utf8(&artifact.bytes).map_err(|e| Error::InvalidUtf8 {
-        entry: entry.clone(),
-        valid_up_to: e.valid_up_to(),
-    })?;
-    let function = device.backend().load_function(text, artifact.symbol())?;
+    let function = load_image(artifact, loaded, device)?;
     if let Some(reported) = function.param_info()? {
+        let entry = &artifact.link.entry_point;
         let layout = loaded.layout().params();
         if reported.len() != layout.len() {
             return Err(Error::DriverParamCount {
@@ -47,6 +42,117 @@ pub(super) fn resolve(
         }
     }
     Ok(function)
+}
+
+/// Loads the image `load()` settled on — or, for a fatbin, the one for this device — after
+/// checking that the device can run it.
+fn load_image(
+    artifact: &Artifact,
+    loaded: &LoadedData,
+    device: &Device,
+) -> Result<Arc<dyn BackendFunction>, Error> {
+    let entry = &artifact.link.entry_point;
+    let symbol = artifact.symbol();
+    let backend = device.backend();
+    let props = device.properties();
+    match loaded.image() {
+        LoadedImage::Ptx => {
+            check_arch(entry, loaded.target(), device)?;
+            // `load()` proved the bytes are UTF-8; re-validating costs one pass and keeps this
+            // path free of unchecked conversions.
+            let text = std::str::from_utf8(&artifact.bytes).map_err(|e| Error::InvalidUtf8 {
+                entry: entry.clone(),
+                valid_up_to: e.valid_up_to(),
+            })?;
+            backend.load_function(text, symbol)
+        }
+        LoadedImage::Cubin {
+            arch, linked_ptx, ..
+        } => match props.compute_capability {
+            Some((major, minor)) if arch.runs_on(major, minor) => {
+                backend.load_image(&artifact.bytes, symbol)
+            }
+            Some((major, minor)) => Err(Error::CubinArch {
+                entry: entry.clone(),
+                cubin: arch.to_string(),
+                device: major * 10 + minor,
+                device_name: props.name.clone(),
+            }),
+            // A backend without an SM architecture runs PTX: the verified PTX of the same
+            // compile is the same program.
+            None => match artifact
+                .provenance
+                .as_ref()
+                .and_then(|p| p.linked_ptx.as_ref())
+            {
+                Some(link) if *linked_ptx => backend.load_function(&link.text, symbol),
+                _ => Err(Error::ImageUnsupported {
+                    entry: entry.clone(),
+                    backend: props.name.clone(),
+                }),
+            },
+        },
+        LoadedImage::Fatbin { images } => {
+            let device_sm = props
+                .compute_capability
+                .map(|(major, minor)| major * 10 + minor);
+            let exact_cubin = images
+                .iter()
+                .find(|i| i.kind == ImageKind::Cubin && Some(i.sm) == device_sm);
+            let ptx = images
+                .iter()
+                .filter(|i| i.kind == ImageKind::Ptx && device_sm.is_none_or(|sm| i.sm <= sm))
+                .max_by_key(|i| i.sm);
+            match (exact_cubin, ptx) {
+                (Some(cubin), _) => backend.load_image(payload(artifact, cubin)?, symbol),
+                (None, Some(ptx)) => {
+                    let text = ptx_text(artifact, payload(artifact, ptx)?)?;
+                    // The image's own `.target` may still be arch-specific (`sm_90a`).
+                    if let Ok(index) = jitseam_ptx::scan_module(text) {
+                        check_arch(entry, &index.target, device)?;
+                    }
+                    backend.load_function(text, symbol)
+                }
+                (None, None) => Err(Error::NoFatbinImage {
+                    entry: entry.clone(),
+                    wanted: match device_sm {
+                        Some(sm) => format!("for sm_{sm}"),
+                        None => format!("for {} (it runs ptx only)", props.name),
+                    },
+                    available: images
+                        .iter()
+                        .map(|i| match i.kind {
+                            ImageKind::Ptx => format!("compute_{} ptx", i.sm),
+                            _ => format!("sm_{} {}", i.sm, i.kind),
+                        })
+                        .collect(),
+                }),
+            }
+        }
+    }
+}
+
+fn payload<'a>(artifact: &'a Artifact, choice: &FatbinChoice) -> Result<&'a [u8], Error> {
+    artifact
+        .bytes
+        .get(choice.payload.clone())
+        .ok_or_else(|| Error::Fatbin {
+            entry: artifact.link.entry_point.clone(),
+            detail: jitseam_ptx::FatbinError::Truncated {
+                offset: choice.payload.start,
+                what: "image payload",
+            },
+        })
+}
+
+/// A fatbin's PTX image without its NUL padding.
+fn ptx_text<'a>(artifact: &Artifact, bytes: &'a [u8]) -> Result<&'a str, Error> {
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    let bytes = bytes.get(..end).unwrap_or(bytes);
+    std::str::from_utf8(bytes).map_err(|e| Error::InvalidUtf8 {
+        entry: artifact.link.entry_point.clone(),
+        valid_up_to: e.valid_up_to(),
+    })
 }
 
 /// Refuses PTX the device cannot run, before the driver's JIT fails with a vaguer message:

@@ -1,28 +1,113 @@
 //! `load()`: the host-side proof that an artifact's entry exists and takes exactly the parameters
 //! its ABI implies. No driver is involved.
+//!
+//! PTX is verified directly. A cubin's body cannot be read, so it is proven through the PTX of
+//! the same compile (sealed in its provenance) — the same [`load_ptx`] every PTX goes through —
+//! and its own recorded parameter offsets and sizes are checked against the layout. A fatbin's
+//! PTX images go through [`load_ptx`] as well.
+
+use jitseam_ptx::{CubinEntry, ImageKind, parse_cubin, parse_fatbin};
 
 use super::params::verify_entry_params;
+use crate::abi::{ExpectedParam, ParamLayout};
 use crate::artifact::{Artifact, ArtifactKind};
-use crate::error::{Error, MangledEntry};
-use crate::state::LoadedData;
+use crate::error::{Error, MangledEntry, ParamLists};
+use crate::seal;
+use crate::state::{FatbinChoice, LoadedData, LoadedImage};
 
-/// Parses the PTX on the host, finds the entry named by the link's symbol and verifies its
-/// `.param` list against the spec: what `load()` proves.
-pub(super) fn verify(artifact: &Artifact) -> Result<LoadedData, Error> {
-    let entry_name = &artifact.link.entry_point;
-    if artifact.kind == ArtifactKind::Cubin {
-        return Err(Error::CubinUnsupported {
-            entry: entry_name.clone(),
-        });
+/// Whether the body must be proven, or the caller vouched for it (`Kernel::load_unverified`).
+/// Only the body proof is skipped under [`Trust::Vouched`]; every parameter check still runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Trust {
+    /// `load()`.
+    Verify,
+    /// `load_unverified()`.
+    Vouched,
+}
+
+/// What verifying one PTX module proved about the entry.
+struct PtxFacts {
+    version: jitseam_ptx::Version,
+    target: jitseam_ptx::Target,
+    address_size: Option<u32>,
+    entry: jitseam_ptx::Entry,
+    /// The packet layout, with the pointee alignments the entry's `.ptr .align N` declare.
+    layout: ParamLayout,
+}
+
+/// What `load()` proves, for every kind of artifact.
+pub(super) fn verify(artifact: &Artifact, trust: Trust) -> Result<LoadedData, Error> {
+    let expected = artifact.abi.expected_params();
+    match artifact.kind {
+        ArtifactKind::Ptx => {
+            let text = utf8(artifact, &artifact.bytes)?;
+            let facts = load_ptx(artifact, text, &expected, trust)?;
+            Ok(loaded(
+                Some(facts),
+                None,
+                &expected,
+                LoadedImage::Ptx,
+                trust,
+            ))
+        }
+        ArtifactKind::Cubin => load_cubin(artifact, &expected, trust),
+        ArtifactKind::Fatbin => load_fatbin(artifact, &expected, trust),
     }
-    let text = std::str::from_utf8(&artifact.bytes).map_err(|e| Error::InvalidUtf8 {
-        entry: entry_name.clone(),
+}
+
+fn utf8<'a>(artifact: &Artifact, bytes: &'a [u8]) -> Result<&'a str, Error> {
+    std::str::from_utf8(bytes).map_err(|e| Error::InvalidUtf8 {
+        entry: artifact.link.entry_point.clone(),
         valid_up_to: e.valid_up_to(),
-    })?;
+    })
+}
+
+fn loaded(
+    ptx: Option<PtxFacts>,
+    cubin_arch: Option<jitseam_ptx::SmArch>,
+    expected: &[ExpectedParam],
+    image: LoadedImage,
+    trust: Trust,
+) -> LoadedData {
+    let target = match (&ptx, cubin_arch) {
+        (_, Some(arch)) => jitseam_ptx::Target {
+            arch: arch.to_string(),
+            modifiers: Vec::new(),
+        },
+        (Some(facts), None) => facts.target.clone(),
+        (None, None) => jitseam_ptx::Target {
+            arch: String::new(),
+            modifiers: Vec::new(),
+        },
+    };
+    let layout = ptx
+        .as_ref()
+        .map_or_else(|| ParamLayout::new(expected), |f| f.layout.clone());
+    LoadedData {
+        version: ptx.as_ref().map(|f| f.version),
+        target,
+        address_size: ptx.as_ref().and_then(|f| f.address_size),
+        entry: ptx.map(|f| f.entry),
+        layout,
+        image,
+        body_verified: trust == Trust::Verify,
+    }
+}
+
+/// Parses PTX text, finds the entry named by the link's symbol and verifies its `.param` list
+/// against the spec. Every PTX jitseam loads passes here — the artifact's own, a cubin's linked
+/// PTX, a fatbin's PTX images — so a check added here covers them all; the body proof, which
+/// `load_unverified` skips, belongs here under [`Trust::Verify`].
+fn load_ptx(
+    artifact: &Artifact,
+    text: &str,
+    expected: &[ExpectedParam],
+    _trust: Trust,
+) -> Result<PtxFacts, Error> {
     // The borrowed scan validates the whole module like `parse_module`, but only the one
     // entry this kernel needs is converted into owned data.
     let index = jitseam_ptx::scan_module(text).map_err(|detail| Error::Ptx {
-        entry: entry_name.clone(),
+        entry: artifact.link.entry_point.clone(),
         detail,
     })?;
     let symbol = artifact.symbol();
@@ -35,15 +120,177 @@ pub(super) fn verify(artifact: &Artifact) -> Result<LoadedData, Error> {
                 .find_map(|name| demangles_to(name, symbol)),
         });
     };
-    let expected = artifact.abi.expected_params();
-    let layout = verify_entry_params(&entry, &expected)?;
-    Ok(LoadedData {
-        layout,
-        entry,
+    let layout = verify_entry_params(&entry, expected)?;
+    Ok(PtxFacts {
         version: index.version,
         target: index.target,
         address_size: index.address_size,
+        entry,
+        layout,
     })
+}
+
+/// A cubin: its recorded parameters against the layout, and its body through the sealed PTX of
+/// the same compile — or, vouched for by the caller, without.
+fn load_cubin(
+    artifact: &Artifact,
+    expected: &[ExpectedParam],
+    trust: Trust,
+) -> Result<LoadedData, Error> {
+    let cubin = parse_cubin(&artifact.bytes).map_err(|detail| Error::Cubin {
+        entry: artifact.link.entry_point.clone(),
+        detail,
+    })?;
+    let entry = cubin_entry(artifact, &cubin)?;
+    check_cubin_params(artifact, entry, expected)?;
+    let linked = artifact
+        .provenance
+        .as_ref()
+        .and_then(|p| p.linked_ptx.as_ref())
+        .filter(|link| seal::verify(&link.text, &artifact.bytes, &link.seal));
+    let facts = match (linked, trust) {
+        (Some(link), _) => Some(load_ptx(artifact, &link.text, expected, trust)?),
+        (None, Trust::Verify) => {
+            return Err(Error::CubinUnverified {
+                entry: artifact.link.entry_point.clone(),
+            });
+        }
+        (None, Trust::Vouched) => None,
+    };
+    let image = LoadedImage::Cubin {
+        arch: cubin.arch,
+        entry: entry.clone(),
+        linked_ptx: facts.is_some(),
+    };
+    Ok(loaded(facts, Some(cubin.arch), expected, image, trust))
+}
+
+fn cubin_entry<'c>(
+    artifact: &Artifact,
+    cubin: &'c jitseam_ptx::Cubin,
+) -> Result<&'c CubinEntry, Error> {
+    cubin
+        .entry(artifact.symbol())
+        .ok_or_else(|| Error::EntryNotFound {
+            entry: artifact.symbol().to_owned(),
+            available: cubin.entry_names().map(str::to_owned).collect(),
+            mangled: cubin
+                .entry_names()
+                .find_map(|name| demangles_to(name, artifact.symbol())),
+        })
+}
+
+/// A cubin records offsets and sizes only (no types): count, then each offset and size.
+fn check_cubin_params(
+    artifact: &Artifact,
+    entry: &CubinEntry,
+    expected: &[ExpectedParam],
+) -> Result<(), Error> {
+    let name = &artifact.link.entry_point;
+    if entry.params.len() != expected.len() {
+        return Err(Error::ParamCount {
+            entry: name.clone(),
+            expected: expected.len(),
+            found: entry.params.len(),
+            lists: Box::new(ParamLists {
+                expected: expected.to_vec(),
+                // A cubin records no types: each parameter's size and offset.
+                found: entry
+                    .params
+                    .iter()
+                    .map(|p| format!("{} bytes at {}", p.size, p.offset))
+                    .collect(),
+            }),
+        });
+    }
+    let layout = ParamLayout::new(expected);
+    for (index, (placed, found)) in layout.params().iter().zip(&entry.params).enumerate() {
+        let (offset, size) = (found.offset as usize, found.size as usize);
+        if placed.offset != offset || placed.class.size() != size {
+            return Err(Error::CubinParamMismatch {
+                entry: name.clone(),
+                index,
+                expected_offset: placed.offset,
+                expected_size: placed.class.size(),
+                found_offset: offset,
+                found_size: size,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A fatbin: every readable PTX image verified like any PTX; under [`Trust::Vouched`] also its
+/// cubins, by their recorded parameters.
+fn load_fatbin(
+    artifact: &Artifact,
+    expected: &[ExpectedParam],
+    trust: Trust,
+) -> Result<LoadedData, Error> {
+    let entry_name = &artifact.link.entry_point;
+    let bytes = &artifact.bytes;
+    let fatbin = parse_fatbin(bytes).map_err(|detail| Error::Fatbin {
+        entry: entry_name.clone(),
+        detail,
+    })?;
+    let fatbin_error = |detail| Error::Fatbin {
+        entry: entry_name.clone(),
+        detail,
+    };
+    let mut choices = Vec::new();
+    let mut lowest_ptx: Option<(u32, PtxFacts)> = None;
+    let mut first_cubin = None;
+    for image in fatbin.images.iter().filter(|i| i.compression.is_none()) {
+        match image.kind {
+            ImageKind::Ptx => {
+                let text = image.ptx_text(bytes).map_err(fatbin_error)?;
+                let facts = load_ptx(artifact, text, expected, trust)?;
+                if lowest_ptx.as_ref().is_none_or(|(sm, _)| image.sm < *sm) {
+                    lowest_ptx = Some((image.sm, facts));
+                }
+            }
+            ImageKind::Cubin if trust == Trust::Vouched => {
+                let payload = image.payload(bytes).map_err(fatbin_error)?;
+                let cubin = parse_cubin(payload).map_err(|detail| Error::Cubin {
+                    entry: entry_name.clone(),
+                    detail,
+                })?;
+                check_cubin_params(artifact, cubin_entry(artifact, &cubin)?, expected)?;
+                first_cubin.get_or_insert(cubin.arch);
+            }
+            // On the safe path a cubin's body cannot be proven; other kinds are not code we run.
+            _ => continue,
+        }
+        choices.push(FatbinChoice {
+            kind: image.kind,
+            sm: image.sm,
+            payload: image.payload.clone(),
+        });
+    }
+    if choices.is_empty() {
+        let wanted = match trust {
+            Trust::Verify => {
+                "with readable ptx (its cubins load only through `Kernel::load_unverified`)"
+            }
+            Trust::Vouched => "that jitseam can read",
+        };
+        return Err(Error::NoFatbinImage {
+            entry: entry_name.clone(),
+            wanted: wanted.to_owned(),
+            available: fatbin
+                .images
+                .iter()
+                .map(|i| match i.compression {
+                    Some(c) => format!("{} {} ({c:?}-compressed)", i.arch_name(), i.kind),
+                    None => format!("{} {}", i.arch_name(), i.kind),
+                })
+                .collect(),
+        });
+    }
+    let facts = lowest_ptx.map(|(_, facts)| facts);
+    let cubin_arch = if facts.is_none() { first_cubin } else { None };
+    let image = LoadedImage::Fatbin { images: choices };
+    Ok(loaded(facts, cubin_arch, expected, image, trust))
 }
 
 /// `name` and what it demangles to, when it is a C++-mangled function whose unqualified name is

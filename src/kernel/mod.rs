@@ -12,6 +12,7 @@ mod load;
 mod params;
 
 pub(crate) use launch::launch_facts;
+use load::Trust;
 
 use crate::artifact::Artifact;
 use crate::device::{BackendFunction, Device};
@@ -93,8 +94,44 @@ impl<Sig> Kernel<Sig, Described> {
     /// `.param` list against the spec by class, size and alignment. No driver is involved.
     ///
     /// On a decline the described kernel comes back inside the error.
+    ///
+    /// A cubin's body cannot be read: it loads here only when its provenance links the sealed
+    /// PTX of the same NVRTC compile (see [`crate::nvrtc`]), which is verified in its place; its
+    /// own recorded parameters are checked by count, offset and size (a cubin does not record
+    /// types). A fatbin's PTX images are verified the same way, and `bind()` picks one for the
+    /// device. Anything else compiled needs [`Kernel::load_unverified`].
     pub fn load(self) -> Result<Kernel<Sig, Loaded>, TransitionError<Self>> {
-        match load::verify(&self.artifact) {
+        self.load_with(Trust::Verify)
+    }
+
+    /// [`Kernel::load`] without the body proof, for a kernel whose body jitseam cannot verify
+    /// (a cubin with no PTX from the same compile, a fatbin's cubins) or declines to. Every other
+    /// check still runs: the entry exists, its parameter list matches the ABI (class, size and
+    /// alignment for PTX; count, offset and size for a cubin), `bind()` checks the architecture,
+    /// and every launch is checked as usual.
+    ///
+    /// # Safety
+    /// The caller promises, for every launch that jitseam's launch checks accept for this ABI,
+    /// that the kernel's body:
+    /// - reads global memory only through its input and output pointer parameters, and only the
+    ///   elements the ABI gives each one (`n` elements, `n / W` vectors, or the elements the
+    ///   strided view reaches);
+    /// - writes only through its output pointers, within the same bounds, never through an
+    ///   input;
+    /// - touches no other memory that may alias an operand (no addresses smuggled through
+    ///   scalar params, no device globals pointing at operands), and performs only aligned
+    ///   accesses of the element (or W-vector) width;
+    /// - for a cubin or fatbin: is the code the artifact's ABI describes — the same program
+    ///   whose parameter offsets and sizes jitseam checks.
+    ///
+    /// A body that breaks these may corrupt device memory or read out of bounds, which safe
+    /// Rust cannot contain.
+    pub unsafe fn load_unverified(self) -> Result<Kernel<Sig, Loaded>, TransitionError<Self>> {
+        self.load_with(Trust::Vouched)
+    }
+
+    fn load_with(self, trust: Trust) -> Result<Kernel<Sig, Loaded>, TransitionError<Self>> {
+        match load::verify(&self.artifact, trust) {
             Ok(data) => Ok(Self::with::<Loaded>(self.artifact, data)),
             Err(error) => Err(TransitionError::new(error, self)),
         }
@@ -108,7 +145,9 @@ impl<Sig> Kernel<Sig, Loaded> {
     }
 
     /// Loads the module on `device`, resolves the entry, checks that the device's architecture
-    /// can run the PTX's `.target`, and cross-checks the parameter layout with the driver where
+    /// can run the PTX's `.target` (or the cubin's architecture: CUDA runs an `sm_XY` cubin on
+    /// the same major version at minor ≥ Y; a backend with no SM architecture runs the linked
+    /// PTX instead), and cross-checks the parameter layout with the driver where
     /// it reports one. On a refusal the loaded kernel comes back inside the error.
     pub fn bind(self, device: &Device) -> Result<Kernel<Sig, DeviceBound>, TransitionError<Self>> {
         match bind::resolve(&self.artifact, &self.data, device) {

@@ -32,7 +32,6 @@
 //! ```
 
 mod aggregate;
-mod atomic_write;
 mod cells;
 mod handle;
 mod keys;

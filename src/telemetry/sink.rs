@@ -17,7 +17,6 @@ use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::aggregate::{DispatchCell, MissCell};
-use super::atomic_write::{self, Durability};
 use super::cells::{CellTable, Counter};
 use super::handle::{DispatchHandle, MissHandle};
 use super::keys::{CellHasher, DispatchKeyRef, FlatDispatchKey, Interners, MissKeyRef};
@@ -25,6 +24,7 @@ use super::record::{
     DispatchLine, DispatchRecord, HwStamp, ImplId, MissLine, MissRecord, OverflowRecord,
     StructureKey, TELEMETRY_SCHEMA,
 };
+use crate::atomic_write::{self, Durability};
 
 /// File that [`TelemetrySink::flush_all`] writes dispatch cells to, one JSON object per line.
 pub const DISPATCHES_FILE: &str = "dispatches.jsonl";

@@ -38,12 +38,53 @@ pub const MUL_F64_R2: &str = "baracuda_gen_mul_scalar_f64_strided_r2";
 pub const NEG_F32: &str = "baracuda_gen_neg_f32_scalar";
 pub const ABS_F32: &str = "baracuda_gen_abs_f32_scalar";
 
+/// Makes a fixture's artifact some other way than from its embedded PTX.
+pub type ArtifactSource = fn(&fixtures::Fixture) -> jitseam::Artifact;
+
+thread_local! {
+    /// Where this thread's suite run takes each fixture's artifact from: the embedded PTX unless
+    /// a test chose another source (NVRTC, a cubin) with [`with_artifacts`].
+    static SOURCE: std::cell::Cell<Option<ArtifactSource>> = const { std::cell::Cell::new(None) };
+}
+
+thread_local! {
+    /// Whether this thread's suite run loads through `load_unverified` (see
+    /// [`with_unverified_artifacts`]).
+    static UNVERIFIED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `body` (one suite function) with every fixture's artifact made by `source`.
+pub fn with_artifacts(source: ArtifactSource, body: impl FnOnce()) {
+    SOURCE.with(|s| s.set(Some(source)));
+    body();
+    SOURCE.with(|s| s.set(None));
+}
+
+/// Like [`with_artifacts`], loading through `Kernel::load_unverified`: for compiled fixtures
+/// (cubins, a fatbin's cubins) whose body jitseam cannot read. Every source must be NVRTC
+/// output of the fixture sources, whose bodies touch only their operands within the ABI.
+pub fn with_unverified_artifacts(source: ArtifactSource, body: impl FnOnce()) {
+    UNVERIFIED.with(|u| u.set(true));
+    with_artifacts(source, body);
+    UNVERIFIED.with(|u| u.set(false));
+}
+
 /// The fixture `entry`, bound to `device`.
 pub fn bind(device: &Device, entry: &str) -> Kernel<Erased, DeviceBound> {
     let fixture = fixtures::by_entry(entry);
-    Kernel::describe(fixture.artifact())
-        .unwrap_or_else(|e| panic!("describe {entry}: {e}"))
-        .load()
+    let artifact = match SOURCE.with(std::cell::Cell::get) {
+        Some(source) => source(&fixture),
+        None => fixture.artifact(),
+    };
+    let described = Kernel::describe(artifact).unwrap_or_else(|e| panic!("describe {entry}: {e}"));
+    let loaded = if UNVERIFIED.with(std::cell::Cell::get) {
+        // SAFETY: set only by `with_unverified_artifacts`, whose callers pass NVRTC output of
+        // the fixture sources: grid-stride loops that touch only their operands within the ABI.
+        unsafe { described.load_unverified() }
+    } else {
+        described.load()
+    };
+    loaded
         .unwrap_or_else(|e| panic!("load {entry}: {e}"))
         .bind(device)
         .unwrap_or_else(|e| panic!("bind {entry}: {e}"))
@@ -692,6 +733,22 @@ pub fn drop_while_launches_of_n_are_queued(open: impl Fn() -> Device, n: usize) 
     // A later load and launch on the same device still work (the pending unload drained).
     scalar_add_f32(&device);
     device.synchronize().unwrap();
+}
+
+/// Every suite function that takes one device, for instantiation with another artifact source:
+/// `launch_suite_names!(my_macro!(args))` expands `my_macro!(args; name, name, …)`.
+#[macro_export]
+macro_rules! launch_suite_names {
+    ($callback:ident!($($args:tt)*)) => {
+        $callback!($($args)*;
+            scalar_add_f32, scalar_mul_f64, scalar_add_f16, scalar_add_bf16, scalar_relu_f32,
+            scalar_silu_f32, two_entries_neg_abs_f32, scalar_add_sub_two_outputs_f32,
+            params_axpb_f32, params_axpb_f64, vectorized_add_f32_v4, vectorized_add_f32_v2,
+            vectorized_add_f64_v2, vectorized_add_f16_v8, strided_r1_reversed_input,
+            strided_r2_transposed_and_broadcast, strided_r2_negative_stride, strided_r3_permuted,
+            strided_f64_with_param, misaligned_vector_view_is_refused,
+        );
+    };
 }
 
 /// One `#[test]` per suite function, each on a fresh device from `$open` (a `fn() -> Device`).

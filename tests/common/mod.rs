@@ -11,4 +11,5 @@
 pub mod cuda_model;
 pub mod fixtures;
 pub mod launch_suite;
+pub mod nvrtc_env;
 pub mod recording;

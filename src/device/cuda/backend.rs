@@ -66,6 +66,10 @@ impl Backend for CudaBackend {
         module::load(&self.shared, ptx, symbol)
     }
 
+    fn load_image(&self, image: &[u8], symbol: &str) -> Result<Arc<dyn BackendFunction>, Error> {
+        module::load_image(&self.shared, image, symbol)
+    }
+
     unsafe fn launch(
         &self,
         function: &dyn BackendFunction,

@@ -1,4 +1,4 @@
-//! Modules and their functions: loading PTX and resolving an entry, the [`CudaFunction`]
+//! Modules and their functions: loading PTX or a cubin and resolving an entry, the [`CudaFunction`]
 //! handle, and the driver's own parameter info (`cuFuncGetParamInfo`).
 //!
 //! A function handle remembers each stream it was launched on, so that when it drops its
@@ -54,26 +54,63 @@ impl fmt::Debug for CudaFunction {
     }
 }
 
+fn nul(symbol: &str, what: &'static str, e: std::ffi::NulError) -> Error {
+    Error::InteriorNul {
+        entry: symbol.to_owned(),
+        what,
+        offset: e.nul_position(),
+    }
+}
+
 /// Loads `ptx` as a module and resolves `symbol` in it.
 pub(super) fn load(
     shared: &Arc<Shared>,
     ptx: &str,
     symbol: &str,
 ) -> Result<Arc<dyn BackendFunction>, Error> {
+    let image = CString::new(ptx).map_err(|e| nul(symbol, "ptx text", e))?;
+    // SAFETY: `image` is NUL-terminated PTX text that outlives the call.
+    unsafe { load_module(shared, image.as_ptr().cast::<c_void>(), symbol, "ptx") }
+}
+
+/// Loads a cubin image as a module and resolves `symbol` in it.
+pub(super) fn load_image(
+    shared: &Arc<Shared>,
+    image: &[u8],
+    symbol: &str,
+) -> Result<Arc<dyn BackendFunction>, Error> {
+    // The driver reads the ELF headers in place: copy into 8-byte aligned storage, which a
+    // `Vec<u8>` does not promise.
+    let mut aligned = vec![0u64; image.len().div_ceil(8)];
+    for (word, chunk) in aligned.iter_mut().zip(image.chunks(8)) {
+        let mut bytes = [0u8; 8];
+        bytes[..chunk.len()].copy_from_slice(chunk);
+        *word = u64::from_ne_bytes(bytes);
+    }
+    // SAFETY: `aligned` holds the whole image (ELF headers give its extent; the driver reads no
+    // further) and outlives the call.
+    unsafe { load_module(shared, aligned.as_ptr().cast::<c_void>(), symbol, "cubin") }
+}
+
+/// Loads the module at `image` and resolves `symbol`.
+///
+/// # Safety
+/// `image` must point to NUL-terminated PTX text, or to a complete cubin/fatbin image, that
+/// stays valid for the duration of the call.
+unsafe fn load_module(
+    shared: &Arc<Shared>,
+    image: *const c_void,
+    symbol: &str,
+    kind: &str,
+) -> Result<Arc<dyn BackendFunction>, Error> {
     shared.drain(0);
-    let nul = |what, e: std::ffi::NulError| Error::InteriorNul {
-        entry: symbol.to_owned(),
-        what,
-        offset: e.nul_position(),
-    };
-    let image = CString::new(ptx).map_err(|e| nul("ptx text", e))?;
-    let name = CString::new(symbol).map_err(|e| nul("symbol", e))?;
+    let name = CString::new(symbol).map_err(|e| nul(symbol, "symbol", e))?;
     let stage = |what: &str| format!("{what} for kernel `{symbol}`");
     shared.bind(&stage("load the module"))?;
-    // SAFETY: `image` is NUL-terminated PTX text that outlives the call; the driver JITs
-    // or copies it before returning and keeps no pointer into it.
-    let module = unsafe { result::module::load_data(image.as_ptr().cast::<c_void>()) }
-        .map_err(|e| driver_error(stage("load the ptx module"), e))?;
+    // SAFETY: the caller guarantees `image` is a valid PTX string or image for the call; the
+    // driver JITs or copies it before returning and keeps no pointer into it.
+    let module = unsafe { result::module::load_data(image) }
+        .map_err(|e| driver_error(stage(&format!("load the {kind} module")), e))?;
     // SAFETY: `module` was just loaded in the current context and is not unloaded before
     // this returns; `name` is NUL-terminated.
     let function = match unsafe { result::module::get_function(module, name) } {

@@ -102,7 +102,7 @@ fn every_kernel_of_the_matrix_describes_and_loads() -> TestResult {
                 assert_eq!(artifact.abi.abi, abi, "{name} {dtype}");
                 let entry = artifact.link.entry_point.clone();
                 let loaded = Kernel::describe(artifact)?.load()?;
-                assert_eq!(loaded.loaded().entry().name, entry);
+                assert_eq!(loaded.loaded().entry().unwrap().name, entry);
                 assert_eq!(loaded.loaded().target().sm(), Some(80));
                 emitted += 1;
             }

@@ -1,7 +1,9 @@
-//! `jitseam inspect FILE.ptx [--json]`.
+//! `jitseam inspect` of a PTX module, written straight from the borrowed index: text, or JSON
+//! streamed one value at a time, so a module of a million parameters needs little more memory
+//! than its text.
 
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::ExitCode;
 
 use jitseam::abi::ParamClass;
@@ -9,29 +11,20 @@ use jitseam_ptx::{DirectiveRef, EntryRef, ModuleIndex, ParamRef, PerfDirective};
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 
-#[derive(Debug, clap::Args)]
-pub(crate) struct Args {
-    /// The PTX file.
-    file: PathBuf,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    json: bool,
-}
-
-pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
-    let text = crate::read_text(&args.file)?;
+/// Reports the PTX `text` read from `file`, as text or (`json`) as JSON.
+pub(super) fn run(file: &Path, text: &str, json: bool) -> Result<ExitCode, String> {
     // The borrowed index: names point into the text and all parameters share one vector, so a
     // module of a million parameters takes little more memory than its text.
-    let index = match jitseam_ptx::scan_module(&text) {
+    let index = match jitseam_ptx::scan_module(text) {
         Ok(index) => index,
         Err(e) => {
-            eprintln!("{}: {e}", args.file.display());
+            eprintln!("{}: {e}", file.display());
             return Ok(ExitCode::FAILURE);
         }
     };
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let written = if args.json {
+    let written = if json {
         // Streamed: nothing is built but the line being written.
         serde_json::to_writer_pretty(&mut out, &ModuleJson(&index))
             .map_err(std::io::Error::from)
@@ -43,6 +36,15 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
         .and_then(|()| out.flush())
         .map_err(|e| format!("cannot write the report: {e}"))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The report of a small PTX module (a fatbin's image) as text and as a JSON value.
+pub(super) fn report(text: &str) -> Result<(String, serde_json::Value), String> {
+    let index = jitseam_ptx::scan_module(text).map_err(|e| e.to_string())?;
+    let mut written = Vec::new();
+    write_text(&mut written, &index).map_err(|e| e.to_string())?;
+    let json = serde_json::to_value(ModuleJson(&index)).map_err(|e| e.to_string())?;
+    Ok((String::from_utf8_lossy(&written).into_owned(), json))
 }
 
 fn class_name(param: &ParamRef<'_>) -> String {

@@ -1,0 +1,186 @@
+//! [`CompileCache`]: NVRTC output kept on disk.
+mod entry;
+mod evict;
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use sha2::{Digest, Sha256};
+
+use super::compiled::Compiled;
+use super::options::CompileOptions;
+use crate::atomic_write::{self, Durability};
+use crate::error::Error;
+
+/// Default bound on the directory's size.
+const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
+/// File name suffix of entries (temporary files are hidden and end in `.tmp`).
+const ENTRY_SUFFIX: &str = ".nvrtc";
+
+/// [`CompileCache`]: NVRTC output kept on disk, so a second compile of the same kernel — in this
+/// process or another — skips NVRTC.
+///
+/// - **Key**: SHA-256 over the source, every NVRTC argument (the target among them), the program
+///   name and the NVRTC version. Another NVRTC version compiles anew.
+/// - **Writes** are atomic: the entry is written in full to a temporary file beside it, flushed
+///   to disk and renamed over the target, so a reader sees the old entry, the new one, or none;
+///   concurrent writers of one key each rename a complete entry.
+/// - **Reads** check the entry's SHA-256 checksum; a damaged or truncated entry is counted,
+///   recompiled and overwritten, never trusted.
+/// - **Size**: bounded (256 MiB unless set); when a write takes the directory over the bound, the
+///   least recently used entries go first (a hit refreshes an entry's modification time).
+///
+/// The cache directory is trusted like the user's other files: an entry that passes its checksum
+/// is taken to be NVRTC output this user's processes wrote, so a cubin read from it is sealed to
+/// its PTX again. Point the cache only at a directory no one else can write.
+#[derive(Debug)]
+pub struct CompileCache {
+    dir: PathBuf,
+    max_bytes: u64,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    corrupt: AtomicU64,
+    store_errors: AtomicU64,
+}
+
+/// What a [`CompileCache`] did so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CacheStats {
+    /// Compiles answered from disk.
+    pub hits: u64,
+    /// Compiles that ran NVRTC (including those after a damaged entry).
+    pub misses: u64,
+    /// Entries refused for a bad checksum or a truncated body.
+    pub corrupt: u64,
+    /// Entries that could not be written; the compile itself still succeeded.
+    pub store_errors: u64,
+}
+
+impl CompileCache {
+    /// A cache in `dir`, created if missing.
+    pub fn open(dir: impl Into<PathBuf>) -> io::Result<Self> {
+        let dir = dir.into();
+        fs::create_dir_all(&dir)?;
+        Ok(Self {
+            dir,
+            max_bytes: DEFAULT_MAX_BYTES,
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+            corrupt: AtomicU64::new(0),
+            store_errors: AtomicU64::new(0),
+        })
+    }
+
+    /// A cache in [`CompileCache::default_dir`].
+    pub fn open_default() -> io::Result<Self> {
+        let dir = Self::default_dir().ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                "neither XDG_CACHE_HOME nor HOME is set",
+            )
+        })?;
+        Self::open(dir)
+    }
+
+    /// `$XDG_CACHE_HOME/jitseam/nvrtc`, else `$HOME/.cache/jitseam/nvrtc`.
+    pub fn default_dir() -> Option<PathBuf> {
+        let base = std::env::var_os("XDG_CACHE_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("HOME")
+                    .filter(|v| !v.is_empty())
+                    .map(|home| Path::new(&home).join(".cache"))
+            })?;
+        Some(base.join("jitseam").join("nvrtc"))
+    }
+
+    /// Bounds the directory to `bytes` (least recently used entries are evicted past it).
+    pub fn with_max_bytes(mut self, bytes: u64) -> Self {
+        self.max_bytes = bytes;
+        self
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Counters since this handle was opened.
+    pub fn stats(&self) -> CacheStats {
+        CacheStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            corrupt: self.corrupt.load(Ordering::Relaxed),
+            store_errors: self.store_errors.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Compiles `source` with NVRTC unless an intact entry for the same source, options and
+    /// NVRTC version exists.
+    pub fn compile(&self, source: &str, options: &CompileOptions) -> Result<Compiled, Error> {
+        let version = super::version()?;
+        self.compile_with(source, options, version, || super::compile(source, options))
+    }
+
+    /// Like [`CompileCache::compile`] with the compiler supplied: `compile` runs only on a miss,
+    /// and `nvrtc_version` is part of the key. For callers that wrap NVRTC (to count or time
+    /// it) or use another compiler.
+    pub fn compile_with(
+        &self,
+        source: &str,
+        options: &CompileOptions,
+        nvrtc_version: (u32, u32),
+        compile: impl FnOnce() -> Result<Compiled, Error>,
+    ) -> Result<Compiled, Error> {
+        let path = self.entry_path(source, options, nvrtc_version)?;
+        // A missing entry is the normal miss; any other read error is treated the same: the
+        // compile below is the truth either way.
+        if let Ok(bytes) = fs::read(&path) {
+            if let Some(compiled) = entry::decode(&bytes) {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                evict::touch(&path);
+                return Ok(compiled);
+            }
+            self.corrupt.fetch_add(1, Ordering::Relaxed);
+        }
+        self.misses.fetch_add(1, Ordering::Relaxed);
+        let compiled = compile()?;
+        if self.store(&path, &compiled).is_err() {
+            self.store_errors.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(compiled)
+    }
+
+    fn entry_path(
+        &self,
+        source: &str,
+        options: &CompileOptions,
+        version: (u32, u32),
+    ) -> Result<PathBuf, Error> {
+        let args = options.to_args()?;
+        let mut key = Sha256::new();
+        key.update(b"jitseam compile cache v1\0");
+        key.update(version.0.to_le_bytes());
+        key.update(version.1.to_le_bytes());
+        for part in std::iter::once(options.name.as_str())
+            .chain(args.iter().map(String::as_str))
+            .chain(std::iter::once(source))
+        {
+            key.update((part.len() as u64).to_le_bytes());
+            key.update(part.as_bytes());
+        }
+        let name = format!("{}{ENTRY_SUFFIX}", crate::seal::hex(&key.finalize()));
+        Ok(self.dir.join(name))
+    }
+
+    fn store(&self, path: &Path, compiled: &Compiled) -> io::Result<()> {
+        let bytes = entry::encode(compiled);
+        let staged = atomic_write::stage(path, Durability::Fsync, |out| out.write_all(&bytes))?;
+        atomic_write::commit(&self.dir, vec![staged], Durability::Fsync)?;
+        evict::enforce(&self.dir, self.max_bytes, path);
+        Ok(())
+    }
+}
