@@ -62,10 +62,12 @@ impl<'a> Decoder<'a> {
             }
             _ => {
                 let mut inst = Inst::new(Op::MovMask);
-                inst.d = self.dst(ctx, 0)?;
+                let d = self.dst(ctx, 0)?;
+                inst.d = d;
                 inst.a = self.src(ctx, 1, ty)?;
                 inst.w = if ty == ScalarType::Pred { 64 } else { bits };
                 self.push(ctx, inst);
+                self.sign_extend_dst(ctx, d, ty);
                 Ok(())
             }
         }
@@ -106,13 +108,16 @@ impl<'a> Decoder<'a> {
         let (dc, sc) = (class(dty), class(sty));
         match (&dc, &sc) {
             (
-                Class::Int { bits: db, .. },
+                Class::Int {
+                    bits: db,
+                    signed: ds,
+                },
                 Class::Int {
                     bits: sb,
                     signed: ss,
                 },
             ) => {
-                if m.sat || m.rnd.is_some() || m.irnd.is_some() || m.ftz {
+                if m.rnd.is_some() || m.irnd.is_some() || m.ftz {
                     return bad("these modifiers on integer conversions");
                 }
                 inst.op = Op::CvtInt;
@@ -121,6 +126,11 @@ impl<'a> Decoder<'a> {
                 if *ss {
                     inst.f |= F_SIGNED;
                 }
+                if m.sat {
+                    // `.sat` clamps to the destination type's range, so its signedness counts.
+                    inst.f |= F_SAT;
+                    inst.k = u8::from(*ds);
+                }
             }
             (_, Class::Int { bits, signed }) => {
                 let Some(df) = fmt(&dc) else {
@@ -128,9 +138,6 @@ impl<'a> Decoder<'a> {
                 };
                 if m.irnd.is_some() || m.ftz {
                     return bad("these modifiers on int-to-float conversions");
-                }
-                if df <= FMT_BF16 && m.rnd.is_some_and(|r| r != RN) {
-                    return bad("directed rounding to half precision");
                 }
                 inst.op = Op::CvtIntToFloat;
                 inst.w = *bits;
@@ -183,9 +190,6 @@ impl<'a> Decoder<'a> {
                 if narrowing && m.rnd.is_none() {
                     return Err(self.invalid(ctx, "a narrowing conversion needs a rounding mode"));
                 }
-                if narrowing && df <= FMT_BF16 && m.rnd != Some(RN) {
-                    return bad("directed rounding to half precision");
-                }
                 if m.ftz && (df != FMT_F32 && sf != FMT_F32) {
                     return bad(".ftz without f32");
                 }
@@ -201,9 +205,11 @@ impl<'a> Decoder<'a> {
                 self.float_flags(&mut inst, m);
             }
         }
-        inst.d = self.dst(ctx, 0)?;
+        let d = self.dst(ctx, 0)?;
+        inst.d = d;
         inst.a = self.src(ctx, 1, sty)?;
         self.push(ctx, inst);
+        self.sign_extend_dst(ctx, d, dty);
         Ok(())
     }
 }

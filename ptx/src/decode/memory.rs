@@ -43,6 +43,7 @@ impl<'a> Decoder<'a> {
                         inst.imm = (at + off) as i64;
                         inst.w = size as u8;
                         self.push(ctx, inst);
+                        self.sign_extend_dst(ctx, d, ty);
                         Ok(())
                     }
                     Some(Sym::ParamSlot { slot, size: psize }) => {
@@ -54,6 +55,7 @@ impl<'a> Decoder<'a> {
                         inst.a = slot;
                         inst.w = (size * 8) as u8;
                         self.push(ctx, inst);
+                        self.sign_extend_dst(ctx, d, ty);
                         Ok(())
                     }
                     Some(Sym::Reg(_)) => bad("parameter-space loads through registers"),
@@ -69,11 +71,13 @@ impl<'a> Decoder<'a> {
                 let a = self.address_base(ctx, base)?;
                 if m.vec == 1 {
                     let mut inst = Inst::new(Op::LdGlobal);
-                    inst.d = self.dst(ctx, 0)?;
+                    let d = self.dst(ctx, 0)?;
+                    inst.d = d;
                     inst.a = a;
                     inst.imm = offset;
                     inst.w = size as u8;
                     self.push(ctx, inst);
+                    self.sign_extend_dst(ctx, d, ty);
                 } else {
                     let Operand::Vector(parts) = self.operand(ctx, 0)?.clone() else {
                         return Err(self.invalid(ctx, "a vector load needs a vector destination"));
@@ -99,6 +103,14 @@ impl<'a> Decoder<'a> {
                     inst.imm = offset;
                     inst.w = size as u8;
                     self.push(ctx, inst);
+                    let parts = self
+                        .lanes
+                        .get(start as usize..)
+                        .map(<[u32]>::to_vec)
+                        .unwrap_or_default();
+                    for part in parts {
+                        self.sign_extend_dst(ctx, part, ty);
+                    }
                 }
                 Ok(())
             }

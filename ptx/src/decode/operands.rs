@@ -4,7 +4,7 @@
 use super::class::{Class, class};
 use super::decoder::{Ctx, DResult, Decoder, Scope, Sym, lookup};
 use super::mods::Mods;
-use super::{DecodeError, Inst};
+use super::{DecodeError, F_SIGNED, Inst, Op};
 use crate::body::Operand;
 use crate::error::{ParseErrorKind, excerpt};
 use crate::lexer::FloatValue;
@@ -130,6 +130,28 @@ impl<'a> Decoder<'a> {
 
     pub(super) fn push(&mut self, ctx: &mut Ctx<'_, 'a, '_>, inst: Inst) {
         ctx.code.insts.push(inst);
+    }
+
+    /// A signed integer result of type `ty` written to register `d` that is wider than `ty` is
+    /// sign-extended to the register's width, as the PTX rules for destination operands wider
+    /// than the instruction type say (`ld`, `cvt`, `mov`). Every other result is already
+    /// zero-extended (registers hold their value in the low bits, the rest zero).
+    pub(super) fn sign_extend_dst(&mut self, ctx: &mut Ctx<'_, 'a, '_>, d: u32, ty: ScalarType) {
+        let bits = (ty.bytes() * 8) as u8;
+        let signed = matches!(
+            ty,
+            ScalarType::S8 | ScalarType::S16 | ScalarType::S32 | ScalarType::S64
+        );
+        let width = self.reg_width(d);
+        if signed && width > bits {
+            let mut inst = Inst::new(Op::CvtInt);
+            inst.d = d;
+            inst.a = d;
+            inst.w = bits;
+            inst.imm = i64::from(width);
+            inst.f |= F_SIGNED;
+            self.push(ctx, inst);
+        }
     }
 
     pub(super) fn one_type(&self, ctx: &Ctx<'_, 'a, '_>, m: &Mods<'a>) -> EResult<ScalarType> {

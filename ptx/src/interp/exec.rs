@@ -17,8 +17,8 @@ use super::float::{
 use super::memory::Memory;
 use crate::decode::{
     CMP_EQ, CMP_GE, CMP_GT, CMP_LE, CMP_LT, CMP_NAN, CMP_NE, CMP_NUM, CMP_UNORDERED, F_BRANCH,
-    F_BRANCH_NEG, F_FTZ, F_GUARD_NEG, F_NEG_C, F_SAT, F_SIGNED, F_X2, FMT_F16, FMT_F32, FMT_F64,
-    Inst, NONE, Op, Program,
+    F_BRANCH_NEG, F_FTZ, F_GUARD_NEG, F_NEG_C, F_SAT, F_SIGNED, F_X2, FMT_F32, FMT_F64, Inst, NONE,
+    Op, Program,
 };
 
 #[inline(always)]
@@ -891,7 +891,7 @@ fn alu(regs: &mut Registers, eff: u64, inst: &Inst) {
                 (x & m).wrapping_mul(y & m) & wide
             })
         }
-        Op::CvtInt if inst.f & F_SIGNED == 0 => {
+        Op::CvtInt if inst.f & (F_SIGNED | F_SAT) == 0 => {
             let out = mask(inst.imm as u8);
             map1(regs, eff, d, a, |x| x & m & out)
         }
@@ -1113,12 +1113,23 @@ fn pure(inst: &Inst, a: u64, b: u64, c: u64) -> u64 {
             out
         }
         Op::CvtInt => {
+            let out = inst.imm as u8;
             let v = if inst.f & F_SIGNED != 0 {
-                sext(a, w).unsigned()
+                i128::from(sext(a, w))
             } else {
-                a & mask(w)
+                i128::from(a & mask(w))
             };
-            v & mask(inst.imm as u8)
+            let v = if inst.f & F_SAT != 0 {
+                let (lo, hi) = if inst.k != 0 {
+                    (-(1i128 << (out - 1)), (1i128 << (out - 1)) - 1)
+                } else {
+                    (0, (1i128 << out) - 1)
+                };
+                v.clamp(lo, hi)
+            } else {
+                v
+            };
+            (v as u64) & mask(out)
         }
         Op::CvtIntToFloat => {
             let v = if inst.f & F_SIGNED != 0 {
@@ -1201,8 +1212,7 @@ fn encode(x: f64, fmt: u8, mode: u8) -> u64 {
     match fmt {
         FMT_F64 => x.to_bits(),
         FMT_F32 => f32b(f64_to_f32(x, mode)),
-        FMT_F16 => u64::from(f64_to_half(x, FMT_F16)),
-        _ => u64::from(f64_to_half(x, fmt)),
+        _ => u64::from(f64_to_half(x, fmt, mode)),
     }
 }
 
