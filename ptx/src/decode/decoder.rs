@@ -248,6 +248,9 @@ impl<'a> Decoder<'a> {
         fuse_compare_and_branch(&mut insts);
         let mut consts: Vec<(u32, u64)> = self.consts.drain().map(|(v, s)| (s, v)).collect();
         consts.sort_unstable();
+        let const_slots: Vec<u32> = consts.iter().map(|&(s, _)| s).collect();
+        let zero_slots =
+            super::undefined::zero_slots(&insts, &self.lanes, self.num_regs as usize, &const_slots);
         Ok(Program {
             insts,
             sites,
@@ -259,6 +262,7 @@ impl<'a> Decoder<'a> {
             params,
             param_bytes,
             max_depth,
+            zero_slots,
         })
     }
 

@@ -29,6 +29,7 @@ mod memory;
 mod mods;
 mod operands;
 mod program;
+mod undefined;
 
 pub use decoder::decode;
 pub(crate) use program::{

@@ -195,6 +195,9 @@ pub struct Program {
     pub(crate) param_bytes: usize,
     /// Deepest chain of nested calls.
     pub(crate) max_depth: usize,
+    /// Registers some path may read before writing them: cleared for every group of threads,
+    /// so that a never-written register reads as zero.
+    pub(crate) zero_slots: Vec<u32>,
 }
 
 impl Program {

@@ -15,6 +15,7 @@ use super::float::{
     min32, min64, round_integral, sat32, sat64, to_half,
 };
 use super::memory::Memory;
+use super::meter::{Halt, LaneId, Meter, SLICE};
 use crate::decode::{
     CMP_EQ, CMP_GE, CMP_GT, CMP_LE, CMP_LT, CMP_NAN, CMP_NE, CMP_NUM, CMP_UNORDERED, F_BRANCH,
     F_BRANCH_NEG, F_FTZ, F_GUARD_NEG, F_NEG_C, F_SAT, F_SIGNED, F_X2, FMT_F32, FMT_F64, Inst, NONE,
@@ -81,15 +82,6 @@ fn read_le(bytes: &[u8]) -> u64 {
             .iter()
             .rev()
             .fold(0u64, |acc, &b| (acc << 8) | u64::from(b)),
-    }
-}
-
-#[inline(always)]
-fn write_le(out: &mut [u8], value: u64) {
-    let bytes = value.to_le_bytes();
-    let n = out.len().min(8);
-    if let (Some(dst), Some(src)) = (out.get_mut(..n), bytes.get(..n)) {
-        dst.copy_from_slice(src);
     }
 }
 
@@ -388,10 +380,7 @@ fn schedule(pcs: &[usize; LANES], lanes: u64) -> (usize, u64, u64, usize) {
     (min, act, lanes & !act, rest_min)
 }
 
-/// `(%ctaid, %tid)` of a lane.
-pub(crate) type LaneId = ([u32; 3], [u32; 3]);
-
-/// Per-launch state reused by every group: no allocation inside the loop.
+/// Per-worker state reused by every group: no allocation inside the loop.
 pub(crate) struct Machine<'p> {
     program: &'p Program,
     regs: Registers,
@@ -403,6 +392,8 @@ pub(crate) struct Machine<'p> {
     pcs: [usize; LANES],
     /// Block and thread of each lane of the current group.
     ids: [LaneId; LANES],
+    /// Steps left before the next charge to the launch's [`Meter`].
+    fuel: u64,
 }
 
 impl<'p> Machine<'p> {
@@ -423,6 +414,7 @@ impl<'p> Machine<'p> {
             depth: [0; LANES],
             pcs: [0; LANES],
             ids: [([0; 3], [0; 3]); LANES],
+            fuel: SLICE,
         }
     }
 
@@ -438,14 +430,20 @@ impl<'p> Machine<'p> {
     }
 
     /// Runs the lanes of `live` (set with [`Self::set_lane`]) in lockstep until every one has
-    /// returned, or until the first fault.
+    /// returned, or until the first fault, charging every step to `meter`.
     pub(crate) fn run_group<M: Memory>(
         &mut self,
         live: u64,
         params: &[u8],
-        memory: &mut M,
-    ) -> Result<(), ExecError> {
+        memory: &M,
+        meter: &Meter<'_>,
+    ) -> Result<(), Halt> {
         let program = self.program;
+        // A register a thread reads before writing it reads zero: only the registers that
+        // some path may read before writing are cleared, once per group.
+        for &slot in &program.zero_slots {
+            self.regs[slot] = [0; LANES];
+        }
         let insts = &program.insts[..];
         let lanes = &program.lanes[..];
         let regs = &mut self.regs;
@@ -454,6 +452,7 @@ impl<'p> Machine<'p> {
         let depth = &mut self.depth;
         let pcs = &mut self.pcs;
         let ids = &self.ids;
+        let fuel = &mut self.fuel;
         *depth = [0; LANES];
 
         // The running group: its pc and lanes; the parked lanes and their lowest pc.
@@ -468,7 +467,7 @@ impl<'p> Machine<'p> {
 
         macro_rules! fault {
             ($lane:expr, $addr:expr, $size:expr, $access:expr, $kind:expr) => {
-                return Err(lane_fault(
+                return Err(Halt::Fail(lane_fault(
                     program,
                     memory,
                     pc,
@@ -477,11 +476,19 @@ impl<'p> Machine<'p> {
                     $size,
                     $access,
                     $kind,
-                ))
+                )))
             };
         }
 
         loop {
+            *fuel -= 1;
+            if *fuel == 0 {
+                *fuel = SLICE;
+                if let Err(stop) = meter.charge(SLICE) {
+                    let lane = act.trailing_zeros() as usize % LANES;
+                    return Err(stop.halt(program, pc, ids[lane]));
+                }
+            }
             let flow = match insts.get(pc) {
                 None => Flow::Scatter { exited: act },
                 Some(inst) => {
@@ -555,16 +562,10 @@ impl<'p> Machine<'p> {
                                             FaultKind::Misaligned
                                         );
                                     }
-                                    let Some(bytes) = memory.bytes(addr, size, hint) else {
-                                        fault!(
-                                            lane,
-                                            addr,
-                                            size,
-                                            Access::Load,
-                                            FaultKind::OutOfBounds
-                                        );
-                                    };
-                                    out[lane] = read_le(bytes);
+                                    match memory.load(addr, size, hint) {
+                                        Ok(v) => out[lane] = v,
+                                        Err(kind) => fault!(lane, addr, size, Access::Load, kind),
+                                    }
                                 }
                                 regs[inst.d] = out;
                                 Flow::Next
@@ -581,6 +582,7 @@ impl<'p> Machine<'p> {
                                 {
                                     *row = regs.ix(slot);
                                 }
+                                let rows = rows.get(..inst.c as usize).unwrap_or_default();
                                 for lane in lanes_in(eff) {
                                     let addr = addrs[lane].wrapping_add(inst.imm as u64);
                                     if addr & (total as u64 - 1) != 0 {
@@ -592,18 +594,21 @@ impl<'p> Machine<'p> {
                                             FaultKind::Misaligned
                                         );
                                     }
-                                    let Some(bytes) = memory.bytes(addr, total, hint) else {
-                                        fault!(
-                                            lane,
-                                            addr,
-                                            total,
-                                            Access::Load,
-                                            FaultKind::OutOfBounds
-                                        );
-                                    };
-                                    for (chunk, &row) in bytes.chunks_exact(size).zip(&rows) {
-                                        if let Some(row) = regs.rows.get_mut(row) {
-                                            row[lane] = read_le(chunk);
+                                    // The whole vector must be mapped before any element is read.
+                                    if let Err(kind) = memory.probe(addr, total, false, hint) {
+                                        fault!(lane, addr, total, Access::Load, kind);
+                                    }
+                                    for (i, &row) in rows.iter().enumerate() {
+                                        let at = addr + (i * size) as u64;
+                                        match memory.load(at, size, hint) {
+                                            Ok(v) => {
+                                                if let Some(row) = regs.rows.get_mut(row) {
+                                                    row[lane] = v;
+                                                }
+                                            }
+                                            Err(kind) => {
+                                                fault!(lane, addr, total, Access::Load, kind)
+                                            }
                                         }
                                     }
                                 }
@@ -625,17 +630,10 @@ impl<'p> Machine<'p> {
                                             FaultKind::Misaligned
                                         );
                                     }
-                                    let value = values[lane];
-                                    let Some(bytes) = memory.bytes_mut(addr, size, hint) else {
-                                        fault!(
-                                            lane,
-                                            addr,
-                                            size,
-                                            Access::Store,
-                                            FaultKind::OutOfBounds
-                                        );
-                                    };
-                                    write_le(bytes, value);
+                                    if let Err(kind) = memory.store(addr, size, values[lane], hint)
+                                    {
+                                        fault!(lane, addr, size, Access::Store, kind);
+                                    }
                                 }
                                 Flow::Next
                             }
@@ -651,6 +649,7 @@ impl<'p> Machine<'p> {
                                 {
                                     *row = regs.ix(slot);
                                 }
+                                let rows = rows.get(..inst.c as usize).unwrap_or_default();
                                 for lane in lanes_in(eff) {
                                     let addr = addrs[lane].wrapping_add(inst.imm as u64);
                                     if addr & (total as u64 - 1) != 0 {
@@ -662,22 +661,16 @@ impl<'p> Machine<'p> {
                                             FaultKind::Misaligned
                                         );
                                     }
-                                    let mut values = [0u64; 4];
-                                    for (value, &row) in values.iter_mut().zip(&rows) {
-                                        *value = regs.rows.get(row).map_or(0, |row| row[lane]);
+                                    // A faulting vector store writes none of its elements.
+                                    if let Err(kind) = memory.probe(addr, total, true, hint) {
+                                        fault!(lane, addr, total, Access::Store, kind);
                                     }
-                                    let Some(bytes) = memory.bytes_mut(addr, total, hint) else {
-                                        fault!(
-                                            lane,
-                                            addr,
-                                            total,
-                                            Access::Store,
-                                            FaultKind::OutOfBounds
-                                        );
-                                    };
-                                    for (chunk, &value) in bytes.chunks_exact_mut(size).zip(&values)
-                                    {
-                                        write_le(chunk, value);
+                                    for (i, &row) in rows.iter().enumerate() {
+                                        let value = regs.rows.get(row).map_or(0, |row| row[lane]);
+                                        let at = addr + (i * size) as u64;
+                                        if let Err(kind) = memory.store(at, size, value, hint) {
+                                            fault!(lane, addr, total, Access::Store, kind);
+                                        }
                                     }
                                 }
                                 Flow::Next
@@ -686,11 +679,11 @@ impl<'p> Machine<'p> {
                                 let start = inst.imm as usize;
                                 let Some(bytes) = params.get(start..start + usize::from(inst.w))
                                 else {
-                                    return Err(ExecError::ShortPacket {
+                                    return Err(Halt::Fail(ExecError::ShortPacket {
                                         entry: program.entry.clone(),
                                         needed: program.param_bytes,
                                         found: params.len(),
-                                    });
+                                    }));
                                 };
                                 store_row(&mut regs[inst.d], &[read_le(bytes); LANES], eff);
                                 Flow::Next
