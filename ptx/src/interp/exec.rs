@@ -549,8 +549,17 @@ impl<'p> Machine<'p> {
                                 let size = usize::from(inst.w);
                                 let mut spare = 0u32;
                                 let hint = hints.get_mut(pc).unwrap_or(&mut spare);
-                                let addrs = regs[inst.a];
-                                let mut out = regs[inst.d];
+                                let (ai, di) = (regs.ix(inst.a), regs.ix(inst.d));
+                                // The address row is copied only when the load overwrites it.
+                                let copy;
+                                let (addrs, out): (&Row, &mut Row) =
+                                    match regs.rows.get_disjoint_mut([ai, di]) {
+                                        Ok([ra, rd]) => (ra, rd),
+                                        Err(_) => {
+                                            copy = regs.rows[ai];
+                                            (&copy, &mut regs.rows[di])
+                                        }
+                                    };
                                 for lane in lanes_in(eff) {
                                     let addr = addrs[lane].wrapping_add(inst.imm as u64);
                                     if addr & (size as u64 - 1) != 0 {
@@ -567,22 +576,23 @@ impl<'p> Machine<'p> {
                                         Err(kind) => fault!(lane, addr, size, Access::Load, kind),
                                     }
                                 }
-                                regs[inst.d] = out;
                                 Flow::Next
                             }
                             Op::LdGlobalV => {
                                 let size = usize::from(inst.w);
-                                let total = size * inst.c as usize;
+                                let count = (inst.c as usize).min(4);
+                                let total = size * count;
                                 let slots = lanes.get(inst.d as usize..).unwrap_or_default();
                                 let mut spare = 0u32;
                                 let hint = hints.get_mut(pc).unwrap_or(&mut spare);
                                 let addrs = regs[inst.a];
                                 let mut rows = [usize::MAX; 4];
-                                for (row, &slot) in rows.iter_mut().zip(slots).take(inst.c as usize)
-                                {
+                                for (row, &slot) in rows.iter_mut().zip(slots).take(count) {
                                     *row = regs.ix(slot);
                                 }
-                                let rows = rows.get(..inst.c as usize).unwrap_or_default();
+                                let rows = rows.get(..count).unwrap_or_default();
+                                let mut values = [0u64; 4];
+                                let values = values.get_mut(..count).unwrap_or_default();
                                 for lane in lanes_in(eff) {
                                     let addr = addrs[lane].wrapping_add(inst.imm as u64);
                                     if addr & (total as u64 - 1) != 0 {
@@ -594,21 +604,12 @@ impl<'p> Machine<'p> {
                                             FaultKind::Misaligned
                                         );
                                     }
-                                    // The whole vector must be mapped before any element is read.
-                                    if let Err(kind) = memory.probe(addr, total, false, hint) {
+                                    if let Err(kind) = memory.load_many(addr, size, values, hint) {
                                         fault!(lane, addr, total, Access::Load, kind);
                                     }
-                                    for (i, &row) in rows.iter().enumerate() {
-                                        let at = addr + (i * size) as u64;
-                                        match memory.load(at, size, hint) {
-                                            Ok(v) => {
-                                                if let Some(row) = regs.rows.get_mut(row) {
-                                                    row[lane] = v;
-                                                }
-                                            }
-                                            Err(kind) => {
-                                                fault!(lane, addr, total, Access::Load, kind)
-                                            }
+                                    for (&row, &v) in rows.iter().zip(values.iter()) {
+                                        if let Some(row) = regs.rows.get_mut(row) {
+                                            row[lane] = v;
                                         }
                                     }
                                 }
@@ -618,7 +619,7 @@ impl<'p> Machine<'p> {
                                 let size = usize::from(inst.w);
                                 let mut spare = 0u32;
                                 let hint = hints.get_mut(pc).unwrap_or(&mut spare);
-                                let (addrs, values) = (regs[inst.a], regs[inst.b]);
+                                let (addrs, values) = (&regs[inst.a], &regs[inst.b]);
                                 for lane in lanes_in(eff) {
                                     let addr = addrs[lane].wrapping_add(inst.imm as u64);
                                     if addr & (size as u64 - 1) != 0 {
@@ -639,17 +640,19 @@ impl<'p> Machine<'p> {
                             }
                             Op::StGlobalV => {
                                 let size = usize::from(inst.w);
-                                let total = size * inst.c as usize;
+                                let count = (inst.c as usize).min(4);
+                                let total = size * count;
                                 let slots = lanes.get(inst.b as usize..).unwrap_or_default();
                                 let mut spare = 0u32;
                                 let hint = hints.get_mut(pc).unwrap_or(&mut spare);
-                                let addrs = regs[inst.a];
+                                let addrs = &regs[inst.a];
                                 let mut rows = [usize::MAX; 4];
-                                for (row, &slot) in rows.iter_mut().zip(slots).take(inst.c as usize)
-                                {
+                                for (row, &slot) in rows.iter_mut().zip(slots).take(count) {
                                     *row = regs.ix(slot);
                                 }
-                                let rows = rows.get(..inst.c as usize).unwrap_or_default();
+                                let rows = rows.get(..count).unwrap_or_default();
+                                let mut values = [0u64; 4];
+                                let values = values.get_mut(..count).unwrap_or_default();
                                 for lane in lanes_in(eff) {
                                     let addr = addrs[lane].wrapping_add(inst.imm as u64);
                                     if addr & (total as u64 - 1) != 0 {
@@ -661,16 +664,12 @@ impl<'p> Machine<'p> {
                                             FaultKind::Misaligned
                                         );
                                     }
-                                    // A faulting vector store writes none of its elements.
-                                    if let Err(kind) = memory.probe(addr, total, true, hint) {
-                                        fault!(lane, addr, total, Access::Store, kind);
+                                    for (value, &row) in values.iter_mut().zip(rows) {
+                                        *value = regs.rows.get(row).map_or(0, |row| row[lane]);
                                     }
-                                    for (i, &row) in rows.iter().enumerate() {
-                                        let value = regs.rows.get(row).map_or(0, |row| row[lane]);
-                                        let at = addr + (i * size) as u64;
-                                        if let Err(kind) = memory.store(at, size, value, hint) {
-                                            fault!(lane, addr, total, Access::Store, kind);
-                                        }
+                                    // A faulting vector store writes none of its elements.
+                                    if let Err(kind) = memory.store_many(addr, size, values, hint) {
+                                        fault!(lane, addr, total, Access::Store, kind);
                                     }
                                 }
                                 Flow::Next

@@ -39,10 +39,25 @@ pub trait Memory: Sync {
         op: &mut dyn FnMut(u64) -> Option<u64>,
     ) -> Result<u64, FaultKind>;
 
-    /// Whether `len` bytes at `address` (any length) lie in one range that allows the access
-    /// (`write`: a store): vector accesses check this before touching any element.
-    fn probe(&self, address: u64, len: usize, write: bool, hint: &mut u32)
-    -> Result<(), FaultKind>;
+    /// Loads `out.len()` consecutive `size`-byte elements from `address` (a vector load): all
+    /// or none, the whole vector inside one range.
+    fn load_many(
+        &self,
+        address: u64,
+        size: usize,
+        out: &mut [u64],
+        hint: &mut u32,
+    ) -> Result<(), FaultKind>;
+
+    /// Stores `values` as consecutive `size`-byte elements at `address` (a vector store): all
+    /// or none, the whole vector inside one writable range.
+    fn store_many(
+        &self,
+        address: u64,
+        size: usize,
+        values: &[u64],
+        hint: &mut u32,
+    ) -> Result<(), FaultKind>;
 
     /// The range nearest to `address` (containing it, or the closest by distance), for fault
     /// reports.
@@ -312,19 +327,41 @@ impl Memory for Regions<'_> {
         Ok(r.update(offset, size, op))
     }
 
-    fn probe(
+    #[inline]
+    fn load_many(
         &self,
         address: u64,
-        len: usize,
-        write: bool,
+        size: usize,
+        out: &mut [u64],
         hint: &mut u32,
     ) -> Result<(), FaultKind> {
-        let (index, _) = self
-            .find(address, len, hint)
+        let (index, offset) = self
+            .find(address, size * out.len(), hint)
             .ok_or(FaultKind::OutOfBounds)?;
         let r = self.regions.get(index).ok_or(FaultKind::OutOfBounds)?;
-        if write && !r.writable {
+        for (i, v) in out.iter_mut().enumerate() {
+            *v = r.load(offset + i * size, size);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn store_many(
+        &self,
+        address: u64,
+        size: usize,
+        values: &[u64],
+        hint: &mut u32,
+    ) -> Result<(), FaultKind> {
+        let (index, offset) = self
+            .find(address, size * values.len(), hint)
+            .ok_or(FaultKind::OutOfBounds)?;
+        let r = self.regions.get(index).ok_or(FaultKind::OutOfBounds)?;
+        if !r.writable {
             return Err(FaultKind::WriteToInput);
+        }
+        for (i, &v) in values.iter().enumerate() {
+            r.store(offset + i * size, size, v);
         }
         Ok(())
     }
