@@ -3,7 +3,7 @@
 use super::class::{Class, class, int_type};
 use super::decoder::{Ctx, Decoder, Sym, lookup};
 use super::mods::Mods;
-use super::operands::{EResult, bad};
+use super::operands::{EResult, bad, is_special};
 use super::{F_FTZ, F_SAT, F_SIGNED, FMT_BF16, FMT_F16, FMT_F32, FMT_F64, Inst, Op, RN};
 use crate::body::Operand;
 use crate::model::ScalarType;
@@ -57,7 +57,9 @@ impl<'a> Decoder<'a> {
                 self.push(ctx, inst);
                 Ok(())
             }
-            (_, Operand::Name(name)) if !matches!(lookup(ctx.scopes, name), Some(Sym::Reg(_))) => {
+            (_, Operand::Name(name))
+                if !matches!(lookup(ctx.scopes, name), Some(Sym::Reg(_))) && !is_special(name) =>
+            {
                 bad("addresses of variables, functions or parameters")
             }
             _ => {

@@ -127,6 +127,8 @@ pub(super) struct Decoder<'a> {
     pub(super) compiling: Option<usize>,
     /// Declared width in bits of every register slot (0 for slots that are not registers).
     pub(super) reg_bits: Vec<u8>,
+    /// Instructions the current instruction needs run just before it (special registers).
+    pub(super) pre: Vec<Inst>,
 }
 
 pub(super) type DResult<T> = Result<T, DecodeError>;
@@ -147,6 +149,7 @@ impl<'a> Decoder<'a> {
             entry_callees: Vec::new(),
             compiling: None,
             reg_bits: Vec::new(),
+            pre: Vec::new(),
         }
     }
 

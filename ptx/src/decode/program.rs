@@ -129,7 +129,32 @@ pub(crate) enum Op {
     Bra,
     Call,
     Ret,
+    /// Integer bit manipulation, `copysign`, `testp`: `k` is a `BITS_*` kind; up to four
+    /// sources `a`, `b`, `c`, `e`.
+    Bits,
+    /// `d` = a special register computed per thread (`%laneid`, `%warpid`, `%lanemask_*`,
+    /// `%clock`, …): `k` is a `SPECIAL_*` kind.
+    Special,
+    /// `trap`/`brkpt`: the launch ends with a typed error.
+    Trap,
+    /// An instruction with no effect for the emulator (`membar`, `fence`, `nanosleep`).
+    Nop,
 }
+
+/// Kinds of [`Op::Special`].
+pub(crate) const SPECIAL_LANEID: u8 = 0;
+pub(crate) const SPECIAL_WARPID: u8 = 1;
+pub(crate) const SPECIAL_NWARPID: u8 = 2;
+pub(crate) const SPECIAL_LANEMASK_EQ: u8 = 3;
+pub(crate) const SPECIAL_LANEMASK_LT: u8 = 4;
+pub(crate) const SPECIAL_LANEMASK_LE: u8 = 5;
+pub(crate) const SPECIAL_LANEMASK_GT: u8 = 6;
+pub(crate) const SPECIAL_LANEMASK_GE: u8 = 7;
+pub(crate) const SPECIAL_CLOCK: u8 = 8;
+pub(crate) const SPECIAL_CLOCK64: u8 = 9;
+pub(crate) const SPECIAL_ZERO: u8 = 10;
+pub(crate) const SPECIAL_ONE: u8 = 11;
+pub(crate) const SPECIAL_GLOBALTIMER: u8 = 12;
 
 /// One pre-decoded instruction (40 bytes).
 #[derive(Debug, Clone, Copy)]
@@ -153,7 +178,7 @@ pub(crate) struct Inst {
 }
 
 impl Inst {
-    pub(super) fn new(op: Op) -> Self {
+    pub(crate) fn new(op: Op) -> Self {
         Self {
             op,
             w: 0,

@@ -9,17 +9,20 @@
 //! own instruction sequence exactly; "lowest pc first" just makes the lanes of an `if` meet
 //! again after it.
 
+use super::bits::bits_op;
 use super::fault::{Access, ExecError, Fault, FaultKind, LaunchDims};
 use super::float::{
     arith_f32, f64_to_f32, f64_to_half, from_half, ftz, half_lane, int_to_float, max32, max64,
     min32, min64, round_integral, sat32, sat64, to_half,
 };
 use super::memory::Memory;
-use super::meter::{Halt, LaneId, Meter, SLICE};
+use super::meter::{Halt, LaneId, Meter, SLICE, thread_site};
 use crate::decode::{
     CMP_EQ, CMP_GE, CMP_GT, CMP_LE, CMP_LT, CMP_NAN, CMP_NE, CMP_NUM, CMP_UNORDERED, F_BRANCH,
     F_BRANCH_NEG, F_FTZ, F_GUARD_NEG, F_NEG_C, F_SAT, F_SIGNED, F_X2, FMT_F32, FMT_F64, Inst, NONE,
-    Op, Program,
+    Op, Program, SPECIAL_CLOCK, SPECIAL_CLOCK64, SPECIAL_GLOBALTIMER, SPECIAL_LANEID,
+    SPECIAL_LANEMASK_EQ, SPECIAL_LANEMASK_GE, SPECIAL_LANEMASK_GT, SPECIAL_LANEMASK_LE,
+    SPECIAL_LANEMASK_LT, SPECIAL_NWARPID, SPECIAL_ONE, SPECIAL_WARPID,
 };
 
 #[inline(always)]
@@ -687,6 +690,34 @@ impl<'p> Machine<'p> {
                                 store_row(&mut regs[inst.d], &[read_le(bytes); LANES], eff);
                                 Flow::Next
                             }
+                            Op::Bits => {
+                                for lane in bits(eff) {
+                                    let v = bits_op(
+                                        inst,
+                                        regs[inst.a][lane],
+                                        regs[inst.b][lane],
+                                        regs[inst.c][lane],
+                                        regs[inst.e][lane],
+                                    );
+                                    regs[inst.d][lane] = v;
+                                }
+                                Flow::Next
+                            }
+                            Op::Special => {
+                                let ntid = [regs[3u32][0], regs[4u32][0], regs[5u32][0]];
+                                for lane in bits(eff) {
+                                    let v = special(inst.k, ids[lane], ntid);
+                                    regs[inst.d][lane] = v;
+                                }
+                                Flow::Next
+                            }
+                            Op::Trap => {
+                                let lane = eff.trailing_zeros() as usize % LANES;
+                                return Err(Halt::Fail(ExecError::Trap {
+                                    at: Box::new(thread_site(program, pc, ids[lane])),
+                                }));
+                            }
+                            Op::Nop => Flow::Next,
                             Op::Pack => {
                                 let w = inst.w;
                                 let slots = lanes.get(inst.b as usize..).unwrap_or_default();
@@ -761,6 +792,39 @@ impl<'p> Machine<'p> {
                 (pc, act, parked, parked_min) = schedule(pcs, act | parked);
             }
         }
+    }
+}
+
+/// The value of special register `kind` for thread `thread` of a block of `ntid` threads.
+/// Warps are the block's threads in linear order (`x` fastest), 32 at a time.
+fn special(kind: u8, (_, thread): LaneId, ntid: [u64; 3]) -> u64 {
+    let [tx, ty, tz] = thread.map(u64::from);
+    let linear = tx + ty * ntid[0] + tz * ntid[0] * ntid[1];
+    let lane = linear % 32;
+    let lt = (1u64 << lane) - 1;
+    match kind {
+        SPECIAL_LANEID => lane,
+        SPECIAL_WARPID => linear / 32,
+        SPECIAL_NWARPID => (ntid[0] * ntid[1] * ntid[2]).div_ceil(32),
+        SPECIAL_LANEMASK_EQ => 1 << lane,
+        SPECIAL_LANEMASK_LT => lt,
+        SPECIAL_LANEMASK_LE => (lt << 1) | 1,
+        SPECIAL_LANEMASK_GT => !((lt << 1) | 1) & 0xffff_ffff,
+        SPECIAL_LANEMASK_GE => !lt & 0xffff_ffff,
+        SPECIAL_CLOCK | SPECIAL_CLOCK64 | SPECIAL_GLOBALTIMER => {
+            static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+            let ns = EPOCH
+                .get_or_init(std::time::Instant::now)
+                .elapsed()
+                .as_nanos() as u64;
+            if kind == SPECIAL_CLOCK {
+                ns & 0xffff_ffff
+            } else {
+                ns
+            }
+        }
+        SPECIAL_ONE => 1,
+        _ => 0,
     }
 }
 

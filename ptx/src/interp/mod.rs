@@ -47,6 +47,7 @@
 //! computed with Rust's `f32` functions, which are within 1 ulp of exact; the GPU guarantees
 //! only its documented bound (2 ulp for `ex2.approx.f32`), so the two may differ by a few ulp.
 
+mod bits;
 mod exec;
 mod fault;
 mod float;
