@@ -54,7 +54,7 @@ impl<'a> Decoder<'a> {
 
     fn emit(&mut self, ctx: &mut Ctx<'_, 'a, '_>, m: &Mods<'a>, full: &str) -> EResult<()> {
         let opcode = ctx.instruction.opcode;
-        if m.space.is_some() && !matches!(opcode, "ld" | "st" | "cvta") {
+        if m.space.is_some() && !matches!(opcode, "ld" | "st" | "cvta" | "atom" | "red") {
             return bad("this state space");
         }
         match opcode {
@@ -78,6 +78,7 @@ impl<'a> Decoder<'a> {
             | "mad24" | "sad" | "dp4a" | "dp2a" | "copysign" | "testp" => {
                 self.int_bits(ctx, m, opcode)
             }
+            "atom" | "red" => self.atomic(ctx, m, opcode),
             "trap" | "brkpt" => {
                 self.expect_count(ctx, 0)?;
                 self.push(ctx, Inst::new(Op::Trap));

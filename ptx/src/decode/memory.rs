@@ -156,6 +156,15 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    /// The register holding the base of a global address (a constant 0 for `[imm]`).
+    pub(super) fn address_slot(
+        &mut self,
+        ctx: &Ctx<'_, 'a, '_>,
+        base: Option<&'a str>,
+    ) -> EResult<u32> {
+        self.address_base(ctx, base)
+    }
+
     fn address_base(&mut self, ctx: &Ctx<'_, 'a, '_>, base: Option<&'a str>) -> EResult<u32> {
         match base {
             None => self.const_slot(0).map_err(Ok),

@@ -139,7 +139,25 @@ pub(crate) enum Op {
     Trap,
     /// An instruction with no effect for the emulator (`membar`, `fence`, `nanosleep`).
     Nop,
+    /// `atom`/`red` on global memory: `d` (or the sink) = old value at `[a + imm]`, which
+    /// becomes `old ∘ b` (`c`: the new value of a `cas`); `k` is an `ATOM_*` kind, `w` the size
+    /// in bytes.
+    Atom,
 }
+
+/// Kinds of [`Op::Atom`].
+pub(crate) const ATOM_ADD: u8 = 0;
+pub(crate) const ATOM_ADD_F32: u8 = 1;
+pub(crate) const ATOM_ADD_F64: u8 = 2;
+pub(crate) const ATOM_MIN: u8 = 3;
+pub(crate) const ATOM_MAX: u8 = 4;
+pub(crate) const ATOM_INC: u8 = 5;
+pub(crate) const ATOM_DEC: u8 = 6;
+pub(crate) const ATOM_CAS: u8 = 7;
+pub(crate) const ATOM_EXCH: u8 = 8;
+pub(crate) const ATOM_AND: u8 = 9;
+pub(crate) const ATOM_OR: u8 = 10;
+pub(crate) const ATOM_XOR: u8 = 11;
 
 /// Kinds of [`Op::Special`].
 pub(crate) const SPECIAL_LANEID: u8 = 0;

@@ -131,6 +131,10 @@ fn operands(inst: &Inst, lanes: &[u32], reads: &mut Vec<u32>, writes: &mut Vec<u
             some(list(inst.b, inst.c), writes);
         }
         Op::StGlobal => some(&[inst.a, inst.b], reads),
+        Op::Atom => {
+            some(&[inst.a, inst.b, inst.c], reads);
+            some(&[inst.d], writes);
+        }
         Op::LdKParam => some(&[inst.d], writes),
         Op::SetpI | Op::SetpF32 | Op::SetpF64 => {
             some(&[inst.a, inst.b, inst.c], reads);

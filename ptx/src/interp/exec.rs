@@ -18,11 +18,12 @@ use super::float::{
 use super::memory::Memory;
 use super::meter::{Halt, LaneId, Meter, SLICE, thread_site};
 use crate::decode::{
-    CMP_EQ, CMP_GE, CMP_GT, CMP_LE, CMP_LT, CMP_NAN, CMP_NE, CMP_NUM, CMP_UNORDERED, F_BRANCH,
-    F_BRANCH_NEG, F_FTZ, F_GUARD_NEG, F_NEG_C, F_SAT, F_SIGNED, F_X2, FMT_F32, FMT_F64, Inst, NONE,
-    Op, Program, SPECIAL_CLOCK, SPECIAL_CLOCK64, SPECIAL_GLOBALTIMER, SPECIAL_LANEID,
-    SPECIAL_LANEMASK_EQ, SPECIAL_LANEMASK_GE, SPECIAL_LANEMASK_GT, SPECIAL_LANEMASK_LE,
-    SPECIAL_LANEMASK_LT, SPECIAL_NWARPID, SPECIAL_ONE, SPECIAL_WARPID,
+    ATOM_ADD, ATOM_ADD_F32, ATOM_ADD_F64, ATOM_AND, ATOM_CAS, ATOM_DEC, ATOM_EXCH, ATOM_INC,
+    ATOM_MAX, ATOM_MIN, ATOM_OR, CMP_EQ, CMP_GE, CMP_GT, CMP_LE, CMP_LT, CMP_NAN, CMP_NE, CMP_NUM,
+    CMP_UNORDERED, F_BRANCH, F_BRANCH_NEG, F_FTZ, F_GUARD_NEG, F_NEG_C, F_SAT, F_SIGNED, F_X2,
+    FMT_F32, FMT_F64, Inst, NONE, Op, Program, SPECIAL_CLOCK, SPECIAL_CLOCK64, SPECIAL_GLOBALTIMER,
+    SPECIAL_LANEID, SPECIAL_LANEMASK_EQ, SPECIAL_LANEMASK_GE, SPECIAL_LANEMASK_GT,
+    SPECIAL_LANEMASK_LE, SPECIAL_LANEMASK_LT, SPECIAL_NWARPID, SPECIAL_ONE, SPECIAL_WARPID,
 };
 
 #[inline(always)]
@@ -718,6 +719,31 @@ impl<'p> Machine<'p> {
                                 }));
                             }
                             Op::Nop => Flow::Next,
+                            Op::Atom => {
+                                let size = usize::from(inst.w);
+                                let mut spare = 0u32;
+                                let hint = hints.get_mut(pc).unwrap_or(&mut spare);
+                                // Lanes in lane order, each update atomic on its own.
+                                for lane in bits(eff) {
+                                    let addr = regs[inst.a][lane].wrapping_add(inst.imm as u64);
+                                    if addr & (size as u64 - 1) != 0 {
+                                        fault!(
+                                            lane,
+                                            addr,
+                                            size,
+                                            Access::Store,
+                                            FaultKind::Misaligned
+                                        );
+                                    }
+                                    let (b, c) = (regs[inst.b][lane], regs[inst.c][lane]);
+                                    let mut op = |old: u64| atomic_op(inst, old, b, c);
+                                    match memory.update(addr, size, hint, &mut op) {
+                                        Ok(old) => regs[inst.d][lane] = old,
+                                        Err(kind) => fault!(lane, addr, size, Access::Store, kind),
+                                    }
+                                }
+                                Flow::Next
+                            }
                             Op::Pack => {
                                 let w = inst.w;
                                 let slots = lanes.get(inst.b as usize..).unwrap_or_default();
@@ -793,6 +819,54 @@ impl<'p> Machine<'p> {
             }
         }
     }
+}
+
+/// The new value of an atomic's location from its old value and the operands `b`, `c`, as
+/// the PTX ISA defines each operation (`None`: leave it).
+fn atomic_op(inst: &Inst, old: u64, b: u64, c: u64) -> Option<u64> {
+    let w = inst.w.saturating_mul(8);
+    let m = mask(w);
+    let signed = inst.f & F_SIGNED != 0;
+    let v = match inst.k {
+        ATOM_ADD => old.wrapping_add(b),
+        // `atom.add.f32` rounds to nearest even and flushes subnormal inputs and results.
+        ATOM_ADD_F32 => f32b(ftz(ftz(f32v(old)) + ftz(f32v(b)))),
+        ATOM_ADD_F64 => (f64v(old) + f64v(b)).to_bits(),
+        ATOM_MIN | ATOM_MAX => {
+            let less = if signed {
+                sext(b, w) < sext(old, w)
+            } else {
+                (b & m) < (old & m)
+            };
+            if less == (inst.k == ATOM_MIN) { b } else { old }
+        }
+        ATOM_INC => {
+            if (old & m) >= (b & m) {
+                0
+            } else {
+                old + 1
+            }
+        }
+        ATOM_DEC => {
+            if old & m == 0 || (old & m) > (b & m) {
+                b
+            } else {
+                old - 1
+            }
+        }
+        ATOM_CAS => {
+            if old & m == b & m {
+                c
+            } else {
+                return None;
+            }
+        }
+        ATOM_EXCH => b,
+        ATOM_AND => old & b,
+        ATOM_OR => old | b,
+        _ => old ^ b,
+    };
+    Some(v & m)
 }
 
 /// The value of special register `kind` for thread `thread` of a block of `ntid` threads.
