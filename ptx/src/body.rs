@@ -389,7 +389,8 @@ impl<'a> BodyParser<'a> {
                         ".x" => 0,
                         ".y" => 1,
                         ".z" => 2,
-                        _ => return Err(self.cur.unexpected("`.x`, `.y` or `.z`")),
+                        ".w" => 3,
+                        _ => return Err(self.cur.unexpected("`.x`, `.y`, `.z` or `.w`")),
                     };
                     self.cur.advance()?;
                     return Ok(Operand::Special(name, dim));

@@ -290,10 +290,13 @@ fn unsupported_instructions_are_refused_with_their_line() {
             "ld.shared.u32",
         ),
         (
-            ".reg .b32 %r<2>;\natom.global.add.u32 %r1, [%r0], 1;",
-            "atom.global.add.u32",
+            ".reg .b32 %r<2>;\natom.shared.add.u32 %r1, [%r0], 1;",
+            "atom.shared.add.u32",
         ),
-        (".reg .b32 %r<2>;\nmov.u32 %r1, %laneid;", "mov.u32"),
+        (
+            ".reg .b32 %r<2>;\nshfl.sync.idx.b32 %r1, %r0, 0, 31, -1;",
+            "shfl.sync.idx.b32",
+        ),
     ] {
         match decode_text(body) {
             Err(DecodeError::Unsupported {

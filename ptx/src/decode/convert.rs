@@ -3,7 +3,7 @@
 use super::class::{Class, class, int_type};
 use super::decoder::{Ctx, Decoder, Sym, lookup};
 use super::mods::Mods;
-use super::operands::{EResult, bad};
+use super::operands::{EResult, bad, is_special};
 use super::{F_FTZ, F_SAT, F_SIGNED, FMT_BF16, FMT_F16, FMT_F32, FMT_F64, Inst, Op, RN};
 use crate::body::Operand;
 use crate::model::ScalarType;
@@ -57,15 +57,19 @@ impl<'a> Decoder<'a> {
                 self.push(ctx, inst);
                 Ok(())
             }
-            (_, Operand::Name(name)) if !matches!(lookup(ctx.scopes, name), Some(Sym::Reg(_))) => {
+            (_, Operand::Name(name))
+                if !matches!(lookup(ctx.scopes, name), Some(Sym::Reg(_))) && !is_special(name) =>
+            {
                 bad("addresses of variables, functions or parameters")
             }
             _ => {
                 let mut inst = Inst::new(Op::MovMask);
-                inst.d = self.dst(ctx, 0)?;
+                let d = self.dst(ctx, 0)?;
+                inst.d = d;
                 inst.a = self.src(ctx, 1, ty)?;
                 inst.w = if ty == ScalarType::Pred { 64 } else { bits };
                 self.push(ctx, inst);
+                self.sign_extend_dst(ctx, d, ty);
                 Ok(())
             }
         }
@@ -106,13 +110,16 @@ impl<'a> Decoder<'a> {
         let (dc, sc) = (class(dty), class(sty));
         match (&dc, &sc) {
             (
-                Class::Int { bits: db, .. },
+                Class::Int {
+                    bits: db,
+                    signed: ds,
+                },
                 Class::Int {
                     bits: sb,
                     signed: ss,
                 },
             ) => {
-                if m.sat || m.rnd.is_some() || m.irnd.is_some() || m.ftz {
+                if m.rnd.is_some() || m.irnd.is_some() || m.ftz {
                     return bad("these modifiers on integer conversions");
                 }
                 inst.op = Op::CvtInt;
@@ -121,6 +128,11 @@ impl<'a> Decoder<'a> {
                 if *ss {
                     inst.f |= F_SIGNED;
                 }
+                if m.sat {
+                    // `.sat` clamps to the destination type's range, so its signedness counts.
+                    inst.f |= F_SAT;
+                    inst.k = u8::from(*ds);
+                }
             }
             (_, Class::Int { bits, signed }) => {
                 let Some(df) = fmt(&dc) else {
@@ -128,9 +140,6 @@ impl<'a> Decoder<'a> {
                 };
                 if m.irnd.is_some() || m.ftz {
                     return bad("these modifiers on int-to-float conversions");
-                }
-                if df <= FMT_BF16 && m.rnd.is_some_and(|r| r != RN) {
-                    return bad("directed rounding to half precision");
                 }
                 inst.op = Op::CvtIntToFloat;
                 inst.w = *bits;
@@ -183,9 +192,6 @@ impl<'a> Decoder<'a> {
                 if narrowing && m.rnd.is_none() {
                     return Err(self.invalid(ctx, "a narrowing conversion needs a rounding mode"));
                 }
-                if narrowing && df <= FMT_BF16 && m.rnd != Some(RN) {
-                    return bad("directed rounding to half precision");
-                }
                 if m.ftz && (df != FMT_F32 && sf != FMT_F32) {
                     return bad(".ftz without f32");
                 }
@@ -201,9 +207,11 @@ impl<'a> Decoder<'a> {
                 self.float_flags(&mut inst, m);
             }
         }
-        inst.d = self.dst(ctx, 0)?;
+        let d = self.dst(ctx, 0)?;
+        inst.d = d;
         inst.a = self.src(ctx, 1, sty)?;
         self.push(ctx, inst);
+        self.sign_extend_dst(ctx, d, dty);
         Ok(())
     }
 }

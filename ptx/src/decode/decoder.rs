@@ -11,7 +11,7 @@ use super::{
 use crate::body::{Instruction, Statement, parse_body};
 use crate::error::{ParseError, ParseErrorKind, excerpt};
 use crate::line_index::LineIndex;
-use crate::model::{Module, Param};
+use crate::model::{Module, Param, ScalarType};
 
 /// Parses the body of `entry` (and of every `.func` it calls) and pre-decodes it.
 pub fn decode(src: &str, module: &Module, entry: &str) -> Result<Program, DecodeError> {
@@ -125,6 +125,10 @@ pub(super) struct Decoder<'a> {
     pub(super) entry_callees: Vec<usize>,
     /// The function being compiled; `None` for the entry.
     pub(super) compiling: Option<usize>,
+    /// Declared width in bits of every register slot (0 for slots that are not registers).
+    pub(super) reg_bits: Vec<u8>,
+    /// Instructions the current instruction needs run just before it (special registers).
+    pub(super) pre: Vec<Inst>,
 }
 
 pub(super) type DResult<T> = Result<T, DecodeError>;
@@ -144,6 +148,8 @@ impl<'a> Decoder<'a> {
             pending: Vec::new(),
             entry_callees: Vec::new(),
             compiling: None,
+            reg_bits: Vec::new(),
+            pre: Vec::new(),
         }
     }
 
@@ -154,6 +160,27 @@ impl<'a> Decoder<'a> {
             .filter(|&n| n <= MAX_SLOTS)
             .ok_or_else(|| self.unsupported_at(0, "registers", "more than 65535 register slots"))?;
         Ok(base)
+    }
+
+    /// Records the declared width of `count` register slots from `base`.
+    fn set_reg_bits(&mut self, base: u32, count: u32, ty: ScalarType) {
+        let bits = if ty == ScalarType::Pred {
+            1
+        } else {
+            u8::try_from(ty.bytes() * 8).unwrap_or(64)
+        };
+        let end = base as usize + count as usize;
+        if self.reg_bits.len() < end {
+            self.reg_bits.resize(end, 0);
+        }
+        if let Some(slots) = self.reg_bits.get_mut(base as usize..end) {
+            slots.fill(bits);
+        }
+    }
+
+    /// The declared width of register slot `slot`, in bits (0 if it is not a register).
+    pub(super) fn reg_width(&self, slot: u32) -> u8 {
+        self.reg_bits.get(slot as usize).copied().unwrap_or(0)
     }
 
     pub(super) fn line(&self, offset: usize) -> u32 {
@@ -224,6 +251,9 @@ impl<'a> Decoder<'a> {
         fuse_compare_and_branch(&mut insts);
         let mut consts: Vec<(u32, u64)> = self.consts.drain().map(|(v, s)| (s, v)).collect();
         consts.sort_unstable();
+        let const_slots: Vec<u32> = consts.iter().map(|&(s, _)| s).collect();
+        let zero_slots =
+            super::undefined::zero_slots(&insts, &self.lanes, self.num_regs as usize, &const_slots);
         Ok(Program {
             insts,
             sites,
@@ -235,6 +265,7 @@ impl<'a> Decoder<'a> {
             params,
             param_bytes,
             max_depth,
+            zero_slots,
         })
     }
 
@@ -276,7 +307,7 @@ impl<'a> Decoder<'a> {
                     }
                 }
                 Statement::Reg {
-                    ty: _,
+                    ty,
                     vector,
                     names,
                     offset,
@@ -287,6 +318,7 @@ impl<'a> Decoder<'a> {
                     for name in names {
                         let count = name.count.unwrap_or(1);
                         let base = self.alloc(count)?;
+                        self.set_reg_bits(base, count, ty);
                         let Some(scope) = scopes.last_mut() else {
                             continue;
                         };

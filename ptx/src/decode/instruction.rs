@@ -4,7 +4,7 @@
 use super::decoder::{Ctx, DResult, Decoder};
 use super::mods::Mods;
 use super::operands::{EResult, bad};
-use super::{DecodeError, F_GUARD_NEG, Site};
+use super::{DecodeError, F_GUARD_NEG, Inst, Op, Site};
 use crate::error::excerpt;
 
 impl<'a> Decoder<'a> {
@@ -24,8 +24,15 @@ impl<'a> Decoder<'a> {
             None => None,
         };
         let before = ctx.code.insts.len();
+        self.pre.clear();
         self.emit(ctx, &m, &full)
             .map_err(|e| e.unwrap_or_else(|reason| unsupported(self, reason)))?;
+        // Special registers read by the instruction are computed just before it.
+        if !self.pre.is_empty() {
+            let pre = std::mem::take(&mut self.pre);
+            let at = before.min(ctx.code.insts.len());
+            ctx.code.insts.splice(at..at, pre);
+        }
         let text = normalize(self.src.get(ins.range.clone()).unwrap_or(""));
         let line = self.line(offset);
         for inst in ctx.code.insts.iter_mut().skip(before) {
@@ -47,7 +54,7 @@ impl<'a> Decoder<'a> {
 
     fn emit(&mut self, ctx: &mut Ctx<'_, 'a, '_>, m: &Mods<'a>, full: &str) -> EResult<()> {
         let opcode = ctx.instruction.opcode;
-        if m.space.is_some() && !matches!(opcode, "ld" | "st" | "cvta") {
+        if m.space.is_some() && !matches!(opcode, "ld" | "st" | "cvta" | "atom" | "red") {
             return bad("this state space");
         }
         match opcode {
@@ -67,6 +74,22 @@ impl<'a> Decoder<'a> {
             "bra" => self.bra(ctx),
             "ret" | "exit" => self.ret(ctx),
             "call" => self.call(ctx),
+            "bfe" | "bfi" | "prmt" | "shf" | "brev" | "clz" | "popc" | "bfind" | "mul24"
+            | "mad24" | "sad" | "dp4a" | "dp2a" | "copysign" | "testp" => {
+                self.int_bits(ctx, m, opcode)
+            }
+            "atom" | "red" => self.atomic(ctx, m, opcode),
+            "trap" | "brkpt" => {
+                self.expect_count(ctx, 0)?;
+                self.push(ctx, Inst::new(Op::Trap));
+                Ok(())
+            }
+            // No effect for threads that share nothing but global memory through atomics:
+            // memory ordering, and a sleep hint.
+            "membar" | "fence" | "nanosleep" => {
+                self.push(ctx, Inst::new(Op::Nop));
+                Ok(())
+            }
             _ => {
                 let _ = full;
                 bad("this instruction")

@@ -19,10 +19,48 @@ impl<'a> Decoder<'a> {
             return bad("128-bit loads");
         }
         match m.space {
-            Some(".param") => {
-                if m.vec != 1 {
-                    return bad("vector parameter loads");
+            Some(".param") if m.vec != 1 => {
+                let Some(base) = base else {
+                    return Err(self.invalid(ctx, "a parameter load needs a parameter name"));
+                };
+                let Some(Sym::KParam {
+                    offset: at,
+                    size: psize,
+                }) = lookup(ctx.scopes, base)
+                else {
+                    return bad("vector loads of call parameters");
+                };
+                let Operand::Vector(parts) = self.operand(ctx, 0)?.clone() else {
+                    return Err(self.invalid(ctx, "a vector load needs a vector destination"));
+                };
+                if parts.len() != m.vec as usize {
+                    return Err(self.invalid(ctx, "vector length differs from .v"));
                 }
+                let Ok(off) = usize::try_from(offset) else {
+                    return bad("negative parameter offsets");
+                };
+                let size = size as usize;
+                if off + size * parts.len() > psize {
+                    return Err(self.invalid(ctx, "a load past the end of a parameter"));
+                }
+                for (i, part) in parts.iter().enumerate() {
+                    let d = match part {
+                        Operand::Name("_") => continue,
+                        Operand::Name(name) => self
+                            .reg(ctx.scopes, name, ctx.instruction.range.start)
+                            .map_err(Ok)?,
+                        _ => return Err(self.invalid(ctx, "vector elements must be registers")),
+                    };
+                    let mut inst = Inst::new(Op::LdKParam);
+                    inst.d = d;
+                    inst.imm = (at + off + i * size) as i64;
+                    inst.w = size as u8;
+                    self.push(ctx, inst);
+                    self.sign_extend_dst(ctx, d, ty);
+                }
+                Ok(())
+            }
+            Some(".param") => {
                 let Some(base) = base else {
                     return Err(self.invalid(ctx, "a parameter load needs a parameter name"));
                 };
@@ -43,6 +81,7 @@ impl<'a> Decoder<'a> {
                         inst.imm = (at + off) as i64;
                         inst.w = size as u8;
                         self.push(ctx, inst);
+                        self.sign_extend_dst(ctx, d, ty);
                         Ok(())
                     }
                     Some(Sym::ParamSlot { slot, size: psize }) => {
@@ -54,6 +93,7 @@ impl<'a> Decoder<'a> {
                         inst.a = slot;
                         inst.w = (size * 8) as u8;
                         self.push(ctx, inst);
+                        self.sign_extend_dst(ctx, d, ty);
                         Ok(())
                     }
                     Some(Sym::Reg(_)) => bad("parameter-space loads through registers"),
@@ -69,11 +109,13 @@ impl<'a> Decoder<'a> {
                 let a = self.address_base(ctx, base)?;
                 if m.vec == 1 {
                     let mut inst = Inst::new(Op::LdGlobal);
-                    inst.d = self.dst(ctx, 0)?;
+                    let d = self.dst(ctx, 0)?;
+                    inst.d = d;
                     inst.a = a;
                     inst.imm = offset;
                     inst.w = size as u8;
                     self.push(ctx, inst);
+                    self.sign_extend_dst(ctx, d, ty);
                 } else {
                     let Operand::Vector(parts) = self.operand(ctx, 0)?.clone() else {
                         return Err(self.invalid(ctx, "a vector load needs a vector destination"));
@@ -99,11 +141,28 @@ impl<'a> Decoder<'a> {
                     inst.imm = offset;
                     inst.w = size as u8;
                     self.push(ctx, inst);
+                    let parts = self
+                        .lanes
+                        .get(start as usize..)
+                        .map(<[u32]>::to_vec)
+                        .unwrap_or_default();
+                    for part in parts {
+                        self.sign_extend_dst(ctx, part, ty);
+                    }
                 }
                 Ok(())
             }
             Some(_) => bad("memory other than global"),
         }
+    }
+
+    /// The register holding the base of a global address (a constant 0 for `[imm]`).
+    pub(super) fn address_slot(
+        &mut self,
+        ctx: &Ctx<'_, 'a, '_>,
+        base: Option<&'a str>,
+    ) -> EResult<u32> {
+        self.address_base(ctx, base)
     }
 
     fn address_base(&mut self, ctx: &Ctx<'_, 'a, '_>, base: Option<&'a str>) -> EResult<u32> {

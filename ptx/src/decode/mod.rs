@@ -17,6 +17,7 @@
 //! special registers), `mods` (parsed modifiers) and `class` (how a type computes).
 
 mod arith;
+mod atomic;
 mod bits;
 mod class;
 mod compare;
@@ -25,16 +26,28 @@ mod convert;
 mod decoder;
 mod functions;
 mod instruction;
+mod intbits;
 mod memory;
 mod mods;
 mod operands;
 mod program;
+mod undefined;
 
 pub use decoder::decode;
+pub(crate) use intbits::{
+    BITS_A_SIGNED, BITS_ADD, BITS_B_SIGNED, BITS_BFE, BITS_BFI, BITS_BFIND, BITS_BREV, BITS_CLZ,
+    BITS_COPYSIGN, BITS_DP2A, BITS_DP4A, BITS_MODE, BITS_MUL24, BITS_POPC, BITS_PRMT, BITS_SAD,
+    BITS_SHF_L, BITS_SHF_R, BITS_TESTP, TESTP_FINITE, TESTP_INFINITE, TESTP_NAN, TESTP_NORMAL,
+    TESTP_NUMBER,
+};
 pub(crate) use program::{
-    AR_ABS, AR_ADD, AR_FMA, AR_MUL, AR_NEG, AR_SUB, CMP_EQ, CMP_GE, CMP_GT, CMP_LE, CMP_LT,
-    CMP_NAN, CMP_NE, CMP_NUM, CMP_UNORDERED, F_BRANCH, F_BRANCH_NEG, F_FTZ, F_GUARD_NEG, F_NEG_C,
-    F_SAT, F_SIGNED, F_X2, FMT_BF16, FMT_F16, FMT_F32, FMT_F64, Inst, MAX_SLOTS, NONE, Op, RM, RN,
-    RP, RZ, SPECIAL_SLOTS, Site,
+    AR_ABS, AR_ADD, AR_FMA, AR_MUL, AR_NEG, AR_SUB, ATOM_ADD, ATOM_ADD_F32, ATOM_ADD_F64, ATOM_AND,
+    ATOM_CAS, ATOM_DEC, ATOM_EXCH, ATOM_INC, ATOM_MAX, ATOM_MIN, ATOM_OR, ATOM_XOR, CMP_EQ, CMP_GE,
+    CMP_GT, CMP_LE, CMP_LT, CMP_NAN, CMP_NE, CMP_NUM, CMP_UNORDERED, F_BRANCH, F_BRANCH_NEG, F_FTZ,
+    F_GUARD_NEG, F_NEG_C, F_SAT, F_SIGNED, F_X2, FMT_BF16, FMT_F16, FMT_F32, FMT_F64, Inst,
+    MAX_SLOTS, NONE, Op, RM, RN, RP, RZ, SPECIAL_CLOCK, SPECIAL_CLOCK64, SPECIAL_GLOBALTIMER,
+    SPECIAL_LANEID, SPECIAL_LANEMASK_EQ, SPECIAL_LANEMASK_GE, SPECIAL_LANEMASK_GT,
+    SPECIAL_LANEMASK_LE, SPECIAL_LANEMASK_LT, SPECIAL_NWARPID, SPECIAL_ONE, SPECIAL_SLOTS,
+    SPECIAL_WARPID, SPECIAL_ZERO, Site,
 };
 pub use program::{DecodeError, Program};

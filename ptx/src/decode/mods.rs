@@ -24,6 +24,9 @@ pub(super) struct Mods<'a> {
     pub(super) cmp: Option<&'a str>,
     pub(super) bool_op: i64,
     pub(super) to: bool,
+    /// Modifiers only some instructions take (`.l`, `.wrap`, `.shiftamt`, `testp` tests, …),
+    /// for the instruction's family to interpret.
+    pub(super) extra: Vec<&'a str>,
 }
 
 fn rnd_code(text: &str) -> Option<u8> {
@@ -69,6 +72,13 @@ impl<'a> Decoder<'a> {
                 ".hi" => m.hi = true,
                 ".wide" => m.wide = true,
                 ".to" => m.to = true,
+                ".l" | ".r" | ".wrap" | ".clamp" | ".shiftamt" | ".finite" | ".infinite"
+                | ".number" | ".notanumber" | ".normal" | ".subnormal" | ".f4e" | ".b4e"
+                | ".rc8" | ".ecl" | ".ecr" | ".rc16" | ".sc" | ".acq_rel" | ".acquire"
+                | ".release" | ".sync" | ".aligned" | ".up" | ".down" | ".bfly" | ".idx"
+                | ".all" | ".any" | ".ballot" | ".any_sync" | ".red" | ".popc" | ".exch"
+                | ".cas" | ".inc" | ".dec" | ".add" | ".min" | ".max" | ".cluster" | ".proxy"
+                | ".async" | ".gl" => m.extra.push(text),
                 ".and" => m.bool_op = 1,
                 ".or" => m.bool_op = 2,
                 ".xor" => m.bool_op = 3,

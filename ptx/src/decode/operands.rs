@@ -4,7 +4,12 @@
 use super::class::{Class, class};
 use super::decoder::{Ctx, DResult, Decoder, Scope, Sym, lookup};
 use super::mods::Mods;
-use super::{DecodeError, Inst};
+use super::{
+    DecodeError, F_SIGNED, Inst, Op, SPECIAL_CLOCK, SPECIAL_CLOCK64, SPECIAL_GLOBALTIMER,
+    SPECIAL_LANEID, SPECIAL_LANEMASK_EQ, SPECIAL_LANEMASK_GE, SPECIAL_LANEMASK_GT,
+    SPECIAL_LANEMASK_LE, SPECIAL_LANEMASK_LT, SPECIAL_NWARPID, SPECIAL_ONE, SPECIAL_WARPID,
+    SPECIAL_ZERO,
+};
 use crate::body::Operand;
 use crate::error::{ParseErrorKind, excerpt};
 use crate::lexer::FloatValue;
@@ -95,6 +100,20 @@ impl<'a> Decoder<'a> {
         ty: ScalarType,
     ) -> EResult<u32> {
         match operand {
+            Operand::Name(name) if lookup(ctx.scopes, name).is_none() => match special_kind(name) {
+                Some(Special::Constant(v)) => self.const_slot(v).map_err(Ok),
+                Some(Special::PerThread(kind)) => {
+                    let slot = self.alloc(1).map_err(Ok)?;
+                    let mut inst = Inst::new(Op::Special);
+                    inst.k = kind;
+                    inst.d = slot;
+                    self.pre.push(inst);
+                    Ok(slot)
+                }
+                None => self
+                    .reg(ctx.scopes, name, ctx.instruction.range.start)
+                    .map_err(Ok),
+            },
             Operand::Name(name) => self
                 .reg(ctx.scopes, name, ctx.instruction.range.start)
                 .map_err(Ok),
@@ -109,8 +128,16 @@ impl<'a> Decoder<'a> {
                     "%ntid" => 1,
                     "%ctaid" => 2,
                     "%nctaid" => 3,
+                    // One cluster of one block: the cluster registers mirror the grid's.
+                    "%cluster_ctaid" | "%cluster_nctaid" => {
+                        let v = u64::from(*name == "%cluster_nctaid");
+                        return self.const_slot(v).map_err(Ok);
+                    }
                     _ => return bad("this special register"),
                 };
+                if *dim > 2 {
+                    return Err(self.invalid(ctx, "a special register has no component .w"));
+                }
                 Ok(group * 3 + u32::from(*dim))
             }
             _ => Err(self.invalid(ctx, "unexpected operand kind")),
@@ -130,6 +157,28 @@ impl<'a> Decoder<'a> {
 
     pub(super) fn push(&mut self, ctx: &mut Ctx<'_, 'a, '_>, inst: Inst) {
         ctx.code.insts.push(inst);
+    }
+
+    /// A signed integer result of type `ty` written to register `d` that is wider than `ty` is
+    /// sign-extended to the register's width, as the PTX rules for destination operands wider
+    /// than the instruction type say (`ld`, `cvt`, `mov`). Every other result is already
+    /// zero-extended (registers hold their value in the low bits, the rest zero).
+    pub(super) fn sign_extend_dst(&mut self, ctx: &mut Ctx<'_, 'a, '_>, d: u32, ty: ScalarType) {
+        let bits = (ty.bytes() * 8) as u8;
+        let signed = matches!(
+            ty,
+            ScalarType::S8 | ScalarType::S16 | ScalarType::S32 | ScalarType::S64
+        );
+        let width = self.reg_width(d);
+        if signed && width > bits {
+            let mut inst = Inst::new(Op::CvtInt);
+            inst.d = d;
+            inst.a = d;
+            inst.w = bits;
+            inst.imm = i64::from(width);
+            inst.f |= F_SIGNED;
+            self.push(ctx, inst);
+        }
     }
 
     pub(super) fn one_type(&self, ctx: &Ctx<'_, 'a, '_>, m: &Mods<'a>) -> EResult<ScalarType> {
@@ -168,4 +217,37 @@ fn imm_bits(operand: &Operand<'_>, ty: ScalarType) -> Option<u64> {
         }
         _ => None,
     }
+}
+
+/// A special register that is not `%tid`-like: a constant, or computed per thread.
+enum Special {
+    Constant(u64),
+    PerThread(u8),
+}
+
+/// Whether `name` is a special register or constant that is not a `%tid`-like vector.
+pub(super) fn is_special(name: &str) -> bool {
+    special_kind(name).is_some()
+}
+
+fn special_kind(name: &str) -> Option<Special> {
+    use Special::{Constant, PerThread};
+    Some(match name {
+        "WARP_SZ" => Constant(32),
+        "%laneid" => PerThread(SPECIAL_LANEID),
+        "%warpid" => PerThread(SPECIAL_WARPID),
+        "%nwarpid" => PerThread(SPECIAL_NWARPID),
+        "%lanemask_eq" => PerThread(SPECIAL_LANEMASK_EQ),
+        "%lanemask_lt" => PerThread(SPECIAL_LANEMASK_LT),
+        "%lanemask_le" => PerThread(SPECIAL_LANEMASK_LE),
+        "%lanemask_gt" => PerThread(SPECIAL_LANEMASK_GT),
+        "%lanemask_ge" => PerThread(SPECIAL_LANEMASK_GE),
+        "%clock" => PerThread(SPECIAL_CLOCK),
+        "%clock64" => PerThread(SPECIAL_CLOCK64),
+        "%globaltimer" => PerThread(SPECIAL_GLOBALTIMER),
+        // The emulator is one SM running one grid.
+        "%smid" | "%gridid" => PerThread(SPECIAL_ZERO),
+        "%nsmid" => PerThread(SPECIAL_ONE),
+        _ => return None,
+    })
 }

@@ -129,7 +129,50 @@ pub(crate) enum Op {
     Bra,
     Call,
     Ret,
+    /// Integer bit manipulation, `copysign`, `testp`: `k` is a `BITS_*` kind; up to four
+    /// sources `a`, `b`, `c`, `e`.
+    Bits,
+    /// `d` = a special register computed per thread (`%laneid`, `%warpid`, `%lanemask_*`,
+    /// `%clock`, …): `k` is a `SPECIAL_*` kind.
+    Special,
+    /// `trap`/`brkpt`: the launch ends with a typed error.
+    Trap,
+    /// An instruction with no effect for the emulator (`membar`, `fence`, `nanosleep`).
+    Nop,
+    /// `atom`/`red` on global memory: `d` (or the sink) = old value at `[a + imm]`, which
+    /// becomes `old ∘ b` (`c`: the new value of a `cas`); `k` is an `ATOM_*` kind, `w` the size
+    /// in bytes.
+    Atom,
 }
+
+/// Kinds of [`Op::Atom`].
+pub(crate) const ATOM_ADD: u8 = 0;
+pub(crate) const ATOM_ADD_F32: u8 = 1;
+pub(crate) const ATOM_ADD_F64: u8 = 2;
+pub(crate) const ATOM_MIN: u8 = 3;
+pub(crate) const ATOM_MAX: u8 = 4;
+pub(crate) const ATOM_INC: u8 = 5;
+pub(crate) const ATOM_DEC: u8 = 6;
+pub(crate) const ATOM_CAS: u8 = 7;
+pub(crate) const ATOM_EXCH: u8 = 8;
+pub(crate) const ATOM_AND: u8 = 9;
+pub(crate) const ATOM_OR: u8 = 10;
+pub(crate) const ATOM_XOR: u8 = 11;
+
+/// Kinds of [`Op::Special`].
+pub(crate) const SPECIAL_LANEID: u8 = 0;
+pub(crate) const SPECIAL_WARPID: u8 = 1;
+pub(crate) const SPECIAL_NWARPID: u8 = 2;
+pub(crate) const SPECIAL_LANEMASK_EQ: u8 = 3;
+pub(crate) const SPECIAL_LANEMASK_LT: u8 = 4;
+pub(crate) const SPECIAL_LANEMASK_LE: u8 = 5;
+pub(crate) const SPECIAL_LANEMASK_GT: u8 = 6;
+pub(crate) const SPECIAL_LANEMASK_GE: u8 = 7;
+pub(crate) const SPECIAL_CLOCK: u8 = 8;
+pub(crate) const SPECIAL_CLOCK64: u8 = 9;
+pub(crate) const SPECIAL_ZERO: u8 = 10;
+pub(crate) const SPECIAL_ONE: u8 = 11;
+pub(crate) const SPECIAL_GLOBALTIMER: u8 = 12;
 
 /// One pre-decoded instruction (40 bytes).
 #[derive(Debug, Clone, Copy)]
@@ -153,7 +196,7 @@ pub(crate) struct Inst {
 }
 
 impl Inst {
-    pub(super) fn new(op: Op) -> Self {
+    pub(crate) fn new(op: Op) -> Self {
         Self {
             op,
             w: 0,
@@ -195,6 +238,9 @@ pub struct Program {
     pub(crate) param_bytes: usize,
     /// Deepest chain of nested calls.
     pub(crate) max_depth: usize,
+    /// Registers some path may read before writing them: cleared for every group of threads,
+    /// so that a never-written register reads as zero.
+    pub(crate) zero_slots: Vec<u32>,
 }
 
 impl Program {

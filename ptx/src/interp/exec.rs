@@ -9,16 +9,21 @@
 //! own instruction sequence exactly; "lowest pc first" just makes the lanes of an `if` meet
 //! again after it.
 
+use super::bits::bits_op;
 use super::fault::{Access, ExecError, Fault, FaultKind, LaunchDims};
 use super::float::{
     arith_f32, f64_to_f32, f64_to_half, from_half, ftz, half_lane, int_to_float, max32, max64,
     min32, min64, round_integral, sat32, sat64, to_half,
 };
 use super::memory::Memory;
+use super::meter::{Halt, LaneId, Meter, SLICE, thread_site};
 use crate::decode::{
-    CMP_EQ, CMP_GE, CMP_GT, CMP_LE, CMP_LT, CMP_NAN, CMP_NE, CMP_NUM, CMP_UNORDERED, F_BRANCH,
-    F_BRANCH_NEG, F_FTZ, F_GUARD_NEG, F_NEG_C, F_SAT, F_SIGNED, F_X2, FMT_F16, FMT_F32, FMT_F64,
-    Inst, NONE, Op, Program,
+    ATOM_ADD, ATOM_ADD_F32, ATOM_ADD_F64, ATOM_AND, ATOM_CAS, ATOM_DEC, ATOM_EXCH, ATOM_INC,
+    ATOM_MAX, ATOM_MIN, ATOM_OR, CMP_EQ, CMP_GE, CMP_GT, CMP_LE, CMP_LT, CMP_NAN, CMP_NE, CMP_NUM,
+    CMP_UNORDERED, F_BRANCH, F_BRANCH_NEG, F_FTZ, F_GUARD_NEG, F_NEG_C, F_SAT, F_SIGNED, F_X2,
+    FMT_F32, FMT_F64, Inst, NONE, Op, Program, SPECIAL_CLOCK, SPECIAL_CLOCK64, SPECIAL_GLOBALTIMER,
+    SPECIAL_LANEID, SPECIAL_LANEMASK_EQ, SPECIAL_LANEMASK_GE, SPECIAL_LANEMASK_GT,
+    SPECIAL_LANEMASK_LE, SPECIAL_LANEMASK_LT, SPECIAL_NWARPID, SPECIAL_ONE, SPECIAL_WARPID,
 };
 
 #[inline(always)]
@@ -81,15 +86,6 @@ fn read_le(bytes: &[u8]) -> u64 {
             .iter()
             .rev()
             .fold(0u64, |acc, &b| (acc << 8) | u64::from(b)),
-    }
-}
-
-#[inline(always)]
-fn write_le(out: &mut [u8], value: u64) {
-    let bytes = value.to_le_bytes();
-    let n = out.len().min(8);
-    if let (Some(dst), Some(src)) = (out.get_mut(..n), bytes.get(..n)) {
-        dst.copy_from_slice(src);
     }
 }
 
@@ -388,10 +384,7 @@ fn schedule(pcs: &[usize; LANES], lanes: u64) -> (usize, u64, u64, usize) {
     (min, act, lanes & !act, rest_min)
 }
 
-/// `(%ctaid, %tid)` of a lane.
-pub(crate) type LaneId = ([u32; 3], [u32; 3]);
-
-/// Per-launch state reused by every group: no allocation inside the loop.
+/// Per-worker state reused by every group: no allocation inside the loop.
 pub(crate) struct Machine<'p> {
     program: &'p Program,
     regs: Registers,
@@ -403,6 +396,8 @@ pub(crate) struct Machine<'p> {
     pcs: [usize; LANES],
     /// Block and thread of each lane of the current group.
     ids: [LaneId; LANES],
+    /// Steps left before the next charge to the launch's [`Meter`].
+    fuel: u64,
 }
 
 impl<'p> Machine<'p> {
@@ -423,6 +418,7 @@ impl<'p> Machine<'p> {
             depth: [0; LANES],
             pcs: [0; LANES],
             ids: [([0; 3], [0; 3]); LANES],
+            fuel: SLICE,
         }
     }
 
@@ -438,14 +434,20 @@ impl<'p> Machine<'p> {
     }
 
     /// Runs the lanes of `live` (set with [`Self::set_lane`]) in lockstep until every one has
-    /// returned, or until the first fault.
+    /// returned, or until the first fault, charging every step to `meter`.
     pub(crate) fn run_group<M: Memory>(
         &mut self,
         live: u64,
         params: &[u8],
-        memory: &mut M,
-    ) -> Result<(), ExecError> {
+        memory: &M,
+        meter: &Meter<'_>,
+    ) -> Result<(), Halt> {
         let program = self.program;
+        // A register a thread reads before writing it reads zero: only the registers that
+        // some path may read before writing are cleared, once per group.
+        for &slot in &program.zero_slots {
+            self.regs[slot] = [0; LANES];
+        }
         let insts = &program.insts[..];
         let lanes = &program.lanes[..];
         let regs = &mut self.regs;
@@ -454,6 +456,7 @@ impl<'p> Machine<'p> {
         let depth = &mut self.depth;
         let pcs = &mut self.pcs;
         let ids = &self.ids;
+        let fuel = &mut self.fuel;
         *depth = [0; LANES];
 
         // The running group: its pc and lanes; the parked lanes and their lowest pc.
@@ -468,7 +471,7 @@ impl<'p> Machine<'p> {
 
         macro_rules! fault {
             ($lane:expr, $addr:expr, $size:expr, $access:expr, $kind:expr) => {
-                return Err(lane_fault(
+                return Err(Halt::Fail(lane_fault(
                     program,
                     memory,
                     pc,
@@ -477,11 +480,19 @@ impl<'p> Machine<'p> {
                     $size,
                     $access,
                     $kind,
-                ))
+                )))
             };
         }
 
         loop {
+            *fuel -= 1;
+            if *fuel == 0 {
+                *fuel = SLICE;
+                if let Err(stop) = meter.charge(SLICE) {
+                    let lane = act.trailing_zeros() as usize % LANES;
+                    return Err(stop.halt(program, pc, ids[lane]));
+                }
+            }
             let flow = match insts.get(pc) {
                 None => Flow::Scatter { exited: act },
                 Some(inst) => {
@@ -542,8 +553,17 @@ impl<'p> Machine<'p> {
                                 let size = usize::from(inst.w);
                                 let mut spare = 0u32;
                                 let hint = hints.get_mut(pc).unwrap_or(&mut spare);
-                                let addrs = regs[inst.a];
-                                let mut out = regs[inst.d];
+                                let (ai, di) = (regs.ix(inst.a), regs.ix(inst.d));
+                                // The address row is copied only when the load overwrites it.
+                                let copy;
+                                let (addrs, out): (&Row, &mut Row) =
+                                    match regs.rows.get_disjoint_mut([ai, di]) {
+                                        Ok([ra, rd]) => (ra, rd),
+                                        Err(_) => {
+                                            copy = regs.rows[ai];
+                                            (&copy, &mut regs.rows[di])
+                                        }
+                                    };
                                 for lane in lanes_in(eff) {
                                     let addr = addrs[lane].wrapping_add(inst.imm as u64);
                                     if addr & (size as u64 - 1) != 0 {
@@ -555,32 +575,28 @@ impl<'p> Machine<'p> {
                                             FaultKind::Misaligned
                                         );
                                     }
-                                    let Some(bytes) = memory.bytes(addr, size, hint) else {
-                                        fault!(
-                                            lane,
-                                            addr,
-                                            size,
-                                            Access::Load,
-                                            FaultKind::OutOfBounds
-                                        );
-                                    };
-                                    out[lane] = read_le(bytes);
+                                    match memory.load(addr, size, hint) {
+                                        Ok(v) => out[lane] = v,
+                                        Err(kind) => fault!(lane, addr, size, Access::Load, kind),
+                                    }
                                 }
-                                regs[inst.d] = out;
                                 Flow::Next
                             }
                             Op::LdGlobalV => {
                                 let size = usize::from(inst.w);
-                                let total = size * inst.c as usize;
+                                let count = (inst.c as usize).min(4);
+                                let total = size * count;
                                 let slots = lanes.get(inst.d as usize..).unwrap_or_default();
                                 let mut spare = 0u32;
                                 let hint = hints.get_mut(pc).unwrap_or(&mut spare);
                                 let addrs = regs[inst.a];
                                 let mut rows = [usize::MAX; 4];
-                                for (row, &slot) in rows.iter_mut().zip(slots).take(inst.c as usize)
-                                {
+                                for (row, &slot) in rows.iter_mut().zip(slots).take(count) {
                                     *row = regs.ix(slot);
                                 }
+                                let rows = rows.get(..count).unwrap_or_default();
+                                let mut values = [0u64; 4];
+                                let values = values.get_mut(..count).unwrap_or_default();
                                 for lane in lanes_in(eff) {
                                     let addr = addrs[lane].wrapping_add(inst.imm as u64);
                                     if addr & (total as u64 - 1) != 0 {
@@ -592,18 +608,12 @@ impl<'p> Machine<'p> {
                                             FaultKind::Misaligned
                                         );
                                     }
-                                    let Some(bytes) = memory.bytes(addr, total, hint) else {
-                                        fault!(
-                                            lane,
-                                            addr,
-                                            total,
-                                            Access::Load,
-                                            FaultKind::OutOfBounds
-                                        );
-                                    };
-                                    for (chunk, &row) in bytes.chunks_exact(size).zip(&rows) {
+                                    if let Err(kind) = memory.load_many(addr, size, values, hint) {
+                                        fault!(lane, addr, total, Access::Load, kind);
+                                    }
+                                    for (&row, &v) in rows.iter().zip(values.iter()) {
                                         if let Some(row) = regs.rows.get_mut(row) {
-                                            row[lane] = read_le(chunk);
+                                            row[lane] = v;
                                         }
                                     }
                                 }
@@ -613,7 +623,7 @@ impl<'p> Machine<'p> {
                                 let size = usize::from(inst.w);
                                 let mut spare = 0u32;
                                 let hint = hints.get_mut(pc).unwrap_or(&mut spare);
-                                let (addrs, values) = (regs[inst.a], regs[inst.b]);
+                                let (addrs, values) = (&regs[inst.a], &regs[inst.b]);
                                 for lane in lanes_in(eff) {
                                     let addr = addrs[lane].wrapping_add(inst.imm as u64);
                                     if addr & (size as u64 - 1) != 0 {
@@ -625,32 +635,28 @@ impl<'p> Machine<'p> {
                                             FaultKind::Misaligned
                                         );
                                     }
-                                    let value = values[lane];
-                                    let Some(bytes) = memory.bytes_mut(addr, size, hint) else {
-                                        fault!(
-                                            lane,
-                                            addr,
-                                            size,
-                                            Access::Store,
-                                            FaultKind::OutOfBounds
-                                        );
-                                    };
-                                    write_le(bytes, value);
+                                    if let Err(kind) = memory.store(addr, size, values[lane], hint)
+                                    {
+                                        fault!(lane, addr, size, Access::Store, kind);
+                                    }
                                 }
                                 Flow::Next
                             }
                             Op::StGlobalV => {
                                 let size = usize::from(inst.w);
-                                let total = size * inst.c as usize;
+                                let count = (inst.c as usize).min(4);
+                                let total = size * count;
                                 let slots = lanes.get(inst.b as usize..).unwrap_or_default();
                                 let mut spare = 0u32;
                                 let hint = hints.get_mut(pc).unwrap_or(&mut spare);
-                                let addrs = regs[inst.a];
+                                let addrs = &regs[inst.a];
                                 let mut rows = [usize::MAX; 4];
-                                for (row, &slot) in rows.iter_mut().zip(slots).take(inst.c as usize)
-                                {
+                                for (row, &slot) in rows.iter_mut().zip(slots).take(count) {
                                     *row = regs.ix(slot);
                                 }
+                                let rows = rows.get(..count).unwrap_or_default();
+                                let mut values = [0u64; 4];
+                                let values = values.get_mut(..count).unwrap_or_default();
                                 for lane in lanes_in(eff) {
                                     let addr = addrs[lane].wrapping_add(inst.imm as u64);
                                     if addr & (total as u64 - 1) != 0 {
@@ -662,22 +668,12 @@ impl<'p> Machine<'p> {
                                             FaultKind::Misaligned
                                         );
                                     }
-                                    let mut values = [0u64; 4];
-                                    for (value, &row) in values.iter_mut().zip(&rows) {
+                                    for (value, &row) in values.iter_mut().zip(rows) {
                                         *value = regs.rows.get(row).map_or(0, |row| row[lane]);
                                     }
-                                    let Some(bytes) = memory.bytes_mut(addr, total, hint) else {
-                                        fault!(
-                                            lane,
-                                            addr,
-                                            total,
-                                            Access::Store,
-                                            FaultKind::OutOfBounds
-                                        );
-                                    };
-                                    for (chunk, &value) in bytes.chunks_exact_mut(size).zip(&values)
-                                    {
-                                        write_le(chunk, value);
+                                    // A faulting vector store writes none of its elements.
+                                    if let Err(kind) = memory.store_many(addr, size, values, hint) {
+                                        fault!(lane, addr, total, Access::Store, kind);
                                     }
                                 }
                                 Flow::Next
@@ -686,13 +682,66 @@ impl<'p> Machine<'p> {
                                 let start = inst.imm as usize;
                                 let Some(bytes) = params.get(start..start + usize::from(inst.w))
                                 else {
-                                    return Err(ExecError::ShortPacket {
+                                    return Err(Halt::Fail(ExecError::ShortPacket {
                                         entry: program.entry.clone(),
                                         needed: program.param_bytes,
                                         found: params.len(),
-                                    });
+                                    }));
                                 };
                                 store_row(&mut regs[inst.d], &[read_le(bytes); LANES], eff);
+                                Flow::Next
+                            }
+                            Op::Bits => {
+                                for lane in bits(eff) {
+                                    let v = bits_op(
+                                        inst,
+                                        regs[inst.a][lane],
+                                        regs[inst.b][lane],
+                                        regs[inst.c][lane],
+                                        regs[inst.e][lane],
+                                    );
+                                    regs[inst.d][lane] = v;
+                                }
+                                Flow::Next
+                            }
+                            Op::Special => {
+                                let ntid = [regs[3u32][0], regs[4u32][0], regs[5u32][0]];
+                                for lane in bits(eff) {
+                                    let v = special(inst.k, ids[lane], ntid);
+                                    regs[inst.d][lane] = v;
+                                }
+                                Flow::Next
+                            }
+                            Op::Trap => {
+                                let lane = eff.trailing_zeros() as usize % LANES;
+                                return Err(Halt::Fail(ExecError::Trap {
+                                    at: Box::new(thread_site(program, pc, ids[lane])),
+                                }));
+                            }
+                            Op::Nop => Flow::Next,
+                            Op::Atom => {
+                                let size = usize::from(inst.w);
+                                let mut spare = 0u32;
+                                let hint = hints.get_mut(pc).unwrap_or(&mut spare);
+                                // Lanes in lane order, each update atomic on its own.
+                                for lane in bits(eff) {
+                                    let addr = regs[inst.a][lane].wrapping_add(inst.imm as u64);
+                                    if addr & (size as u64 - 1) != 0 {
+                                        fault!(
+                                            lane,
+                                            addr,
+                                            size,
+                                            Access::Store,
+                                            FaultKind::Misaligned
+                                        );
+                                    }
+                                    let (b, c) = (regs[inst.b][lane], regs[inst.c][lane]);
+                                    let mut op = |old: u64| atomic_op(inst, old, b, c);
+                                    match memory.update(addr, size, hint, &mut op) {
+                                        Ok(old) => regs[inst.d][lane] = old,
+                                        Err(kind) => fault!(lane, addr, size, Access::Store, kind),
+                                    }
+                                }
                                 Flow::Next
                             }
                             Op::Pack => {
@@ -769,6 +818,87 @@ impl<'p> Machine<'p> {
                 (pc, act, parked, parked_min) = schedule(pcs, act | parked);
             }
         }
+    }
+}
+
+/// The new value of an atomic's location from its old value and the operands `b`, `c`, as
+/// the PTX ISA defines each operation (`None`: leave it).
+fn atomic_op(inst: &Inst, old: u64, b: u64, c: u64) -> Option<u64> {
+    let w = inst.w.saturating_mul(8);
+    let m = mask(w);
+    let signed = inst.f & F_SIGNED != 0;
+    let v = match inst.k {
+        ATOM_ADD => old.wrapping_add(b),
+        // `atom.add.f32` rounds to nearest even and flushes subnormal inputs and results.
+        ATOM_ADD_F32 => f32b(ftz(ftz(f32v(old)) + ftz(f32v(b)))),
+        ATOM_ADD_F64 => (f64v(old) + f64v(b)).to_bits(),
+        ATOM_MIN | ATOM_MAX => {
+            let less = if signed {
+                sext(b, w) < sext(old, w)
+            } else {
+                (b & m) < (old & m)
+            };
+            if less == (inst.k == ATOM_MIN) { b } else { old }
+        }
+        ATOM_INC => {
+            if (old & m) >= (b & m) {
+                0
+            } else {
+                old + 1
+            }
+        }
+        ATOM_DEC => {
+            if old & m == 0 || (old & m) > (b & m) {
+                b
+            } else {
+                old - 1
+            }
+        }
+        ATOM_CAS => {
+            if old & m == b & m {
+                c
+            } else {
+                return None;
+            }
+        }
+        ATOM_EXCH => b,
+        ATOM_AND => old & b,
+        ATOM_OR => old | b,
+        _ => old ^ b,
+    };
+    Some(v & m)
+}
+
+/// The value of special register `kind` for thread `thread` of a block of `ntid` threads.
+/// Warps are the block's threads in linear order (`x` fastest), 32 at a time.
+fn special(kind: u8, (_, thread): LaneId, ntid: [u64; 3]) -> u64 {
+    let [tx, ty, tz] = thread.map(u64::from);
+    let linear = tx + ty * ntid[0] + tz * ntid[0] * ntid[1];
+    let lane = linear % 32;
+    let lt = (1u64 << lane) - 1;
+    match kind {
+        SPECIAL_LANEID => lane,
+        SPECIAL_WARPID => linear / 32,
+        SPECIAL_NWARPID => (ntid[0] * ntid[1] * ntid[2]).div_ceil(32),
+        SPECIAL_LANEMASK_EQ => 1 << lane,
+        SPECIAL_LANEMASK_LT => lt,
+        SPECIAL_LANEMASK_LE => (lt << 1) | 1,
+        SPECIAL_LANEMASK_GT => !((lt << 1) | 1) & 0xffff_ffff,
+        SPECIAL_LANEMASK_GE => !lt & 0xffff_ffff,
+        SPECIAL_CLOCK | SPECIAL_CLOCK64 | SPECIAL_GLOBALTIMER => {
+            static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+            let ns = EPOCH
+                .get_or_init(std::time::Instant::now)
+                .elapsed()
+                .as_nanos() as u64;
+            if kind == SPECIAL_CLOCK {
+                ns & 0xffff_ffff
+            } else {
+                ns
+            }
+        }
+        SPECIAL_ONE => 1,
+        _ => 0,
     }
 }
 
@@ -891,7 +1021,7 @@ fn alu(regs: &mut Registers, eff: u64, inst: &Inst) {
                 (x & m).wrapping_mul(y & m) & wide
             })
         }
-        Op::CvtInt if inst.f & F_SIGNED == 0 => {
+        Op::CvtInt if inst.f & (F_SIGNED | F_SAT) == 0 => {
             let out = mask(inst.imm as u8);
             map1(regs, eff, d, a, |x| x & m & out)
         }
@@ -1113,12 +1243,23 @@ fn pure(inst: &Inst, a: u64, b: u64, c: u64) -> u64 {
             out
         }
         Op::CvtInt => {
+            let out = inst.imm as u8;
             let v = if inst.f & F_SIGNED != 0 {
-                sext(a, w).unsigned()
+                i128::from(sext(a, w))
             } else {
-                a & mask(w)
+                i128::from(a & mask(w))
             };
-            v & mask(inst.imm as u8)
+            let v = if inst.f & F_SAT != 0 {
+                let (lo, hi) = if inst.k != 0 {
+                    (-(1i128 << (out - 1)), (1i128 << (out - 1)) - 1)
+                } else {
+                    (0, (1i128 << out) - 1)
+                };
+                v.clamp(lo, hi)
+            } else {
+                v
+            };
+            (v as u64) & mask(out)
         }
         Op::CvtIntToFloat => {
             let v = if inst.f & F_SIGNED != 0 {
@@ -1201,8 +1342,7 @@ fn encode(x: f64, fmt: u8, mode: u8) -> u64 {
     match fmt {
         FMT_F64 => x.to_bits(),
         FMT_F32 => f32b(f64_to_f32(x, mode)),
-        FMT_F16 => u64::from(f64_to_half(x, FMT_F16)),
-        _ => u64::from(f64_to_half(x, fmt)),
+        _ => u64::from(f64_to_half(x, fmt, mode)),
     }
 }
 

@@ -3,7 +3,14 @@
 
 use thiserror::Error;
 
-use super::memory::Allocation;
+/// One range of memory: where it starts and how many bytes it has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Allocation {
+    /// Device address of the first byte.
+    pub base: u64,
+    /// Size in bytes.
+    pub size: u64,
+}
 
 /// Grid and block extents of one launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +56,8 @@ pub enum FaultKind {
     OutOfBounds,
     /// Not aligned to the access's full width (the vector's, for `.v2`/`.v4`).
     Misaligned,
+    /// A store or atomic into a range lent read-only (one of the launch's inputs).
+    WriteToInput,
 }
 
 impl std::fmt::Display for FaultKind {
@@ -56,6 +65,7 @@ impl std::fmt::Display for FaultKind {
         f.write_str(match self {
             Self::OutOfBounds => "out of bounds",
             Self::Misaligned => "misaligned",
+            Self::WriteToInput => "write to input",
         })
     }
 }
@@ -137,4 +147,60 @@ pub enum ExecError {
         /// The geometry.
         dims: LaunchDims,
     },
+    /// The launch ran more instruction steps than its budget allows: most likely a loop that
+    /// never ends (`L: bra L;`, or a grid-stride step that is zero).
+    #[error(
+        "entry `{}`: instruction budget of {budget} steps exceeded at line {}: `{}` (block ({}, {}, {}) thread ({}, {}, {})); a loop that never ends?",
+        .at.entry, .at.line, .at.instruction,
+        .at.block[0], .at.block[1], .at.block[2], .at.thread[0], .at.thread[1], .at.thread[2]
+    )]
+    BudgetExceeded {
+        /// Where it was running when the budget ran out.
+        at: Box<ThreadSite>,
+        /// The budget, in steps (one step: one instruction for one group of up to
+        /// [`LANES`](super::LANES) threads).
+        budget: u64,
+    },
+    /// The launch was cancelled through [`RunOptions::cancel`](super::RunOptions::cancel).
+    #[error("entry `{entry}`: launch cancelled")]
+    Cancelled {
+        /// The entry point.
+        entry: String,
+    },
+    /// A thread executed `trap` (or `brkpt`).
+    #[error(
+        "entry `{}`: `{}` at line {} by block ({}, {}, {}) thread ({}, {}, {})",
+        .at.entry, .at.instruction, .at.line,
+        .at.block[0], .at.block[1], .at.block[2], .at.thread[0], .at.thread[1], .at.thread[2]
+    )]
+    Trap {
+        /// The trapping thread and instruction.
+        at: Box<ThreadSite>,
+    },
+    /// A barrier was reached by only some threads of a block while the others had exited or
+    /// wait at another barrier: on a GPU the block would hang.
+    #[error(
+        "entry `{}`: barrier deadlock at line {}: `{}` (block ({}, {}, {}) thread ({}, {}, {}) waits; other threads of its block exited or wait elsewhere)",
+        .at.entry, .at.line, .at.instruction,
+        .at.block[0], .at.block[1], .at.block[2], .at.thread[0], .at.thread[1], .at.thread[2]
+    )]
+    BarrierDeadlock {
+        /// A waiting thread and its barrier instruction.
+        at: Box<ThreadSite>,
+    },
+}
+
+/// A thread and the instruction it was at, for diagnostics that are not memory faults.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadSite {
+    /// The entry point.
+    pub entry: String,
+    /// `%ctaid` of the thread.
+    pub block: [u32; 3],
+    /// `%tid` of the thread.
+    pub thread: [u32; 3],
+    /// The instruction as written.
+    pub instruction: String,
+    /// Its 1-based line in the PTX (0 for the implicit return at the end of a body).
+    pub line: u32,
 }

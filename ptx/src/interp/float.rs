@@ -187,15 +187,23 @@ pub(crate) fn ftz(x: f32) -> f32 {
     }
 }
 
-/// Clamps to [0, 1]; NaN becomes 0.
+/// Clamps to [+0, 1]: NaN and -0 become +0 (the clamp uses PTX `max`, where -0 < +0).
 #[inline]
 pub(crate) fn sat32(x: f32) -> f32 {
-    if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) }
+    if x.is_nan() || x <= 0.0 {
+        0.0
+    } else {
+        x.min(1.0)
+    }
 }
 
 #[inline]
 pub(crate) fn sat64(x: f64) -> f64 {
-    if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) }
+    if x.is_nan() || x <= 0.0 {
+        0.0
+    } else {
+        x.min(1.0)
+    }
 }
 
 /// PTX `min.f32`: a NaN operand yields the other; `-0 < +0`.
@@ -284,7 +292,7 @@ pub(crate) fn int_to_float(v: i128, fmt: u8, mode: u8) -> u64 {
                 std::cmp::Ordering::Equal => 0.0,
             };
             let s = round_odd_f64(s, e * f64::MIN_POSITIVE);
-            u64::from(to_half(odd_f32(s), fmt))
+            u64::from(round_half_mode(s, 0.0, fmt, mode))
         }
         _ => {
             let r = v as f64;
@@ -316,9 +324,65 @@ pub(crate) fn f64_to_f32(x: f64, mode: u8) -> f32 {
     round_f32(x, 0.0, mode)
 }
 
-/// f64 to f16/bf16 bits, nearest-even with one rounding.
-pub(crate) fn f64_to_half(x: f64, fmt: u8) -> u16 {
-    round_half(x, 0.0, fmt)
+/// f64 to f16/bf16 bits in `mode`, with one rounding.
+pub(crate) fn f64_to_half(x: f64, fmt: u8, mode: u8) -> u16 {
+    round_half_mode(x, 0.0, fmt, mode)
+}
+
+/// The exact `s + e` rounded to f16 or bf16 bits in `mode`. Round-to-odd at f64 and then f32
+/// keeps at least two bits beyond half precision and a sticky last bit, so the final rounding
+/// in any mode is exact.
+pub(crate) fn round_half_mode(s: f64, e: f64, fmt: u8, mode: u8) -> u16 {
+    let mut y = odd_f32(round_odd_f64(s, e));
+    if y.is_infinite() && s.is_finite() {
+        // Beyond f32 is beyond every half format too; the largest f32 rounds the same way.
+        y = f32::MAX.copysign(y);
+    }
+    let r = to_half(y, fmt);
+    if mode == RN || y.is_nan() {
+        return r;
+    }
+    let rv = from_half(r, fmt);
+    let toward_zero_needed = |r: u16| {
+        // The magnitude of the nearest-even result exceeds |y|: step towards zero.
+        half_step(r, false)
+    };
+    let negative = y.is_sign_negative();
+    if rv.abs() > y.abs() {
+        // Rounded away from zero: RZ steps back; RM steps back for positives; RP for negatives.
+        let back = match mode {
+            RZ => true,
+            RM => !negative,
+            _ => negative,
+        };
+        if back {
+            return toward_zero_needed(r);
+        }
+    } else if rv.abs() < y.abs() {
+        // Rounded towards zero: RM steps out for negatives, RP for positives.
+        let out = match mode {
+            RM => negative,
+            RP => !negative,
+            _ => false,
+        };
+        if out {
+            return half_step(r, true);
+        }
+    }
+    r
+}
+
+/// The half-precision bits next to `bits` in magnitude: one step away from zero (`away`) or
+/// towards it, keeping the sign. Works for f16 and bf16 alike (both order by their bits).
+fn half_step(bits: u16, away: bool) -> u16 {
+    let sign = bits & 0x8000;
+    let mag = bits & 0x7fff;
+    let mag = if away {
+        mag.saturating_add(1)
+    } else {
+        mag.saturating_sub(1)
+    };
+    sign | mag
 }
 
 /// Convenience: RP/RZ/RM/RN names for tests.

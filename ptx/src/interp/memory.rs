@@ -1,54 +1,259 @@
 //! Global memory as the interpreter sees it: the [`Memory`] trait, and [`Regions`], the
-//! implementation over a set of allocations that the owner (jitseam's emulator device) lends for
-//! one launch.
+//! implementation over exactly the byte ranges the owner (jitseam's emulator device) lends for
+//! one launch, each read-only or read-write.
+//!
+//! Blocks run on several threads at once, so memory is shared (`&self`): every access to a
+//! read-write range is an atomic operation of the access's own width (relaxed ordering, which
+//! compiles to plain loads and stores), so even a kernel with a data race cannot make the
+//! interpreter's own behaviour undefined. Read-only ranges are borrowed shared for the whole
+//! launch, so nothing can write them and plain reads suffice.
 
-/// One allocation: where it starts and how many bytes it has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Allocation {
-    /// Device address of the first byte.
-    pub base: u64,
-    /// Size in bytes.
-    pub size: u64,
-}
+use std::marker::PhantomData;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicU64, Ordering};
 
-/// Global memory for one launch. Every access goes through here, and an access that is not
-/// wholly inside one allocation gets `None`, which the interpreter turns into a fault.
+use super::fault::{Allocation, FaultKind};
+
+/// Global memory for one launch, shared by every thread that runs a block. Every access goes
+/// through here; one that is not wholly inside one mapped range is refused with
+/// [`FaultKind::OutOfBounds`], a write into a read-only range with [`FaultKind::WriteToInput`].
 ///
-/// `hint` is a per-instruction cache the implementation may use to remember which allocation
-/// the instruction touched last; it starts at 0 and is never interpreted by the caller.
-pub trait Memory {
-    /// The `len` bytes at `address`, if they all lie in one allocation.
-    fn bytes(&self, address: u64, len: usize, hint: &mut u32) -> Option<&[u8]>;
+/// `size` is 1, 2, 4 or 8 and `address` is a multiple of it (the interpreter checks alignment
+/// first). `hint` is a per-instruction cache the implementation may use to remember which
+/// range the instruction touched last; it starts at 0 and is never interpreted by the caller.
+pub trait Memory: Sync {
+    /// The `size`-byte little-endian value at `address`, zero-extended.
+    fn load(&self, address: u64, size: usize, hint: &mut u32) -> Result<u64, FaultKind>;
 
-    /// The `len` bytes at `address` for writing, if they all lie in one allocation.
-    fn bytes_mut(&mut self, address: u64, len: usize, hint: &mut u32) -> Option<&mut [u8]>;
+    /// Writes the low `size` bytes of `value` at `address`.
+    fn store(&self, address: u64, size: usize, value: u64, hint: &mut u32)
+    -> Result<(), FaultKind>;
 
-    /// The allocation nearest to `address` (containing it, or the closest by distance), for
-    /// fault reports.
+    /// Atomically replaces the value `old` at `address` by `op(old)` (or leaves it when `op`
+    /// returns `None`) and returns `old`.
+    fn update(
+        &self,
+        address: u64,
+        size: usize,
+        hint: &mut u32,
+        op: &mut dyn FnMut(u64) -> Option<u64>,
+    ) -> Result<u64, FaultKind>;
+
+    /// Loads `out.len()` consecutive `size`-byte elements from `address` (a vector load): all
+    /// or none, the whole vector inside one range.
+    fn load_many(
+        &self,
+        address: u64,
+        size: usize,
+        out: &mut [u64],
+        hint: &mut u32,
+    ) -> Result<(), FaultKind>;
+
+    /// Stores `values` as consecutive `size`-byte elements at `address` (a vector store): all
+    /// or none, the whole vector inside one writable range.
+    fn store_many(
+        &self,
+        address: u64,
+        size: usize,
+        values: &[u64],
+        hint: &mut u32,
+    ) -> Result<(), FaultKind>;
+
+    /// The range nearest to `address` (containing it, or the closest by distance), for fault
+    /// reports.
     fn nearest(&self, address: u64) -> Option<Allocation>;
 }
 
-/// Allocations lent for one launch, sorted by base address.
+/// One byte range lent for a launch: read-only (an input) or read-write.
+#[derive(Debug)]
+pub struct Region<'m> {
+    base: u64,
+    ptr: *mut u8,
+    len: usize,
+    writable: bool,
+    _borrow: PhantomData<&'m mut [u8]>,
+}
+
+// SAFETY: a `Region` is a borrow of its bytes for 'm: a read-write region comes from a
+// `&'m mut [u8]` (nobody else touches the bytes for 'm) and is only ever accessed through
+// atomic operations, so concurrent accesses from several threads are data-race free; a
+// read-only region comes from a `&'m [u8]`, whose bytes cannot change for 'm, and is only
+// read. Sharing or sending the pointer between threads is therefore sound.
+unsafe impl Send for Region<'_> {}
+// SAFETY: see the `Send` impl: every shared access is atomic or a read of immutable bytes.
+unsafe impl Sync for Region<'_> {}
+
+impl<'m> Region<'m> {
+    /// An input: loads see these bytes, a store or atomic faults with "write to input".
+    pub fn read_only(base: u64, bytes: &'m [u8]) -> Self {
+        Self {
+            base,
+            ptr: bytes.as_ptr().cast_mut(),
+            len: bytes.len(),
+            writable: false,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// An output (or in-out operand): loads, stores and atomics all allowed.
+    pub fn read_write(base: u64, bytes: &'m mut [u8]) -> Self {
+        Self {
+            base,
+            ptr: bytes.as_mut_ptr(),
+            len: bytes.len(),
+            writable: true,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The device address range this region maps.
+    pub fn allocation(&self) -> Allocation {
+        Allocation {
+            base: self.base,
+            size: self.len as u64,
+        }
+    }
+
+    /// Whether stores are allowed.
+    pub fn writable(&self) -> bool {
+        self.writable
+    }
+
+    /// Host pointer to byte `offset` (< len) and whether it is aligned to `size` on the host
+    /// too, so that the access can be one atomic operation.
+    #[inline(always)]
+    fn at(&self, offset: usize, size: usize) -> (*mut u8, bool) {
+        // `offset < len` is checked by the caller, so this stays inside the borrowed slice.
+        let p = self.ptr.wrapping_add(offset);
+        (p, (p as usize) & (size - 1) == 0)
+    }
+
+    #[inline(always)]
+    fn load(&self, offset: usize, size: usize) -> u64 {
+        let (p, aligned) = self.at(offset, size);
+        if !self.writable {
+            let mut buf = [0u8; 8];
+            // SAFETY: `offset + size <= len` (checked by `Regions::find`), so the `size` bytes
+            // at `p` lie in the borrowed, immutable slice; `buf` has room for 8.
+            unsafe { std::ptr::copy_nonoverlapping(p, buf.as_mut_ptr(), size.min(8)) };
+            return u64::from_le_bytes(buf);
+        }
+        if aligned {
+            // SAFETY: `p` is inside the exclusively borrowed slice (`offset + size <= len`),
+            // aligned to `size`, valid for reads and writes for 'm, and every access to it
+            // during 'm is atomic.
+            unsafe {
+                match size {
+                    1 => u64::from(AtomicU8::from_ptr(p).load(Ordering::Relaxed)),
+                    2 => u64::from(AtomicU16::from_ptr(p.cast()).load(Ordering::Relaxed)),
+                    4 => u64::from(AtomicU32::from_ptr(p.cast()).load(Ordering::Relaxed)),
+                    _ => AtomicU64::from_ptr(p.cast()).load(Ordering::Relaxed),
+                }
+            }
+        } else {
+            let mut v = 0u64;
+            for i in (0..size.min(8)).rev() {
+                // SAFETY: byte `offset + i < len` of the exclusively borrowed slice; byte
+                // atomics need no alignment.
+                let b = unsafe { AtomicU8::from_ptr(p.wrapping_add(i)).load(Ordering::Relaxed) };
+                v = (v << 8) | u64::from(b);
+            }
+            v
+        }
+    }
+
+    #[inline(always)]
+    fn store(&self, offset: usize, size: usize, value: u64) {
+        let (p, aligned) = self.at(offset, size);
+        if aligned {
+            // SAFETY: as in `load`: inside the exclusively borrowed slice, aligned, atomic.
+            unsafe {
+                match size {
+                    1 => AtomicU8::from_ptr(p).store(value as u8, Ordering::Relaxed),
+                    2 => AtomicU16::from_ptr(p.cast()).store(value as u16, Ordering::Relaxed),
+                    4 => AtomicU32::from_ptr(p.cast()).store(value as u32, Ordering::Relaxed),
+                    _ => AtomicU64::from_ptr(p.cast()).store(value, Ordering::Relaxed),
+                }
+            }
+        } else {
+            for (i, b) in value.to_le_bytes().iter().take(size).enumerate() {
+                // SAFETY: byte `offset + i < len` of the exclusively borrowed slice.
+                unsafe { AtomicU8::from_ptr(p.wrapping_add(i)).store(*b, Ordering::Relaxed) };
+            }
+        }
+    }
+
+    fn update(&self, offset: usize, size: usize, op: &mut dyn FnMut(u64) -> Option<u64>) -> u64 {
+        let (p, aligned) = self.at(offset, size);
+        if aligned {
+            macro_rules! rmw {
+                ($atomic:ty, $t:ty) => {{
+                    // SAFETY: as in `load`: inside the exclusively borrowed slice, aligned to
+                    // the atomic's width, and only ever accessed atomically.
+                    let cell = unsafe { <$atomic>::from_ptr(p.cast()) };
+                    let result = cell.fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| {
+                        op(u64::from(old)).map(|new| new as $t)
+                    });
+                    u64::from(result.unwrap_or_else(|old| old))
+                }};
+            }
+            match size {
+                1 => rmw!(AtomicU8, u8),
+                2 => rmw!(AtomicU16, u16),
+                4 => rmw!(AtomicU32, u32),
+                _ => rmw!(AtomicU64, u64),
+            }
+        } else {
+            // Host memory not aligned like the device address: no native atomic fits, so
+            // every such update takes one lock (byte-wise loads and stores stay atomic).
+            static MISALIGNED: Mutex<()> = Mutex::new(());
+            let _guard = MISALIGNED.lock().unwrap_or_else(|e| e.into_inner());
+            let old = self.load(offset, size);
+            if let Some(new) = op(old) {
+                self.store(offset, size, new);
+            }
+            old
+        }
+    }
+}
+
+/// The byte ranges lent for one launch, sorted by base address.
 #[derive(Debug)]
 pub struct Regions<'m> {
-    regions: Vec<(u64, &'m mut [u8])>,
+    regions: Vec<Region<'m>>,
 }
 
 impl<'m> Regions<'m> {
-    /// Lends these allocations (base address, bytes) to the interpreter. They need not be
-    /// sorted; overlapping ones make lookups pick one of them.
-    pub fn new(mut regions: Vec<(u64, &'m mut [u8])>) -> Self {
-        regions.sort_unstable_by_key(|(base, _)| *base);
+    /// Lends these ranges (base address, bytes), all read-write. They need not be sorted.
+    pub fn new(regions: Vec<(u64, &'m mut [u8])>) -> Self {
+        Self::from_regions(
+            regions
+                .into_iter()
+                .map(|(base, bytes)| Region::read_write(base, bytes))
+                .collect(),
+        )
+    }
+
+    /// Lends exactly these ranges, each read-only or read-write. They need not be sorted; where
+    /// two overlap, an access wholly inside either is allowed (the one with the higher base
+    /// answers first).
+    pub fn from_regions(mut regions: Vec<Region<'m>>) -> Self {
+        regions.sort_unstable_by_key(|r| r.base);
         Self { regions }
     }
 
-    /// Index of the allocation holding `[address, address + len)` and the offset in it.
+    /// The mapped ranges, by base address.
+    pub fn regions(&self) -> &[Region<'m>] {
+        &self.regions
+    }
+
+    /// Index of the range holding `[address, address + len)` and the offset in it.
     #[inline(always)]
     fn find(&self, address: u64, len: usize, hint: &mut u32) -> Option<(usize, usize)> {
-        if let Some((base, data)) = self.regions.get(*hint as usize) {
-            let offset = address.wrapping_sub(*base) as usize;
+        if let Some(r) = self.regions.get(*hint as usize) {
+            let offset = address.wrapping_sub(r.base) as usize;
             // One comparison covers "below the base" too: the offset then wraps around.
-            if offset < data.len() && data.len() - offset >= len {
+            if offset < r.len && r.len - offset >= len {
                 return Some((*hint as usize, offset));
             }
         }
@@ -57,47 +262,139 @@ impl<'m> Regions<'m> {
 
     #[cold]
     fn find_slow(&self, address: u64, len: usize, hint: &mut u32) -> Option<(usize, usize)> {
-        let index = self
-            .regions
-            .partition_point(|(base, _)| *base <= address)
-            .checked_sub(1)?;
-        let (base, data) = self.regions.get(index)?;
-        let offset = usize::try_from(address - base).ok()?;
-        if offset <= data.len() && data.len() - offset >= len {
-            *hint = u32::try_from(index).unwrap_or(0);
-            Some((index, offset))
-        } else {
-            None
+        let below = self.regions.partition_point(|r| r.base <= address);
+        // The range with the highest base at or below the address first, then (where ranges
+        // overlap) the earlier ones.
+        for index in (0..below).rev() {
+            let Some(r) = self.regions.get(index) else {
+                continue;
+            };
+            let Ok(offset) = usize::try_from(address - r.base) else {
+                continue;
+            };
+            if offset < r.len && r.len - offset >= len {
+                *hint = u32::try_from(index).unwrap_or(0);
+                return Some((index, offset));
+            }
         }
+        None
     }
 }
 
 impl Memory for Regions<'_> {
     #[inline]
-    fn bytes(&self, address: u64, len: usize, hint: &mut u32) -> Option<&[u8]> {
-        let (index, start) = self.find(address, len, hint)?;
-        self.regions.get(index)?.1.get(start..start + len)
+    fn load(&self, address: u64, size: usize, hint: &mut u32) -> Result<u64, FaultKind> {
+        let (index, offset) = self
+            .find(address, size, hint)
+            .ok_or(FaultKind::OutOfBounds)?;
+        let r = self.regions.get(index).ok_or(FaultKind::OutOfBounds)?;
+        Ok(r.load(offset, size))
     }
 
     #[inline]
-    fn bytes_mut(&mut self, address: u64, len: usize, hint: &mut u32) -> Option<&mut [u8]> {
-        let (index, start) = self.find(address, len, hint)?;
-        self.regions.get_mut(index)?.1.get_mut(start..start + len)
+    fn store(
+        &self,
+        address: u64,
+        size: usize,
+        value: u64,
+        hint: &mut u32,
+    ) -> Result<(), FaultKind> {
+        let (index, offset) = self
+            .find(address, size, hint)
+            .ok_or(FaultKind::OutOfBounds)?;
+        let r = self.regions.get(index).ok_or(FaultKind::OutOfBounds)?;
+        if !r.writable {
+            return Err(FaultKind::WriteToInput);
+        }
+        r.store(offset, size, value);
+        Ok(())
+    }
+
+    fn update(
+        &self,
+        address: u64,
+        size: usize,
+        hint: &mut u32,
+        op: &mut dyn FnMut(u64) -> Option<u64>,
+    ) -> Result<u64, FaultKind> {
+        let (index, offset) = self
+            .find(address, size, hint)
+            .ok_or(FaultKind::OutOfBounds)?;
+        let r = self.regions.get(index).ok_or(FaultKind::OutOfBounds)?;
+        if !r.writable {
+            return Err(FaultKind::WriteToInput);
+        }
+        Ok(r.update(offset, size, op))
+    }
+
+    #[inline]
+    fn load_many(
+        &self,
+        address: u64,
+        size: usize,
+        out: &mut [u64],
+        hint: &mut u32,
+    ) -> Result<(), FaultKind> {
+        let (index, offset) = self
+            .find(address, size * out.len(), hint)
+            .ok_or(FaultKind::OutOfBounds)?;
+        let r = self.regions.get(index).ok_or(FaultKind::OutOfBounds)?;
+        for (i, v) in out.iter_mut().enumerate() {
+            *v = r.load(offset + i * size, size);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn store_many(
+        &self,
+        address: u64,
+        size: usize,
+        values: &[u64],
+        hint: &mut u32,
+    ) -> Result<(), FaultKind> {
+        let (index, offset) = self
+            .find(address, size * values.len(), hint)
+            .ok_or(FaultKind::OutOfBounds)?;
+        let r = self.regions.get(index).ok_or(FaultKind::OutOfBounds)?;
+        if !r.writable {
+            return Err(FaultKind::WriteToInput);
+        }
+        for (i, &v) in values.iter().enumerate() {
+            r.store(offset + i * size, size, v);
+        }
+        Ok(())
     }
 
     fn nearest(&self, address: u64) -> Option<Allocation> {
-        self.regions
-            .iter()
-            .map(|(base, data)| Allocation {
-                base: *base,
-                size: data.len() as u64,
-            })
-            .min_by_key(|a| {
-                if address < a.base {
-                    a.base - address
-                } else {
-                    address.saturating_sub(a.base.saturating_add(a.size.saturating_sub(1)))
-                }
-            })
+        self.regions.iter().map(Region::allocation).min_by_key(|a| {
+            if address < a.base {
+                a.base - address
+            } else {
+                address.saturating_sub(a.base.saturating_add(a.size.saturating_sub(1)))
+            }
+        })
     }
+}
+
+/// Merges operand byte ranges `(base, len, writable)` into disjoint ranges, each writable if
+/// any range it covers is: what the owner should map when two operands share bytes (an input
+/// that is also an output is read-write).
+pub fn merge_ranges(mut ranges: Vec<(u64, u64, bool)>) -> Vec<(u64, u64, bool)> {
+    ranges.retain(|&(_, len, _)| len > 0);
+    ranges.sort_unstable_by_key(|&(base, _, _)| base);
+    let mut out: Vec<(u64, u64, bool)> = Vec::with_capacity(ranges.len());
+    for (base, len, writable) in ranges {
+        let end = base.saturating_add(len);
+        if let Some(last) = out.last_mut() {
+            let last_end = last.0.saturating_add(last.1);
+            if base < last_end {
+                last.1 = last_end.max(end) - last.0;
+                last.2 |= writable;
+                continue;
+            }
+        }
+        out.push((base, len, writable));
+    }
+    out
 }

@@ -1,61 +1,124 @@
 //! The CPU interpreter behind jitseam's emulator device.
 //!
-//! [`run`] executes a pre-decoded [`Program`] over a grid on the exact argument packet a GPU
-//! would receive. Every global access is checked against the [`Memory`]: an access outside every
-//! allocation, or one not aligned to its full width, stops the launch at that instruction with a
-//! [`Fault`] naming the entry, the block and thread, the instruction and its line, the address
-//! and the nearest allocation.
+//! [`run_with`] executes a pre-decoded [`Program`] over a grid on the exact argument packet a
+//! GPU would receive. Every global access is checked against the [`Memory`]: [`Regions`] maps
+//! exactly the byte ranges the owner lends, each read-only or read-write; an access outside
+//! every range, a store into a read-only one, or an access not aligned to its full width stops
+//! the launch at that instruction with a [`Fault`] naming the entry, the block and thread, the
+//! instruction and its line, the address and the nearest range.
 //!
-//! Execution is SIMT-style. The threads of the launch, in launch order (blocks in order, `x`
-//! fastest, then threads in order within a block, `x` fastest), are cut into groups of
-//! [`LANES`] consecutive threads; a group may end one block and start the next. Groups run one
-//! after another. Within a group, each decoded instruction is applied to every active lane, in
-//! lane order, before the next instruction runs, so its dispatch is paid once per group rather
-//! than once per thread. Each lane has its own pc: when a branch splits the lanes, the lanes at
-//! the lowest pc run first, and lanes meet again when the running pc reaches a waiting lane's.
-//! The interpreter refuses barriers and shared memory at decode time, so threads never wait for
-//! one another and every thread runs exactly its own instruction sequence under any schedule:
-//! for a kernel whose threads do not read what other threads of the launch write, the result is
-//! the same as running the threads one at a time.
+//! Execution is SIMT-style. The grid is cut into chunks of whole blocks (a cut that depends only
+//! on the geometry), which worker threads take in launch order (blocks in order, `x` fastest),
+//! one per core by default ([`RunOptions::workers`]). Within a chunk, the threads, in launch
+//! order (threads in order within a block, `x` fastest), are cut into groups of [`LANES`]
+//! consecutive threads; a group may end one block and start the next. Within a group, each
+//! decoded instruction is applied to every active lane, in lane order, before the next
+//! instruction runs, so its dispatch is paid once per group rather than once per thread. Each
+//! lane has its own pc: when a branch splits the lanes, the lanes at the lowest pc run first,
+//! and lanes meet again when the running pc reaches a waiting lane's. The interpreter refuses
+//! barriers and shared memory at decode time, so threads never wait for one another and every
+//! thread runs exactly its own instruction sequence under any schedule: for a kernel whose
+//! threads do not read what other threads of the launch write, the result is the same as
+//! running the threads one at a time, whatever the number of workers.
+//!
+//! A register that a thread reads before it ever wrote it reads zero (PTX leaves the value
+//! undefined; the emulator defines it).
+//!
+//! Nothing hangs: every launch has an instruction budget ([`RunOptions::budget`], by default
+//! [`DEFAULT_BUDGET`]) and may be cancelled ([`RunOptions::cancel`]); either ends it with a
+//! typed [`ExecError`] naming the entry, a thread and the line it was running.
 //!
 //! A fault stops the launch in that order, precisely:
-//! - every thread of an earlier group has run to completion;
+//! - every thread of an earlier group (in launch order) has run to completion;
 //! - in the faulting group, the lanes before the faulting lane (in lane order) have performed
 //!   the faulting instruction, and neither the faulting lane nor any lane after it has; every
 //!   instruction the group ran before that one stays done for all its lanes (so a lane after
 //!   the faulting one may already have stored at an earlier instruction), and nothing later
 //!   runs;
-//! - threads of later groups have not started.
+//! - with one worker, threads of later groups have not started; with several, threads of later
+//!   chunks may have run, in part or wholly (their writes stay).
 //!
-//! So nothing is written after the fault, and the reported thread is the first lane, in lane
-//! order, to fault at the first faulting instruction of the group's schedule.
+//! The reported fault is the same for any number of workers: the first lane, in lane order, to
+//! fault at the first faulting instruction of the first faulting group in launch order.
 //!
 //! Numerics: integer and IEEE operations are exact (correctly rounded in the requested mode,
-//! `fma` fused, f16/bf16 rounded once to nearest-even). The `.approx` instructions (`ex2`, `lg2`,
+//! `fma` fused, f16/bf16 rounded once). The `.approx` instructions (`ex2`, `lg2`,
 //! `sin`, `cos`, `tanh`, `rsqrt`, `div.approx`/`div.full`, `rcp.approx`, `sqrt.approx`) are
 //! computed with Rust's `f32` functions, which are within 1 ulp of exact; the GPU guarantees
 //! only its documented bound (2 ulp for `ex2.approx.f32`), so the two may differ by a few ulp.
 
+mod bits;
 mod exec;
 mod fault;
 mod float;
+mod grid;
 mod memory;
+mod meter;
 
-pub use fault::{Access, ExecError, Fault, FaultKind, LaunchDims};
-pub use memory::{Allocation, Memory, Regions};
+pub use fault::{Access, Allocation, ExecError, Fault, FaultKind, LaunchDims, ThreadSite};
+pub use memory::{Memory, Region, Regions, merge_ranges};
+
+use std::sync::atomic::AtomicBool;
 
 use crate::decode::Program;
 
 pub use exec::LANES;
 
+/// The default instruction budget of a launch, in steps (one step: one decoded instruction run
+/// by one lockstep group of up to [`LANES`] threads): 2^35. A launch of 2^26 threads may run
+/// 32768 instructions per thread in lockstep, or 512 per thread with every thread diverging,
+/// before reaching it; a loop that never ends reaches it in well under a minute per core.
+pub const DEFAULT_BUDGET: u64 = 1 << 35;
+
+/// How a launch runs: its instruction budget, its worker threads and a cancellation flag.
+#[derive(Debug, Clone, Copy)]
+pub struct RunOptions<'a> {
+    /// Steps the whole launch may run (see [`DEFAULT_BUDGET`]); exceeding it ends the launch
+    /// with [`ExecError::BudgetExceeded`].
+    pub budget: u64,
+    /// Worker threads; 0 means one per available core ([`available_workers`]).
+    pub workers: usize,
+    /// Set to `true` (from any thread) to end the launch with [`ExecError::Cancelled`]; the
+    /// workers look at it every few thousand steps.
+    pub cancel: Option<&'a AtomicBool>,
+}
+
+impl Default for RunOptions<'_> {
+    fn default() -> Self {
+        Self {
+            budget: DEFAULT_BUDGET,
+            workers: 0,
+            cancel: None,
+        }
+    }
+}
+
+/// The number of cores the process may use (at least one): the default worker count.
+pub fn available_workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// Runs `program` over the grid with argument packet `params` (laid out as
-/// [`Program::param_layout`] says) on `memory`, in lockstep groups of [`LANES`] threads taken in
-/// launch order; the first fault stops the launch (see the module docs for exactly where).
+/// [`Program::param_layout`] says) on `memory`, with the default [`RunOptions`] (every core,
+/// the default budget). Kept for callers that own their memory exclusively; see [`run_with`].
 pub fn run<M: Memory>(
     program: &Program,
     params: &[u8],
     dims: LaunchDims,
     memory: &mut M,
+) -> Result<(), ExecError> {
+    run_with(program, params, dims, &*memory, &RunOptions::default())
+}
+
+/// Runs `program` over the grid with argument packet `params` on `memory`, shared by the
+/// worker threads, under `options`; the first fault in launch order stops the launch (see the
+/// module docs for exactly where).
+pub fn run_with<M: Memory>(
+    program: &Program,
+    params: &[u8],
+    dims: LaunchDims,
+    memory: &M,
+    options: &RunOptions<'_>,
 ) -> Result<(), ExecError> {
     if dims.grid.contains(&0) || dims.block.contains(&0) {
         return Err(ExecError::EmptyGeometry {
@@ -70,31 +133,10 @@ pub fn run<M: Memory>(
             found: params.len(),
         });
     }
-    let mut machine = exec::Machine::new(program, &dims);
-    // Threads fill the lanes of a group in launch order (blocks in order, threads in order
-    // within a block); a group may hold the end of one block and the start of the next.
-    let mut fill = 0usize;
-    for bz in 0..dims.grid[2] {
-        for by in 0..dims.grid[1] {
-            for bx in 0..dims.grid[0] {
-                let block = [bx, by, bz];
-                for tz in 0..dims.block[2] {
-                    for ty in 0..dims.block[1] {
-                        for tx in 0..dims.block[0] {
-                            machine.set_lane(fill, block, [tx, ty, tz]);
-                            fill += 1;
-                            if fill == LANES {
-                                machine.run_group(u64::MAX, params, memory)?;
-                                fill = 0;
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-    if fill > 0 {
-        machine.run_group((1u64 << fill) - 1, params, memory)?;
-    }
-    Ok(())
+    let workers = match options.workers {
+        0 => available_workers(),
+        n => n,
+    };
+    let meter = meter::Meter::new(options.budget, options.cancel);
+    grid::run_grid(program, params, dims, memory, &meter, workers)
 }
