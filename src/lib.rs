@@ -73,6 +73,7 @@ pub mod slot;
 pub mod state;
 pub mod synth;
 pub mod telemetry;
+mod trace;
 
 pub use abi::ParamValue;
 pub use abi::{AbiKind, AbiSpec};

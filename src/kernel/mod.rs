@@ -21,6 +21,7 @@ use crate::launch::dispatch_handle;
 use crate::signature::{Erased, Signature};
 use crate::state::{BoundData, Described, DeviceBound, Loaded, LoadedData, State};
 use crate::telemetry::DispatchHandle;
+use crate::trace;
 
 /// A kernel artifact in state `S`, launched through signature `Sig` ([`Erased`] or a
 /// macro-generated type).
@@ -64,7 +65,9 @@ impl Kernel<Erased, Described> {
     /// Describes an artifact for the runtime face. Checks only that its spec can describe a
     /// kernel; nothing touches the bytes yet.
     pub fn describe(artifact: Artifact) -> Result<Self, Error> {
-        validate_spec(&artifact)?;
+        let described = validate_spec(&artifact);
+        trace::outcome("describe", &artifact.link.entry_point, &described);
+        described?;
         Ok(Self::with::<Described>(artifact, ()))
     }
 }
@@ -72,8 +75,9 @@ impl Kernel<Erased, Described> {
 impl<K: Signature> Kernel<K, Described> {
     /// Describes an artifact for the typed face: its spec must equal `K::SPEC`.
     pub fn describe_typed(artifact: Artifact) -> Result<Self, Error> {
-        check_spec::<K>(&artifact)?;
-        validate_spec(&artifact)?;
+        let described = check_spec::<K>(&artifact).and_then(|()| validate_spec(&artifact));
+        trace::outcome("describe", &artifact.link.entry_point, &described);
+        described?;
         Ok(Self::with::<Described>(artifact, ()))
     }
 }
@@ -82,7 +86,9 @@ impl<S: State> Kernel<Erased, S> {
     /// Promotes an erased kernel to the typed face after checking that the artifact's spec is
     /// exactly `K::SPEC`; on a mismatch the erased kernel comes back inside the error.
     pub fn typed<K: Signature>(self) -> Result<Kernel<K, S>, TransitionError<Self>> {
-        match check_spec::<K>(&self.artifact) {
+        let checked = check_spec::<K>(&self.artifact);
+        trace::outcome("typed", self.entry(), &checked);
+        match checked {
             Ok(()) => Ok(Kernel::<K, S>::with::<S>(self.artifact, self.data)),
             Err(error) => Err(TransitionError::new(error, self)),
         }
@@ -131,7 +137,10 @@ impl<Sig> Kernel<Sig, Described> {
     }
 
     fn load_with(self, trust: Trust) -> Result<Kernel<Sig, Loaded>, TransitionError<Self>> {
-        match load::verify(&self.artifact, trust) {
+        let _span = tracing::debug_span!(target: "jitseam", "load", entry = self.entry()).entered();
+        let loaded = load::verify(&self.artifact, trust);
+        trace::outcome("load", self.entry(), &loaded);
+        match loaded {
             Ok(data) => Ok(Self::with::<Loaded>(self.artifact, data)),
             Err(error) => Err(TransitionError::new(error, self)),
         }
@@ -150,7 +159,16 @@ impl<Sig> Kernel<Sig, Loaded> {
     /// PTX instead), and cross-checks the parameter layout with the driver where
     /// it reports one. On a refusal the loaded kernel comes back inside the error.
     pub fn bind(self, device: &Device) -> Result<Kernel<Sig, DeviceBound>, TransitionError<Self>> {
-        match bind::resolve(&self.artifact, &self.data, device) {
+        let _span = tracing::debug_span!(
+            target: "jitseam",
+            "bind",
+            entry = self.entry(),
+            device = device.id().get()
+        )
+        .entered();
+        let resolved = bind::resolve(&self.artifact, &self.data, device);
+        trace::outcome("bind", self.entry(), &resolved);
+        match resolved {
             Ok(function) => {
                 let telemetry = dispatch_handle(&self.artifact, device);
                 let data = BoundData {
