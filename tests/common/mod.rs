@@ -9,4 +9,5 @@
 
 pub mod fixtures;
 pub mod launch_suite;
+pub mod noop;
 pub mod recording;
