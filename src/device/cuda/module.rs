@@ -69,7 +69,7 @@ pub(super) fn load(
     let image = CString::new(ptx).map_err(|e| nul("ptx text", e))?;
     let name = CString::new(symbol).map_err(|e| nul("symbol", e))?;
     let stage = |what: &str| format!("{what} for kernel `{symbol}`");
-    shared.bind(&stage("load the module"))?;
+    shared.bind(stage("load the module"))?;
     // SAFETY: `image` is NUL-terminated PTX text that outlives the call; the driver JITs
     // or copies it before returning and keeps no pointer into it.
     let module = unsafe { result::module::load_data(image.as_ptr().cast::<c_void>()) }
@@ -149,7 +149,7 @@ impl BackendFunction for CudaFunction {
             return Ok(None);
         }
         let stage = || format!("query the parameters of kernel `{}`", self.symbol);
-        self.shared.bind(&stage())?;
+        self.shared.bind(stage())?;
         let mut params = Vec::new();
         // The packet limit bounds the parameter count; the loop bound only guards against a
         // driver that never reports the end.
