@@ -1,19 +1,25 @@
 //! Element throughput of the emulator device on real NVRTC output, and how far it is from a
-//! plain Rust loop doing the same arithmetic.
+//! plain Rust loop doing the same arithmetic, measured in the same run.
 //!
 //! The scalar f32 add and the float4 add fixtures run on 2^20 elements through the whole checked
 //! path (`check`, `marshal`, the emulator's `launch`) with the launcher's own geometry (blocks
-//! of 256, one element per thread, so per-thread setup is included). The summary printed first
-//! gives elements/s and the ratio to a plain `for` loop over the same slices. Goal: ≥ 10 M
-//! elements/s on a 2-core machine.
+//! of 256, one element per thread, so per-thread setup is included), and the scalar add once
+//! more on a capped grid. Each case is timed `RUNS` times; the summary gives the median rate
+//! (with min and max) in elements/s and the ratio of medians to the plain `for` loop over the
+//! same slices. Goal: ≥ 10 M elements/s on a 2-core machine.
+//!
+//! To add a case (another fixture, another device), add a [`Case`]; every case is measured and
+//! printed the same way.
 //!
 //! Run with `cargo bench --bench emulator`.
 
+#[allow(dead_code)]
+#[path = "support/stats.rs"]
+mod stats;
+
 use std::hint::black_box;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use criterion::{Criterion, Throughput};
 use jitseam::device::{Backend, EmulatorBackend, Geometry};
 use jitseam::launch::{check, marshal};
 use jitseam::{AbiSpec, Artifact, Device, DeviceBound, Erased, Kernel};
@@ -58,15 +64,26 @@ fn make_cases(device: &Device) -> Vec<Case> {
     ]
 }
 
-fn best_of(runs: usize, mut f: impl FnMut()) -> Duration {
-    (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed()
-        })
-        .min()
-        .unwrap_or_default()
+/// Launches timed per case.
+const RUNS: usize = 11;
+
+/// Elements per second of `RUNS` timed calls of `f`, one call per sample.
+fn rate(f: impl FnMut()) -> stats::Summary {
+    let times = stats::times(RUNS, f);
+    stats::Summary::of(stats::secs(&times)).inverted(|secs| N as f64 / secs)
+}
+
+fn report(name: &str, rate: stats::Summary, plain: stats::Summary) {
+    let m = |r: f64| r / 1e6;
+    println!(
+        "emulator {name}: median {:.1} M elements/s (min {:.1}, max {:.1}, n={}), {:.1} ns/element, {:.4}x the plain loop",
+        m(rate.median),
+        m(rate.min),
+        m(rate.max),
+        rate.samples,
+        1e9 / rate.median,
+        rate.median / plain.median
+    );
 }
 
 fn plain_loop(a: &[f32], b: &[f32], out: &mut [f32]) {
@@ -86,14 +103,19 @@ fn main() {
     let cases = make_cases(&device);
 
     let mut host_out = vec![0.0f32; N];
-    let plain = best_of(20, || {
+    let plain = rate(|| {
         plain_loop(black_box(&a_host), black_box(&b_host), &mut host_out);
         black_box(&host_out);
     });
-    let plain_rate = N as f64 / plain.as_secs_f64();
-    println!("plain Rust loop: {:.1} M elements/s", plain_rate / 1e6);
+    println!(
+        "plain Rust loop: median {:.1} M elements/s (min {:.1}, max {:.1}, n={})",
+        plain.median / 1e6,
+        plain.min / 1e6,
+        plain.max / 1e6,
+        plain.samples
+    );
     for case in &cases {
-        let time = best_of(5, || {
+        let measured = rate(|| {
             case.kernel
                 .launch(
                     &stream,
@@ -104,14 +126,7 @@ fn main() {
                 )
                 .expect("launch");
         });
-        let rate = N as f64 / time.as_secs_f64();
-        println!(
-            "emulator {}: {:.1} M elements/s ({:.1} ns/element), {:.4}x the plain loop",
-            case.name,
-            rate / 1e6,
-            time.as_secs_f64() * 1e9 / N as f64,
-            rate / plain_rate
-        );
+        report(case.name, measured, plain);
     }
     // The same scalar kernel with a capped grid: 64 blocks of 256 threads, 64 elements per
     // thread, so the per-thread setup (about 40 of the ~55 instructions a one-element thread
@@ -128,7 +143,7 @@ fn main() {
         let checked = check(k.facts(), dev.id(), &ins, &outs, &shape, &[]).expect("check");
         let packet = marshal(&checked);
         let raw_stream = backend.default_stream();
-        let time = best_of(5, || {
+        let measured = rate(|| {
             // SAFETY: the packet is `marshal`'s output for a launch `check` accepted on live
             // buffers of this device; only the grid differs, and the kernel is a grid-stride
             // loop. The emulator checks every access anyway.
@@ -146,41 +161,8 @@ fn main() {
                     .expect("launch");
             }
         });
-        let rate = N as f64 / time.as_secs_f64();
-        println!(
-            "emulator add_f32_scalar, grid 64 x 256: {:.1} M elements/s ({:.1} ns/element), {:.4}x the plain loop",
-            rate / 1e6,
-            time.as_secs_f64() * 1e9 / N as f64,
-            rate / plain_rate
-        );
+        report("add_f32_scalar, grid 64 x 256", measured, plain);
     }
     let result = stream.read(&out).expect("read");
     assert!(result.iter().enumerate().all(|(i, &v)| v == 1.5 * i as f32));
-
-    let mut criterion = Criterion::default()
-        .configure_from_args()
-        .sample_size(10)
-        .measurement_time(Duration::from_secs(4));
-    let mut group = criterion.benchmark_group("emulator");
-    group.throughput(Throughput::Elements(N as u64));
-    group.bench_function("plain_loop", |bench| {
-        bench.iter(|| plain_loop(black_box(&a_host), black_box(&b_host), &mut host_out));
-    });
-    for case in &cases {
-        group.bench_function(case.name, |bench| {
-            bench.iter(|| {
-                case.kernel
-                    .launch(
-                        &stream,
-                        &[(&a).into(), (&b).into()],
-                        &mut [(&mut out).into()],
-                        &[N],
-                        &[],
-                    )
-                    .expect("launch")
-            });
-        });
-    }
-    group.finish();
-    criterion.final_summary();
 }

@@ -1,118 +1,218 @@
-//! What jitseam's checks cost per launch: `check` + `marshal` for a 3-operand scalar f32 kernel
-//! (2 inputs, 1 output) versus writing the same packet by hand — three device pointers and `n`
-//! into a byte array, what a cudarc `launch_builder` user pushes. No device is needed: the
-//! operands live on a recording backend that only hands out addresses.
+//! What a checked launch costs, against cudarc's unchecked one, measured in the same run.
 //!
-//! Prints both medians and the ratio; the goal is check + marshal ≤ 100 ns. Where `valgrind` is
-//! installed it also prints instructions per check + marshal call, by callgrind: a figure that
-//! load on a shared machine cannot move.
+//! jitseam: a full launch of a 3-operand scalar f32 kernel (2 inputs, 1 output, `n`) on a no-op
+//! backend — `check`, `marshal` and the hand-off through the backend trait, everything but the
+//! driver call — through each face: erased (`Kernel<Erased>::launch`), typed (a
+//! `#[jitseam::kernel]` launcher) and a slot dispatch (`SlotRef::launch`). Also check + marshal
+//! alone.
+//!
+//! cudarc: `stream.launch_builder(&f).arg(&a).arg(&b).arg(&mut out).arg(&n).launch(cfg)`, its
+//! packing reproduced exactly as cudarc 0.19 does it (`support/cudarc_packing.rs`) with the driver
+//! calls replaced by an opaque call, in its two configurations: one stream (no event tracking)
+//! and several streams (each slice's read/write events pushed to `waits`/`records`).
+//!
+//! Every figure is the median of 101 batches (with min and max); the summary prints the ratio
+//! jitseam/cudarc for each face. Goal: the full erased launch ≤ 1.0× cudarc's single-stream
+//! packing and ≤ 60 ns. Where `valgrind` is installed, instructions per call are counted by
+//! callgrind too (this binary run twice with different call counts, so setup cancels out): a
+//! figure load on a shared machine cannot move.
 //!
 //! `cargo bench --bench launch_overhead`
 
-#[allow(dead_code, unreachable_pub)]
-#[path = "../tests/common/recording.rs"]
-mod recording;
+#[path = "../tests/common/mod.rs"]
+mod common;
+#[allow(dead_code)]
+#[path = "support/cudarc_packing.rs"]
+mod cudarc_packing;
+#[allow(dead_code)]
+#[path = "support/stats.rs"]
+mod stats;
 
 use std::hint::black_box;
 use std::process::Command;
-use std::time::Instant;
+use std::sync::Arc;
 
-use criterion::Criterion;
-use jitseam::abi::{AbiKind, AbiSpec, ParamLayout};
-use jitseam::device::{DeviceId, ViewDesc};
-use jitseam::launch::{LaunchFacts, check, marshal_with};
-use jitseam::{DeviceBuffer, ElementKind};
+use common::{fixtures, noop};
+use jitseam::device::{Arg, ArgMut};
+use jitseam::launch::{check, marshal_with};
+use jitseam::{
+    Device, DeviceBound, DeviceBuffer, Erased, In, Kernel, Out, Signature, SlotRef, Stream,
+};
+use stats::{Summary, ns_per_call};
 
 const N: usize = 1 << 20;
+const ENTRY: &str = "baracuda_gen_add_f32_scalar";
 
-struct Setup {
-    spec: AbiSpec,
-    layout: ParamLayout,
-    device: DeviceId,
-    inputs: [ViewDesc; 2],
-    outputs: [ViewDesc; 1],
-    // Keep the buffers (and so the device id) alive while their descriptions are used.
-    _buffers: [DeviceBuffer<f32>; 3],
+#[jitseam::kernel(abi = scalar, symbol = "baracuda_gen_add_f32_scalar")]
+fn add(a: In<f32>, b: In<f32>, out: Out<f32>);
+
+jitseam::slot_table!(static TABLE: 1);
+
+struct Jitseam {
+    _device: Device,
+    stream: Stream,
+    erased: Kernel<Erased, DeviceBound>,
+    typed: Kernel<Add, DeviceBound>,
+    slot: SlotRef,
+    a: DeviceBuffer<f32>,
+    b: DeviceBuffer<f32>,
+    out: DeviceBuffer<f32>,
 }
 
-impl Setup {
+fn bind<K: Signature>(device: &Device) -> Kernel<K, DeviceBound> {
+    let fixture = fixtures::by_entry(ENTRY);
+    Kernel::<K, _>::describe_typed(K::ptx_artifact(fixture.ptx))
+        .and_then(|k| Ok(k.load()?.bind(device)?))
+        .unwrap_or_else(|e| panic!("binding {ENTRY}: {e}"))
+}
+
+impl Jitseam {
     fn new() -> Self {
-        let (device, _backend) = recording::device();
-        let spec = AbiSpec::new(
-            AbiKind::Scalar,
-            &[ElementKind::F32, ElementKind::F32],
-            &[ElementKind::F32],
-            &[],
-        );
-        let layout = ParamLayout::new(&spec.expected_params());
-        let alloc = || device.alloc::<f32>(N).unwrap();
-        let buffers = [alloc(), alloc(), alloc()];
+        let device = noop::device();
+        let erased = Kernel::describe(fixtures::by_entry(ENTRY).artifact())
+            .and_then(|k| Ok(k.load()?.bind(&device)?))
+            .unwrap_or_else(|e| panic!("binding {ENTRY}: {e}"));
+        let slot = TABLE
+            .claim(bind_erased(&device))
+            .unwrap_or_else(|e| panic!("claim: {e}"));
+        let alloc = || {
+            device
+                .alloc::<f32>(N)
+                .unwrap_or_else(|e| panic!("alloc: {e}"))
+        };
         Self {
-            inputs: [buffers[0].desc(), buffers[1].desc()],
-            outputs: [buffers[2].desc()],
-            device: device.id(),
-            spec,
-            layout,
-            _buffers: buffers,
+            stream: device.default_stream(),
+            typed: bind::<Add>(&device),
+            erased,
+            slot,
+            a: alloc(),
+            b: alloc(),
+            out: alloc(),
+            _device: device,
         }
     }
 
-    fn facts(&self) -> LaunchFacts<'_> {
-        LaunchFacts {
-            entry: "baracuda_gen_add_f32_scalar",
-            spec: &self.spec,
-            layout: &self.layout,
-            device: self.device,
-            max_grid_x: 2_147_483_647,
-        }
+    fn erased(&mut self) -> Result<(), jitseam::Error> {
+        self.erased.launch(
+            &self.stream,
+            &[(&self.a).into(), (&self.b).into()],
+            &mut [(&mut self.out).into()],
+            black_box(&[N]),
+            &[],
+        )
     }
 
-    /// The checked path; returns one packet byte so nothing is optimized away.
-    fn checked(&self) -> u8 {
+    fn typed(&mut self) -> Result<(), jitseam::Error> {
+        self.typed
+            .launch(&self.stream, Add::args(&self.a, &self.b, &mut self.out))
+    }
+
+    fn slot(&mut self) -> Result<(), jitseam::Error> {
+        let inputs = [Arg::from(&self.a), Arg::from(&self.b)];
+        let mut outputs = [ArgMut::from(&mut self.out)];
+        self.slot.launch(
+            &self
+                .slot
+                .call(&self.stream, &inputs, &mut outputs, black_box(&[N]), &[]),
+        )
+    }
+
+    /// `check` + `marshal`, no backend: one packet byte, so nothing is optimized away.
+    fn check_marshal(&self) -> u8 {
+        let (inputs, outputs) = ([self.a.desc(), self.b.desc()], [self.out.desc()]);
         let checked = check(
-            black_box(self.facts()),
-            black_box(self.device),
-            black_box(&self.inputs),
-            black_box(&self.outputs),
+            black_box(self.erased.facts()),
+            black_box(self.stream.device_id()),
+            black_box(&inputs),
+            black_box(&outputs),
             black_box(&[N]),
             black_box(&[]),
         )
-        .unwrap();
-        // As the launch path does: the packet is lent where it was built, never moved.
+        .unwrap_or_else(|e| panic!("check: {e}"));
         marshal_with(&checked, |packet| black_box(packet.bytes())[24])
-    }
-
-    /// The hand-written packet: three pointers and `n`, no checks.
-    fn raw(&self) -> u8 {
-        let pointers = black_box([
-            self.inputs[0].base,
-            self.inputs[1].base,
-            self.outputs[0].base,
-        ]);
-        let n = black_box(N as u64);
-        let mut packet = [0u8; 32];
-        for (slot, value) in packet
-            .chunks_exact_mut(8)
-            .zip(pointers.into_iter().chain([n]))
-        {
-            slot.copy_from_slice(&value.to_le_bytes());
-        }
-        black_box(&packet)[24]
     }
 }
 
-/// Set to `k` for a run of `k` checked calls and nothing else (see [`instructions_per_call`]).
+fn bind_erased(device: &Device) -> Kernel<Erased, DeviceBound> {
+    Kernel::describe(fixtures::by_entry(ENTRY).artifact())
+        .and_then(|k| Ok(k.load()?.bind(device)?))
+        .unwrap_or_else(|e| panic!("binding {ENTRY}: {e}"))
+}
+
+/// cudarc's side: a context in one configuration, its stream, three slices and a function.
+struct Cudarc {
+    stream: Arc<cudarc_packing::Stream>,
+    func: cudarc_packing::Function,
+    a: cudarc_packing::Slice,
+    b: cudarc_packing::Slice,
+    out: cudarc_packing::Slice,
+    n: u64,
+}
+
+impl Cudarc {
+    // cudarc holds its stream in an `Arc` (and declares it `Send + Sync`); the copy here stays on
+    // one thread.
+    #[allow(clippy::arc_with_non_send_sync)]
+    fn new(extra_streams: usize) -> Self {
+        let ctx = cudarc_packing::Context::new(extra_streams);
+        let stream = Arc::new(cudarc_packing::Stream::new(ctx));
+        let slice = |address| cudarc_packing::Slice::new(&stream, address, N);
+        Self {
+            a: slice(0x1_0000),
+            b: slice(0x50_0000),
+            out: slice(0x90_0000),
+            func: cudarc_packing::Function::new(),
+            n: N as u64,
+            stream,
+        }
+    }
+
+    fn launch(&mut self) -> Result<(), i32> {
+        let grid = (N as u32).div_ceil(1024);
+        let mut builder = cudarc_packing::launch_builder(&self.stream, &self.func);
+        builder
+            .arg_slice(&self.a)
+            .arg_slice(&self.b)
+            .arg_slice_mut(&mut self.out)
+            .arg_value(black_box(&self.n));
+        builder.launch(grid, 1024)
+    }
+}
+
+/// Set to `face:k` for a run of `k` calls of one face and nothing else (see [`instructions`]).
 const CALLS_VAR: &str = "LAUNCH_OVERHEAD_CALLS";
 
-/// Instructions per checked call: this binary run twice under callgrind with different call
+const FACES: [&str; 6] = [
+    "erased",
+    "typed",
+    "slot",
+    "check+marshal",
+    "cudarc-1-stream",
+    "cudarc-n-streams",
+];
+
+fn run_face(face: &str, calls: usize, jit: &mut Jitseam, one: &mut Cudarc, many: &mut Cudarc) {
+    for _ in 0..calls {
+        match face {
+            "erased" => drop(black_box(jit.erased())),
+            "typed" => drop(black_box(jit.typed())),
+            "slot" => drop(black_box(jit.slot())),
+            "check+marshal" => drop(black_box(jit.check_marshal())),
+            "cudarc-1-stream" => drop(black_box(one.launch())),
+            _ => drop(black_box(many.launch())),
+        }
+    }
+}
+
+/// Instructions per call of `face`: this binary run twice under callgrind with different call
 /// counts, so setup and process start cancel out. `None` without valgrind.
-fn instructions_per_call() -> Option<u64> {
+fn instructions(face: &str) -> Option<u64> {
     let exe = std::env::current_exe().ok()?;
     let run = |calls: u64| -> Option<u64> {
         let out = Command::new("valgrind")
             .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
             .arg(&exe)
-            .env(CALLS_VAR, calls.to_string())
+            .env(CALLS_VAR, format!("{face}:{calls}"))
             .output()
             .ok()?;
         let log = String::from_utf8_lossy(&out.stderr);
@@ -123,64 +223,69 @@ fn instructions_per_call() -> Option<u64> {
     Some(high.checked_sub(low)? / 10_000)
 }
 
-/// Median nanoseconds per call over `samples` batches of `batch` calls.
-fn median_ns(samples: usize, batch: usize, f: impl Fn() -> u8) -> f64 {
-    let mut per_call: Vec<f64> = (0..samples)
-        .map(|_| {
-            let start = Instant::now();
-            for _ in 0..batch {
-                black_box(f());
-            }
-            start.elapsed().as_nanos() as f64 / batch as f64
-        })
-        .collect();
-    per_call.sort_by(f64::total_cmp);
-    per_call[samples / 2]
-}
-
 fn main() {
-    let setup = Setup::new();
-    assert_eq!(
-        setup.checked(),
-        setup.raw(),
-        "both packets carry the same n"
-    );
+    let mut jit = Jitseam::new();
+    let mut one = Cudarc::new(0);
+    let mut many = Cudarc::new(1);
+    for result in [jit.erased(), jit.typed(), jit.slot()] {
+        result.unwrap_or_else(|e| panic!("launch refused: {e}"));
+    }
 
-    // Under `instructions_per_call`: only the checked calls, then exit.
-    if let Some(calls) = std::env::var(CALLS_VAR)
-        .ok()
-        .and_then(|k| k.parse::<usize>().ok())
-    {
-        for _ in 0..calls {
-            black_box(setup.checked());
-        }
+    if let Some((face, calls)) = std::env::var(CALLS_VAR).ok().and_then(|v| {
+        Some((
+            v.split_once(':')?.0.to_owned(),
+            v.split_once(':')?.1.parse().ok()?,
+        ))
+    }) {
+        run_face(&face, calls, &mut jit, &mut one, &mut many);
         return;
     }
 
-    let mut c = Criterion::default().configure_from_args();
-    let mut group = c.benchmark_group("launch_overhead");
-    group.bench_function("check+marshal (3-operand scalar f32)", |b| {
-        b.iter(|| setup.checked())
-    });
-    group.bench_function("hand-written packet (3 pointers + n)", |b| {
-        b.iter(|| setup.raw())
-    });
-    group.finish();
-    c.final_summary();
-
-    let checked = median_ns(101, 20_000, || setup.checked());
-    let raw = median_ns(101, 20_000, || setup.raw());
-    println!(
-        "launch_overhead: check+marshal median {checked:.1} ns, hand-written packet median {raw:.1} ns, \
-         ratio {:.1}x, overhead {:.1} ns/launch (goal: check+marshal <= 100 ns: {})",
-        checked / raw,
-        checked - raw,
-        if checked <= 100.0 { "met" } else { "NOT met" }
-    );
-    match instructions_per_call() {
-        Some(count) => {
-            println!("launch_overhead: check+marshal {count} instructions per call (callgrind)")
+    const SAMPLES: usize = 101;
+    const BATCH: usize = 20_000;
+    // Interleaved: each round measures every face once, so all see the same machine state.
+    let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(SAMPLES); FACES.len()];
+    for _ in 0..SAMPLES {
+        for (face, out) in FACES.iter().zip(&mut samples) {
+            let s = ns_per_call(1, BATCH, || {
+                run_face(face, 1, &mut jit, &mut one, &mut many)
+            });
+            out.push(s.median);
         }
-        None => println!("launch_overhead: instruction count skipped (no valgrind)"),
+    }
+    let summaries: Vec<Summary> = samples.into_iter().map(Summary::of).collect();
+    let [erased, typed, slot, check_marshal, cudarc1, cudarcn] = summaries[..] else {
+        unreachable!()
+    };
+    println!(
+        "launch_overhead: ns per launch, 3-operand scalar f32 kernel, {SAMPLES} batches of {BATCH}"
+    );
+    for (face, s) in FACES.iter().zip(&summaries) {
+        println!("  {face:<18} {s:.1} ns");
+    }
+    for (face, s) in [("erased", erased), ("typed", typed), ("slot", slot)] {
+        println!(
+            "  {face:<6} / cudarc 1 stream: {:.2}x   / cudarc n streams: {:.2}x",
+            s.median / cudarc1.median,
+            s.median / cudarcn.median
+        );
+    }
+    println!(
+        "  check+marshal alone / cudarc 1 stream: {:.2}x",
+        check_marshal.median / cudarc1.median
+    );
+    let met = erased.median <= cudarc1.median && erased.median <= 60.0;
+    println!(
+        "  goal (erased <= 1.0x cudarc 1 stream and <= 60 ns): {}",
+        if met { "met" } else { "NOT met" }
+    );
+    for face in FACES {
+        match instructions(face) {
+            Some(count) => println!("  {face:<18} {count} instructions per call (callgrind)"),
+            None => {
+                println!("  instruction counts skipped (no valgrind)");
+                break;
+            }
+        }
     }
 }

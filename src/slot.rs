@@ -74,9 +74,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, Rw
 
 use crate::abi::ParamValue;
 use crate::artifact::Artifact;
-use crate::device::{
-    Arg, ArgMut, BackendFunction, DeviceId, Stream, ViewDesc, WeakDevice, is_live,
-};
+use crate::device::{Arg, ArgMut, BackendFunction, DeviceId, Stream, WeakDevice, is_live};
 use crate::error::{Error, TransitionError};
 use crate::kernel::{Kernel, launch_facts};
 use crate::launch::Launch;
@@ -467,13 +465,7 @@ impl SlotTable {
     #[inline(never)]
     fn dispatch(&self, index: usize, call: &SlotCall<'_>) -> Result<(), Error> {
         self.resolve(index, call.generation, |occupant| {
-            let descs: Vec<ViewDesc> = call
-                .inputs
-                .iter()
-                .map(Arg::desc)
-                .chain(call.outputs.iter().map(ArgMut::desc))
-                .collect();
-            let (inputs, outputs) = descs.split_at(call.inputs.len());
+            let (inputs, outputs) = (Arg::descs(call.inputs), ArgMut::descs(call.outputs));
             let facts = launch_facts(
                 &occupant.artifact,
                 &occupant.loaded,

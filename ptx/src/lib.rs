@@ -62,6 +62,7 @@ mod index;
 pub mod interp;
 mod lexer;
 mod line_index;
+mod marks;
 mod model;
 mod module;
 mod skip;

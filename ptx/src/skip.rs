@@ -1,13 +1,16 @@
 //! Skipping `{ … }` blocks without tokenizing them.
 //!
 //! Entry bodies are most of a PTX module's bytes and the module parser only needs their extent,
-//! so they are scanned with SIMD byte searches (`memchr`) instead of the lexer; no byte loop
-//! runs over a body. Only `{`, `}`, comments and strings can change where a block ends. Strings
-//! are rare in bodies, so the first scan ignores them, and one `memchr` over the scanned bytes
-//! checks that no `"` was there; a block with strings is rescanned by a search that also stops
-//! at quotes.
+//! so they are not lexed: one pass walks the [`marks`] — every `{`, `}`, `/` and `"`, found 64
+//! bytes at a time — since only braces, comments and strings can change where a block ends.
+//! Comments and strings are skipped with `memchr` searches for their end, and the walk resumes
+//! after them; no byte is looked at twice.
 
-use memchr::{memchr, memchr2, memchr3};
+use memchr::{memchr, memchr2};
+
+#[cfg(target_arch = "x86_64")]
+use crate::marks::marks_avx2;
+use crate::marks::{WINDOW, marks};
 
 /// Why a block could not be skipped. Offsets are absolute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,75 +28,72 @@ pub(crate) enum Unterminated {
 /// Braces inside comments and strings (with `\` escapes) do not count, and comment markers
 /// inside strings do not start comments.
 pub(crate) fn skip_block(bytes: &[u8], open: usize) -> Result<usize, Unterminated> {
-    let (result, scanned_to) = skip_fast(bytes, open);
-    let scanned = bytes.get(open..scanned_to).unwrap_or_default();
-    if memchr(b'"', scanned).is_some() {
-        skip_with_strings(bytes, open)
-    } else {
-        result
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, checked just above.
+        return unsafe { skip_block_avx2(bytes, open) };
     }
+    walk(bytes, open, marks)
 }
 
-/// Brace matching that honours comments but not strings. Also returns how far it looked, so
-/// the caller can tell whether a string could have misled it.
-fn skip_fast(bytes: &[u8], open: usize) -> (Result<usize, Unterminated>, usize) {
-    let (mut depth, mut pos) = opened(bytes, open);
+/// [`skip_block`] with AVX2 enabled, so that [`marks_avx2`] is inlined into the walk.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn skip_block_avx2(bytes: &[u8], open: usize) -> Result<usize, Unterminated> {
+    // SAFETY: this function runs only where AVX2 is present (its contract).
+    walk(bytes, open, |bytes, base| unsafe {
+        marks_avx2(bytes, base)
+    })
+}
+
+/// The one pass: walks the marks of each window from the block's start, skipping comments and
+/// strings as it meets them, until the block's `}`. `marks` is [`marks`] or a faster spelling of
+/// it.
+#[inline(always)]
+fn walk(
+    bytes: &[u8],
+    open: usize,
+    marks: impl Fn(&[u8], usize) -> u64,
+) -> Result<usize, Unterminated> {
+    let (mut depth, pos) = opened(bytes, open);
+    // The window starting at `base`, and the marks in it not yet walked.
+    let mut base = pos;
+    let mut pending = marks(bytes, base);
     loop {
-        let rest = bytes.get(pos..).unwrap_or_default();
-        let Some(found) = memchr3(b'{', b'}', b'/', rest) else {
-            return (Err(Unterminated::Block(open)), bytes.len());
-        };
-        let at = pos + found;
-        match rest.get(found) {
-            Some(b'{') => depth += 1,
-            Some(b'}') => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 {
-                    return (Ok(at + 1), at + 1);
-                }
+        if pending == 0 {
+            base += WINDOW;
+            if base >= bytes.len() {
+                return Err(Unterminated::Block(open));
             }
-            _ => match skip_comment(bytes, at) {
-                Ok(next) => {
-                    pos = next;
-                    continue;
-                }
-                Err(error) => return (Err(error), bytes.len()),
-            },
-        }
-        pos = at + 1;
-    }
-}
-
-/// Brace matching that also honours strings: `memchr3` finds the next brace or `/`, and a
-/// `memchr` over the bytes before it finds a `"` whose string could hide it.
-fn skip_with_strings(bytes: &[u8], open: usize) -> Result<usize, Unterminated> {
-    let (mut depth, mut pos) = opened(bytes, open);
-    loop {
-        let rest = bytes.get(pos..).unwrap_or_default();
-        let found = memchr3(b'{', b'}', b'/', rest);
-        let before = rest.get(..found.unwrap_or(rest.len())).unwrap_or_default();
-        if let Some(quote) = memchr(b'"', before) {
-            pos = skip_string(bytes, pos + quote)?;
+            pending = marks(bytes, base);
             continue;
         }
-        let Some(found) = found else {
-            return Err(Unterminated::Block(open));
-        };
-        let at = pos + found;
-        match rest.get(found) {
-            Some(b'{') => depth += 1,
+        let at = base + pending.trailing_zeros() as usize;
+        pending &= pending - 1;
+        let resume = match bytes.get(at) {
+            Some(b'{') => {
+                depth += 1;
+                continue;
+            }
             Some(b'}') => {
                 depth = depth.saturating_sub(1);
                 if depth == 0 {
                     return Ok(at + 1);
                 }
-            }
-            _ => {
-                pos = skip_comment(bytes, at)?;
                 continue;
             }
+            Some(b'"') => skip_string(bytes, at)?,
+            _ => skip_comment(bytes, at)?,
+        };
+        // A `/` that starts no comment resumes at the next byte, still in this window.
+        if resume == at + 1 {
+            continue;
         }
-        pos = at + 1;
+        base = resume;
+        pending = marks(bytes, base);
     }
 }
 
@@ -137,7 +137,91 @@ fn skip_string(bytes: &[u8], quote: usize) -> Result<usize, Unterminated> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    /// The meaning of a block, one byte at a time: what [`skip_block`] must agree with.
+    fn reference(bytes: &[u8], open: usize) -> Result<usize, Unterminated> {
+        let (mut depth, mut i) = opened(bytes, open);
+        while let Some(&b) = bytes.get(i) {
+            match b {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return Ok(i + 1);
+                    }
+                }
+                b'"' => {
+                    let quote = i;
+                    i += 1;
+                    loop {
+                        match bytes.get(i) {
+                            None => return Err(Unterminated::String(quote)),
+                            Some(b'"') => break,
+                            Some(b'\\') => i += 2,
+                            Some(_) => i += 1,
+                        }
+                    }
+                }
+                b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                    while bytes.get(i).is_some_and(|&b| b != b'\n') {
+                        i += 1;
+                    }
+                }
+                b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                    let slash = i;
+                    i += 2;
+                    while bytes.get(i..i + 2) != Some(b"*/") {
+                        if i + 2 > bytes.len() {
+                            return Err(Unterminated::Comment(slash));
+                        }
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        Err(Unterminated::Block(open))
+    }
+
+    /// Pieces of block text: braces, strings with braces, escaped quotes and comment markers,
+    /// comments with braces and quotes, and runs that carry the marks across 64-byte windows.
+    fn piece() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => prop::sample::select(vec![
+                "{", "}", "\"", "\\", "\\\"", "/", "*", "//", "/*", "*/", "\n", " ", "a",
+                ";", ".pragma \"nounroll\";",
+                "\"}{//\"",
+                "\"a\\\"}\"",
+                "\"/*\"",
+                "// } \" {\n",
+                "/* } \" { */",
+                "{%f1, %f2}",
+            ])
+            .prop_map(str::to_owned),
+            1 => (0..70usize).prop_map(|n| "x".repeat(n)),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+
+        #[test]
+        fn one_pass_agrees_with_the_byte_by_byte_reading(
+            pieces in prop::collection::vec(piece(), 0..40),
+            open in any::<prop::sample::Index>(),
+        ) {
+            let src = format!("{{{}", pieces.concat());
+            let bytes = src.as_bytes();
+            prop_assert_eq!(skip_block(bytes, 0), reference(bytes, 0), "{:?}", src);
+            let open = open.index(bytes.len());
+            prop_assert_eq!(skip_block(bytes, open), reference(bytes, open), "{:?} at {}", src, open);
+        }
+    }
 
     fn end_of(src: &str) -> Result<usize, Unterminated> {
         skip_block(src.as_bytes(), src.find('{').unwrap_or(0))

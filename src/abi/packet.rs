@@ -6,16 +6,32 @@ use super::ParamLayout;
 /// The argument packet of one launch: every `.param` at its layout offset, little-endian.
 #[derive(Debug)]
 pub struct ArgPacket<'a> {
-    /// The packet when it fits (`len <= INLINE_PACKET`); zeros otherwise.
-    inline: Aligned<INLINE_PACKET>,
-    /// The packet when it does not fit; empty (and unallocated) otherwise.
-    heap: Vec<u8>,
+    storage: Storage,
     len: usize,
     layout: &'a ParamLayout,
 }
 
-/// Packets up to 512 bytes (every 3-operand kernel up to rank 8 with a few params) live inline,
-/// so a launch allocates nothing; larger ones, up to the 4096-byte limit, go to the heap.
+/// Where the bytes live. Only the variant in use is written when a packet is made, so a small
+/// packet zeroes a few words rather than the whole inline buffer.
+// The variants differ in size on purpose: a packet is built in the frame that uses it and never
+// moved, so its size costs nothing, while boxing the large variant would allocate per launch.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+enum Storage {
+    /// Packets up to `SMALL_PACKET` bytes: every dense kernel with up to seven operands and a
+    /// param.
+    Small(Aligned<SMALL_PACKET>),
+    /// Packets up to `INLINE_PACKET` bytes (every 3-operand kernel up to rank 8 with a few
+    /// params).
+    Inline(Aligned<INLINE_PACKET>),
+    /// Larger packets, up to the 4096-byte limit.
+    Heap(Vec<u8>),
+}
+
+const SMALL_PACKET: usize = 64;
+
+/// Packets up to 512 bytes live inline, so a launch allocates nothing; larger ones go to the
+/// heap.
 const INLINE_PACKET: usize = 512;
 
 #[derive(Debug, Clone, Copy)]
@@ -28,33 +44,39 @@ impl<'a> ArgPacket<'a> {
     #[inline]
     pub(crate) fn zeroed(layout: &'a ParamLayout) -> Self {
         let len = layout.size();
+        let storage = if len <= SMALL_PACKET {
+            Storage::Small(Aligned([0; SMALL_PACKET]))
+        } else if len <= INLINE_PACKET {
+            Storage::Inline(Aligned([0; INLINE_PACKET]))
+        } else {
+            Storage::Heap(vec![0; len])
+        };
         Self {
-            inline: Aligned([0; INLINE_PACKET]),
-            heap: if len > INLINE_PACKET {
-                vec![0; len]
-            } else {
-                Vec::new()
-            },
+            storage,
             len,
             layout,
         }
     }
 
     /// The whole packet.
+    #[inline]
     pub fn bytes(&self) -> &[u8] {
-        if self.len <= INLINE_PACKET {
-            self.inline.0.get(..self.len).unwrap_or(&[])
-        } else {
-            &self.heap
-        }
+        let all: &[u8] = match &self.storage {
+            Storage::Small(inline) => &inline.0,
+            Storage::Inline(inline) => &inline.0,
+            Storage::Heap(heap) => heap,
+        };
+        all.get(..self.len).unwrap_or(&[])
     }
 
+    #[inline]
     pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
-        if self.len <= INLINE_PACKET {
-            self.inline.0.get_mut(..self.len).unwrap_or(&mut [])
-        } else {
-            &mut self.heap
-        }
+        let all: &mut [u8] = match &mut self.storage {
+            Storage::Small(inline) => &mut inline.0,
+            Storage::Inline(inline) => &mut inline.0,
+            Storage::Heap(heap) => heap,
+        };
+        all.get_mut(..self.len).unwrap_or(&mut [])
     }
 
     /// The layout the packet follows.

@@ -8,7 +8,10 @@ use crate::dtype::Element;
 
 /// A shared operand of a launch: an input. Built only from a borrowed buffer or view, so the
 /// memory it describes stays allocated and unwritten for as long as it exists.
+// `repr(transparent)`: a slice of operands is a slice of their descriptions, so a launch reads
+// them in place instead of copying them out (see `descs_of`).
 #[derive(Debug, Clone, Copy)]
+#[repr(transparent)]
 pub struct Arg<'a> {
     pub(super) desc: ViewDesc,
     pub(super) _borrow: PhantomData<&'a ()>,
@@ -17,6 +20,7 @@ pub struct Arg<'a> {
 /// An exclusive operand of a launch: an output. Built only from a mutably borrowed buffer or
 /// view.
 #[derive(Debug)]
+#[repr(transparent)]
 pub struct ArgMut<'a> {
     pub(super) desc: ViewDesc,
     pub(super) _borrow: PhantomData<&'a mut ()>,
@@ -27,12 +31,29 @@ impl Arg<'_> {
     pub fn desc(&self) -> ViewDesc {
         self.desc
     }
+
+    /// The descriptions of `args`, in place: no copy, no allocation.
+    pub fn descs(args: &[Self]) -> &[ViewDesc] {
+        // SAFETY: `Arg` is `repr(transparent)` over its one non-zero-sized field, a `ViewDesc`
+        // (the other is `PhantomData`), so `[Arg]` and `[ViewDesc]` have the same layout, length
+        // and alignment; the result borrows `args` immutably for as long as it lives, and a `ViewDesc` is
+        // plain data with no invariant an `Arg` adds.
+        unsafe { std::slice::from_raw_parts(args.as_ptr().cast::<ViewDesc>(), args.len()) }
+    }
 }
 
 impl ArgMut<'_> {
     /// The erased description a launch checks.
     pub fn desc(&self) -> ViewDesc {
         self.desc
+    }
+
+    /// The descriptions of `args`, in place: no copy, no allocation. Takes a shared borrow: the
+    /// descriptions are only read.
+    pub fn descs(args: &[Self]) -> &[ViewDesc] {
+        // SAFETY: as for `Arg::descs`: `ArgMut` is `repr(transparent)` over its `ViewDesc`, so
+        // the layouts agree, and the result only reads through a shared borrow of `args`.
+        unsafe { std::slice::from_raw_parts(args.as_ptr().cast::<ViewDesc>(), args.len()) }
     }
 }
 

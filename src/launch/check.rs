@@ -68,6 +68,27 @@ pub fn check<'a>(
     shape: &'a [usize],
     params: &'a [ParamValue],
 ) -> Result<CheckedLaunch<'a>, Error> {
+    // Nearly every launch is a valid dense one: accepted in one pass, or decided (and its error
+    // named) by the checks below.
+    if let Some(count) = super::dense::accept(
+        facts.device,
+        stream,
+        facts.spec,
+        inputs,
+        outputs,
+        shape,
+        params,
+    ) {
+        return Ok(CheckedLaunch {
+            facts,
+            inputs,
+            outputs,
+            shape,
+            params,
+            count,
+            geometry: grid_for(count, facts.max_grid_x),
+        });
+    }
     let entry = facts.entry;
     let spec = facts.spec;
     count_matches(entry, "inputs", spec.inputs.len(), inputs.len())?;

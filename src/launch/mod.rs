@@ -6,6 +6,7 @@
 //! come through these functions; there is no second way to build a packet.
 
 mod check;
+mod dense;
 mod marshal;
 mod run;
 mod telemetry;

@@ -11,5 +11,6 @@
 pub mod cuda_model;
 pub mod fixtures;
 pub mod launch_suite;
+pub mod noop;
 pub mod nvrtc_env;
 pub mod recording;

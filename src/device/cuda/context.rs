@@ -1,6 +1,7 @@
 //! A device's context: checking the ordinal and opening its primary context, reading its
 //! properties, and making it current on the calling thread.
 
+use std::fmt;
 use std::sync::Arc;
 
 use cudarc::driver::CudaContext;
@@ -34,7 +35,10 @@ impl Context {
     /// Makes the context current on this thread. cudarc parks errors from its own `Drop`s in the
     /// context and returns them from the next bind; such a stale error is recorded and the bind
     /// retried once, so it neither fails an unrelated call nor is lost.
-    pub(super) fn bind(&self, stage: &str) -> Result<(), Error> {
+    ///
+    /// `stage` names the operation for an error; it is formatted only when the bind fails, so a
+    /// launch formats nothing.
+    pub(super) fn bind(&self, stage: impl fmt::Display) -> Result<(), Error> {
         if let Err(stale) = self.ctx.bind_to_thread() {
             self.record(format!(
                 "earlier cleanup inside cudarc: {}",

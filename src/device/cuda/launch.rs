@@ -3,6 +3,7 @@
 //! module outlives the queued work.
 
 use std::ffi::c_void;
+use std::fmt;
 use std::sync::Arc;
 
 use cudarc::driver::result;
@@ -36,7 +37,8 @@ pub(super) unsafe fn launch(
         stage: "launch".to_owned(),
         message: format!("{function:?} was not loaded by this cuda device handle"),
     })?;
-    let stage = || format!("launch kernel `{}`", function.symbol);
+    // Formatted only on an error: a launch that succeeds formats nothing.
+    let stage = LaunchStage(&function.symbol);
     let stream = stream::resolve(shared, stream, "launch")?;
     shared.drain(0);
     let mut inline = [std::ptr::null_mut::<c_void>(); INLINE_PARAMS];
@@ -49,10 +51,10 @@ pub(super) unsafe fn launch(
         &mut heap
     };
     param_pointers(packet, pointers).map_err(|message| Error::Device {
-        stage: stage(),
+        stage: stage.to_string(),
         message,
     })?;
-    shared.bind(&stage())?;
+    shared.bind(stage)?;
     function.note_stream(stream);
     // SAFETY: `function` is a live function of this (current) context: its module is
     // unloaded only after the handle drops and the work queued on every stream noted above
@@ -72,7 +74,17 @@ pub(super) unsafe fn launch(
             pointers,
         )
     }
-    .map_err(|e| driver_error(stage(), e))
+    .map_err(|e| driver_error(stage.to_string(), e))
+}
+
+/// The stage a launch error names: `launch kernel `<symbol>``.
+#[derive(Debug, Clone, Copy)]
+struct LaunchStage<'a>(&'a str);
+
+impl fmt::Display for LaunchStage<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "launch kernel `{}`", self.0)
+    }
 }
 
 /// Points `pointers[i]` at parameter `i` of `packet` — the `void**` array `cuLaunchKernel`

@@ -106,7 +106,7 @@ unsafe fn load_module(
     shared.drain(0);
     let name = CString::new(symbol).map_err(|e| nul(symbol, "symbol", e))?;
     let stage = |what: &str| format!("{what} for kernel `{symbol}`");
-    shared.bind(&stage("load the module"))?;
+    shared.bind(stage("load the module"))?;
     // SAFETY: the caller guarantees `image` is a valid PTX string or image for the call; the
     // driver JITs or copies it before returning and keeps no pointer into it.
     let module = unsafe { result::module::load_data(image) }
@@ -186,7 +186,7 @@ impl BackendFunction for CudaFunction {
             return Ok(None);
         }
         let stage = || format!("query the parameters of kernel `{}`", self.symbol);
-        self.shared.bind(&stage())?;
+        self.shared.bind(stage())?;
         let mut params = Vec::new();
         // The packet limit bounds the parameter count; the loop bound only guards against a
         // driver that never reports the end.

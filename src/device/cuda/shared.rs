@@ -40,8 +40,9 @@ impl Shared {
         self.context.ctx()
     }
 
-    /// Makes the context current on this thread (see [`Context::bind`]).
-    pub(super) fn bind(&self, stage: &str) -> Result<(), Error> {
+    /// Makes the context current on this thread (see [`Context::bind`]); `stage` is formatted
+    /// only if that fails.
+    pub(super) fn bind(&self, stage: impl fmt::Display) -> Result<(), Error> {
         self.context.bind(stage)
     }
 

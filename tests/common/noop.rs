@@ -1,0 +1,97 @@
+//! A backend whose launch does nothing: what is left of a launch on it is jitseam's own work —
+//! check, marshal and the hand-off through the backend trait. Used by the launch benchmark and
+//! by the allocation test of the launch path. Allocation hands out fresh addresses; copies do
+//! nothing.
+
+use std::any::Any;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use jitseam::abi::ArgPacket;
+use jitseam::device::{
+    Backend, BackendFunction, BackendKind, BackendStream, DeviceProperties, Geometry,
+};
+use jitseam::{Device, Error};
+
+#[derive(Debug)]
+pub struct NoopBackend {
+    properties: DeviceProperties,
+    next: AtomicU64,
+}
+
+#[derive(Debug)]
+struct Function;
+
+impl BackendFunction for Function {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn param_info(&self) -> Result<Option<Vec<(usize, usize)>>, Error> {
+        Ok(None)
+    }
+}
+
+#[derive(Debug)]
+struct NullStream;
+
+impl BackendStream for NullStream {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl Backend for NoopBackend {
+    fn properties(&self) -> &DeviceProperties {
+        &self.properties
+    }
+    fn alloc(&self, bytes: usize) -> Result<u64, Error> {
+        let size = (bytes as u64).next_multiple_of(256);
+        Ok(self.next.fetch_add(size, Ordering::Relaxed))
+    }
+    fn free(&self, _address: u64, _bytes: usize) {}
+    fn default_stream(&self) -> Arc<dyn BackendStream> {
+        Arc::new(NullStream)
+    }
+    fn new_stream(&self) -> Result<Arc<dyn BackendStream>, Error> {
+        Ok(Arc::new(NullStream))
+    }
+    fn write(&self, _: &dyn BackendStream, _: u64, _: &[u8]) -> Result<(), Error> {
+        Ok(())
+    }
+    fn read(&self, _: &dyn BackendStream, _: u64, dst: &mut [u8]) -> Result<(), Error> {
+        dst.fill(0);
+        Ok(())
+    }
+    fn load_function(&self, _ptx: &str, _symbol: &str) -> Result<Arc<dyn BackendFunction>, Error> {
+        Ok(Arc::new(Function))
+    }
+    unsafe fn launch(
+        &self,
+        _function: &dyn BackendFunction,
+        _stream: &dyn BackendStream,
+        geometry: Geometry,
+        packet: &ArgPacket<'_>,
+    ) -> Result<(), Error> {
+        // What a driver call would read; kept opaque so nothing before it is optimized away.
+        std::hint::black_box((geometry, packet.bytes()));
+        Ok(())
+    }
+    fn synchronize(&self, _: &dyn BackendStream) -> Result<(), Error> {
+        Ok(())
+    }
+}
+
+/// A fresh no-op device.
+pub fn device() -> Device {
+    Device::with_backend(Arc::new(NoopBackend {
+        properties: DeviceProperties {
+            name: "no-op".to_owned(),
+            backend: BackendKind::Other,
+            compute_capability: Some((9, 0)),
+            max_grid_x: 2_147_483_647,
+            max_block_x: 1024,
+            driver_version: None,
+        },
+        next: AtomicU64::new(0x1_0000),
+    }))
+}
