@@ -3,7 +3,7 @@
 
 use crate::abi::ParamValue;
 use crate::artifact::Artifact;
-use crate::device::{Arg, ArgMut, Stream, ViewDesc};
+use crate::device::{Arg, ArgMut, Stream};
 use crate::error::Error;
 use crate::launch::{Launch, LaunchFacts};
 use crate::liveness::DeviceId;
@@ -48,9 +48,7 @@ impl Kernel<Erased, DeviceBound> {
         shape: &[usize],
         params: &[ParamValue],
     ) -> Result<(), Error> {
-        let inputs: Vec<ViewDesc> = inputs.iter().map(Arg::desc).collect();
-        let outputs: Vec<ViewDesc> = outputs.iter().map(ArgMut::desc).collect();
-        self.launcher(stream).run(&inputs, &outputs, shape, params)
+        self.launcher(stream).run(inputs, outputs, shape, params)
     }
 }
 

@@ -11,7 +11,8 @@
 //! | `context.rs` | opening a device's primary context, its properties, making it current |
 //! | `error.rs` | driver errors as [`Error`]s, the log of errors raised in `Drop` |
 //! | `shared.rs` | the state the backend and its function handles hold together |
-//! | `memory.rs` | allocation, free, host↔device copies |
+//! | `memory.rs` | allocation, deferred free, host↔device copies |
+//! | `event.rs` | events: record, device-side wait, host wait, query |
 //! | `stream.rs` | stream handles: creating, resolving, synchronizing |
 //! | `module.rs` | module load, function handles, the driver's parameter info |
 //! | `launch.rs` | the kernel-parameter pointer array and `cuLaunchKernel` |
@@ -34,23 +35,26 @@
 //! Launches are asynchronous, so a buffer or a module may be dropped while queued work still
 //! uses it:
 //!
-//! - **free** synchronizes the whole context (every stream) before `cuMemFree`. If the context
-//!   cannot be synchronized the allocation is leaked and the error recorded: a leak is safe, a
-//!   use-after-free on the device is not.
+//! - **free** records an event on each stream that may still use the memory (the buffer's
+//!   access log names them) and parks the allocation until they complete, checked on later
+//!   allocations, launches, loads and synchronizations; it never blocks. If an event cannot be
+//!   recorded the allocation waits for the next context-wide synchronization: a leak is safe,
+//!   a use-after-free on the device is not.
 //! - **module unload**: a function handle remembers each stream it was launched on. When it is
 //!   dropped it records an event on each of them and hands `(module, events)` to the backend's
 //!   pending list; the module is unloaded once every event has completed — checked on later
-//!   loads, launches and synchronizations, after any context-wide synchronization (every free),
-//!   and, after a final synchronization, when the last handle to the backend goes.
+//!   loads, launches and synchronizations — and, after a final synchronization, when the last
+//!   handle to the backend goes.
 //!
 //! Errors on these paths run from `Drop`, so they are recorded, never raised or panicked on; the
 //! next [`Backend::synchronize`] reports them.
 //!
 //! # Streams
 //!
-//! As in CUDA, work on different streams is not ordered: launches are asynchronous, a copy waits
-//! only for its own stream, and streams from [`Backend::new_stream`] are non-blocking (they do
-//! not wait for the default stream either). Order work across streams by synchronizing.
+//! As in CUDA, work on different streams is not ordered by the driver: launches are
+//! asynchronous, and streams from [`Backend::new_stream`] are non-blocking (they do not wait for
+//! the default stream either). jitseam orders the uses of each buffer across streams with
+//! events (see [`crate::device::Stream`]).
 //!
 //! [`CudaContext`]: cudarc::driver::CudaContext
 //! [`CudaStream`]: cudarc::driver::CudaStream
@@ -61,6 +65,7 @@
 mod backend;
 mod context;
 mod error;
+mod event;
 mod launch;
 mod memory;
 mod module;
