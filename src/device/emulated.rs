@@ -142,6 +142,12 @@ impl EmulatorBackend {
         Ok(())
     }
 
+    /// Whether `stream`'s worker is stopped at a wait for another stream's event.
+    pub fn is_waiting(&self, stream: &Stream) -> Result<bool, Error> {
+        let queue = &queue_of(stream.raw(), "inspect a stream")?.queue;
+        Ok(lock(&queue.state).blocked)
+    }
+
     /// Waits until `stream`'s worker can make no progress by itself: it has finished all its
     /// work, or it is paused, or it waits for an event of another stream.
     pub fn settle(&self, stream: &Stream) -> Result<(), Error> {

@@ -8,5 +8,6 @@
 )]
 
 pub mod fixtures;
+pub mod hazards;
 pub mod launch_suite;
 pub mod recording;
