@@ -55,9 +55,13 @@ fn neg(k: &Kernels, stream: &Stream, x: &DeviceBuffer<f32>, y: &mut DeviceBuffer
 
 fn assert_all(what: &str, stream: &Stream, buffer: &DeviceBuffer<f32>, want: f32) {
     let got = stream.read(buffer).unwrap();
-    let wrong = got.iter().filter(|&&v| v.to_bits() != want.to_bits()).count();
+    let wrong = got
+        .iter()
+        .filter(|&&v| v.to_bits() != want.to_bits())
+        .count();
     assert_eq!(
-        wrong, 0,
+        wrong,
+        0,
         "{what}: {wrong} of {N} elements differ from {want} (first: {:?})",
         got.first()
     );
@@ -165,7 +169,13 @@ pub fn waw_three_streams(device: &Device, hold: &dyn Hold) {
     a.write_from(&mut x, &vec![7.0; N]).unwrap();
     neg(&k, &b, &ones, &mut x);
     k.add
-        .launch(&c, &[(&ones).into(), (&twos).into()], &mut [(&mut x).into()], &[N], &[])
+        .launch(
+            &c,
+            &[(&ones).into(), (&twos).into()],
+            &mut [(&mut x).into()],
+            &[N],
+            &[],
+        )
         .unwrap();
     hold.settle(&b);
     hold.settle(&c);
