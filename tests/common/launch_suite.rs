@@ -657,15 +657,22 @@ pub fn misaligned_vector_view_is_refused(device: &Device) {
 /// Dropping a kernel and its inputs right after queueing launches on a second stream — before
 /// they can have finished — neither unloads the module nor frees memory under them.
 pub fn drop_while_launches_are_queued(open: impl Fn() -> Device) {
+    drop_while_launches_of_n_are_queued(open, 1 << 20);
+}
+
+/// [`drop_while_launches_are_queued`] with `n`-element launches, for devices where a large
+/// launch is slow (the CUDA driver model interprets every thread).
+pub fn drop_while_launches_of_n_are_queued(open: impl Fn() -> Device, n: usize) {
     let device = open();
     let stream = device.new_stream().unwrap();
-    let n = 1 << 20;
     let a = f32s(n, |i| (i % 1024) as f32);
     let b = f32s(n, |i| (i % 7) as f32);
     let mut out = upload(&device, &vec![f32::NAN; n]);
     {
-        let kernel = bind(&device, ADD_F32);
+        // Declared before the kernel so they drop after it: each free synchronizes the device,
+        // and the kernel must drop while its launches are still queued.
         let (da, db) = (upload(&device, &a), upload(&device, &b));
+        let kernel = bind(&device, ADD_F32);
         for _ in 0..50 {
             kernel
                 .launch(
@@ -677,7 +684,7 @@ pub fn drop_while_launches_are_queued(open: impl Fn() -> Device) {
                 )
                 .unwrap();
         }
-        // `kernel`, `da` and `db` drop here with the launches still queued.
+        // `kernel`, then `db` and `da`, drop here with the launches still queued.
     }
     stream.synchronize().unwrap();
     let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
@@ -688,10 +695,16 @@ pub fn drop_while_launches_are_queued(open: impl Fn() -> Device) {
 }
 
 /// One `#[test]` per suite function, each on a fresh device from `$open` (a `fn() -> Device`).
+///
+/// With `via $run`, each test body runs as `$run(test_name, body)` instead of directly: the
+/// CUDA driver model runs it in a child process (tests/cuda_model.rs).
 #[macro_export]
 macro_rules! launch_suite_tests {
     ($open:path) => {
-        $crate::launch_suite_tests!(@each $open;
+        $crate::launch_suite_tests!($open, via $crate::common::launch_suite::run_here);
+    };
+    ($open:path, via $run:path) => {
+        $crate::launch_suite_tests!(@each $open, $run;
             scalar_add_f32, scalar_mul_f64, scalar_add_f16, scalar_add_bf16, scalar_relu_f32,
             scalar_silu_f32, two_entries_neg_abs_f32, scalar_add_sub_two_outputs_f32,
             params_axpb_f32, params_axpb_f64, vectorized_add_f32_v4, vectorized_add_f32_v2,
@@ -702,13 +715,20 @@ macro_rules! launch_suite_tests {
 
         #[test]
         fn cross_device_launch_is_refused() {
-            common::launch_suite::cross_device_launch_is_refused($open);
+            $run("cross_device_launch_is_refused", || {
+                common::launch_suite::cross_device_launch_is_refused($open)
+            });
         }
     };
-    (@each $open:path; $($name:ident),* $(,)?) => {$(
+    (@each $open:path, $run:path; $($name:ident),* $(,)?) => {$(
         #[test]
         fn $name() {
-            common::launch_suite::$name(&$open());
+            $run(stringify!($name), || common::launch_suite::$name(&$open()));
         }
     )*};
+}
+
+/// Runs a suite test in this process (the default for [`launch_suite_tests!`]).
+pub fn run_here(_test: &str, body: impl FnOnce()) {
+    body();
 }

@@ -7,6 +7,8 @@
     clippy::expect_used
 )]
 
+#[cfg(target_os = "linux")]
+pub mod cuda_model;
 pub mod fixtures;
 pub mod hazards;
 pub mod launch_suite;

@@ -1,0 +1,175 @@
+//! What a stream's worker runs: the queued operations, against the context's device memory.
+//!
+//! A kernel that faults (the interpreter's checked memory refused an access) puts the context
+//! in a sticky error state, as on a GPU: the fault is printed to stderr, every operation still
+//! queued is skipped, and the context's calls answer `CUDA_ERROR_ILLEGAL_ADDRESS` (or
+//! `CUDA_ERROR_MISALIGNED_ADDRESS`) until the context is destroyed.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+use jitseam_ptx::interp::{self, ExecError, FaultKind, LaunchDims};
+
+use crate::event::Event;
+use crate::lock::lock;
+use crate::memory::Heap;
+use crate::module::Function;
+use crate::progress::Progress;
+use crate::status::{
+    CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_MISALIGNED_ADDRESS,
+    CUDA_SUCCESS, CUresult,
+};
+
+/// A host buffer a device-to-host copy writes into. The caller of the copy waits for it to
+/// complete (pageable memory, as all host memory is to the model), so the buffer outlives it.
+#[derive(Debug)]
+pub(crate) struct HostDst(pub(crate) *mut u8);
+
+// SAFETY: the pointer is only written by the worker while the thread that queued the copy
+// blocks on its completion, holding the buffer borrowed; nothing else touches it meanwhile.
+unsafe impl Send for HostDst {}
+
+/// One queued operation.
+#[derive(Debug)]
+pub(crate) enum Op {
+    Launch {
+        function: Arc<Function>,
+        dims: LaunchDims,
+        packet: Vec<u8>,
+    },
+    HostToDevice {
+        dst: u64,
+        data: Vec<u8>,
+    },
+    DeviceToHost {
+        src: u64,
+        dst: HostDst,
+        len: usize,
+    },
+    DeviceToDevice {
+        dst: u64,
+        src: u64,
+        len: usize,
+    },
+    Memset {
+        dst: u64,
+        value: u8,
+        len: usize,
+    },
+    Record {
+        event: Arc<Event>,
+        generation: u64,
+    },
+    /// Waits until `ticket` of another stream has completed.
+    Wait {
+        progress: Arc<Progress>,
+        ticket: u64,
+    },
+}
+
+/// What every stream of a context shares with its worker: device memory and the sticky error.
+#[derive(Debug, Default)]
+pub(crate) struct Core {
+    pub(crate) heap: Mutex<Heap>,
+    sticky: AtomicU32,
+}
+
+impl Core {
+    /// The sticky error, if the context has one.
+    pub(crate) fn sticky(&self) -> Result<(), CUresult> {
+        match self.sticky.load(Ordering::Acquire) {
+            CUDA_SUCCESS => Ok(()),
+            code => Err(code),
+        }
+    }
+
+    /// Puts the context in error state `code`; the first error stays.
+    pub(crate) fn poison(&self, code: CUresult) {
+        let _ =
+            self.sticky
+                .compare_exchange(CUDA_SUCCESS, code, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    /// Runs `op`, unless the context is already in an error state.
+    pub(crate) fn execute(&self, op: Op) {
+        if let Op::Launch { function, .. } = &op {
+            let module = Arc::clone(&function.module);
+            if self.sticky().is_ok() {
+                self.run_guarded(op);
+            }
+            module.launch_done();
+        } else if self.sticky().is_ok() {
+            self.run_guarded(op);
+        }
+    }
+
+    fn run_guarded(&self, op: Op) {
+        if catch_unwind(AssertUnwindSafe(|| self.run(op))).is_err() {
+            eprintln!("jitseam-cuda-model: an operation panicked inside the model");
+            self.poison(CUDA_ERROR_LAUNCH_FAILED);
+        }
+    }
+
+    fn run(&self, op: Op) {
+        match op {
+            Op::Launch {
+                function,
+                dims,
+                packet,
+            } => {
+                let mut heap = lock(&self.heap);
+                let mut memory = heap.regions();
+                if let Err(error) = interp::run(&function.program, &packet, dims, &mut memory) {
+                    eprintln!("jitseam-cuda-model: kernel fault: {error}");
+                    self.poison(match error {
+                        ExecError::Fault(fault) if fault.kind == FaultKind::Misaligned => {
+                            CUDA_ERROR_MISALIGNED_ADDRESS
+                        }
+                        ExecError::Fault(_) => CUDA_ERROR_ILLEGAL_ADDRESS,
+                        _ => CUDA_ERROR_LAUNCH_FAILED,
+                    });
+                }
+            }
+            Op::HostToDevice { dst, data } => {
+                let mut heap = lock(&self.heap);
+                match heap.bytes_mut(dst, data.len()) {
+                    Some(bytes) => bytes.copy_from_slice(&data),
+                    None => self.copy_fault("host-to-device", dst, data.len()),
+                }
+            }
+            Op::DeviceToHost { src, dst, len } => {
+                let heap = lock(&self.heap);
+                match heap.bytes(src, len) {
+                    // SAFETY: `dst` addresses `len` writable bytes that the thread which queued
+                    // this copy keeps borrowed until the copy completes (see `HostDst`); device
+                    // memory lives in the heap's own boxes, so the ranges do not overlap.
+                    Some(bytes) => unsafe {
+                        std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst.0, len);
+                    },
+                    None => self.copy_fault("device-to-host", src, len),
+                }
+            }
+            Op::DeviceToDevice { dst, src, len } => {
+                if lock(&self.heap).copy_within(dst, src, len).is_none() {
+                    self.copy_fault("device-to-device", dst, len);
+                }
+            }
+            Op::Memset { dst, value, len } => match lock(&self.heap).bytes_mut(dst, len) {
+                Some(bytes) => bytes.fill(value),
+                None => self.copy_fault("memset", dst, len),
+            },
+            Op::Record { event, generation } => event.stamp(generation),
+            Op::Wait { progress, ticket } => progress.wait_for(ticket),
+        }
+    }
+
+    /// A copy whose memory was freed between the call (which checked it) and its turn.
+    fn copy_fault(&self, what: &str, address: u64, len: usize) {
+        eprintln!(
+            "jitseam-cuda-model: {what} copy of {len} bytes at {address:#x}: the memory was freed \
+             before the copy ran"
+        );
+        self.poison(CUDA_ERROR_ILLEGAL_ADDRESS);
+    }
+}
