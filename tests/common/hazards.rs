@@ -231,21 +231,77 @@ pub fn poll(timeout: Duration, mut ready: impl FnMut() -> bool) {
     }
 }
 
+/// Holds a stream by queueing slow work on it (launches over a large scratch buffer): what a
+/// GPU or the driver model can do. Timing decides whether the hazard would have shown, so with
+/// it the tests check results only.
+pub struct Busy {
+    kernel: Kernel<Erased, DeviceBound>,
+    scratch: DeviceBuffer<f32>,
+    out: std::sync::Mutex<DeviceBuffer<f32>>,
+    launches: usize,
+    n: usize,
+}
+
+impl Busy {
+    /// `launches` launches over `n` elements per hold.
+    pub fn new(device: &Device, n: usize, launches: usize) -> Self {
+        Self {
+            kernel: launch_suite::bind(device, NEG_F32),
+            scratch: filled_n(device, n, 1.0),
+            out: std::sync::Mutex::new(filled_n(device, n, 0.0)),
+            launches,
+            n,
+        }
+    }
+}
+
+fn filled_n(device: &Device, n: usize, value: f32) -> DeviceBuffer<f32> {
+    let buffer = device.upload(&vec![value; n]).unwrap();
+    device.synchronize().unwrap();
+    buffer
+}
+
+impl Hold for Busy {
+    fn hold(&self, stream: &Stream) {
+        let mut out = self.out.lock().unwrap();
+        for _ in 0..self.launches {
+            self.kernel
+                .launch(
+                    stream,
+                    &[(&self.scratch).into()],
+                    &mut [(&mut *out).into()],
+                    &[self.n],
+                    &[],
+                )
+                .unwrap();
+        }
+    }
+    fn release(&self, _: &Stream) {}
+    fn settle(&self, _: &Stream) {}
+    fn until_waiting(&self, _: &Stream, _: Duration) {}
+}
+
 /// One `#[test]` per hazard, each on a fresh device and [`Hold`] from `$setup`
-/// (a `fn() -> (Device, impl Hold)`).
+/// (a `fn() -> (Device, impl Hold)`). With `via $run`, each body runs as `$run(name, body)`
+/// (the driver model runs it in a child process).
 #[macro_export]
 macro_rules! hazard_tests {
     ($setup:path) => {
-        $crate::hazard_tests!(@each $setup;
+        $crate::hazard_tests!($setup, via $crate::common::launch_suite::run_here);
+    };
+    ($setup:path, via $run:path) => {
+        $crate::hazard_tests!(@each $setup, $run;
             raw_two_streams, war_two_streams, waw_two_streams, raw_three_streams,
             war_three_streams, waw_three_streams, free_under_launch, read_of_in_flight_output,
         );
     };
-    (@each $setup:path; $($name:ident),* $(,)?) => {$(
+    (@each $setup:path, $run:path; $($name:ident),* $(,)?) => {$(
         #[test]
         fn $name() {
-            let (device, hold) = $setup();
-            common::hazards::$name(&device, &hold);
+            $run(stringify!($name), || {
+                let (device, hold) = $setup();
+                common::hazards::$name(&device, &hold);
+            });
         }
     )*};
 }
