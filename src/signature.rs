@@ -119,7 +119,7 @@ impl<T> Copy for InStrided<'_, T> {}
 /// What a generated `args` constructor accepts for an `In<T>` operand.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a dense input of element type `{T}`",
-    label = "expected `&DeviceBuffer<{T}>`, `&BufferView<{T}>` or `&BufferViewMut<{T}>`",
+    label = "expected `&DeviceBuffer<{T}>`, `&BufferView<{T}>`, `&BufferViewMut<{T}>` or a cudarc `&CudaSlice<{T}>`/`&CudaView<{T}>`",
     note = "inputs of scalar and vectorized kernels are whole buffers or contiguous ranges (`buffer.slice(..)`) of the declared element type, borrowed shared",
     note = "strided views are operands of kernels declared with `abi = strided(R)`"
 )]
@@ -131,7 +131,7 @@ pub trait IntoIn<'a, T>: sealed::Sealed {
 /// What a generated `args` constructor accepts for an `Out<T>` operand.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a dense output of element type `{T}`",
-    label = "expected `&mut DeviceBuffer<{T}>` or `&mut BufferViewMut<{T}>`",
+    label = "expected `&mut DeviceBuffer<{T}>`, `&mut BufferViewMut<{T}>` or a cudarc `&mut CudaSlice<{T}>`/`&mut CudaViewMut<{T}>`",
     note = "outputs of scalar and vectorized kernels are borrowed exclusively: pass `&mut buffer` or `&mut buffer.slice_mut(..)?`, of the declared element type",
     note = "strided views are operands of kernels declared with `abi = strided(R)`"
 )]
@@ -236,4 +236,32 @@ impl<'a, T: Element> IntoOutStrided<'a, T> for &'a mut StridedViewMut<'_, T> {
     fn into_handle(self) -> OutStrided<'a, T> {
         OutStrided::from(self)
     }
+}
+
+// cudarc slices as typed operands (interop): through the erased operand each makes, so the
+// launch orders them with cudarc's own events. Element types without a cudarc `DeviceRepr`
+// (`f16`, `bf16`: cudarc is built without its `f16` feature) are not accepted.
+macro_rules! cudarc_conversions {
+    ($($handle:ident: $into:ident from $src:ty;)*) => {$(
+        impl<'a, T: Element + cudarc::driver::DeviceRepr> From<$src> for $handle<'a, T> {
+            fn from(source: $src) -> Self {
+                Self { arg: source.into(), _elem: PhantomData }
+            }
+        }
+
+        impl<'a, T: Element + cudarc::driver::DeviceRepr> sealed::Sealed for $src {}
+
+        impl<'a, T: Element + cudarc::driver::DeviceRepr> $into<'a, T> for $src {
+            fn into_handle(self) -> $handle<'a, T> {
+                $handle::from(self)
+            }
+        }
+    )*};
+}
+
+cudarc_conversions! {
+    In: IntoIn from &'a cudarc::driver::CudaSlice<T>;
+    In: IntoIn from &'a cudarc::driver::CudaView<'_, T>;
+    Out: IntoOut from &'a mut cudarc::driver::CudaSlice<T>;
+    Out: IntoOut from &'a mut cudarc::driver::CudaViewMut<'_, T>;
 }

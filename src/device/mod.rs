@@ -13,7 +13,7 @@ mod desc;
 mod emulated;
 mod event;
 mod handle;
-mod operand;
+pub(crate) mod operand;
 mod select;
 mod stream;
 mod view;

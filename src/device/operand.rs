@@ -22,19 +22,19 @@ impl<T> Pending for T {}
 pub(crate) type Acquired<'s> = (ViewDesc, Box<dyn Pending + 's>);
 
 /// Memory that orders its own uses across streams, read by a launch.
-pub(crate) trait Foreign: Sync + fmt::Debug {
+pub(crate) trait Foreign: Sync {
     /// Makes `stream` wait for the memory's earlier writes and describes it.
     fn acquire<'s>(&'s self, stream: &'s Stream) -> Result<Acquired<'s>, Error>;
 }
 
 /// Memory that orders its own uses across streams, written by a launch.
-pub(crate) trait ForeignMut: Send + fmt::Debug {
+pub(crate) trait ForeignMut: Send {
     /// Makes `stream` wait for the memory's earlier reads and writes and describes it.
     fn acquire_mut<'s>(&'s mut self, stream: &'s Stream) -> Result<Acquired<'s>, Error>;
 }
 
 /// Where a shared operand's memory comes from.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub(crate) enum Source<'a> {
     /// A jitseam buffer, borrowed for `'a`.
     Log(&'a AccessLog),
@@ -43,7 +43,6 @@ pub(crate) enum Source<'a> {
 }
 
 /// Where an exclusive operand's memory comes from.
-#[derive(Debug)]
 pub(crate) enum SourceMut<'a> {
     /// A jitseam buffer, exclusively borrowed (this range of it) for `'a`.
     Log(&'a AccessLog),
@@ -81,6 +80,24 @@ impl<'a> ForeignRef<'a> {
         // SAFETY: `ptr` came from a `&'a mut` that this value holds for `'a` (no one else can
         // use the memory meanwhile); the caller guarantees the returned borrow is the only one.
         unsafe { &mut *self.ptr.as_ptr() }
+    }
+}
+
+impl fmt::Debug for Source<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Log(log) => f.debug_tuple("Log").field(log).finish(),
+            Self::Foreign(_) => f.write_str("Foreign"),
+        }
+    }
+}
+
+impl fmt::Debug for SourceMut<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Log(log) => f.debug_tuple("Log").field(log).finish(),
+            Self::Foreign(_) => f.write_str("Foreign"),
+        }
     }
 }
 

@@ -32,7 +32,7 @@ pub struct Stream {
 }
 
 impl Stream {
-    pub(super) fn new(device: Device, raw: Arc<dyn BackendStream>) -> Self {
+    pub(crate) fn new(device: Device, raw: Arc<dyn BackendStream>) -> Self {
         Self { device, raw }
     }
 

@@ -18,6 +18,8 @@
 //! | `launch.rs` | the kernel-parameter pointer array and `cuLaunchKernel` |
 //! | `unload.rs` | deferred module unload: events, the pending list, the sweep |
 //! | `backend.rs` | the [`Backend`] impl, one hand-off per method |
+//! | `registry.rs` | which live [`Device`] uses which cudarc context |
+//! | `interop.rs` | cudarc's contexts, streams and slices in and out of jitseam |
 //!
 //! # Never reaching a cudarc panic
 //!
@@ -66,10 +68,12 @@ mod backend;
 mod context;
 mod error;
 mod event;
+mod interop;
 mod launch;
 mod memory;
 mod module;
 mod probe;
+mod registry;
 mod shared;
 mod stream;
 mod unload;
@@ -106,8 +110,10 @@ fn open(ordinal: usize) -> Result<Device, Error> {
     guarded("open cuda device", || {
         check_symbols()?;
         let ctx = open_context(ordinal)?;
-        let backend = CudaBackend::new(ctx)?;
-        Ok(Device::with_backend(Arc::new(backend)))
+        let backend = CudaBackend::new(Arc::clone(&ctx))?;
+        let device = Device::with_backend(Arc::new(backend));
+        registry::register(&ctx, &device);
+        Ok(device)
     })
 }
 
