@@ -7,11 +7,22 @@
 //! installed it also prints instructions per check + marshal call, by callgrind: a figure that
 //! load on a shared machine cannot move.
 //!
+//! Also the whole launch through `Kernel::launch` on a backend that runs nothing (check, the
+//! streams' access logs, marshal, the hand-off), on one stream and alternating between two
+//! streams (every launch then waits for the other stream's events): see `streams.rs`.
+//!
 //! `cargo bench --bench launch_overhead`
 
 #[allow(dead_code, unreachable_pub)]
 #[path = "../tests/common/recording.rs"]
 mod recording;
+
+#[allow(dead_code, unreachable_pub)]
+#[path = "../tests/common/fixtures.rs"]
+mod fixtures;
+
+#[path = "support/launch_streams.rs"]
+mod streams;
 
 use std::hint::black_box;
 use std::process::Command;
@@ -166,7 +177,6 @@ fn main() {
         b.iter(|| setup.raw())
     });
     group.finish();
-    c.final_summary();
 
     let checked = median_ns(101, 20_000, || setup.checked());
     let raw = median_ns(101, 20_000, || setup.raw());
@@ -177,6 +187,7 @@ fn main() {
         checked - raw,
         if checked <= 100.0 { "met" } else { "NOT met" }
     );
+    streams::report(&mut c, checked);
     match instructions_per_call() {
         Some(count) => {
             println!("launch_overhead: check+marshal {count} instructions per call (callgrind)")

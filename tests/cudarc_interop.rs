@@ -16,10 +16,7 @@ use common::launch_suite::{ADD_F32, bind};
 use cudarc::driver::CudaContext;
 use jitseam::device::{Arg, ArgMut};
 use jitseam::error::Operand;
-use jitseam::{Device, Error, In, Out, Stream};
-
-#[jitseam::kernel(abi = scalar, symbol = "baracuda_gen_add_f32_scalar")]
-fn add(a: In<f32>, b: In<f32>, out: Out<f32>);
+use jitseam::{Device, Error, Stream};
 
 const N: usize = 1000;
 
@@ -66,39 +63,7 @@ model_test! {
 
 model_test! {
     fn cudarc_writes_jitseam_launches_cudarc_reads_on_three_streams() {
-        let ctx = CudaContext::new(0).unwrap();
-        let device = Device::from_cudarc(Arc::clone(&ctx)).unwrap();
-        let (writer, reader) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
-        let a_host: Vec<f32> = (0..N).map(|i| i as f32).collect();
-        let a = writer.clone_htod(&a_host).unwrap();
-        let b = writer.clone_htod(&vec![0.5f32; N]).unwrap();
-        let mut out = writer.alloc_zeros::<f32>(N).unwrap();
-        let stream = device.new_stream().unwrap();
-        // Erased launch with cudarc slices.
-        let kernel = bind(&device, ADD_F32);
-        kernel
-            .launch(&stream, &[Arg::from(&a), Arg::from(&b)], &mut [ArgMut::from(&mut out)], &[N], &[])
-            .unwrap();
-        let got = reader.clone_dtoh(&out).unwrap();
-        let want: Vec<f32> = a_host.iter().map(|x| x + 0.5).collect();
-        assert_eq!(got, want);
-        // Typed launch: cudarc slices and views convert like jitseam buffers.
-        let typed = bind(&device, ADD_F32).typed::<Add>().unwrap();
-        let mut out2 = writer.alloc_zeros::<f32>(N).unwrap();
-        typed
-            .launch(&stream, Add::args(&out.as_view(), &b, &mut out2.as_view_mut()))
-            .unwrap();
-        let got = reader.clone_dtoh(&out2).unwrap();
-        let want: Vec<f32> = a_host.iter().map(|x| x + 1.0).collect();
-        assert_eq!(got, want);
-        // Jitseam buffers and cudarc slices in one launch.
-        let mine = device.upload(&vec![2.0f32; N]).unwrap();
-        typed
-            .launch(&stream, Add::args(&mine, &a, &mut out))
-            .unwrap();
-        let got = reader.clone_dtoh(&out).unwrap();
-        let want: Vec<f32> = a_host.iter().map(|x| x + 2.0).collect();
-        assert_eq!(got, want);
+        common::interop::cudarc_round_trip(CudaContext::new(0).unwrap(), 1000);
     }
 }
 

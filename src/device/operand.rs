@@ -76,6 +76,9 @@ impl<'a> ForeignRef<'a> {
     /// No other reference obtained from this `ForeignRef` may be live while the returned one
     /// is: the one launch path calls it once per output per launch and drops the reference
     /// before returning, and `ForeignRef` is not `Sync`, so no other thread can call it.
+    // The exclusivity a `&mut self` would prove is this fn's safety contract instead: the launch
+    // takes its outputs by shared slice (the slot table's calls are shared).
+    #[allow(clippy::mut_from_ref)]
     pub(crate) unsafe fn get(&self) -> &mut (dyn ForeignMut + 'a) {
         // SAFETY: `ptr` came from a `&'a mut` that this value holds for `'a` (no one else can
         // use the memory meanwhile); the caller guarantees the returned borrow is the only one.

@@ -11,5 +11,6 @@
 pub mod cuda_model;
 pub mod fixtures;
 pub mod hazards;
+pub mod interop;
 pub mod launch_suite;
 pub mod recording;

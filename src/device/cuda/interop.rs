@@ -35,6 +35,35 @@ impl Device {
     /// launches in `ctx` itself. Two calls with the same context (and [`Device::cuda`], for the
     /// context it opened) answer the same device, with one [`DeviceId`], while any handle to it
     /// lives.
+    ///
+    /// ```no_run
+    /// use std::sync::Arc;
+    ///
+    /// use cudarc::driver::CudaContext;
+    /// use jitseam::device::{Arg, ArgMut};
+    /// use jitseam::{Device, Kernel, Stream};
+    ///
+    /// fn interop(ptx: jitseam::Artifact) -> Result<(), Box<dyn std::error::Error>> {
+    ///     // The runtime's own context, stream and slices.
+    ///     let ctx = CudaContext::new(0)?;
+    ///     let cu_stream = ctx.new_stream()?;
+    ///     let a = cu_stream.clone_htod(&[1.0f32; 1024])?;
+    ///     let mut out = cu_stream.alloc_zeros::<f32>(1024)?;
+    ///
+    ///     // The same context as a jitseam device (one id however often it is handed in), the same
+    ///     // stream as a jitseam stream.
+    ///     let device = Device::from_cudarc(Arc::clone(&ctx))?;
+    ///     let stream = Stream::from_cudarc(&device, Arc::clone(&cu_stream))?;
+    ///     let kernel = Kernel::describe(ptx)?.load()?.bind(&device)?;
+    ///
+    ///     // cudarc slices are launch operands: every check applies, and cudarc's per-slice events
+    ///     // order the launch after cudarc's writes and cudarc's later reads after the launch.
+    ///     kernel.launch(&stream, &[Arg::from(&a)], &mut [ArgMut::from(&mut out)], &[1024], &[])?;
+    ///     let result: Vec<f32> = ctx.new_stream()?.clone_dtoh(&out)?;
+    ///     assert!(stream.as_cudarc().is_some() && result.len() == 1024);
+    ///     Ok(())
+    /// }
+    /// ```
     pub fn from_cudarc(ctx: Arc<CudaContext>) -> Result<Self, Error> {
         // The context exists, so libcuda is loaded; every symbol jitseam calls is still checked,
         // because cudarc panics on a missing one.
