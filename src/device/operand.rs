@@ -7,8 +7,8 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 
 use super::access::AccessLog;
+use super::backend::BackendStream;
 use super::desc::ViewDesc;
-use super::stream::Stream;
 use crate::error::Error;
 
 /// Kept until the use it was acquired for is queued, then dropped: dropping it logs the use
@@ -24,13 +24,13 @@ pub(crate) type Acquired<'s> = (ViewDesc, Box<dyn Pending + 's>);
 /// Memory that orders its own uses across streams, read by a launch.
 pub(crate) trait Foreign: Sync {
     /// Makes `stream` wait for the memory's earlier writes and describes it.
-    fn acquire<'s>(&'s self, stream: &'s Stream) -> Result<Acquired<'s>, Error>;
+    fn acquire<'s>(&'s self, stream: &'s dyn BackendStream) -> Result<Acquired<'s>, Error>;
 }
 
 /// Memory that orders its own uses across streams, written by a launch.
 pub(crate) trait ForeignMut: Send {
     /// Makes `stream` wait for the memory's earlier reads and writes and describes it.
-    fn acquire_mut<'s>(&'s mut self, stream: &'s Stream) -> Result<Acquired<'s>, Error>;
+    fn acquire_mut<'s>(&'s mut self, stream: &'s dyn BackendStream) -> Result<Acquired<'s>, Error>;
 }
 
 /// Where a shared operand's memory comes from.

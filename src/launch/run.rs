@@ -99,7 +99,7 @@ impl<'k> Launch<'k> {
             *desc = match arg.source {
                 Source::Log(_) => arg.desc,
                 Source::Foreign(memory) => {
-                    let (desc, guard) = memory.acquire(stream)?;
+                    let (desc, guard) = memory.acquire(stream.raw())?;
                     guards.push(guard);
                     desc
                 }
@@ -111,7 +111,7 @@ impl<'k> Launch<'k> {
                 SourceMut::Foreign(memory) => {
                     // SAFETY: the one use of this output's borrow in this launch, dropped (with
                     // its guard) before `run` returns.
-                    let (desc, guard) = unsafe { memory.get() }.acquire_mut(stream)?;
+                    let (desc, guard) = unsafe { memory.get() }.acquire_mut(stream.raw())?;
                     guards.push(guard);
                     desc
                 }

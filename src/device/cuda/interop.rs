@@ -26,7 +26,7 @@ use super::probe::{check_symbols, guarded};
 use super::registry;
 use super::stream::{CudaStreamHandle, cudarc_of};
 use crate::device::operand::{Acquired, Foreign, ForeignMut, ForeignRef, Source, SourceMut};
-use crate::device::{Arg, ArgMut, Device, DeviceId, Stream, ViewDesc};
+use crate::device::{Arg, ArgMut, BackendStream, Device, DeviceId, Stream, ViewDesc};
 use crate::dtype::Element;
 use crate::error::Error;
 
@@ -112,11 +112,17 @@ fn describe<T: Element>(ctx: &Arc<CudaContext>, len: usize, base: u64) -> ViewDe
 
 /// The cudarc stream of `stream` if it runs in `ctx`. Otherwise the launch check refuses the
 /// slice (its device is not the stream's) and nothing is acquired.
-fn same_context<'s>(stream: &'s Stream, ctx: &Arc<CudaContext>) -> Option<&'s Arc<CudaStream>> {
-    cudarc_of(stream.raw()).filter(|s| Arc::ptr_eq(s.context(), ctx))
+fn same_context<'s>(
+    stream: &'s dyn BackendStream,
+    ctx: &Arc<CudaContext>,
+) -> Option<&'s Arc<CudaStream>> {
+    cudarc_of(stream).filter(|s| Arc::ptr_eq(s.context(), ctx))
 }
 
-fn acquire<'s, T: Element, S: DevicePtr<T>>(slice: &'s S, stream: &'s Stream) -> Acquired<'s> {
+fn acquire<'s, T: Element, S: DevicePtr<T>>(
+    slice: &'s S,
+    stream: &'s dyn BackendStream,
+) -> Acquired<'s> {
     let ctx = slice.stream().context();
     match same_context(stream, ctx) {
         Some(cu) => {
@@ -129,7 +135,7 @@ fn acquire<'s, T: Element, S: DevicePtr<T>>(slice: &'s S, stream: &'s Stream) ->
 
 fn acquire_mut<'s, T: Element, S: DevicePtrMut<T>>(
     slice: &'s mut S,
-    stream: &'s Stream,
+    stream: &'s dyn BackendStream,
 ) -> Acquired<'s> {
     let ctx = Arc::clone(slice.stream().context());
     let len = slice.len();
@@ -143,25 +149,25 @@ fn acquire_mut<'s, T: Element, S: DevicePtrMut<T>>(
 }
 
 impl<T: Element + DeviceRepr> Foreign for CudaSlice<T> {
-    fn acquire<'s>(&'s self, stream: &'s Stream) -> Result<Acquired<'s>, Error> {
+    fn acquire<'s>(&'s self, stream: &'s dyn BackendStream) -> Result<Acquired<'s>, Error> {
         Ok(acquire::<T, _>(self, stream))
     }
 }
 
 impl<T: Element + DeviceRepr> Foreign for CudaView<'_, T> {
-    fn acquire<'s>(&'s self, stream: &'s Stream) -> Result<Acquired<'s>, Error> {
+    fn acquire<'s>(&'s self, stream: &'s dyn BackendStream) -> Result<Acquired<'s>, Error> {
         Ok(acquire::<T, _>(self, stream))
     }
 }
 
 impl<T: Element + DeviceRepr> ForeignMut for CudaSlice<T> {
-    fn acquire_mut<'s>(&'s mut self, stream: &'s Stream) -> Result<Acquired<'s>, Error> {
+    fn acquire_mut<'s>(&'s mut self, stream: &'s dyn BackendStream) -> Result<Acquired<'s>, Error> {
         Ok(acquire_mut::<T, _>(self, stream))
     }
 }
 
 impl<T: Element + DeviceRepr> ForeignMut for CudaViewMut<'_, T> {
-    fn acquire_mut<'s>(&'s mut self, stream: &'s Stream) -> Result<Acquired<'s>, Error> {
+    fn acquire_mut<'s>(&'s mut self, stream: &'s dyn BackendStream) -> Result<Acquired<'s>, Error> {
         Ok(acquire_mut::<T, _>(self, stream))
     }
 }

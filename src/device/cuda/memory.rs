@@ -8,64 +8,14 @@
 //! context-wide synchronization (the backend's last one, when the device goes); a leak is
 //! safe, a use-after-free on the device is not.
 
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use cudarc::driver::result;
 
-use cudarc::driver::{CudaEvent, result};
-
-use super::error::{describe, driver_error, lock};
+use super::error::{driver_error, lock};
+use super::frees::free_now;
 use super::shared::Shared;
 use super::stream;
 use crate::device::BackendStream;
 use crate::error::Error;
-
-/// Allocations whose buffers are gone, waiting for the work that may use them.
-#[derive(Default)]
-pub(super) struct PendingFrees {
-    list: Mutex<Vec<PendingFree>>,
-    /// Mirrors `!list.is_empty()` so the hot paths skip the lock when nothing waits.
-    has_pending: AtomicBool,
-}
-
-struct PendingFree {
-    address: u64,
-    bytes: usize,
-    /// One per stream that may still use the memory; `None` if one could not be recorded.
-    events: Option<Vec<CudaEvent>>,
-}
-
-impl PendingFrees {
-    pub(super) fn len(&self) -> usize {
-        lock(&self.list).len()
-    }
-
-    /// Frees every parked allocation whose work has finished; with `all`, every one (the
-    /// caller has synchronized the context).
-    pub(super) fn drain(&self, shared: &Shared, all: bool) {
-        if !self.has_pending.load(Ordering::Acquire) {
-            return;
-        }
-        let mut list = lock(&self.list);
-        list.retain(|free| {
-            let finished = all
-                || free.events.as_ref().is_some_and(|events| {
-                    events
-                        .iter()
-                        .all(|event| matches!(event.try_is_complete(), Ok(true)))
-                });
-            if finished {
-                free_now(shared, free.address, free.bytes);
-            }
-            !finished
-        });
-        self.has_pending.store(!list.is_empty(), Ordering::Release);
-    }
-
-    fn park(&self, free: PendingFree) {
-        lock(&self.list).push(free);
-        self.has_pending.store(true, Ordering::Release);
-    }
-}
 
 pub(super) fn alloc(shared: &Shared, bytes: usize) -> Result<u64, Error> {
     let stage = format!("allocate {bytes} bytes");
@@ -90,7 +40,7 @@ pub(super) fn free(shared: &Shared, address: u64, bytes: usize, pending: &[&dyn 
         return;
     }
     if pending.is_empty() {
-        free_now(shared, address, bytes);
+        free_now(shared.context(), address, bytes);
         return;
     }
     let events = pending
@@ -110,29 +60,7 @@ pub(super) fn free(shared: &Shared, address: u64, bytes: usize, pending: &[&dyn 
             None
         }
     };
-    shared.frees.park(PendingFree {
-        address,
-        bytes,
-        events,
-    });
-}
-
-/// `cuMemFree` of an allocation no queued work can use any more.
-fn free_now(shared: &Shared, address: u64, bytes: usize) {
-    if let Err(e) = shared.bind("free device memory") {
-        shared.record(format!("{e}; {bytes} bytes at {address:#x} leaked"));
-        return;
-    }
-    // SAFETY: `address` came from `malloc_sync` in this context and left the allocation map
-    // when its buffer dropped, so it is freed once; the caller established that no queued
-    // work can use it (no stream was pending, or every pending stream's event completed, or
-    // the context was synchronized), and no later work can name it (its buffer is gone).
-    if let Err(e) = unsafe { result::free_sync(address) } {
-        shared.record(format!(
-            "free {bytes} bytes at {address:#x}: {}",
-            describe(e)
-        ));
-    }
+    shared.frees.park(address, bytes, events);
 }
 
 pub(super) fn write(

@@ -11,7 +11,8 @@
 //! | `context.rs` | opening a device's primary context, its properties, making it current |
 //! | `error.rs` | driver errors as [`Error`]s, the log of errors raised in `Drop` |
 //! | `shared.rs` | the state the backend and its function handles hold together |
-//! | `memory.rs` | allocation, deferred free, host↔device copies |
+//! | `memory.rs` | allocation, free, host↔device copies |
+//! | `frees.rs` | deferred free: allocations parked until their work has finished |
 //! | `event.rs` | events: record, device-side wait, host wait, query |
 //! | `stream.rs` | stream handles: creating, resolving, synchronizing |
 //! | `module.rs` | module load, function handles, the driver's parameter info |
@@ -68,6 +69,7 @@ mod backend;
 mod context;
 mod error;
 mod event;
+mod frees;
 mod interop;
 mod launch;
 mod memory;

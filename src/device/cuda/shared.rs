@@ -11,7 +11,7 @@ use cudarc::driver::{CudaContext, CudaStream};
 
 use super::context::Context;
 use super::error::{driver_error, lock};
-use super::memory::PendingFrees;
+use super::frees::PendingFrees;
 use super::unload::PendingUnloads;
 use crate::error::Error;
 
@@ -38,6 +38,11 @@ impl Shared {
             frees: PendingFrees::default(),
             allocations: Mutex::new(BTreeMap::new()),
         }
+    }
+
+    /// The context, for cleanup that needs only it.
+    pub(super) fn context(&self) -> &Context {
+        &self.context
     }
 
     pub(super) fn ctx(&self) -> &Arc<CudaContext> {
@@ -86,7 +91,7 @@ impl Shared {
     /// Frees the parked allocations whose work has finished too.
     pub(super) fn drain(&self, synced: u64) {
         self.pending.drain(&self.context, synced);
-        self.frees.drain(self, false);
+        self.frees.drain(&self.context, false);
     }
 }
 
@@ -98,7 +103,7 @@ impl Drop for Shared {
             // retains it) reclaims them with everything else.
             if let Ok(synced) = self.synchronize_context("release cuda device") {
                 self.pending.drain(&self.context, synced);
-                self.frees.drain(self, true);
+                self.frees.drain(&self.context, true);
             }
         }
     }
