@@ -188,6 +188,7 @@ fn main() {
         if checked <= 100.0 { "met" } else { "NOT met" }
     );
     streams::report(&mut c, checked);
+    c.final_summary();
     match instructions_per_call() {
         Some(count) => {
             println!("launch_overhead: check+marshal {count} instructions per call (callgrind)")
