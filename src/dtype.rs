@@ -143,6 +143,23 @@ impl_element! {
     u64 => U64,
 }
 
+/// The bytes of `values` in the device's byte order (little-endian), without copying.
+#[cfg(target_endian = "little")]
+pub(crate) fn le_bytes<T: Element>(values: &[T]) -> &[u8] {
+    // SAFETY: every `Element` (the trait is sealed) is a plain integer or float type: no
+    // padding, no invalid bit pattern, stored little-endian on this host; the byte slice covers
+    // exactly the same memory, borrowed for the same lifetime, and `u8` has alignment 1.
+    unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), size_of_val(values)) }
+}
+
+/// The bytes of `values` in the device's byte order, for writing, without copying.
+#[cfg(target_endian = "little")]
+pub(crate) fn le_bytes_mut<T: Element>(values: &mut [T]) -> &mut [u8] {
+    // SAFETY: as for `le_bytes`; and since every bit pattern is a valid `T`, any bytes written
+    // through the slice leave valid values. The exclusive borrow is moved into the result.
+    unsafe { std::slice::from_raw_parts_mut(values.as_mut_ptr().cast::<u8>(), size_of_val(values)) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -590,6 +590,20 @@ pub enum Error {
         /// The stream's device.
         stream: DeviceId,
     },
+    /// A stream was asked to wait for an event of another device.
+    #[error("a stream on {stream} cannot wait for an event recorded on {event}")]
+    EventDeviceMismatch {
+        /// The event's device.
+        event: DeviceId,
+        /// The stream's device.
+        stream: DeviceId,
+    },
+    /// A cudarc interop call on a device or value it does not apply to.
+    #[error("cudarc interop: {reason}")]
+    Interop {
+        /// Why (`the emulator has no cuda context`, …).
+        reason: String,
+    },
     /// A view's range or geometry does not fit its buffer.
     #[error("invalid view: {reason}")]
     InvalidView {

@@ -115,6 +115,7 @@ pub use jitseam_macros::slot_table;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::abi::{AbiKind, AbiSpec, ParamValue};
+    pub use crate::device::{Arg, ArgMut};
     pub use crate::dtype::{Element, ElementKind};
     pub use crate::error::Error;
     pub use crate::launch::Launch;

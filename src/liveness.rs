@@ -15,6 +15,9 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 pub struct DeviceId(u64);
 
 impl DeviceId {
+    /// Names no device: the counter starts at 1.
+    pub(crate) const NONE: Self = Self(0);
+
     /// The raw counter value (stable for the process, useful in logs).
     pub fn get(self) -> u64 {
         self.0

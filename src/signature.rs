@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use crate::abi::AbiSpec;
 use crate::artifact::Artifact;
 use crate::device::{
-    BufferView, BufferViewMut, DeviceBuffer, StridedView, StridedViewMut, ViewDesc,
+    Arg, ArgMut, BufferView, BufferViewMut, DeviceBuffer, StridedView, StridedViewMut, ViewDesc,
 };
 use crate::dtype::Element;
 use crate::error::Error;
@@ -58,23 +58,29 @@ mod sealed {
 // conversions below (which require it) can make a handle, and leaving the bound off keeps a
 // wrong element type in a declaration to one error (at the `SPEC`) instead of one per use.
 macro_rules! operand_handle {
-    ($(#[$doc:meta])* $name:ident, $borrow:ty) => {
+    ($(#[$doc:meta])* $name:ident, $arg:ident, $borrow:ty) => {
         $(#[$doc])*
         pub struct $name<'a, T> {
-            desc: ViewDesc,
-            _borrow: PhantomData<$borrow>,
+            arg: $arg<'a>,
+            _elem: PhantomData<$borrow>,
         }
 
         impl<T> $name<'_, T> {
             /// The erased description a launch checks.
             pub fn desc(&self) -> ViewDesc {
-                self.desc
+                self.arg.desc()
+            }
+        }
+
+        impl<'a, T> From<$name<'a, T>> for $arg<'a> {
+            fn from(handle: $name<'a, T>) -> Self {
+                handle.arg
             }
         }
 
         impl<T> std::fmt::Debug for $name<'_, T> {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.debug_tuple(stringify!($name)).field(&self.desc).finish()
+                f.debug_tuple(stringify!($name)).field(&self.arg).finish()
             }
         }
     };
@@ -82,19 +88,19 @@ macro_rules! operand_handle {
 
 operand_handle!(
     /// A dense input of a scalar or vectorized kernel: a whole buffer or a contiguous range.
-    In, &'a T
+    In, Arg, &'a T
 );
 operand_handle!(
     /// A dense output of a scalar or vectorized kernel, borrowed exclusively.
-    Out, &'a mut T
+    Out, ArgMut, &'a mut T
 );
 operand_handle!(
     /// An input of a strided kernel: a strided view (shape, signed strides, offset).
-    InStrided, &'a T
+    InStrided, Arg, &'a T
 );
 operand_handle!(
     /// An output of a strided kernel, borrowed exclusively.
-    OutStrided, &'a mut T
+    OutStrided, ArgMut, &'a mut T
 );
 
 impl<T> Clone for In<'_, T> {
@@ -113,7 +119,7 @@ impl<T> Copy for InStrided<'_, T> {}
 /// What a generated `args` constructor accepts for an `In<T>` operand.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a dense input of element type `{T}`",
-    label = "expected `&DeviceBuffer<{T}>`, `&BufferView<{T}>` or `&BufferViewMut<{T}>`",
+    label = "expected `&DeviceBuffer<{T}>`, `&BufferView<{T}>`, `&BufferViewMut<{T}>` or a cudarc `&CudaSlice<{T}>`/`&CudaView<{T}>`",
     note = "inputs of scalar and vectorized kernels are whole buffers or contiguous ranges (`buffer.slice(..)`) of the declared element type, borrowed shared",
     note = "strided views are operands of kernels declared with `abi = strided(R)`"
 )]
@@ -125,7 +131,7 @@ pub trait IntoIn<'a, T>: sealed::Sealed {
 /// What a generated `args` constructor accepts for an `Out<T>` operand.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a dense output of element type `{T}`",
-    label = "expected `&mut DeviceBuffer<{T}>` or `&mut BufferViewMut<{T}>`",
+    label = "expected `&mut DeviceBuffer<{T}>`, `&mut BufferViewMut<{T}>` or a cudarc `&mut CudaSlice<{T}>`/`&mut CudaViewMut<{T}>`",
     note = "outputs of scalar and vectorized kernels are borrowed exclusively: pass `&mut buffer` or `&mut buffer.slice_mut(..)?`, of the declared element type",
     note = "strided views are operands of kernels declared with `abi = strided(R)`"
 )]
@@ -156,12 +162,13 @@ pub trait IntoOutStrided<'a, T>: sealed::Sealed {
     fn into_handle(self) -> OutStrided<'a, T>;
 }
 
-/// `From` for each (handle, source) pair. Sources are sealed so that only they can convert.
+/// `From` for each (handle, source) pair, through the erased operand the source makes. Sources
+/// are sealed so that only they can convert.
 macro_rules! conversions {
     ($($handle:ident from $src:ty;)*) => {$(
         impl<'a, T: Element> From<$src> for $handle<'a, T> {
             fn from(source: $src) -> Self {
-                Self { desc: source.desc(), _borrow: PhantomData }
+                Self { arg: source.into(), _elem: PhantomData }
             }
         }
 
@@ -229,4 +236,32 @@ impl<'a, T: Element> IntoOutStrided<'a, T> for &'a mut StridedViewMut<'_, T> {
     fn into_handle(self) -> OutStrided<'a, T> {
         OutStrided::from(self)
     }
+}
+
+// cudarc slices as typed operands (interop): through the erased operand each makes, so the
+// launch orders them with cudarc's own events. Element types without a cudarc `DeviceRepr`
+// (`f16`, `bf16`: cudarc is built without its `f16` feature) are not accepted.
+macro_rules! cudarc_conversions {
+    ($($handle:ident: $into:ident from $src:ty;)*) => {$(
+        impl<'a, T: Element + cudarc::driver::DeviceRepr> From<$src> for $handle<'a, T> {
+            fn from(source: $src) -> Self {
+                Self { arg: source.into(), _elem: PhantomData }
+            }
+        }
+
+        impl<'a, T: Element + cudarc::driver::DeviceRepr> sealed::Sealed for $src {}
+
+        impl<'a, T: Element + cudarc::driver::DeviceRepr> $into<'a, T> for $src {
+            fn into_handle(self) -> $handle<'a, T> {
+                $handle::from(self)
+            }
+        }
+    )*};
+}
+
+cudarc_conversions! {
+    In: IntoIn from &'a cudarc::driver::CudaSlice<T>;
+    In: IntoIn from &'a cudarc::driver::CudaView<'_, T>;
+    Out: IntoOut from &'a mut cudarc::driver::CudaSlice<T>;
+    Out: IntoOut from &'a mut cudarc::driver::CudaViewMut<'_, T>;
 }

@@ -465,7 +465,6 @@ impl SlotTable {
     #[inline(never)]
     fn dispatch(&self, index: usize, call: &SlotCall<'_>) -> Result<(), Error> {
         self.resolve(index, call.generation, |occupant| {
-            let (inputs, outputs) = (Arg::descs(call.inputs), ArgMut::descs(call.outputs));
             let facts = launch_facts(
                 &occupant.artifact,
                 &occupant.loaded,
@@ -478,7 +477,7 @@ impl SlotTable {
                 call.stream,
                 occupant.telemetry.as_ref(),
             )
-            .run(inputs, outputs, call.shape, call.params)
+            .run(call.inputs, call.outputs, call.shape, call.params)
         })
     }
 
@@ -630,7 +629,10 @@ mod tests {
     use super::*;
     use crate::abi::ArgPacket;
     use crate::abi::{AbiKind, AbiSpec};
-    use crate::device::{Backend, BackendKind, BackendStream, Device, DeviceProperties, Geometry};
+    use crate::device::{
+        Backend, BackendEvent, BackendKind, BackendStream, CompletedEvent, Device,
+        DeviceProperties, Geometry,
+    };
     use crate::dtype::ElementKind;
 
     #[derive(Debug)]
@@ -681,7 +683,7 @@ mod tests {
             static NEXT: AtomicU64 = AtomicU64::new(0x1_0000);
             Ok(NEXT.fetch_add((bytes as u64).next_multiple_of(256), Ordering::Relaxed))
         }
-        fn free(&self, _: u64, _: usize) {}
+        fn free(&self, _: u64, _: usize, _: &[&dyn BackendStream]) {}
         fn default_stream(&self) -> Arc<dyn BackendStream> {
             Arc::new(NullStream)
         }
@@ -693,6 +695,18 @@ mod tests {
         }
         fn read(&self, _: &dyn BackendStream, _: u64, _: &mut [u8]) -> Result<(), Error> {
             Ok(())
+        }
+        fn record_event(&self, _: &dyn BackendStream) -> Result<Arc<dyn BackendEvent>, Error> {
+            Ok(Arc::new(CompletedEvent))
+        }
+        fn wait_event(&self, _: &dyn BackendStream, _: &dyn BackendEvent) -> Result<(), Error> {
+            Ok(())
+        }
+        fn synchronize_event(&self, _: &dyn BackendEvent) -> Result<(), Error> {
+            Ok(())
+        }
+        fn event_complete(&self, _: &dyn BackendEvent) -> Result<bool, Error> {
+            Ok(true)
         }
         fn load_function(&self, _: &str, _: &str) -> Result<Arc<dyn BackendFunction>, Error> {
             Ok(Arc::new(NullFunction(self.1)))

@@ -49,9 +49,11 @@ fn raw_packet_with_n_beyond_the_buffers_is_caught_out_of_bounds() {
     // elements, the count says 1000). On the emulator nothing host-unsafe can happen: every
     // access the kernel makes is checked against the emulator's own allocation table, and an
     // access outside it is refused before any byte is read or written.
-    let result =
+    let queued =
         unsafe { backend.launch(k.bound().function(), &*stream, checked.geometry(), &packet) };
-    match result {
+    assert!(queued.is_ok(), "{queued:?}");
+    // Launches are asynchronous: the fault is reported by the stream's next synchronize.
+    match backend.synchronize(&*stream) {
         Err(ref e @ Error::MemoryFault(ref fault)) => {
             assert_eq!(fault.entry, ADD_F32);
             assert_eq!(fault.kind, FaultKind::OutOfBounds);
@@ -102,7 +104,7 @@ fn float4_access_at_a_4_byte_aligned_address_is_misaligned() {
     let stream = backend.default_stream();
     // SAFETY: as above, the emulator checks every access against its own allocations; a
     // misaligned vector access is refused before it reads anything.
-    let result = unsafe {
+    let queued = unsafe {
         backend.launch(
             v4.bound().function(),
             &*stream,
@@ -110,7 +112,8 @@ fn float4_access_at_a_4_byte_aligned_address_is_misaligned() {
             &packet,
         )
     };
-    match result {
+    assert!(queued.is_ok(), "{queued:?}");
+    match backend.synchronize(&*stream) {
         Err(Error::MemoryFault(fault)) => {
             assert_eq!(fault.kind, FaultKind::Misaligned);
             assert_eq!(fault.size, 16);

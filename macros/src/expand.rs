@@ -188,18 +188,15 @@ impl Kernel {
 
         let args = names::hidden("args");
         let first_output = names::hidden("out0");
-        let input_descs = self.inputs.iter().map(|operand| {
+        // Operands go to the launch as the borrowed handles they are, which carry what orders
+        // their memory across streams; never as bare descriptions.
+        let input_args = self.inputs.iter().map(|operand| {
             let name = &operand.name;
-            quote!(#args.#name.desc())
+            quote!(::jitseam::__private::Arg::from(#args.#name))
         });
-        // Output 0 is read once and reused: it also fixes the launch shape.
-        let output_descs = self.outputs.iter().enumerate().map(|(m, operand)| {
+        let output_args = self.outputs.iter().map(|operand| {
             let name = &operand.name;
-            if m == 0 {
-                quote!(#first_output)
-            } else {
-                quote!(#args.#name.desc())
-            }
+            quote!(::jitseam::__private::ArgMut::from(#args.#name))
         });
         let first_name = self.outputs.first().map(|operand| &operand.name);
         let shape = match self.abi {
@@ -230,8 +227,8 @@ impl Kernel {
                 ) -> ::core::result::Result<(), ::jitseam::__private::Error> {
                     let #first_output = #args.#first_name.desc();
                     launch.run(
-                        &[#(#input_descs),*],
-                        &[#(#output_descs),*],
+                        &[#(#input_args),*],
+                        &[#(#output_args),*],
                         #shape,
                         &[#(#param_values),*],
                     )

@@ -61,6 +61,12 @@ impl ParamLayout {
         }
     }
 
+    /// Whether any pointer declares a pointee alignment above 1 (`.ptr .align N`).
+    #[inline]
+    pub fn declares_pointee_align(&self) -> bool {
+        self.pointee_aligned
+    }
+
     /// The pointee alignment parameter `index` declares (1 when none, or past the end).
     #[inline]
     pub fn pointee_align(&self, index: usize) -> u32 {

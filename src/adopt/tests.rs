@@ -7,7 +7,8 @@ use crate::abi::AbiKind;
 use crate::abi::ArgPacket;
 use crate::carrier::{GraphView, KernelRegistry};
 use crate::device::{
-    Backend, BackendFunction, BackendKind, BackendStream, DeviceProperties, Geometry,
+    Backend, BackendEvent, BackendFunction, BackendKind, BackendStream, CompletedEvent,
+    DeviceProperties, Geometry,
 };
 use crate::synth::{ElementwiseSynthesizer, OperandDesc, Region, row_major_strides};
 
@@ -89,7 +90,7 @@ impl Backend for FakeGpu {
             .fetch_add(1, Ordering::SeqCst);
         Ok(256)
     }
-    fn free(&self, _address: u64, _bytes: usize) {
+    fn free(&self, _address: u64, _bytes: usize, _: &[&dyn BackendStream]) {
         self.counters
             .live_allocations
             .fetch_sub(1, Ordering::SeqCst);
@@ -105,6 +106,18 @@ impl Backend for FakeGpu {
     }
     fn read(&self, _: &dyn BackendStream, _: u64, _: &mut [u8]) -> Result<(), Error> {
         Ok(())
+    }
+    fn record_event(&self, _: &dyn BackendStream) -> Result<Arc<dyn BackendEvent>, Error> {
+        Ok(Arc::new(CompletedEvent))
+    }
+    fn wait_event(&self, _: &dyn BackendStream, _: &dyn BackendEvent) -> Result<(), Error> {
+        Ok(())
+    }
+    fn synchronize_event(&self, _: &dyn BackendEvent) -> Result<(), Error> {
+        Ok(())
+    }
+    fn event_complete(&self, _: &dyn BackendEvent) -> Result<bool, Error> {
+        Ok(true)
     }
     fn load_function(&self, _ptx: &str, symbol: &str) -> Result<Arc<dyn BackendFunction>, Error> {
         self.counters.loads.fetch_add(1, Ordering::SeqCst);

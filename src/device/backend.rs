@@ -62,10 +62,33 @@ pub trait BackendStream: Send + Sync + fmt::Debug {
     fn as_any(&self) -> &dyn Any;
 }
 
-/// One device's driver: memory, copies, modules and launches.
+/// A point in a stream's queue: complete once everything queued on that stream before it was
+/// recorded has finished.
+pub trait BackendEvent: Send + Sync + fmt::Debug {
+    /// For the backend that made it, to get its own type back.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// The event of a backend whose streams run work to completion when it is queued: every event
+/// is complete when recorded, and waiting for one is a no-op. Only such a backend may use it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CompletedEvent;
+
+impl BackendEvent for CompletedEvent {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// One device's driver: memory, copies, modules, launches, and events that order streams.
 ///
-/// Addresses are device addresses as the kernel sees them. Copies are ordered on a stream and
-/// complete before they return, so the host slice may be reused at once.
+/// Addresses are device addresses as the kernel sees them. Work on one stream runs in the order
+/// it was queued; work on different streams is unordered unless a stream waits for an event.
+/// `write` may return before the copy has run but must not read `src` after it returns (copy it
+/// or finish first); `read` returns once `dst` holds the data.
+///
+/// Every method that queues work may return before the work has run, and a failure of queued
+/// work (a kernel fault) may surface at a later `synchronize` or `read` on that stream.
 pub trait Backend: Send + Sync + fmt::Debug {
     /// Name, architecture and limits.
     fn properties(&self) -> &DeviceProperties;
@@ -73,9 +96,11 @@ pub trait Backend: Send + Sync + fmt::Debug {
     /// Allocates `bytes` (at least 256-byte aligned, like `cuMemAlloc`).
     fn alloc(&self, bytes: usize) -> Result<u64, Error>;
 
-    /// Frees an allocation once no queued work can use it. Never fails and never panics: a
-    /// driver error is recorded, not raised, because it runs from `Drop`.
-    fn free(&self, address: u64, bytes: usize);
+    /// Frees an allocation once the work queued so far on every stream in `pending` has
+    /// finished (the streams whose queued work may still use it); with `pending` empty, now.
+    /// Must not block the calling thread on that work. Never fails and never panics: a driver
+    /// error is recorded, not raised, because it runs from `Drop`.
+    fn free(&self, address: u64, bytes: usize, pending: &[&dyn BackendStream]);
 
     /// The stream work goes to when none is named.
     fn default_stream(&self) -> Arc<dyn BackendStream>;
@@ -83,11 +108,28 @@ pub trait Backend: Send + Sync + fmt::Debug {
     /// A new stream.
     fn new_stream(&self) -> Result<Arc<dyn BackendStream>, Error>;
 
-    /// Copies `src` to `address` in order on `stream`, returning once it is done.
+    /// Queues a copy of `src` to `address` on `stream`. `src` may be reused as soon as this
+    /// returns.
     fn write(&self, stream: &dyn BackendStream, address: u64, src: &[u8]) -> Result<(), Error>;
 
-    /// Copies from `address` into `dst` in order on `stream`, returning once it is done.
+    /// Copies from `address` into `dst` in order on `stream`, returning once `dst` holds the
+    /// data (so after all earlier work on `stream`).
     fn read(&self, stream: &dyn BackendStream, address: u64, dst: &mut [u8]) -> Result<(), Error>;
+
+    /// An event recorded on `stream` now: it completes once all work queued there so far has
+    /// finished.
+    fn record_event(&self, stream: &dyn BackendStream) -> Result<Arc<dyn BackendEvent>, Error>;
+
+    /// Makes work queued on `stream` from now on wait, on the device, until `event` completes.
+    /// The calling thread does not wait.
+    fn wait_event(&self, stream: &dyn BackendStream, event: &dyn BackendEvent)
+    -> Result<(), Error>;
+
+    /// Blocks the calling thread until `event` completes.
+    fn synchronize_event(&self, event: &dyn BackendEvent) -> Result<(), Error>;
+
+    /// Whether `event` has completed, without waiting.
+    fn event_complete(&self, event: &dyn BackendEvent) -> Result<bool, Error>;
 
     /// Loads a PTX module and resolves `symbol` in it.
     fn load_function(&self, ptx: &str, symbol: &str) -> Result<Arc<dyn BackendFunction>, Error>;
@@ -108,8 +150,9 @@ pub trait Backend: Send + Sync + fmt::Debug {
     /// `packet` must have been produced by [`crate::launch::marshal`] from a plan that
     /// [`crate::launch::check`] accepted for this `function` on this device: every pointer in it
     /// then addresses live allocations of this device large enough for every index the kernel's
-    /// ABI lets it touch, and every output range is exclusively borrowed until the launch is
-    /// ordered before any later use.
+    /// ABI lets it touch; the caller has made `stream` wait for every earlier conflicting use
+    /// of those allocations on other streams, and logs the launch so that every later
+    /// conflicting use waits for it (see [`crate::device::Stream`]).
     unsafe fn launch(
         &self,
         function: &dyn BackendFunction,
@@ -118,6 +161,7 @@ pub trait Backend: Send + Sync + fmt::Debug {
         packet: &ArgPacket<'_>,
     ) -> Result<(), Error>;
 
-    /// Waits until all work queued on `stream` has finished.
+    /// Waits until all work queued on `stream` has finished, and reports a failure of work
+    /// queued there since the last report.
     fn synchronize(&self, stream: &dyn BackendStream) -> Result<(), Error>;
 }

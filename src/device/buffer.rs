@@ -3,18 +3,27 @@
 use std::marker::PhantomData;
 use std::ops::Range;
 
-use super::Device;
+use super::access::AccessLog;
 use super::desc::{ViewDesc, range_desc, strided_desc};
+use super::operand::{Source, SourceMut};
 use super::view::{Arg, ArgMut, BufferView, BufferViewMut, StridedView, StridedViewMut};
+use super::{BackendStream, Device};
 use crate::dtype::Element;
 use crate::error::Error;
 
 /// `len` elements of `T` on one device. Holds a clone of its device, so the device stays live.
+///
+/// Every use of the buffer on a stream — a launch that reads or writes it, a copy — is ordered
+/// after the conflicting uses on other streams by a device-side wait (see [`Stream`]); dropping
+/// it frees the memory only once the work queued on it so far has finished, without blocking.
+///
+/// [`Stream`]: crate::device::Stream
 pub struct DeviceBuffer<T: Element> {
     device: Device,
     address: u64,
     bytes: usize,
     len: usize,
+    log: AccessLog,
     _elem: PhantomData<T>,
 }
 
@@ -33,8 +42,14 @@ impl<T: Element> DeviceBuffer<T> {
             address,
             bytes: bytes.max(1),
             len,
+            log: AccessLog::new(),
             _elem: PhantomData,
         })
+    }
+
+    /// The streams that may still use the buffer, and orders each use after them.
+    pub(super) fn log(&self) -> &AccessLog {
+        &self.log
     }
 
     /// Elements in the buffer.
@@ -73,6 +88,7 @@ impl<T: Element> DeviceBuffer<T> {
     pub fn slice(&self, range: Range<usize>) -> Result<BufferView<'_, T>, Error> {
         Ok(BufferView {
             desc: range_desc(self.desc(), range)?,
+            log: &self.log,
             _borrow: PhantomData,
         })
     }
@@ -81,6 +97,7 @@ impl<T: Element> DeviceBuffer<T> {
     pub fn slice_mut(&mut self, range: Range<usize>) -> Result<BufferViewMut<'_, T>, Error> {
         Ok(BufferViewMut {
             desc: range_desc(self.desc(), range)?,
+            log: &self.log,
             _borrow: PhantomData,
         })
     }
@@ -96,10 +113,12 @@ impl<T: Element> DeviceBuffer<T> {
         Ok((
             BufferViewMut {
                 desc: left,
+                log: &self.log,
                 _borrow: PhantomData,
             },
             BufferViewMut {
                 desc: right,
+                log: &self.log,
                 _borrow: PhantomData,
             },
         ))
@@ -115,6 +134,7 @@ impl<T: Element> DeviceBuffer<T> {
     ) -> Result<StridedView<'_, T>, Error> {
         Ok(StridedView {
             desc: strided_desc(self.desc(), offset, shape, strides)?,
+            log: &self.log,
             _borrow: PhantomData,
         })
     }
@@ -128,6 +148,7 @@ impl<T: Element> DeviceBuffer<T> {
     ) -> Result<StridedViewMut<'_, T>, Error> {
         Ok(StridedViewMut {
             desc: strided_desc(self.desc(), offset, shape, strides)?,
+            log: &self.log,
             _borrow: PhantomData,
         })
     }
@@ -167,7 +188,13 @@ impl<T: Element> std::fmt::Debug for DeviceBuffer<T> {
 
 impl<T: Element> Drop for DeviceBuffer<T> {
     fn drop(&mut self) {
-        self.device.backend().free(self.address, self.bytes);
+        // The backend frees once the work queued so far on these streams is done, without
+        // blocking; no jitseam lock is held here.
+        let pending = self.log.take_pending();
+        let pending: Vec<&dyn BackendStream> = pending.iter().map(|s| &**s).collect();
+        self.device
+            .backend()
+            .free(self.address, self.bytes, &pending);
     }
 }
 
@@ -175,7 +202,7 @@ impl<'a, T: Element> From<&'a DeviceBuffer<T>> for Arg<'a> {
     fn from(buffer: &'a DeviceBuffer<T>) -> Self {
         Self {
             desc: buffer.desc(),
-            _borrow: PhantomData,
+            source: Source::Log(&buffer.log),
         }
     }
 }
@@ -184,7 +211,7 @@ impl<'a, T: Element> From<&'a mut DeviceBuffer<T>> for ArgMut<'a> {
     fn from(buffer: &'a mut DeviceBuffer<T>) -> Self {
         Self {
             desc: buffer.desc(),
-            _borrow: PhantomData,
+            source: SourceMut::Log(&buffer.log),
         }
     }
 }

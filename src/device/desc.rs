@@ -32,7 +32,7 @@ pub struct ViewDesc {
 
 impl ViewDesc {
     /// A contiguous rank-1 window of `len` elements starting at `offset`.
-    pub fn contiguous(
+    pub const fn contiguous(
         device: DeviceId,
         dtype: ElementKind,
         base: u64,

@@ -15,19 +15,52 @@
 //! [`Error::Unsupported`]. A launch reads the parameters from the very packet
 //! [`crate::launch::marshal`] builds for CUDA, at the offsets the PTX parameter list implies
 //! (reported by [`BackendFunction::param_info`], so `bind` cross-checks them against the
-//! verified layout). Streams execute synchronously: a launch has finished when it returns.
+//! verified layout).
+//!
+//! # Streams run asynchronously
+//!
+//! Each stream executes its queue in order on its own worker thread (started with the first
+//! work queued), so that a missing wait between streams is a wrong result here as it is on a
+//! GPU. `launch`, `write` (from a copy of the host data) and `free` are queued and return at
+//! once; `synchronize` and `read` wait for the stream. Events are real: an event recorded on a
+//! stream completes once that stream has finished the work queued before it, and a stream that
+//! waits for an event stops there until it does. A free whose memory other streams may still
+//! use goes to an internal stream that waits for them, so it delays no user stream.
+//!
+//! # Faults are sticky, and reported later
+//!
+//! A launch that faults (or a copy outside every allocation) has already returned `Ok`; its
+//! error is kept on its stream and returned by the next `synchronize` or `read` on that stream,
+//! as CUDA reports an asynchronous failure at a later call — and then cleared, unlike CUDA, so
+//! that a test can go on using the device. Work queued after the fault still runs.
+//!
+//! # Locks
+//!
+//! A worker holds the memory table's lock only while it executes one launch or copy (the
+//! interpreter borrows every allocation for the launch, and two launches must not share host
+//! memory), never while it waits for an event or for work; a thread that queues work or
+//! records an event takes only the stream's queue lock. Launches on different streams are
+//! therefore ordered by the memory lock, one at a time — the order between them is still the
+//! streams' and the events' alone.
+//!
+//! # Test hooks
+//!
+//! [`EmulatorBackend::pause`], [`EmulatorBackend::resume`] and [`EmulatorBackend::settle`] hold a
+//! stream's worker and wait until it can make no progress by itself, so that a test can queue
+//! work on other streams while one is held and see the effect of every missing wait
+//! deterministically, without relying on timing.
 
 use std::any::Any;
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use jitseam_ptx::interp::{ExecError, LaunchDims, Regions};
 use jitseam_ptx::{DecodeError, Program};
 
-use super::Device;
 use super::backend::{
-    Backend, BackendFunction, BackendKind, BackendStream, DeviceProperties, Geometry,
+    Backend, BackendEvent, BackendFunction, BackendKind, BackendStream, DeviceProperties, Geometry,
 };
+use super::{Device, Stream};
 use crate::abi::ArgPacket;
 use crate::error::{Error, MemoryFault};
 
@@ -42,7 +75,10 @@ const GUARD: u64 = 4096;
 #[derive(Debug)]
 pub struct EmulatorBackend {
     properties: DeviceProperties,
-    heap: Mutex<Heap>,
+    heap: Arc<Mutex<Heap>>,
+    default_stream: Arc<dyn BackendStream>,
+    /// Where frees that must wait for other streams go.
+    reaper: EmulatedStream,
 }
 
 #[derive(Debug)]
@@ -57,9 +93,19 @@ impl Default for EmulatorBackend {
     }
 }
 
+/// A poisoned lock is still consistent here: no critical section in this file panics half-way
+/// through an update.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 impl EmulatorBackend {
     /// A fresh emulator with no allocations.
     pub fn new() -> Self {
+        let heap = Arc::new(Mutex::new(Heap {
+            allocations: BTreeMap::new(),
+            next: FIRST_BASE,
+        }));
         Self {
             properties: DeviceProperties {
                 name: "jitseam emulator".to_owned(),
@@ -69,16 +115,51 @@ impl EmulatorBackend {
                 max_block_x: 1024,
                 driver_version: None,
             },
-            heap: Mutex::new(Heap {
-                allocations: BTreeMap::new(),
-                next: FIRST_BASE,
-            }),
+            default_stream: Arc::new(EmulatedStream::new(&heap, "default")),
+            reaper: EmulatedStream::new(&heap, "free"),
+            heap,
         }
     }
 
     fn heap(&self) -> MutexGuard<'_, Heap> {
-        // No code path panics while holding the lock; a poisoned lock still guards valid data.
-        self.heap.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.heap)
+    }
+
+    /// Holds `stream`'s worker before the next piece of work it has not started, until
+    /// [`EmulatorBackend::resume`]. Work can still be queued. A test hook: see the module docs.
+    pub fn pause(&self, stream: &Stream) -> Result<(), Error> {
+        let queue = &queue_of(stream.raw(), "pause a stream")?.queue;
+        lock(&queue.state).paused = true;
+        queue.changed.notify_all();
+        Ok(())
+    }
+
+    /// Lets a paused stream's worker go on.
+    pub fn resume(&self, stream: &Stream) -> Result<(), Error> {
+        let queue = &queue_of(stream.raw(), "resume a stream")?.queue;
+        lock(&queue.state).paused = false;
+        queue.changed.notify_all();
+        Ok(())
+    }
+
+    /// Whether `stream`'s worker is stopped at a wait for another stream's event.
+    pub fn is_waiting(&self, stream: &Stream) -> Result<bool, Error> {
+        let queue = &queue_of(stream.raw(), "inspect a stream")?.queue;
+        Ok(lock(&queue.state).blocked)
+    }
+
+    /// Waits until `stream`'s worker can make no progress by itself: it has finished all its
+    /// work, or it is paused, or it waits for an event of another stream.
+    pub fn settle(&self, stream: &Stream) -> Result<(), Error> {
+        let queue = &queue_of(stream.raw(), "settle a stream")?.queue;
+        let mut state = lock(&queue.state);
+        while !(state.paused || state.blocked || (state.ops.is_empty() && !state.running)) {
+            state = queue
+                .changed
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        Ok(())
     }
 }
 
@@ -99,9 +180,199 @@ fn copy_error(stage: &str, address: u64, len: usize) -> Error {
     }
 }
 
-/// A stream of the emulator: work runs when it is queued.
+/// One piece of queued work.
+enum Op {
+    Launch {
+        program: Arc<Program>,
+        packet: Vec<u8>,
+        geometry: Geometry,
+    },
+    Write {
+        address: u64,
+        data: Vec<u8>,
+    },
+    Free {
+        address: u64,
+    },
+    Wait(Arc<EmulatedEvent>),
+}
+
+/// A stream's queue, shared by its handle, its worker and its events.
 #[derive(Debug)]
-struct EmulatedStream;
+struct Queue {
+    name: &'static str,
+    heap: Arc<Mutex<Heap>>,
+    state: Mutex<QueueState>,
+    /// Signalled whenever the state changes.
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct QueueState {
+    ops: VecDeque<Op>,
+    /// Work ever queued, and finished: an event recorded when `queued` was `n` completes once
+    /// `done >= n`.
+    queued: u64,
+    done: u64,
+    /// The worker is executing an op it popped.
+    running: bool,
+    /// The worker waits for another stream's event.
+    blocked: bool,
+    paused: bool,
+    /// The handle is gone: finish what is queued, then stop.
+    closed: bool,
+    started: bool,
+    /// The first failure since the last report.
+    error: Option<Error>,
+}
+
+impl std::fmt::Debug for QueueState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QueueState")
+            .field("queued", &self.queued)
+            .field("done", &self.done)
+            .field("paused", &self.paused)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Queue {
+    fn lock(&self) -> MutexGuard<'_, QueueState> {
+        lock(&self.state)
+    }
+
+    /// Queues `op`, starting the worker with the first.
+    fn push(self: &Arc<Self>, op: Op) -> Result<(), Error> {
+        let mut state = self.lock();
+        if !state.started {
+            let queue = Arc::clone(self);
+            std::thread::Builder::new()
+                .name(format!("jitseam-emulator-{}", self.name))
+                .spawn(move || queue.work())
+                .map_err(|e| Error::Device {
+                    stage: "start an emulator stream".to_owned(),
+                    message: e.to_string(),
+                })?;
+            state.started = true;
+        }
+        state.ops.push_back(op);
+        state.queued += 1;
+        drop(state);
+        self.changed.notify_all();
+        Ok(())
+    }
+
+    /// Blocks until the work queued before `target` has finished.
+    fn wait_done(&self, target: u64) -> MutexGuard<'_, QueueState> {
+        let mut state = self.lock();
+        while state.done < target {
+            state = self
+                .changed
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        state
+    }
+
+    /// The worker: runs the queue in order until the handle is gone and the queue is empty.
+    fn work(&self) {
+        loop {
+            let op = {
+                let mut state = self.lock();
+                loop {
+                    if !state.paused
+                        && let Some(op) = state.ops.pop_front()
+                    {
+                        state.running = true;
+                        if let Op::Wait(_) = op {
+                            state.blocked = true;
+                        }
+                        break op;
+                    }
+                    if state.closed && state.ops.is_empty() {
+                        return;
+                    }
+                    state = self
+                        .changed
+                        .wait(state)
+                        .unwrap_or_else(PoisonError::into_inner);
+                }
+            };
+            if let Op::Wait(_) = op {
+                // Let `settle` see the block.
+                self.changed.notify_all();
+            }
+            let failure = self.execute(op);
+            let mut state = self.lock();
+            if let Some(error) = failure {
+                state.error.get_or_insert(error);
+            }
+            state.done += 1;
+            state.running = false;
+            state.blocked = false;
+            drop(state);
+            self.changed.notify_all();
+        }
+    }
+
+    fn execute(&self, op: Op) -> Option<Error> {
+        match op {
+            Op::Launch {
+                program,
+                packet,
+                geometry,
+            } => run_launch(&self.heap, &program, &packet, geometry).err(),
+            Op::Write { address, data } => {
+                let mut heap = lock(&self.heap);
+                match heap.range_mut(address, data.len()) {
+                    Some(dst) => {
+                        dst.copy_from_slice(&data);
+                        None
+                    }
+                    None => Some(copy_error("copy to device", address, data.len())),
+                }
+            }
+            Op::Free { address } => {
+                lock(&self.heap).allocations.remove(&address);
+                None
+            }
+            Op::Wait(event) => {
+                drop(event.queue.wait_done(event.target));
+                None
+            }
+        }
+    }
+}
+
+/// A stream of the emulator: a queue and the worker that runs it.
+#[derive(Debug)]
+struct EmulatedStream {
+    queue: Arc<Queue>,
+}
+
+impl EmulatedStream {
+    fn new(heap: &Arc<Mutex<Heap>>, name: &'static str) -> Self {
+        Self {
+            queue: Arc::new(Queue {
+                name,
+                heap: Arc::clone(heap),
+                state: Mutex::new(QueueState::default()),
+                changed: Condvar::new(),
+            }),
+        }
+    }
+}
+
+impl Drop for EmulatedStream {
+    fn drop(&mut self) {
+        // Nothing can resume it once its handle is gone: let it finish its work and stop.
+        let mut state = self.queue.lock();
+        state.closed = true;
+        state.paused = false;
+        drop(state);
+        self.queue.changed.notify_all();
+    }
+}
 
 impl BackendStream for EmulatedStream {
     fn as_any(&self) -> &dyn Any {
@@ -109,10 +380,49 @@ impl BackendStream for EmulatedStream {
     }
 }
 
+fn queue_of<'s>(stream: &'s dyn BackendStream, stage: &str) -> Result<&'s EmulatedStream, Error> {
+    stream
+        .as_any()
+        .downcast_ref::<EmulatedStream>()
+        .ok_or_else(|| Error::Device {
+            stage: stage.to_owned(),
+            message: format!("{stream:?} is not an emulator stream"),
+        })
+}
+
+/// A point in one stream's queue.
+#[derive(Debug)]
+struct EmulatedEvent {
+    queue: Arc<Queue>,
+    target: u64,
+}
+
+impl BackendEvent for EmulatedEvent {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+fn event_of(event: &dyn BackendEvent) -> Result<&EmulatedEvent, Error> {
+    event
+        .as_any()
+        .downcast_ref::<EmulatedEvent>()
+        .ok_or_else(|| Error::Device {
+            stage: "use an event".to_owned(),
+            message: format!("{event:?} is not an emulator event"),
+        })
+}
+
+impl EmulatedEvent {
+    fn is_complete(&self) -> bool {
+        self.queue.lock().done >= self.target
+    }
+}
+
 /// A pre-decoded entry point.
 #[derive(Debug)]
 struct EmulatedFunction {
-    program: Program,
+    program: Arc<Program>,
 }
 
 impl BackendFunction for EmulatedFunction {
@@ -123,6 +433,41 @@ impl BackendFunction for EmulatedFunction {
     fn param_info(&self) -> Result<Option<Vec<(usize, usize)>>, Error> {
         Ok(Some(self.program.param_layout().to_vec()))
     }
+}
+
+/// Runs one launch to completion on the worker, holding the memory lock for its duration.
+fn run_launch(
+    heap: &Mutex<Heap>,
+    program: &Program,
+    packet: &[u8],
+    geometry: Geometry,
+) -> Result<(), Error> {
+    let mut heap = lock(heap);
+    let mut memory = Regions::new(
+        heap.allocations
+            .iter_mut()
+            .map(|(&base, bytes)| (base, bytes.as_mut_slice()))
+            .collect(),
+    );
+    let dims = LaunchDims::linear(geometry.grid, geometry.block);
+    jitseam_ptx::interp::run(program, packet, dims, &mut memory).map_err(|error| match error {
+        ExecError::Fault(fault) => Error::MemoryFault(Box::new(MemoryFault {
+            entry: fault.entry,
+            block: fault.block[0],
+            thread: fault.thread[0],
+            instruction: fault.instruction,
+            line: fault.line,
+            address: fault.address,
+            size: fault.size,
+            access: fault.access,
+            kind: fault.kind,
+            nearest: fault.nearest.map(|a| (a.base, a.size)),
+        })),
+        other => Error::Device {
+            stage: format!("launch of `{}`", program.entry()),
+            message: other.to_string(),
+        },
+    })
 }
 
 impl Backend for EmulatorBackend {
@@ -151,34 +496,94 @@ impl Backend for EmulatorBackend {
         Ok(base)
     }
 
-    fn free(&self, address: u64, _bytes: usize) {
-        self.heap().allocations.remove(&address);
+    fn free(&self, address: u64, _bytes: usize, pending: &[&dyn BackendStream]) {
+        if pending.is_empty() {
+            self.heap().allocations.remove(&address);
+            return;
+        }
+        // The reaper waits for every pending stream, then frees; a failure to queue leaks the
+        // allocation, which is safe (a leak never lets a kernel touch freed memory).
+        let queued = pending
+            .iter()
+            .try_for_each(|&stream| {
+                let stream = queue_of(stream, "free")?;
+                let target = stream.queue.lock().queued;
+                self.reaper.queue.push(Op::Wait(Arc::new(EmulatedEvent {
+                    queue: Arc::clone(&stream.queue),
+                    target,
+                })))
+            })
+            .and_then(|()| self.reaper.queue.push(Op::Free { address }));
+        if let Err(error) = queued {
+            lock(&self.reaper.queue.state).error.get_or_insert(error);
+        }
     }
 
     fn default_stream(&self) -> Arc<dyn BackendStream> {
-        Arc::new(EmulatedStream)
+        Arc::clone(&self.default_stream)
     }
 
     fn new_stream(&self) -> Result<Arc<dyn BackendStream>, Error> {
-        Ok(Arc::new(EmulatedStream))
+        Ok(Arc::new(EmulatedStream::new(&self.heap, "stream")))
     }
 
-    fn write(&self, _stream: &dyn BackendStream, address: u64, src: &[u8]) -> Result<(), Error> {
-        let mut heap = self.heap();
-        let dst = heap
-            .range_mut(address, src.len())
-            .ok_or_else(|| copy_error("copy to device", address, src.len()))?;
-        dst.copy_from_slice(src);
-        Ok(())
+    fn write(&self, stream: &dyn BackendStream, address: u64, src: &[u8]) -> Result<(), Error> {
+        let stream = queue_of(stream, "copy to device")?;
+        // Refused now if it fits no allocation, as the CUDA backend does; checked again when it
+        // runs.
+        if self.heap().range_mut(address, src.len()).is_none() {
+            return Err(copy_error("copy to device", address, src.len()));
+        }
+        stream.queue.push(Op::Write {
+            address,
+            data: src.to_vec(),
+        })
     }
 
-    fn read(&self, _stream: &dyn BackendStream, address: u64, dst: &mut [u8]) -> Result<(), Error> {
+    fn read(&self, stream: &dyn BackendStream, address: u64, dst: &mut [u8]) -> Result<(), Error> {
+        self.synchronize(stream)?;
         let mut heap = self.heap();
         let src = heap
             .range_mut(address, dst.len())
             .ok_or_else(|| copy_error("copy to host", address, dst.len()))?;
         dst.copy_from_slice(src);
         Ok(())
+    }
+
+    fn record_event(&self, stream: &dyn BackendStream) -> Result<Arc<dyn BackendEvent>, Error> {
+        let stream = queue_of(stream, "record an event")?;
+        let target = stream.queue.lock().queued;
+        Ok(Arc::new(EmulatedEvent {
+            queue: Arc::clone(&stream.queue),
+            target,
+        }))
+    }
+
+    fn wait_event(
+        &self,
+        stream: &dyn BackendStream,
+        event: &dyn BackendEvent,
+    ) -> Result<(), Error> {
+        let stream = queue_of(stream, "wait for an event")?;
+        let event = event_of(event)?;
+        if Arc::ptr_eq(&stream.queue, &event.queue) || event.is_complete() {
+            // A stream runs in order: its own earlier work is done before anything queued now.
+            return Ok(());
+        }
+        stream.queue.push(Op::Wait(Arc::new(EmulatedEvent {
+            queue: Arc::clone(&event.queue),
+            target: event.target,
+        })))
+    }
+
+    fn synchronize_event(&self, event: &dyn BackendEvent) -> Result<(), Error> {
+        let event = event_of(event)?;
+        drop(event.queue.wait_done(event.target));
+        Ok(())
+    }
+
+    fn event_complete(&self, event: &dyn BackendEvent) -> Result<bool, Error> {
+        Ok(event_of(event)?.is_complete())
     }
 
     fn load_function(&self, ptx: &str, symbol: &str) -> Result<Arc<dyn BackendFunction>, Error> {
@@ -203,10 +608,13 @@ impl Backend for EmulatorBackend {
                 reason,
             },
         })?;
-        Ok(Arc::new(EmulatedFunction { program }))
+        Ok(Arc::new(EmulatedFunction {
+            program: Arc::new(program),
+        }))
     }
 
-    /// Runs the launch to completion before returning.
+    /// Queues the launch on the stream's worker; a fault is reported by the stream's next
+    /// `synchronize` or `read` (see the module docs).
     ///
     /// # Safety
     /// Nothing the kernel does can touch host memory: every access is checked against the
@@ -215,7 +623,7 @@ impl Backend for EmulatorBackend {
     unsafe fn launch(
         &self,
         function: &dyn BackendFunction,
-        _stream: &dyn BackendStream,
+        stream: &dyn BackendStream,
         geometry: Geometry,
         packet: &ArgPacket<'_>,
     ) -> Result<(), Error> {
@@ -237,38 +645,22 @@ impl Backend for EmulatorBackend {
                 ),
             });
         }
-        let mut heap = self.heap();
-        let mut memory = Regions::new(
-            heap.allocations
-                .iter_mut()
-                .map(|(&base, bytes)| (base, bytes.as_mut_slice()))
-                .collect(),
-        );
-        let dims = LaunchDims::linear(geometry.grid, geometry.block);
-        jitseam_ptx::interp::run(program, packet.bytes(), dims, &mut memory).map_err(|error| {
-            match error {
-                ExecError::Fault(fault) => Error::MemoryFault(Box::new(MemoryFault {
-                    entry: fault.entry,
-                    block: fault.block[0],
-                    thread: fault.thread[0],
-                    instruction: fault.instruction,
-                    line: fault.line,
-                    address: fault.address,
-                    size: fault.size,
-                    access: fault.access,
-                    kind: fault.kind,
-                    nearest: fault.nearest.map(|a| (a.base, a.size)),
-                })),
-                other => Error::Device {
-                    stage: format!("launch of `{}`", program.entry()),
-                    message: other.to_string(),
-                },
-            }
+        let stream = queue_of(stream, "launch")?;
+        stream.queue.push(Op::Launch {
+            program: Arc::clone(program),
+            packet: packet.bytes().to_vec(),
+            geometry,
         })
     }
 
-    fn synchronize(&self, _stream: &dyn BackendStream) -> Result<(), Error> {
-        Ok(())
+    fn synchronize(&self, stream: &dyn BackendStream) -> Result<(), Error> {
+        let stream = queue_of(stream, "synchronize")?;
+        let target = stream.queue.lock().queued;
+        let mut state = stream.queue.wait_done(target);
+        match state.error.take() {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
     }
 }
 

@@ -5,24 +5,31 @@
 //! Only `cuda/` touches the CUDA driver; only `emulated.rs` touches the PTX interpreter. `Device`
 //! itself knows neither: each backend's module adds the constructor that opens it.
 
+mod access;
 mod backend;
 mod buffer;
 mod cuda;
 mod desc;
 mod emulated;
+mod event;
 mod handle;
+pub(crate) mod operand;
 mod select;
 mod stream;
 mod view;
 
 pub use crate::liveness::{DeviceId, is_live};
+pub(crate) use access::{AccessKind, AccessLog, Ticket};
 pub use backend::{
-    Backend, BackendFunction, BackendKind, BackendStream, DeviceProperties, Geometry,
+    Backend, BackendEvent, BackendFunction, BackendKind, BackendStream, CompletedEvent,
+    DeviceProperties, Geometry,
 };
 pub use buffer::DeviceBuffer;
 pub use desc::ViewDesc;
 pub use emulated::EmulatorBackend;
+pub use event::Event;
 pub use handle::{Device, WeakDevice};
+pub(crate) use operand::{Source, SourceMut};
 pub use select::Selection;
 pub use stream::Stream;
 pub use view::{Arg, ArgMut, BufferView, BufferViewMut, StridedView, StridedViewMut};

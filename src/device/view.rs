@@ -4,56 +4,42 @@
 use std::marker::PhantomData;
 
 use super::ViewDesc;
+use super::access::AccessLog;
+use super::operand::{Source, SourceMut};
 use crate::dtype::Element;
 
-/// A shared operand of a launch: an input. Built only from a borrowed buffer or view, so the
-/// memory it describes stays allocated and unwritten for as long as it exists.
-// `repr(transparent)`: a slice of operands is a slice of their descriptions, so a launch reads
-// them in place instead of copying them out (see `descs_of`).
+/// A shared operand of a launch: an input. Built only from a borrowed buffer, view or cudarc
+/// slice, so the memory it describes stays allocated and unwritten for as long as it exists,
+/// and the launch can order itself after the memory's earlier writes on other streams.
 #[derive(Debug, Clone, Copy)]
-#[repr(transparent)]
 pub struct Arg<'a> {
-    pub(super) desc: ViewDesc,
-    pub(super) _borrow: PhantomData<&'a ()>,
+    pub(crate) desc: ViewDesc,
+    pub(crate) source: Source<'a>,
 }
 
-/// An exclusive operand of a launch: an output. Built only from a mutably borrowed buffer or
-/// view.
+/// An exclusive operand of a launch: an output. Built only from a mutably borrowed buffer,
+/// view or cudarc slice.
+///
+/// Not `Sync`: an exclusive borrow of a cudarc slice inside is used mutably through the shared
+/// slices of outputs a launch takes.
 #[derive(Debug)]
-#[repr(transparent)]
 pub struct ArgMut<'a> {
-    pub(super) desc: ViewDesc,
-    pub(super) _borrow: PhantomData<&'a mut ()>,
+    pub(crate) desc: ViewDesc,
+    pub(crate) source: SourceMut<'a>,
 }
 
 impl Arg<'_> {
-    /// The erased description a launch checks.
+    /// The erased description a launch checks. For a cudarc slice the address is known only
+    /// at launch (it comes from cudarc's ordered `device_ptr`), and reads 0 here.
     pub fn desc(&self) -> ViewDesc {
         self.desc
-    }
-
-    /// The descriptions of `args`, in place: no copy, no allocation.
-    pub fn descs(args: &[Self]) -> &[ViewDesc] {
-        // SAFETY: `Arg` is `repr(transparent)` over its one non-zero-sized field, a `ViewDesc`
-        // (the other is `PhantomData`), so `[Arg]` and `[ViewDesc]` have the same layout, length
-        // and alignment; the result borrows `args` immutably for as long as it lives, and a `ViewDesc` is
-        // plain data with no invariant an `Arg` adds.
-        unsafe { std::slice::from_raw_parts(args.as_ptr().cast::<ViewDesc>(), args.len()) }
     }
 }
 
 impl ArgMut<'_> {
-    /// The erased description a launch checks.
+    /// The erased description a launch checks; see [`Arg::desc`].
     pub fn desc(&self) -> ViewDesc {
         self.desc
-    }
-
-    /// The descriptions of `args`, in place: no copy, no allocation. Takes a shared borrow: the
-    /// descriptions are only read.
-    pub fn descs(args: &[Self]) -> &[ViewDesc] {
-        // SAFETY: as for `Arg::descs`: `ArgMut` is `repr(transparent)` over its `ViewDesc`, so
-        // the layouts agree, and the result only reads through a shared borrow of `args`.
-        unsafe { std::slice::from_raw_parts(args.as_ptr().cast::<ViewDesc>(), args.len()) }
     }
 }
 
@@ -63,7 +49,7 @@ macro_rules! impl_arg_from_view {
             fn from(view: &'a $view<'_, T>) -> Self {
                 Self {
                     desc: view.desc,
-                    _borrow: PhantomData,
+                    source: Source::Log(view.log),
                 }
             }
         }
@@ -78,7 +64,7 @@ macro_rules! impl_arg_mut_from_view {
             fn from(view: &'a mut $view<'_, T>) -> Self {
                 Self {
                     desc: view.desc,
-                    _borrow: PhantomData,
+                    source: SourceMut::Log(view.log),
                 }
             }
         }
@@ -91,6 +77,7 @@ impl_arg_mut_from_view!(BufferViewMut, StridedViewMut);
 #[derive(Debug, Clone, Copy)]
 pub struct BufferView<'a, T: Element> {
     pub(super) desc: ViewDesc,
+    pub(super) log: &'a AccessLog,
     pub(super) _borrow: PhantomData<&'a [T]>,
 }
 
@@ -98,6 +85,7 @@ pub struct BufferView<'a, T: Element> {
 #[derive(Debug)]
 pub struct BufferViewMut<'a, T: Element> {
     pub(super) desc: ViewDesc,
+    pub(super) log: &'a AccessLog,
     pub(super) _borrow: PhantomData<&'a mut [T]>,
 }
 
@@ -105,6 +93,7 @@ pub struct BufferViewMut<'a, T: Element> {
 #[derive(Debug, Clone, Copy)]
 pub struct StridedView<'a, T: Element> {
     pub(super) desc: ViewDesc,
+    pub(super) log: &'a AccessLog,
     pub(super) _borrow: PhantomData<&'a [T]>,
 }
 
@@ -112,6 +101,7 @@ pub struct StridedView<'a, T: Element> {
 #[derive(Debug)]
 pub struct StridedViewMut<'a, T: Element> {
     pub(super) desc: ViewDesc,
+    pub(super) log: &'a AccessLog,
     pub(super) _borrow: PhantomData<&'a mut [T]>,
 }
 

@@ -48,8 +48,7 @@ impl Kernel<Erased, DeviceBound> {
         shape: &[usize],
         params: &[ParamValue],
     ) -> Result<(), Error> {
-        self.launcher(stream)
-            .run(Arg::descs(inputs), ArgMut::descs(outputs), shape, params)
+        self.launcher(stream).run(inputs, outputs, shape, params)
     }
 }
 

@@ -69,16 +69,19 @@ pub fn check<'a>(
     params: &'a [ParamValue],
 ) -> Result<CheckedLaunch<'a>, Error> {
     // Nearly every launch is a valid dense one: accepted in one pass, or decided (and its error
-    // named) by the checks below.
-    if let Some(count) = super::dense::accept(
-        facts.device,
-        stream,
-        facts.spec,
-        inputs,
-        outputs,
-        shape,
-        params,
-    ) {
+    // named) by the full check. A kernel declaring pointee alignments always takes the full
+    // check, which is the only one that knows them.
+    if !facts.layout.declares_pointee_align()
+        && let Some(count) = super::dense::accept(
+            facts.device,
+            stream,
+            facts.spec,
+            inputs,
+            outputs,
+            shape,
+            params,
+        )
+    {
         return Ok(CheckedLaunch {
             facts,
             inputs,
@@ -89,6 +92,18 @@ pub fn check<'a>(
             geometry: grid_for(count, facts.max_grid_x),
         });
     }
+    check_full(facts, stream, inputs, outputs, shape, params)
+}
+
+/// [`check`] without the dense fast path: every check, in order, naming the first that fails.
+fn check_full<'a>(
+    facts: LaunchFacts<'a>,
+    stream: DeviceId,
+    inputs: &'a [ViewDesc],
+    outputs: &'a [ViewDesc],
+    shape: &'a [usize],
+    params: &'a [ParamValue],
+) -> Result<CheckedLaunch<'a>, Error> {
     let entry = facts.entry;
     let spec = facts.spec;
     count_matches(entry, "inputs", spec.inputs.len(), inputs.len())?;
@@ -551,6 +566,82 @@ mod tests {
         for view in &views {
             assert!(view.is_contiguous());
             assert_eq!(dense_byte_range(view, view.len()), byte_range(view));
+        }
+    }
+
+    mod fast_path {
+        use proptest::prelude::*;
+
+        use super::*;
+        use crate::abi::{AbiKind, AbiSpec, ParamLayout};
+
+        /// A contiguous view near a valid operand of `n` elements: mostly on device 1, of f32,
+        /// `n` long and inside its allocation, sometimes not.
+        fn view(n: usize) -> impl Strategy<Value = ViewDesc> {
+            (
+                prop_oneof![4 => Just(1u64), 1 => Just(2u64)],
+                prop_oneof![4 => Just(ElementKind::F32), 1 => Just(ElementKind::F64)],
+                prop_oneof![
+                    Just(0u64),
+                    (0u64..64).prop_map(|b| b * 4),
+                    Just(u64::MAX - 7)
+                ],
+                prop_oneof![3 => Just(n + 8), 1 => 0usize..48],
+                0usize..10,
+                prop_oneof![4 => Just(n), 1 => 0usize..40],
+            )
+                .prop_map(|(device, dtype, base, alloc_len, offset, len)| {
+                    ViewDesc::contiguous(
+                        DeviceId::from_raw(device),
+                        dtype,
+                        base,
+                        alloc_len,
+                        offset,
+                        len,
+                    )
+                })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
+
+            /// The dense fast path only ever says yes to a launch the full check accepts, with the
+            /// same count: it can make a launch cheaper, never let one through.
+            #[test]
+            fn accepts_only_what_the_full_check_accepts(
+                width in prop_oneof![Just(1u8), Just(2), Just(4)],
+                (n, inputs, outputs) in (0usize..40).prop_flat_map(|n| (
+                    Just(n),
+                    prop::collection::vec(view(n), 0..3),
+                    prop::collection::vec(view(n), 1..3),
+                )),
+                stream in prop_oneof![4 => Just(1u64), 1 => Just(2u64)],
+            ) {
+                let abi = if width == 1 { AbiKind::Scalar } else { AbiKind::Vectorized { width } };
+                let spec = AbiSpec::owned(
+                    abi,
+                    vec![ElementKind::F32; inputs.len()],
+                    vec![ElementKind::F32; outputs.len()],
+                    Vec::new(),
+                );
+                let layout = ParamLayout::new(&spec.expected_params());
+                let facts = LaunchFacts {
+                    entry: "k",
+                    spec: &spec,
+                    layout: &layout,
+                    device: DeviceId::from_raw(1),
+                    max_grid_x: u32::MAX,
+                };
+                let shape = [n];
+                let stream = DeviceId::from_raw(stream);
+                if let Some(count) =
+                    super::super::super::dense::accept(facts.device, stream, &spec, &inputs, &outputs, &shape, &[])
+                {
+                    let full = check_full(facts, stream, &inputs, &outputs, &shape, &[]);
+                    prop_assert!(full.is_ok(), "fast path accepted what the full check refuses: {full:?}");
+                    prop_assert_eq!(full.map(|c| c.count).ok(), Some(count));
+                }
+            }
         }
     }
 }

@@ -2,7 +2,10 @@
 
 use super::{LaunchFacts, check, marshal_with};
 use crate::abi::ParamValue;
-use crate::device::{BackendFunction, Stream, ViewDesc};
+use crate::device::{
+    AccessKind, AccessLog, Arg, ArgMut, BackendFunction, Source, SourceMut, Stream, Ticket,
+    ViewDesc,
+};
 use crate::error::Error;
 use crate::telemetry::DispatchHandle;
 
@@ -34,47 +37,155 @@ impl<'k> Launch<'k> {
         }
     }
 
-    /// Checks, marshals and queues the launch. `inputs` and `outputs` must describe operands
-    /// borrowed (shared, exclusive) for the duration of the call; the public launchers guarantee
-    /// it by construction.
+    /// Checks, orders, marshals and queues the launch.
+    ///
+    /// Each operand is a live borrow ([`Arg`] and [`ArgMut`] are built only from borrowed
+    /// buffers, views or cudarc slices), so the memory it describes exists for the call and
+    /// outputs are not aliased by safe code. Before the launch is queued, the stream waits on
+    /// the device for each operand's conflicting uses on other streams; once it is queued, it
+    /// is logged as a read of every input and a write of every output, so that later uses wait
+    /// for it.
     ///
     /// The launch goes to the stream's device, which `check` proves is the device the function
-    /// was resolved on (`facts.device`; ids are never reused) — so a caller that holds only a weak
-    /// handle to that device (a slot table) launches exactly like a bound kernel.
+    /// was resolved on (`facts.device`; ids are never reused) — so a caller that holds only a
+    /// weak handle to that device (a slot table) launches exactly like a bound kernel.
     pub fn run(
         self,
-        inputs: &[ViewDesc],
-        outputs: &[ViewDesc],
+        inputs: &[Arg<'_>],
+        outputs: &[ArgMut<'_>],
         shape: &[usize],
         params: &[ParamValue],
     ) -> Result<(), Error> {
+        let operands = inputs.len() + outputs.len();
+        if operands <= INLINE {
+            let mut descs = [EMPTY; INLINE];
+            let mut tickets = [None; INLINE];
+            self.run_with(
+                inputs,
+                outputs,
+                shape,
+                params,
+                &mut descs[..operands],
+                &mut tickets[..operands],
+            )
+        } else {
+            let mut descs = vec![EMPTY; operands];
+            let mut tickets = vec![None; operands];
+            self.run_with(inputs, outputs, shape, params, &mut descs, &mut tickets)
+        }
+        .map(|()| {
+            if let Some(cell) = self.telemetry {
+                cell.record();
+            }
+        })
+    }
+
+    /// [`Launch::run`] with room for one description and one ticket per operand.
+    fn run_with(
+        &self,
+        inputs: &[Arg<'_>],
+        outputs: &[ArgMut<'_>],
+        shape: &[usize],
+        params: &[ParamValue],
+        descs: &mut [ViewDesc],
+        tickets: &mut [Option<Ticket>],
+    ) -> Result<(), Error> {
         let stream = self.stream;
+        // Foreign memory orders itself: asking for its address makes the stream wait for its
+        // earlier uses, and dropping the guards (after queueing) logs this one with its owner.
+        let mut guards = Vec::new();
+        let (in_descs, out_descs) = descs.split_at_mut(inputs.len());
+        for (desc, arg) in in_descs.iter_mut().zip(inputs) {
+            *desc = match arg.source {
+                Source::Log(_) => arg.desc,
+                Source::Foreign(memory) => {
+                    let (desc, guard) = memory.acquire(stream.raw())?;
+                    guards.push(guard);
+                    desc
+                }
+            };
+        }
+        for (desc, arg) in out_descs.iter_mut().zip(outputs) {
+            *desc = match &arg.source {
+                SourceMut::Log(_) => arg.desc,
+                SourceMut::Foreign(memory) => {
+                    // SAFETY: the one use of this output's borrow in this launch, dropped (with
+                    // its guard) before `run` returns.
+                    let (desc, guard) = unsafe { memory.get() }.acquire_mut(stream.raw())?;
+                    guards.push(guard);
+                    desc
+                }
+            };
+        }
+        let (in_descs, out_descs) = descs.split_at(inputs.len());
         let checked = check(
             self.facts,
             stream.device_id(),
-            inputs,
-            outputs,
+            in_descs,
+            out_descs,
             shape,
             params,
         )?;
+        let backend = stream.device().backend();
+        let raw = stream.raw_arc();
+        let logs = inputs
+            .iter()
+            .map(|arg| (log_of(arg.source), AccessKind::Read))
+            .chain(
+                outputs
+                    .iter()
+                    .map(|arg| (log_mut_of(&arg.source), AccessKind::Write)),
+            );
+        for (ticket, (log, kind)) in tickets.iter_mut().zip(logs.clone()) {
+            if let Some(log) = log {
+                *ticket = Some(log.before(backend, raw, kind)?);
+            }
+        }
         // SAFETY: `packet` comes from `marshal_with` over a launch `check` accepted for this
         // function's verified layout, and `check` proved the stream is on `facts.device`, the
         // device `function` was resolved on: the stream and every operand are on that device (ids
-        // are never reused, the stream holds a live handle to it, and each `ViewDesc` came from a
-        // live buffer borrowed for this call), every pointer plus every index the ABI lets the
-        // kernel touch lies inside its allocation, outputs overlap nothing else, and the count and
-        // params have exactly the declared types.
+        // are never reused, the stream holds a live handle to it, and each description came from
+        // a live buffer, view or cudarc slice borrowed for this call), every pointer plus every
+        // index the ABI lets the kernel touch lies inside its allocation, outputs overlap nothing
+        // else, and the count and params have exactly the declared types. The stream now waits
+        // for every conflicting earlier use of each operand (the `before` calls above, and the
+        // foreign guards), and each is logged once the launch is queued (below).
         marshal_with(&checked, |packet| unsafe {
-            stream.device().backend().launch(
-                self.function,
-                stream.raw(),
-                checked.geometry(),
-                packet,
-            )
+            backend.launch(self.function, stream.raw(), checked.geometry(), packet)
         })?;
-        if let Some(cell) = self.telemetry {
-            cell.record();
+        for (ticket, (log, kind)) in tickets.iter().zip(logs) {
+            if let (Some(log), Some(ticket)) = (log, ticket) {
+                log.after(raw, kind, *ticket);
+            }
         }
+        drop(guards);
         Ok(())
+    }
+}
+
+/// Operands whose descriptions and tickets live on the stack: every kernel up to eight.
+const INLINE: usize = 8;
+
+/// A placeholder the operands' descriptions overwrite.
+const EMPTY: ViewDesc = ViewDesc::contiguous(
+    crate::liveness::DeviceId::NONE,
+    crate::dtype::ElementKind::U8,
+    0,
+    0,
+    0,
+    0,
+);
+
+fn log_of(source: Source<'_>) -> Option<&AccessLog> {
+    match source {
+        Source::Log(log) => Some(log),
+        Source::Foreign(_) => None,
+    }
+}
+
+fn log_mut_of<'a>(source: &SourceMut<'a>) -> Option<&'a AccessLog> {
+    match source {
+        SourceMut::Log(log) => Some(log),
+        SourceMut::Foreign(_) => None,
     }
 }

@@ -10,6 +10,8 @@
 #[cfg(target_os = "linux")]
 pub mod cuda_model;
 pub mod fixtures;
+pub mod hazards;
+pub mod interop;
 pub mod launch_suite;
 pub mod noop;
 pub mod nvrtc_env;

@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use jitseam::abi::ArgPacket;
 use jitseam::device::{
-    Backend, BackendFunction, BackendKind, BackendStream, DeviceProperties, Geometry,
+    Backend, BackendEvent, BackendFunction, BackendKind, BackendStream, CompletedEvent,
+    DeviceProperties, Geometry,
 };
 use jitseam::{Device, Error};
 
@@ -48,7 +49,19 @@ impl Backend for NoopBackend {
         let size = (bytes as u64).next_multiple_of(256);
         Ok(self.next.fetch_add(size, Ordering::Relaxed))
     }
-    fn free(&self, _address: u64, _bytes: usize) {}
+    fn free(&self, _address: u64, _bytes: usize, _: &[&dyn BackendStream]) {}
+    fn record_event(&self, _: &dyn BackendStream) -> Result<Arc<dyn BackendEvent>, Error> {
+        Ok(Arc::new(CompletedEvent))
+    }
+    fn wait_event(&self, _: &dyn BackendStream, _: &dyn BackendEvent) -> Result<(), Error> {
+        Ok(())
+    }
+    fn synchronize_event(&self, _: &dyn BackendEvent) -> Result<(), Error> {
+        Ok(())
+    }
+    fn event_complete(&self, _: &dyn BackendEvent) -> Result<bool, Error> {
+        Ok(true)
+    }
     fn default_stream(&self) -> Arc<dyn BackendStream> {
         Arc::new(NullStream)
     }

@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use jitseam::abi::ArgPacket;
 use jitseam::device::{
-    Backend, BackendFunction, BackendKind, BackendStream, DeviceProperties, Geometry,
+    Backend, BackendEvent, BackendFunction, BackendKind, BackendStream, CompletedEvent,
+    DeviceProperties, Geometry,
 };
 use jitseam::{Device, Error};
 
@@ -81,7 +82,7 @@ impl Backend for RecordingBackend {
         let size = (bytes as u64).next_multiple_of(256);
         Ok(self.next.fetch_add(size, Ordering::Relaxed))
     }
-    fn free(&self, _address: u64, _bytes: usize) {}
+    fn free(&self, _address: u64, _bytes: usize, _: &[&dyn BackendStream]) {}
     fn default_stream(&self) -> Arc<dyn BackendStream> {
         Arc::new(NullStream)
     }
@@ -94,6 +95,18 @@ impl Backend for RecordingBackend {
     fn read(&self, _: &dyn BackendStream, _: u64, dst: &mut [u8]) -> Result<(), Error> {
         dst.fill(0);
         Ok(())
+    }
+    fn record_event(&self, _: &dyn BackendStream) -> Result<Arc<dyn BackendEvent>, Error> {
+        Ok(Arc::new(CompletedEvent))
+    }
+    fn wait_event(&self, _: &dyn BackendStream, _: &dyn BackendEvent) -> Result<(), Error> {
+        Ok(())
+    }
+    fn synchronize_event(&self, _: &dyn BackendEvent) -> Result<(), Error> {
+        Ok(())
+    }
+    fn event_complete(&self, _: &dyn BackendEvent) -> Result<bool, Error> {
+        Ok(true)
     }
     fn load_function(&self, _ptx: &str, symbol: &str) -> Result<Arc<dyn BackendFunction>, Error> {
         Ok(Arc::new(Function(symbol.to_owned())))

@@ -61,8 +61,14 @@ impl ::jitseam::__private::Signature for AddSub {
         let __jitseam_out0 = __jitseam_args.sum.desc();
         launch
             .run(
-                &[__jitseam_args.a.desc(), __jitseam_args.b.desc()],
-                &[__jitseam_out0, __jitseam_args.diff.desc()],
+                &[
+                    ::jitseam::__private::Arg::from(__jitseam_args.a),
+                    ::jitseam::__private::Arg::from(__jitseam_args.b),
+                ],
+                &[
+                    ::jitseam::__private::ArgMut::from(__jitseam_args.sum),
+                    ::jitseam::__private::ArgMut::from(__jitseam_args.diff),
+                ],
                 &[__jitseam_out0.len()],
                 &[
                     ::jitseam::__private::ParamValue::from(__jitseam_args.count),

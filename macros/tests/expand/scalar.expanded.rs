@@ -45,8 +45,8 @@ impl ::jitseam::__private::Signature for Axpb {
         let __jitseam_out0 = __jitseam_args.out.desc();
         launch
             .run(
-                &[__jitseam_args.x.desc()],
-                &[__jitseam_out0],
+                &[::jitseam::__private::Arg::from(__jitseam_args.x)],
+                &[::jitseam::__private::ArgMut::from(__jitseam_args.out)],
                 &[__jitseam_out0.len()],
                 &[
                     ::jitseam::__private::ParamValue::from(__jitseam_args.scale),

@@ -42,8 +42,8 @@ impl ::jitseam::__private::Signature for MulScalar {
         let __jitseam_out0 = __jitseam_args.out.desc();
         launch
             .run(
-                &[__jitseam_args.x.desc()],
-                &[__jitseam_out0],
+                &[::jitseam::__private::Arg::from(__jitseam_args.x)],
+                &[::jitseam::__private::ArgMut::from(__jitseam_args.out)],
                 __jitseam_out0.shape(),
                 &[::jitseam::__private::ParamValue::from(__jitseam_args.factor)],
             )

@@ -48,8 +48,11 @@ impl ::jitseam::__private::Signature for ReluAdd {
         let __jitseam_out0 = __jitseam_args.out.desc();
         launch
             .run(
-                &[__jitseam_args.a.desc(), __jitseam_args.b.desc()],
-                &[__jitseam_out0],
+                &[
+                    ::jitseam::__private::Arg::from(__jitseam_args.a),
+                    ::jitseam::__private::Arg::from(__jitseam_args.b),
+                ],
+                &[::jitseam::__private::ArgMut::from(__jitseam_args.out)],
                 &[__jitseam_out0.len()],
                 &[::jitseam::__private::ParamValue::from(__jitseam_args.alpha)],
             )

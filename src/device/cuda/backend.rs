@@ -7,9 +7,11 @@ use cudarc::driver::CudaContext;
 
 use super::context::properties_of;
 use super::shared::Shared;
-use super::{launch, memory, module, stream};
+use super::{event, launch, memory, module, stream};
 use crate::abi::ArgPacket;
-use crate::device::{Backend, BackendFunction, BackendStream, DeviceProperties, Geometry};
+use crate::device::{
+    Backend, BackendEvent, BackendFunction, BackendStream, DeviceProperties, Geometry,
+};
 use crate::error::Error;
 
 /// The CUDA [`Backend`] of one [`crate::device::Device`].
@@ -42,8 +44,8 @@ impl Backend for CudaBackend {
         memory::alloc(&self.shared, bytes)
     }
 
-    fn free(&self, address: u64, bytes: usize) {
-        memory::free(&self.shared, address, bytes);
+    fn free(&self, address: u64, bytes: usize, pending: &[&dyn BackendStream]) {
+        memory::free(&self.shared, address, bytes, pending);
     }
 
     fn default_stream(&self) -> Arc<dyn BackendStream> {
@@ -60,6 +62,26 @@ impl Backend for CudaBackend {
 
     fn read(&self, stream: &dyn BackendStream, address: u64, dst: &mut [u8]) -> Result<(), Error> {
         memory::read(&self.shared, stream, address, dst)
+    }
+
+    fn record_event(&self, stream: &dyn BackendStream) -> Result<Arc<dyn BackendEvent>, Error> {
+        event::record(&self.shared, stream)
+    }
+
+    fn wait_event(
+        &self,
+        stream: &dyn BackendStream,
+        event: &dyn BackendEvent,
+    ) -> Result<(), Error> {
+        event::wait(&self.shared, stream, event)
+    }
+
+    fn synchronize_event(&self, event: &dyn BackendEvent) -> Result<(), Error> {
+        event::synchronize(&self.shared, event)
+    }
+
+    fn event_complete(&self, event: &dyn BackendEvent) -> Result<bool, Error> {
+        event::is_complete(&self.shared, event)
     }
 
     fn load_function(&self, ptx: &str, symbol: &str) -> Result<Arc<dyn BackendFunction>, Error> {

@@ -1,13 +1,17 @@
-//! Device memory: allocation, free, and host↔device copies checked against the live
+//! Device memory: allocation, deferred free, and host↔device copies checked against the live
 //! allocations.
 //!
-//! Free synchronizes the whole context (every stream) before `cuMemFree`, because queued work
-//! may still use the memory; if the context cannot be synchronized the allocation is leaked and
-//! the error recorded: a leak is safe, a use-after-free on the device is not.
+//! A buffer whose memory queued work may still use is freed later: the free records an event
+//! on each stream that may use it and parks the allocation until every event has completed —
+//! checked on later allocations, launches, loads and synchronizations — so dropping a buffer
+//! never blocks. If an event cannot be recorded or queried, the allocation waits for the next
+//! context-wide synchronization (the backend's last one, when the device goes); a leak is
+//! safe, a use-after-free on the device is not.
 
 use cudarc::driver::result;
 
-use super::error::{describe, driver_error, lock};
+use super::error::{driver_error, lock};
+use super::frees::free_now;
 use super::shared::Shared;
 use super::stream;
 use crate::device::BackendStream;
@@ -16,6 +20,7 @@ use crate::error::Error;
 pub(super) fn alloc(shared: &Shared, bytes: usize) -> Result<u64, Error> {
     let stage = format!("allocate {bytes} bytes");
     shared.bind(&stage)?;
+    shared.drain(0);
     // SAFETY: the context is current; the memory is returned uninitialized, which is fine:
     // jitseam only ever treats device memory as bytes.
     let address = unsafe { result::malloc_sync(bytes) }.map_err(|e| driver_error(stage, e))?;
@@ -23,7 +28,7 @@ pub(super) fn alloc(shared: &Shared, bytes: usize) -> Result<u64, Error> {
     Ok(address)
 }
 
-pub(super) fn free(shared: &Shared, address: u64, bytes: usize) {
+pub(super) fn free(shared: &Shared, address: u64, bytes: usize, pending: &[&dyn BackendStream]) {
     let known = lock(&shared.allocations).remove(&address);
     if known != Some(bytes) {
         shared.record(format!(
@@ -34,26 +39,28 @@ pub(super) fn free(shared: &Shared, address: u64, bytes: usize) {
         }
         return;
     }
-    // Queued work on any stream may still use the memory: wait for all of it.
-    let synced = match shared.synchronize_context("free device memory") {
-        Ok(synced) => synced,
+    if pending.is_empty() {
+        free_now(shared.context(), address, bytes);
+        return;
+    }
+    let events = pending
+        .iter()
+        .map(|&s| {
+            let s = stream::resolve(shared, s, "free device memory")?;
+            s.record_event(None)
+                .map_err(|e| driver_error("free device memory: record an event", e))
+        })
+        .collect::<Result<Vec<_>, Error>>();
+    let events = match events {
+        Ok(events) => Some(events),
         Err(e) => {
-            shared.record(format!("{e}; {bytes} bytes at {address:#x} leaked"));
-            return;
+            shared.record(format!(
+                "{e}; {bytes} bytes at {address:#x} wait for the next context synchronization"
+            ));
+            None
         }
     };
-    // Modules waiting for that same work can go too.
-    shared.drain(synced);
-    // SAFETY: `address` came from `malloc_sync` in this context (it was in the allocation
-    // map, removed above, so it is freed once); the context-wide synchronization above
-    // finished every launch and copy that could use it, and no later one can name it (its
-    // buffer is being dropped).
-    if let Err(e) = unsafe { result::free_sync(address) } {
-        shared.record(format!(
-            "free {bytes} bytes at {address:#x}: {}",
-            describe(e)
-        ));
-    }
+    shared.frees.park(address, bytes, events);
 }
 
 pub(super) fn write(
@@ -70,13 +77,12 @@ pub(super) fn write(
     }
     shared.bind(STAGE)?;
     // SAFETY: `address..address + src.len()` lies inside a live allocation of this context
-    // (checked above; it stays live because the caller borrows its buffer for this call);
-    // `src` stays borrowed until the stream synchronization below, after which the copy
-    // has finished reading it.
+    // (checked above; it stays live because the caller borrows its buffer for this call, and a
+    // dropped buffer's free waits for this stream). `src` is pageable host memory: the driver
+    // copies it to a staging buffer before `cuMemcpyHtoDAsync` returns (the documented
+    // behaviour for pageable sources), so it may be reused at once.
     unsafe { result::memcpy_htod_async(address, src, stream.cu_stream()) }
-        .map_err(|e| driver_error(STAGE, e))?;
-    // SAFETY: `stream` is a live stream of this (current) context.
-    unsafe { result::stream::synchronize(stream.cu_stream()) }.map_err(|e| driver_error(STAGE, e))
+        .map_err(|e| driver_error(STAGE, e))
 }
 
 pub(super) fn read(

@@ -12,11 +12,15 @@
 //! | `error.rs` | driver errors as [`Error`]s, the log of errors raised in `Drop` |
 //! | `shared.rs` | the state the backend and its function handles hold together |
 //! | `memory.rs` | allocation, free, host↔device copies |
+//! | `frees.rs` | deferred free: allocations parked until their work has finished |
+//! | `event.rs` | events: record, device-side wait, host wait, query |
 //! | `stream.rs` | stream handles: creating, resolving, synchronizing |
 //! | `module.rs` | module load, function handles, the driver's parameter info |
 //! | `launch.rs` | the kernel-parameter pointer array and `cuLaunchKernel` |
 //! | `unload.rs` | deferred module unload: events, the pending list, the sweep |
 //! | `backend.rs` | the [`Backend`] impl, one hand-off per method |
+//! | `registry.rs` | which live [`Device`] uses which cudarc context |
+//! | `interop.rs` | cudarc's contexts, streams and slices in and out of jitseam |
 //!
 //! # Never reaching a cudarc panic
 //!
@@ -34,23 +38,26 @@
 //! Launches are asynchronous, so a buffer or a module may be dropped while queued work still
 //! uses it:
 //!
-//! - **free** synchronizes the whole context (every stream) before `cuMemFree`. If the context
-//!   cannot be synchronized the allocation is leaked and the error recorded: a leak is safe, a
-//!   use-after-free on the device is not.
+//! - **free** records an event on each stream that may still use the memory (the buffer's
+//!   access log names them) and parks the allocation until they complete, checked on later
+//!   allocations, launches, loads and synchronizations; it never blocks. If an event cannot be
+//!   recorded the allocation waits for the next context-wide synchronization: a leak is safe,
+//!   a use-after-free on the device is not.
 //! - **module unload**: a function handle remembers each stream it was launched on. When it is
 //!   dropped it records an event on each of them and hands `(module, events)` to the backend's
 //!   pending list; the module is unloaded once every event has completed — checked on later
-//!   loads, launches and synchronizations, after any context-wide synchronization (every free),
-//!   and, after a final synchronization, when the last handle to the backend goes.
+//!   loads, launches and synchronizations — and, after a final synchronization, when the last
+//!   handle to the backend goes.
 //!
 //! Errors on these paths run from `Drop`, so they are recorded, never raised or panicked on; the
 //! next [`Backend::synchronize`] reports them.
 //!
 //! # Streams
 //!
-//! As in CUDA, work on different streams is not ordered: launches are asynchronous, a copy waits
-//! only for its own stream, and streams from [`Backend::new_stream`] are non-blocking (they do
-//! not wait for the default stream either). Order work across streams by synchronizing.
+//! As in CUDA, work on different streams is not ordered by the driver: launches are
+//! asynchronous, and streams from [`Backend::new_stream`] are non-blocking (they do not wait for
+//! the default stream either). jitseam orders the uses of each buffer across streams with
+//! events (see [`crate::device::Stream`]).
 //!
 //! [`CudaContext`]: cudarc::driver::CudaContext
 //! [`CudaStream`]: cudarc::driver::CudaStream
@@ -61,10 +68,14 @@
 mod backend;
 mod context;
 mod error;
+mod event;
+mod frees;
+mod interop;
 mod launch;
 mod memory;
 mod module;
 mod probe;
+mod registry;
 mod shared;
 mod stream;
 mod unload;
@@ -101,8 +112,10 @@ fn open(ordinal: usize) -> Result<Device, Error> {
     guarded("open cuda device", || {
         check_symbols()?;
         let ctx = open_context(ordinal)?;
-        let backend = CudaBackend::new(ctx)?;
-        Ok(Device::with_backend(Arc::new(backend)))
+        let backend = CudaBackend::new(Arc::clone(&ctx))?;
+        let device = Device::with_backend(Arc::new(backend));
+        registry::register(&ctx, &device);
+        Ok(device)
     })
 }
 

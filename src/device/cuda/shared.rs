@@ -11,6 +11,7 @@ use cudarc::driver::{CudaContext, CudaStream};
 
 use super::context::Context;
 use super::error::{driver_error, lock};
+use super::frees::PendingFrees;
 use super::unload::PendingUnloads;
 use crate::error::Error;
 
@@ -22,6 +23,8 @@ use crate::error::Error;
 pub(super) struct Shared {
     context: Context,
     pending: PendingUnloads,
+    /// Allocations whose buffers are gone, waiting for the work that may still use them.
+    pub(super) frees: PendingFrees,
     /// Live allocations, base → bytes: copies are checked against them, and a double or foreign
     /// free is refused instead of reaching the driver.
     pub(super) allocations: Mutex<BTreeMap<u64, usize>>,
@@ -32,8 +35,14 @@ impl Shared {
         Self {
             context: Context::new(ctx),
             pending: PendingUnloads::default(),
+            frees: PendingFrees::default(),
             allocations: Mutex::new(BTreeMap::new()),
         }
+    }
+
+    /// The context, for cleanup that needs only it.
+    pub(super) fn context(&self) -> &Context {
+        &self.context
     }
 
     pub(super) fn ctx(&self) -> &Arc<CudaContext> {
@@ -79,19 +88,23 @@ impl Shared {
 
     /// Unloads every pending module whose recorded work has finished, and every one numbered
     /// below `synced` (what [`Shared::synchronize_context`] returned; 0 when there was none).
+    ///
+    /// Frees the parked allocations whose work has finished too.
     pub(super) fn drain(&self, synced: u64) {
         self.pending.drain(&self.context, synced);
+        self.frees.drain(&self.context, false);
     }
 }
 
 impl Drop for Shared {
     fn drop(&mut self) {
-        if !self.pending.is_empty() {
-            // When the context cannot be synchronized, work may still run: the modules stay
-            // loaded, and releasing the primary context (once no other handle retains it)
-            // reclaims them with everything else.
+        if !self.pending.is_empty() || self.frees.len() > 0 {
+            // When the context cannot be synchronized, work may still run: the modules and
+            // allocations stay, and releasing the primary context (once no other handle
+            // retains it) reclaims them with everything else.
             if let Ok(synced) = self.synchronize_context("release cuda device") {
-                self.drain(synced);
+                self.pending.drain(&self.context, synced);
+                self.frees.drain(&self.context, true);
             }
         }
     }
@@ -102,6 +115,7 @@ impl fmt::Debug for Shared {
         f.debug_struct("Shared")
             .field("ordinal", &self.ctx().ordinal())
             .field("pending_unloads", &self.pending.len())
+            .field("pending_frees", &self.frees.len())
             .field("allocations", &lock(&self.allocations).len())
             .finish()
     }

@@ -18,8 +18,8 @@ use crate::error::Error;
 /// A stream of a CUDA backend: cudarc's stream, which owns (or, for the default stream,
 /// borrows) the driver handle and keeps the context alive.
 #[derive(Debug)]
-struct CudaStreamHandle {
-    stream: Arc<CudaStream>,
+pub(super) struct CudaStreamHandle {
+    pub(super) stream: Arc<CudaStream>,
 }
 
 impl BackendStream for CudaStreamHandle {
@@ -42,6 +42,14 @@ pub(super) fn new_stream(shared: &Shared) -> Result<Arc<dyn BackendStream>, Erro
         .new_stream()
         .map_err(|e| driver_error("create a stream", e))?;
     Ok(Arc::new(CudaStreamHandle { stream }))
+}
+
+/// The cudarc stream behind `stream`, if it is a CUDA stream (of any context).
+pub(super) fn cudarc_of(stream: &dyn BackendStream) -> Option<&Arc<CudaStream>> {
+    stream
+        .as_any()
+        .downcast_ref::<CudaStreamHandle>()
+        .map(|handle| &handle.stream)
 }
 
 /// The cudarc stream behind `stream`, refused unless it is a stream of `shared`'s context.

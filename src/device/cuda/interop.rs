@@ -1,0 +1,209 @@
+//! cudarc in and out of jitseam: a cudarc context as a [`Device`] ([`Device::from_cudarc`]),
+//! cudarc streams as [`Stream`]s and back, and cudarc slices as launch operands.
+//!
+//! A cudarc slice orders its own uses across streams with a read and a write event (when its
+//! context manages stream synchronization, which a second stream turns on). A launch honours
+//! and updates them through cudarc's own guards: `DevicePtr::device_ptr` for an input (the
+//! launch's stream waits for the slice's last write; the read event is recorded once the launch
+//! is queued) and `DevicePtrMut::device_ptr_mut` for an output (it waits for the last read and
+//! write; the write event is recorded once queued). So a cudarc user's next copy on another
+//! stream waits for jitseam's launch, and jitseam's launch for the cudarc user's earlier work.
+//!
+//! A slice is checked like any operand: its context names the device (the live [`Device`]
+//! opened on that context, see `registry.rs`), which must be the kernel's; on a stream of
+//! another device — the emulator's, say — it is refused with [`Error::DeviceMismatch`] before
+//! anything is queued.
+
+use std::sync::Arc;
+
+use cudarc::driver::{
+    CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceRepr,
+    DeviceSlice,
+};
+
+use super::backend::CudaBackend;
+use super::probe::{check_symbols, guarded};
+use super::registry;
+use super::stream::{CudaStreamHandle, cudarc_of};
+use crate::device::operand::{Acquired, Foreign, ForeignMut, ForeignRef, Source, SourceMut};
+use crate::device::{Arg, ArgMut, BackendStream, Device, DeviceId, Stream, ViewDesc};
+use crate::dtype::Element;
+use crate::error::Error;
+
+impl Device {
+    /// The device of a cudarc context the caller already uses: jitseam allocates, loads and
+    /// launches in `ctx` itself. Two calls with the same context (and [`Device::cuda`], for the
+    /// context it opened) answer the same device, with one [`DeviceId`], while any handle to it
+    /// lives.
+    ///
+    /// ```no_run
+    /// use std::sync::Arc;
+    ///
+    /// use cudarc::driver::CudaContext;
+    /// use jitseam::device::{Arg, ArgMut};
+    /// use jitseam::{Device, Kernel, Stream};
+    ///
+    /// fn interop(ptx: jitseam::Artifact) -> Result<(), Box<dyn std::error::Error>> {
+    ///     // The runtime's own context, stream and slices.
+    ///     let ctx = CudaContext::new(0)?;
+    ///     let cu_stream = ctx.new_stream()?;
+    ///     let a = cu_stream.clone_htod(&[1.0f32; 1024])?;
+    ///     let mut out = cu_stream.alloc_zeros::<f32>(1024)?;
+    ///
+    ///     // The same context as a jitseam device (one id however often it is handed in), the same
+    ///     // stream as a jitseam stream.
+    ///     let device = Device::from_cudarc(Arc::clone(&ctx))?;
+    ///     let stream = Stream::from_cudarc(&device, Arc::clone(&cu_stream))?;
+    ///     let kernel = Kernel::describe(ptx)?.load()?.bind(&device)?;
+    ///
+    ///     // cudarc slices are launch operands: every check applies, and cudarc's per-slice events
+    ///     // order the launch after cudarc's writes and cudarc's later reads after the launch.
+    ///     kernel.launch(&stream, &[Arg::from(&a)], &mut [ArgMut::from(&mut out)], &[1024], &[])?;
+    ///     let result: Vec<f32> = ctx.new_stream()?.clone_dtoh(&out)?;
+    ///     assert!(stream.as_cudarc().is_some() && result.len() == 1024);
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn from_cudarc(ctx: Arc<CudaContext>) -> Result<Self, Error> {
+        // The context exists, so libcuda is loaded; every symbol jitseam calls is still checked,
+        // because cudarc panics on a missing one.
+        guarded("adopt a cudarc context", || {
+            check_symbols()?;
+            registry::device_for(&ctx, || {
+                let backend = CudaBackend::new(Arc::clone(&ctx))?;
+                Ok(Self::with_backend(Arc::new(backend)))
+            })
+        })
+    }
+}
+
+impl Stream {
+    /// A cudarc stream of `device`'s context as a jitseam stream. Refused for a device that is
+    /// not a CUDA device or a stream of another context.
+    pub fn from_cudarc(device: &Device, stream: Arc<CudaStream>) -> Result<Self, Error> {
+        let ctx = registry::ctx_of(device.id()).ok_or_else(|| Error::Interop {
+            reason: format!("{} is not a cuda device", device.id()),
+        })?;
+        if !Arc::ptr_eq(stream.context(), &ctx) {
+            return Err(Error::Interop {
+                reason: format!(
+                    "the stream belongs to another cuda context than {}",
+                    device.id()
+                ),
+            });
+        }
+        Ok(Self::new(
+            device.clone(),
+            Arc::new(CudaStreamHandle { stream }),
+        ))
+    }
+
+    /// The cudarc stream behind this stream; `None` on a device that is not a CUDA device.
+    pub fn as_cudarc(&self) -> Option<&Arc<CudaStream>> {
+        cudarc_of(self.raw())
+    }
+}
+
+/// A slice of `len` elements in `ctx` at `base` (0 until it is acquired on a stream).
+fn describe<T: Element>(ctx: &Arc<CudaContext>, len: usize, base: u64) -> ViewDesc {
+    let device = registry::id_of(ctx).unwrap_or(DeviceId::NONE);
+    ViewDesc::contiguous(device, T::KIND, base, len, 0, len)
+}
+
+/// The cudarc stream of `stream` if it runs in `ctx`. Otherwise the launch check refuses the
+/// slice (its device is not the stream's) and nothing is acquired.
+fn same_context<'s>(
+    stream: &'s dyn BackendStream,
+    ctx: &Arc<CudaContext>,
+) -> Option<&'s Arc<CudaStream>> {
+    cudarc_of(stream).filter(|s| Arc::ptr_eq(s.context(), ctx))
+}
+
+fn acquire<'s, T: Element, S: DevicePtr<T>>(
+    slice: &'s S,
+    stream: &'s dyn BackendStream,
+) -> Acquired<'s> {
+    let ctx = slice.stream().context();
+    match same_context(stream, ctx) {
+        Some(cu) => {
+            let (base, guard) = slice.device_ptr(cu);
+            (describe::<T>(ctx, slice.len(), base), Box::new(guard))
+        }
+        None => (describe::<T>(ctx, slice.len(), 0), Box::new(())),
+    }
+}
+
+fn acquire_mut<'s, T: Element, S: DevicePtrMut<T>>(
+    slice: &'s mut S,
+    stream: &'s dyn BackendStream,
+) -> Acquired<'s> {
+    let ctx = Arc::clone(slice.stream().context());
+    let len = slice.len();
+    match same_context(stream, &ctx) {
+        Some(cu) => {
+            let (base, guard) = slice.device_ptr_mut(cu);
+            (describe::<T>(&ctx, len, base), Box::new(guard))
+        }
+        None => (describe::<T>(&ctx, len, 0), Box::new(())),
+    }
+}
+
+impl<T: Element + DeviceRepr> Foreign for CudaSlice<T> {
+    fn acquire<'s>(&'s self, stream: &'s dyn BackendStream) -> Result<Acquired<'s>, Error> {
+        Ok(acquire::<T, _>(self, stream))
+    }
+}
+
+impl<T: Element + DeviceRepr> Foreign for CudaView<'_, T> {
+    fn acquire<'s>(&'s self, stream: &'s dyn BackendStream) -> Result<Acquired<'s>, Error> {
+        Ok(acquire::<T, _>(self, stream))
+    }
+}
+
+impl<T: Element + DeviceRepr> ForeignMut for CudaSlice<T> {
+    fn acquire_mut<'s>(&'s mut self, stream: &'s dyn BackendStream) -> Result<Acquired<'s>, Error> {
+        Ok(acquire_mut::<T, _>(self, stream))
+    }
+}
+
+impl<T: Element + DeviceRepr> ForeignMut for CudaViewMut<'_, T> {
+    fn acquire_mut<'s>(&'s mut self, stream: &'s dyn BackendStream) -> Result<Acquired<'s>, Error> {
+        Ok(acquire_mut::<T, _>(self, stream))
+    }
+}
+
+impl<'a, T: Element + DeviceRepr> From<&'a CudaSlice<T>> for Arg<'a> {
+    fn from(slice: &'a CudaSlice<T>) -> Self {
+        Self {
+            desc: describe::<T>(slice.context(), slice.len(), 0),
+            source: Source::Foreign(slice),
+        }
+    }
+}
+
+impl<'a, T: Element + DeviceRepr> From<&'a CudaView<'_, T>> for Arg<'a> {
+    fn from(view: &'a CudaView<'_, T>) -> Self {
+        Self {
+            desc: describe::<T>(DeviceSlice::stream(view).context(), view.len(), 0),
+            source: Source::Foreign(view),
+        }
+    }
+}
+
+impl<'a, T: Element + DeviceRepr> From<&'a mut CudaSlice<T>> for ArgMut<'a> {
+    fn from(slice: &'a mut CudaSlice<T>) -> Self {
+        Self {
+            desc: describe::<T>(slice.context(), slice.len(), 0),
+            source: SourceMut::Foreign(ForeignRef::new(slice)),
+        }
+    }
+}
+
+impl<'a, T: Element + DeviceRepr> From<&'a mut CudaViewMut<'_, T>> for ArgMut<'a> {
+    fn from(view: &'a mut CudaViewMut<'_, T>) -> Self {
+        Self {
+            desc: describe::<T>(DeviceSlice::stream(view).context(), view.len(), 0),
+            source: SourceMut::Foreign(ForeignRef::new(view)),
+        }
+    }
+}

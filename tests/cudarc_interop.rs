@@ -1,0 +1,108 @@
+//! cudarc interop through jitseam's real CUDA backend on the CUDA driver model (each test in a
+//! child process that loads the model as its driver): a cudarc context as a device with one
+//! id, cudarc streams in and out, and cudarc slices — written by cudarc on one stream, launched
+//! on by jitseam on another, read back by cudarc on a third — with cudarc's own events ordering
+//! them. On the emulator every interop path is refused with a typed error.
+#![cfg(target_os = "linux")]
+// A test fails by panicking; the house rule against panics is for paths user input reaches.
+#![allow(clippy::panic, clippy::unwrap_used)]
+
+mod common;
+
+use std::sync::Arc;
+
+use common::cuda_model::in_model;
+use common::launch_suite::{ADD_F32, bind};
+use cudarc::driver::CudaContext;
+use jitseam::device::{Arg, ArgMut};
+use jitseam::error::Operand;
+use jitseam::{Device, Error, Stream};
+
+const N: usize = 1000;
+
+macro_rules! model_test {
+    (fn $name:ident() $body:block) => {
+        #[test]
+        fn $name() {
+            in_model(stringify!($name), || $body);
+        }
+    };
+}
+
+model_test! {
+    fn one_context_is_one_device() {
+        let ctx = CudaContext::new(0).unwrap();
+        let a = Device::from_cudarc(Arc::clone(&ctx)).unwrap();
+        let b = Device::from_cudarc(Arc::clone(&ctx)).unwrap();
+        assert_eq!(a.id(), b.id());
+        // Another handle on the same ordinal is another context handle, and another device.
+        let other = Device::from_cudarc(CudaContext::new(0).unwrap()).unwrap();
+        assert_ne!(a.id(), other.id());
+        let opened = Device::cuda(0).unwrap();
+        assert_ne!(opened.id(), a.id());
+    }
+}
+
+model_test! {
+    fn streams_go_in_and_come_back() {
+        let ctx = CudaContext::new(0).unwrap();
+        let device = Device::from_cudarc(Arc::clone(&ctx)).unwrap();
+        let cu = ctx.new_stream().unwrap();
+        let stream = Stream::from_cudarc(&device, Arc::clone(&cu)).unwrap();
+        assert!(Arc::ptr_eq(stream.as_cudarc().unwrap(), &cu));
+        assert!(device.new_stream().unwrap().as_cudarc().is_some());
+        let foreign = CudaContext::new(0).unwrap().new_stream().unwrap();
+        assert!(matches!(Stream::from_cudarc(&device, foreign), Err(Error::Interop { .. })));
+        assert!(Device::emulator().default_stream().as_cudarc().is_none());
+        assert!(matches!(
+            Stream::from_cudarc(&Device::emulator(), cu),
+            Err(Error::Interop { .. })
+        ));
+    }
+}
+
+model_test! {
+    fn cudarc_writes_jitseam_launches_cudarc_reads_on_three_streams() {
+        common::interop::cudarc_round_trip(CudaContext::new(0).unwrap(), 1000);
+    }
+}
+
+model_test! {
+    fn a_slice_of_another_device_is_refused() {
+        let ctx = CudaContext::new(0).unwrap();
+        let _device = Device::from_cudarc(Arc::clone(&ctx)).unwrap();
+        let slice = ctx.default_stream().clone_htod(&vec![1.0f32; N]).unwrap();
+        let mut out_slice = ctx.default_stream().alloc_zeros::<f32>(N).unwrap();
+        for other in [Device::emulator(), Device::cuda(0).unwrap()] {
+            let kernel = bind(&other, ADD_F32);
+            let x = other.upload(&vec![1.0f32; N]).unwrap();
+            let mut y = other.upload(&vec![0.0f32; N]).unwrap();
+            let err = kernel
+                .launch(
+                    &other.default_stream(),
+                    &[Arg::from(&slice), Arg::from(&x)],
+                    &mut [ArgMut::from(&mut y)],
+                    &[N],
+                    &[],
+                )
+                .unwrap_err();
+            assert!(
+                matches!(err, Error::DeviceMismatch { operand: Operand::Input(0), .. }),
+                "{err:?}"
+            );
+            let err = kernel
+                .launch(
+                    &other.default_stream(),
+                    &[Arg::from(&x), Arg::from(&x)],
+                    &mut [ArgMut::from(&mut out_slice)],
+                    &[N],
+                    &[],
+                )
+                .unwrap_err();
+            assert!(
+                matches!(err, Error::DeviceMismatch { operand: Operand::Output(0), .. }),
+                "{err:?}"
+            );
+        }
+    }
+}
