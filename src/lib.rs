@@ -67,6 +67,7 @@ mod liveness;
 pub mod signature;
 pub mod slot;
 pub mod state;
+mod sync;
 pub mod synth;
 pub mod telemetry;
 
