@@ -1,7 +1,9 @@
 //! Telemetry costs, each measured side by side with the bare operation it competes with.
 //!
-//! - `record_dispatch` on repeated cells vs a bare `HashMap` counter increment (goal: at least
-//!   20 M records/s on one thread), and the per-launch `DispatchHandle::record`.
+//! - `record_dispatch` on 64, 1 k and 64 k distinct cells vs a plain foldhash
+//!   `HashMap<key, u64>` increment over the same keys, measured in the same run (goals, one
+//!   thread: at least 20 M records/s at 64 cells and 15 M/s at 64 k), and the per-launch
+//!   `DispatchHandle::record`.
 //! - `flush_all` of 100 k cells (fsync off) vs `serde_json::to_writer` of the same records to
 //!   the same directory (goal: ratio at most 1.3); the fsync cost is reported on its own line.
 //!
@@ -15,6 +17,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
+use std::hash::BuildHasher;
 use std::hint::black_box;
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -25,16 +28,16 @@ use jitseam::telemetry::{
     Candidate, DispatchRecord, HwStamp, ImplId, MissRecord, SinkConfig, StructureKey, TelemetrySink,
 };
 
-/// Distinct cells cycled through by the recording benchmarks.
+/// Distinct cells cycled through by the recording benchmarks: hot cells that any cache would
+/// hold, then 1 k and 64 k, past any per-thread cache.
+const CELL_COUNTS: [usize; 3] = [64, 1024, 65_536];
+/// Distinct cells of the criterion runs and the handle benchmark.
 const HOT_CELLS: usize = 64;
-/// Separately allocated, equal copies of each hot cell's record (and key). The recording loops
+/// Separately allocated, equal copies of each cell's record (and key). The recording loops
 /// cycle through all of them, so consecutive records of one cell never share a string buffer
 /// with each other or with the sink: like a caller that builds each record afresh, the sink
 /// must compare contents, and no pointer-identity shortcut could show up in the numbers.
 const COPIES: usize = 4;
-/// Records (and map keys) the recording loops cycle through: copy `j / HOT_CELLS` of cell
-/// `j % HOT_CELLS`.
-const FED: usize = HOT_CELLS * COPIES;
 /// Records per timed recording round.
 const RECORDS_PER_ROUND: usize = 2_000_000;
 const RECORD_ROUNDS: usize = 15;
@@ -94,6 +97,9 @@ fn miss(i: usize) -> MissRecord {
 
 type OwnedKey = (Option<StructureKey>, ImplId, HwStamp);
 
+/// The peer: a plain map from the owned key, with the hasher the sink uses.
+type FoldMap = HashMap<OwnedKey, u64, foldhash::fast::RandomState>;
+
 fn owned_key(record: &DispatchRecord) -> OwnedKey {
     (
         record.structure_key.clone(),
@@ -116,13 +122,15 @@ struct RecordFixture {
     records: Vec<DispatchRecord>,
     handles: Vec<jitseam::telemetry::DispatchHandle>,
     keys: Vec<OwnedKey>,
-    map: HashMap<OwnedKey, u64>,
+    map: FoldMap,
 }
 
 impl RecordFixture {
-    fn new() -> Self {
+    /// `cells` distinct cells, `COPIES` separately allocated records of each, fed copy
+    /// `j / cells` of cell `j % cells`.
+    fn new(cells: usize) -> Self {
         // Coarse records (no candidates): the common per-launch shape.
-        let cells: Vec<DispatchRecord> = (0..HOT_CELLS)
+        let cells: Vec<DispatchRecord> = (0..cells)
             .map(|i| {
                 let mut record = dispatch(i);
                 record.candidates.clear();
@@ -136,7 +144,9 @@ impl RecordFixture {
             .collect();
         let map = cells.iter().map(|r| (owned_key(r), 0)).collect();
         // Deep clones: every copy owns its own strings.
-        let records: Vec<DispatchRecord> = (0..FED).map(|j| cells[j % HOT_CELLS].clone()).collect();
+        let fed = cells.len() * COPIES;
+        let records: Vec<DispatchRecord> =
+            (0..fed).map(|j| cells[j % cells.len()].clone()).collect();
         let keys: Vec<OwnedKey> = records.iter().map(owned_key).collect();
         Self {
             sink,
@@ -148,20 +158,28 @@ impl RecordFixture {
     }
 
     fn record_round(&self, n: usize) {
-        for i in 0..n {
-            self.sink.record_dispatch(black_box(&self.records[i % FED]));
+        for record in self.records.iter().cycle().take(n) {
+            self.sink.record_dispatch(black_box(record));
         }
     }
 
     fn handle_round(&self, n: usize) {
-        for i in 0..n {
-            black_box(&self.handles[i % HOT_CELLS]).record();
+        for handle in self.handles.iter().cycle().take(n) {
+            black_box(handle).record();
+        }
+    }
+
+    /// The floor any lookup of an equal key pays: reading every byte of each fed key once.
+    fn read_round(&self, n: usize) {
+        let hasher = foldhash::fast::FixedState::default();
+        for record in self.records.iter().cycle().take(n) {
+            black_box(hasher.hash_one((&record.structure_key, &record.chosen, &record.hw)));
         }
     }
 
     fn map_round(&mut self, n: usize) {
-        for i in 0..n {
-            if let Some(count) = self.map.get_mut(black_box(&self.keys[i % FED])) {
+        for key in self.keys.iter().cycle().take(n) {
+            if let Some(count) = self.map.get_mut(black_box(key)) {
                 *count += 1;
             }
         }
@@ -202,45 +220,77 @@ fn medians(samples: &[Sample]) -> (Duration, Duration, &'static str) {
     }
 }
 
+/// Median, min and max of samples' rates, by the clock `medians` picked.
+fn spread(samples: &[Sample], records: usize) -> (f64, f64, f64) {
+    let mut rates: Vec<f64> = samples
+        .iter()
+        .map(|s| rate(records, s.cpu.unwrap_or(s.wall)))
+        .collect();
+    rates.sort_by(f64::total_cmp);
+    (rates[rates.len() / 2], rates[0], rates[rates.len() - 1])
+}
+
 fn side_by_side_recording() {
-    let mut fixture = RecordFixture::new();
-    // Warm caches and the branch predictor for all three.
-    fixture.record_round(RECORDS_PER_ROUND / 4);
-    fixture.handle_round(RECORDS_PER_ROUND / 4);
-    fixture.map_round(RECORDS_PER_ROUND / 4);
-    let (mut sink, mut handle, mut map) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..RECORD_ROUNDS {
-        sink.push(time(|| fixture.record_round(RECORDS_PER_ROUND)));
-        handle.push(time(|| fixture.handle_round(RECORDS_PER_ROUND)));
-        map.push(time(|| fixture.map_round(RECORDS_PER_ROUND)));
-    }
-    let ((sink, sink_wall, clock), (handle, handle_wall, _), (map, map_wall, _)) =
-        (medians(&sink), medians(&handle), medians(&map));
     let n = RECORDS_PER_ROUND;
     let ns = |d: Duration| d.as_nanos() as f64 / n as f64;
-    println!(
-        "telemetry: record_dispatch, {HOT_CELLS} repeated cells ({COPIES} equal, separately \
-         allocated records each), 1 thread: {:.1} M records/s ({:.1} ns/record {clock}, \
-         {:.1} ns wall; goal >= 20 M/s)",
-        rate(n, sink) / 1e6,
-        ns(sink),
-        ns(sink_wall)
-    );
-    println!(
-        "telemetry: bare HashMap<key, u64> increment (std SipHash): {:.1} M/s ({:.1} ns {clock}, \
-         {:.1} ns wall); record_dispatch / HashMap time ratio: {:.2}",
-        rate(n, map) / 1e6,
-        ns(map),
-        ns(map_wall),
-        sink.as_secs_f64() / map.as_secs_f64()
-    );
-    println!(
-        "telemetry: DispatchHandle::record (per-launch path): {:.1} M records/s \
-         ({:.2} ns/record {clock}, {:.2} ns wall)",
-        rate(n, handle) / 1e6,
-        ns(handle),
-        ns(handle_wall)
-    );
+    for cells in CELL_COUNTS {
+        let mut fixture = RecordFixture::new(cells);
+        // Warm caches and the branch predictor for all three; the sink's cells exist already
+        // (the fixture made their handles), so every record below finds its cell.
+        fixture.record_round(n / 4);
+        fixture.handle_round(n / 4);
+        fixture.map_round(n / 4);
+        let (mut sink, mut handle, mut map, mut read) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..RECORD_ROUNDS {
+            sink.push(time(|| fixture.record_round(n)));
+            handle.push(time(|| fixture.handle_round(n)));
+            map.push(time(|| fixture.map_round(n)));
+            read.push(time(|| fixture.read_round(n)));
+        }
+        let (read_med, _, _) = spread(&read, n);
+        let ((sink_t, sink_wall, clock), (handle_t, handle_wall, _), (map_t, map_wall, _)) =
+            (medians(&sink), medians(&handle), medians(&map));
+        let ((sink_med, sink_min, sink_max), (map_med, map_min, map_max)) =
+            (spread(&sink, n), spread(&map, n));
+        let goal = if cells <= HOT_CELLS { 20 } else { 15 };
+        println!(
+            "telemetry: record_dispatch, {cells} distinct cells ({COPIES} equal, separately \
+             allocated records each), 1 thread: median {:.1} M records/s (min {:.1}, max {:.1}; \
+             {:.1} ns/record {clock}, {:.1} ns wall; goal >= {goal} M/s)",
+            sink_med / 1e6,
+            sink_min / 1e6,
+            sink_max / 1e6,
+            ns(sink_t),
+            ns(sink_wall)
+        );
+        println!(
+            "telemetry: foldhash HashMap<key, u64> increment, same {cells} keys: median {:.1} M/s \
+             (min {:.1}, max {:.1}; {:.1} ns {clock}, {:.1} ns wall); record_dispatch is {:.2}× \
+             the map's rate",
+            map_med / 1e6,
+            map_min / 1e6,
+            map_max / 1e6,
+            ns(map_t),
+            ns(map_wall),
+            map_t.as_secs_f64() / sink_t.as_secs_f64()
+        );
+        println!(
+            "telemetry: floor, hashing every byte of the same {cells} fed keys and nothing else: \
+             median {:.1} M/s; record_dispatch is {:.2}× that",
+            read_med / 1e6,
+            sink_med / read_med
+        );
+        if cells == HOT_CELLS {
+            println!(
+                "telemetry: DispatchHandle::record (per-launch path), {cells} cells: {:.1} M \
+                 records/s ({:.2} ns/record {clock}, {:.2} ns wall)",
+                rate(n, handle_t) / 1e6,
+                ns(handle_t),
+                ns(handle_wall)
+            );
+        }
+    }
 }
 
 fn flush_sink(fsync: bool) -> TelemetrySink {
@@ -325,7 +375,7 @@ fn side_by_side_flush() {
 }
 
 fn criterion_benches(c: &mut Criterion) {
-    let mut fixture = RecordFixture::new();
+    let mut fixture = RecordFixture::new(HOT_CELLS);
     let mut group = c.benchmark_group("telemetry_record");
     group
         .sample_size(20)

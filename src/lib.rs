@@ -71,6 +71,7 @@ mod seal;
 pub mod signature;
 pub mod slot;
 pub mod state;
+mod sync;
 pub mod synth;
 pub mod telemetry;
 mod trace;

@@ -7,8 +7,10 @@
 
 use std::collections::HashSet;
 use std::fmt;
+use std::sync::PoisonError;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+
+use crate::sync::{Mutex, MutexGuard};
 
 /// A device's process-unique identity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -42,13 +44,19 @@ pub fn is_live(id: DeviceId) -> bool {
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
+#[cfg(not(loom))]
+static LIVE: std::sync::LazyLock<Mutex<HashSet<u64>>> = std::sync::LazyLock::new(Default::default);
+
+// The loom model makes the registry afresh for every execution it explores.
+#[cfg(loom)]
+loom::lazy_static! {
+    static ref LIVE: Mutex<HashSet<u64>> = Mutex::new(HashSet::new());
+}
+
 fn registry() -> MutexGuard<'static, HashSet<u64>> {
-    static LIVE: OnceLock<Mutex<HashSet<u64>>> = OnceLock::new();
     // A panic elsewhere while holding this lock cannot leave the set half-updated (each critical
     // section is a single insert, remove or lookup), so a poisoned lock is still consistent.
-    LIVE.get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    LIVE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Marks an id live from its minting until it is dropped.

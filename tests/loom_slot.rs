@@ -1,343 +1,435 @@
-//! A loom model of the slot table protocol of `src/slot.rs`: the slot bank `Mutex`, per-slot
-//! `RwLock` + generation + device id, the liveness registry `Mutex` (a leaf), and devices whose
-//! last handle's drop marks them dead and then removes their id from the registry. Loom runs every
-//! interleaving (no preemption bound: the models are small enough to explore exhaustively) and
-//! fails on a deadlock or a failed assertion.
+//! The slot table of `src/slot/` under loom: the real `SlotTable`, its hazard pointers and the
+//! real liveness registry, built with loom's primitives (`--cfg loom` swaps them in), driven
+//! through a backend that launches nothing and logs what it saw.
 //!
-//! What it shows:
-//! - claim / reclamation / device drop / dispatch never deadlock with the order
-//!   slot bank → liveness registry (and bank → slot), never the reverse;
-//! - a dispatch never reaches a kernel other than the one its generation was claimed for, and a
-//!   slot whose device a dispatch still holds is never reclaimed under it;
-//! - the model can see the deadlock the order forbids: a device drop that took the bank while
-//!   holding the registry deadlocks against a reclaiming claim (asserted in a child process).
+//! Loom runs the interleavings of each model (up to a preemption bound, which keeps the run to
+//! CI's minutes) and fails on a deadlock, a failed assertion or a panic. What the models show:
+//! - a dispatch never launches a kernel other than the one its generation was claimed for, while
+//!   its slot is released and reused, or reclaimed after its device died;
+//! - an occupant is dropped only after every dispatch that reached it has queued its launch
+//!   (the log never shows a launch of a kernel after its drop), and a release returns only
+//!   after that drop;
+//! - a slot whose device a dispatch still holds is never reclaimed under it, and a dispatch on
+//!   a slot whose device died is refused;
+//! - a claim declined after the fact (a dropped `SlotClaim`) frees its slot and drops its
+//!   kernel once, while a dispatch races it;
+//! - claim, reclamation (slot bank → liveness registry) and device drops (registry only) never
+//!   deadlock.
 //!
-//! Compiled only with `--cfg loom`; a plain `cargo test` builds nothing here. Run with
-//! `RUSTFLAGS="--cfg loom" cargo test --release --test loom_slot` (a separate
-//! `CARGO_TARGET_DIR` avoids rebuilding the normal target afterwards).
+//! Compiled only with `--cfg loom`; a plain `cargo test` builds nothing here, and not loom.
+//! Run with `CARGO_TARGET_DIR=target/loom RUSTFLAGS="--cfg loom" cargo test --release --test
+//! loom_slot` (the separate target dir keeps the normal build's artifacts warm).
 #![cfg(loom)]
 
-use loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use loom::sync::{Arc, Mutex, RwLock};
+use std::any::Any;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use jitseam::abi::ArgPacket;
+use jitseam::device::{
+    Arg, ArgMut, Backend, BackendFunction, BackendKind, BackendStream, DeviceProperties, Geometry,
+};
+use jitseam::slot::{Slot, SlotCall, SlotFn, SlotRef, SlotTable};
+use jitseam::{
+    AbiKind, AbiSpec, Artifact, Device, DeviceBound, ElementKind, Erased, Error, Kernel,
+};
 use loom::thread;
 
-/// The liveness registry: live device ids. A leaf lock, unless `reversed` (the broken model).
-struct Registry {
-    live: Mutex<Vec<u64>>,
+const RELU: &str = "baracuda_gen_relu_f32_scalar";
+const SILU: &str = "baracuda_gen_silu_f32_scalar";
+
+/// What the backend saw, in order: launches, and drops of the kernels' functions (which happen
+/// when the slot table drops an occupant).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Event {
+    Launched(String),
+    Dropped(String),
 }
 
-impl Registry {
-    fn is_live(&self, id: u64) -> bool {
-        self.live.lock().unwrap().contains(&id)
-    }
+type Log = Arc<Mutex<Vec<Event>>>;
+
+fn log(log: &Log, event: Event) {
+    log.lock().unwrap().push(event);
 }
 
-/// One device context; the model's `Arc<Device>` clones are the real `Device` clones.
-struct Device {
-    id: u64,
-    /// The weak handle's view: false once the last strong handle is gone.
-    alive: Arc<AtomicBool>,
-    registry: Arc<Registry>,
-    /// The broken order, for the negative model: take the bank while holding the registry.
-    reversed: Option<Arc<Table>>,
+fn events(log: &Log) -> Vec<Event> {
+    log.lock().unwrap().clone()
 }
 
-impl Device {
-    fn new(id: u64, registry: &Arc<Registry>) -> Arc<Self> {
-        registry.live.lock().unwrap().push(id);
-        Arc::new(Self {
-            id,
-            alive: Arc::new(AtomicBool::new(true)),
-            registry: registry.clone(),
-            reversed: None,
-        })
-    }
+#[derive(Debug)]
+struct Noop {
+    properties: DeviceProperties,
+    next: AtomicU64,
+    log: Log,
 }
 
-impl Drop for Device {
+/// Tells apart two loads of one symbol (a kernel given back by a failed claim and a later one).
+static FUNCTIONS: AtomicU64 = AtomicU64::new(0);
+
+#[derive(Debug)]
+struct Function {
+    symbol: String,
+    log: Log,
+}
+
+impl Drop for Function {
     fn drop(&mut self) {
-        // The strong count reaches zero first (the weak handle sees it), then the token's drop
-        // takes the registry — and nothing else.
-        self.alive.store(false, Ordering::SeqCst);
-        let mut live = self.registry.live.lock().unwrap();
-        live.retain(|&id| id != self.id);
-        if let Some(table) = &self.reversed {
-            drop(table.bank.lock().unwrap());
-        }
+        log(&self.log, Event::Dropped(self.symbol.clone()));
     }
 }
 
-struct Occupant {
-    kernel: u64,
-    device: u64,
-    alive: Arc<AtomicBool>,
-}
-
-struct Slot {
-    generation: AtomicU64,
-    device: AtomicU64,
-    occupant: RwLock<Option<Occupant>>,
-}
-
-struct Bank {
-    unused: usize,
-    free: Vec<usize>,
-}
-
-struct Table {
-    bank: Mutex<Bank>,
-    slots: Vec<Slot>,
-    next_generation: AtomicU64,
-    registry: Arc<Registry>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct SlotRef {
-    index: usize,
-    generation: u64,
-}
-
-#[derive(Debug, PartialEq, Eq)]
-enum Refused {
-    Stale,
-    DeviceGone,
-    DeviceMismatch,
-    Full,
-}
-
-impl Table {
-    fn new(capacity: usize, registry: &Arc<Registry>) -> Arc<Self> {
-        Arc::new(Self {
-            bank: Mutex::new(Bank {
-                unused: 0,
-                free: Vec::new(),
-            }),
-            slots: (0..capacity)
-                .map(|_| Slot {
-                    generation: AtomicU64::new(0),
-                    device: AtomicU64::new(0),
-                    occupant: RwLock::new(None),
-                })
-                .collect(),
-            next_generation: AtomicU64::new(1),
-            registry: registry.clone(),
-        })
+impl BackendFunction for Function {
+    fn as_any(&self) -> &dyn Any {
+        self
     }
-
-    fn take(&self, bank: &mut Bank) -> Option<usize> {
-        bank.free.pop().or_else(|| {
-            (bank.unused < self.slots.len()).then(|| {
-                bank.unused += 1;
-                bank.unused - 1
-            })
-        })
+    fn param_info(&self) -> Result<Option<Vec<(usize, usize)>>, Error> {
+        Ok(None)
     }
+}
 
-    /// `SlotTable::claim`: bank → (reclaim: registry, then slot write) → slot write.
-    fn claim(&self, kernel: u64, device: &Arc<Device>) -> Result<SlotRef, Refused> {
-        let mut reclaimed = Vec::new();
-        let mut bank = self.bank.lock().unwrap();
-        let mut index = self.take(&mut bank);
-        if index.is_none() {
-            for (i, slot) in self.slots.iter().enumerate().take(bank.unused) {
-                let id = slot.device.load(Ordering::Relaxed);
-                if id == 0 || self.registry.is_live(id) {
-                    continue;
-                }
-                let mut occupant = slot.occupant.write().unwrap();
-                slot.generation.store(0, Ordering::Relaxed);
-                slot.device.store(0, Ordering::Relaxed);
-                reclaimed.push(occupant.take());
-                bank.free.push(i);
-            }
-            index = self.take(&mut bank);
-        }
-        let Some(index) = index else {
-            return Err(Refused::Full);
-        };
-        let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
-        let slot = &self.slots[index];
-        {
-            let mut occupant = slot.occupant.write().unwrap();
-            slot.generation.store(generation, Ordering::Relaxed);
-            slot.device.store(device.id, Ordering::Relaxed);
-            *occupant = Some(Occupant {
-                kernel,
-                device: device.id,
-                alive: device.alive.clone(),
-            });
-        }
-        drop(bank);
-        drop(reclaimed);
-        Ok(SlotRef { index, generation })
+#[derive(Debug)]
+struct NullStream;
+
+impl BackendStream for NullStream {
+    fn as_any(&self) -> &dyn Any {
+        self
     }
+}
 
-    /// `SlotTable::release`: bank → slot write.
-    fn release(&self, slot_ref: SlotRef) -> Result<(), Refused> {
-        let mut bank = self.bank.lock().unwrap();
-        let slot = &self.slots[slot_ref.index];
-        let taken = {
-            let mut occupant = slot.occupant.write().unwrap();
-            if slot.generation.load(Ordering::Relaxed) != slot_ref.generation || occupant.is_none()
-            {
-                return Err(Refused::Stale);
-            }
-            slot.generation.store(0, Ordering::Relaxed);
-            slot.device.store(0, Ordering::Relaxed);
-            occupant.take()
-        };
-        bank.free.push(slot_ref.index);
-        drop(bank);
-        drop(taken);
+impl Backend for Noop {
+    fn properties(&self) -> &DeviceProperties {
+        &self.properties
+    }
+    fn alloc(&self, bytes: usize) -> Result<u64, Error> {
+        let size = (bytes as u64).next_multiple_of(256);
+        Ok(self.next.fetch_add(size, Ordering::Relaxed))
+    }
+    fn free(&self, _: u64, _: usize) {}
+    fn default_stream(&self) -> Arc<dyn BackendStream> {
+        Arc::new(NullStream)
+    }
+    fn new_stream(&self) -> Result<Arc<dyn BackendStream>, Error> {
+        Ok(Arc::new(NullStream))
+    }
+    fn write(&self, _: &dyn BackendStream, _: u64, _: &[u8]) -> Result<(), Error> {
         Ok(())
     }
-
-    /// A dispatch: the slot's read lock only; answers the kernel that would launch.
-    fn dispatch(&self, slot_ref: SlotRef, stream: &Arc<Device>) -> Result<u64, Refused> {
-        let slot = &self.slots[slot_ref.index];
-        let occupant = slot.occupant.read().unwrap();
-        let current = slot.generation.load(Ordering::Relaxed);
-        let Some(occupant) = occupant.as_ref().filter(|_| current == slot_ref.generation) else {
-            return Err(Refused::Stale);
-        };
-        if !occupant.alive.load(Ordering::SeqCst) {
-            return Err(Refused::DeviceGone);
-        }
-        if occupant.device != stream.id {
-            return Err(Refused::DeviceMismatch);
-        }
-        Ok(occupant.kernel)
+    fn read(&self, _: &dyn BackendStream, _: u64, _: &mut [u8]) -> Result<(), Error> {
+        Ok(())
+    }
+    fn load_function(&self, _: &str, symbol: &str) -> Result<Arc<dyn BackendFunction>, Error> {
+        Ok(Arc::new(Function {
+            symbol: format!("{symbol}#{}", FUNCTIONS.fetch_add(1, Ordering::Relaxed)),
+            log: self.log.clone(),
+        }))
+    }
+    unsafe fn launch(
+        &self,
+        function: &dyn BackendFunction,
+        _: &dyn BackendStream,
+        _: Geometry,
+        _: &ArgPacket<'_>,
+    ) -> Result<(), Error> {
+        let symbol = function
+            .as_any()
+            .downcast_ref::<Function>()
+            .map(|f| f.symbol.clone())
+            .unwrap_or_default();
+        log(&self.log, Event::Launched(symbol));
+        Ok(())
+    }
+    fn synchronize(&self, _: &dyn BackendStream) -> Result<(), Error> {
+        Ok(())
     }
 }
 
-fn model(f: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    // Exhaustive: every interleaving, not only those with few preemptions.
-    builder.preemption_bound = None;
-    builder.check(f);
+fn device(log: &Log) -> Device {
+    Device::with_backend(Arc::new(Noop {
+        properties: DeviceProperties {
+            name: "noop".to_owned(),
+            backend: BackendKind::Other,
+            compute_capability: Some((9, 0)),
+            max_grid_x: 65_535,
+            max_block_x: 1024,
+            driver_version: None,
+        },
+        next: AtomicU64::new(0x1_0000),
+        log: log.clone(),
+    }))
 }
 
-/// A full one-slot table holds kernel 1 of device A. Thread X drops its handle of A; thread Z
-/// dispatches kernel 1 through a stream of A (another handle) and then drops it; thread Y
-/// claims kernel 2 on device B, reclaiming the slot if A is dead by then. No interleaving
-/// deadlocks; Z always launches kernel 1 (A is live while Z holds its stream, so the slot cannot
-/// be reclaimed under it); Y either reclaimed A's slot or was told the table is full.
-#[test]
-fn claim_reclaim_and_device_drop_never_deadlock_or_launch_a_newer_kernel() {
-    model(|| {
-        let registry = Arc::new(Registry {
-            live: Mutex::new(Vec::new()),
-        });
-        let table = Table::new(1, &registry);
-        let a = Device::new(1, &registry);
-        let b = Device::new(2, &registry);
-        let old = table.claim(1, &a).unwrap();
-        let stream_a = a.clone();
+fn kernel(entry: &str, device: &Device) -> Kernel<Erased, DeviceBound> {
+    let ptx = match entry {
+        RELU => include_str!("fixtures/relu_f32_scalar.ptx"),
+        _ => include_str!("fixtures/silu_f32_scalar.ptx"),
+    };
+    let spec = AbiSpec::owned(
+        AbiKind::Scalar,
+        vec![ElementKind::F32],
+        vec![ElementKind::F32],
+        vec![],
+    );
+    Kernel::describe(Artifact::ptx(ptx, entry, spec))
+        .unwrap()
+        .load()
+        .unwrap()
+        .bind(device)
+        .unwrap()
+}
 
-        let x = thread::spawn(move || drop(a));
-        let z = {
-            let table = table.clone();
-            thread::spawn(move || {
-                let launched = table.dispatch(old, &stream_a);
-                drop(stream_a);
-                launched
-            })
-        };
-        let y = {
-            let (table, b) = (table.clone(), b.clone());
-            thread::spawn(move || table.claim(2, &b))
-        };
-        x.join().unwrap();
-        assert_eq!(z.join().unwrap(), Ok(1));
-        match y.join().unwrap() {
-            Ok(new) => {
-                assert_eq!(table.dispatch(old, &b), Err(Refused::Stale));
-                assert_eq!(table.dispatch(new, &b), Ok(2));
-            }
-            Err(refused) => {
-                assert_eq!(refused, Refused::Full);
-                // A is dead now; the next claim reclaims its slot.
-                let new = table.claim(2, &b).unwrap();
-                assert_eq!(table.dispatch(new, &b), Ok(2));
-                assert_eq!(table.dispatch(old, &b), Err(Refused::Stale));
-            }
+fn never_called(_: &SlotCall<'_>) -> Result<(), Error> {
+    unreachable!("the model dispatches through SlotTable::__dispatch")
+}
+
+/// A table of `capacity` slots made for this execution (loom's primitives live for one).
+fn table(capacity: usize) -> &'static SlotTable {
+    let slots: &'static [Slot] = Box::leak((0..capacity).map(|_| Slot::new()).collect());
+    let dispatchers: &'static [SlotFn] = Box::leak(vec![never_called as SlotFn; capacity].into());
+    Box::leak(Box::new(SlotTable::__new("LOOM", slots, dispatchers)))
+}
+
+/// Dispatches `slot` through the table's real dispatch path on a stream of `device`.
+fn dispatch(table: &SlotTable, slot: SlotRef, device: &Device) -> Result<(), Error> {
+    let x = device.alloc::<f32>(8)?;
+    let mut y = device.alloc::<f32>(8)?;
+    let stream = device.default_stream();
+    let inputs = [Arg::from(&x)];
+    let mut outputs = [ArgMut::from(&mut y)];
+    table.__dispatch(
+        slot.index(),
+        &slot.call(&stream, &inputs, &mut outputs, &[8], &[]),
+    )
+}
+
+/// No kernel launches after its drop, and each is dropped at most once.
+fn assert_no_launch_after_drop(events: &[Event]) {
+    for (i, event) in events.iter().enumerate() {
+        if let Event::Dropped(symbol) = event {
+            let later = &events[i + 1..];
+            assert!(
+                !later.contains(&Event::Launched(symbol.clone())),
+                "{symbol} launched after its drop: {events:?}"
+            );
+            assert!(!later.contains(event), "{symbol} dropped twice: {events:?}");
         }
-    });
+    }
 }
 
-/// One thread releases kernel 1's slot and claims kernel 2 on the same device (so the new
-/// occupant reuses the slot); another dispatches the old binding meanwhile. It launches kernel 1
-/// or is refused as stale — never kernel 2.
+/// Launches of any load of `symbol`.
+fn launches(events: &[Event], symbol: &str) -> usize {
+    events
+        .iter()
+        .filter(|e| matches!(e, Event::Launched(s) if s.starts_with(symbol)))
+        .count()
+}
+
+/// Drops of any load of `symbol`.
+fn drops(events: &[Event], symbol: &str) -> usize {
+    events
+        .iter()
+        .filter(|e| matches!(e, Event::Dropped(s) if s.starts_with(symbol)))
+        .count()
+}
+
+fn model(name: &str, f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    // Four preemptions cover every ordering of the protocol's steps that the models below
+    // race (each thread takes at most a few), and keep the run to seconds; LOOM_MAX_PREEMPTIONS
+    // raises it (at 5 the run takes about three times as long).
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(4);
+    }
+    let executions = Arc::new(AtomicU64::new(0));
+    let counted = executions.clone();
+    builder.check(move || {
+        counted.fetch_add(1, Ordering::Relaxed);
+        f();
+    });
+    eprintln!(
+        "{name}: {} executions explored (preemption bound {:?})",
+        executions.load(Ordering::Relaxed),
+        builder.preemption_bound
+    );
+}
+
+/// One thread releases the relu kernel's slot and claims silu into it (the same slot); another
+/// dispatches the relu binding meanwhile. It launches relu or is refused as stale, never silu,
+/// and relu is dropped only after that launch.
 #[test]
 fn a_stale_binding_never_reaches_the_slots_next_occupant() {
-    model(|| {
-        let registry = Arc::new(Registry {
-            live: Mutex::new(Vec::new()),
-        });
-        let table = Table::new(1, &registry);
-        let device = Device::new(1, &registry);
-        let old = table.claim(1, &device).unwrap();
+    model(
+        "a_stale_binding_never_reaches_the_slots_next_occupant",
+        || {
+            let log = Log::default();
+            let table = table(1);
+            let device = device(&log);
+            let old = table.claim(kernel(RELU, &device)).unwrap();
 
-        let reuser = {
-            let (table, device) = (table.clone(), device.clone());
-            thread::spawn(move || {
-                table.release(old).unwrap();
-                table.claim(2, &device).unwrap()
+            let reuser = {
+                let device = device.clone();
+                thread::spawn(move || {
+                    table.release(old).unwrap();
+                    table.claim(kernel(SILU, &device)).unwrap()
+                })
+            };
+            match dispatch(table, old, &device) {
+                Ok(()) | Err(Error::StaleSlot { .. }) => {}
+                Err(other) => panic!("{other}"),
+            }
+            let new = reuser.join().unwrap();
+            assert_eq!(new.index(), old.index());
+            assert_eq!(launches(&events(&log), SILU), 0, "{:?}", events(&log));
+            assert!(matches!(
+                dispatch(table, old, &device),
+                Err(Error::StaleSlot { .. })
+            ));
+            dispatch(table, new, &device).unwrap();
+            let seen = events(&log);
+            assert_eq!(launches(&seen, SILU), 1);
+            assert_eq!(drops(&seen, RELU), 1);
+            assert_no_launch_after_drop(&seen);
+        },
+    );
+}
+
+/// Two threads dispatch one slot while a third releases it. Each dispatch launches or is
+/// refused as stale; the occupant is dropped once, after every launch of it, and before the
+/// release returns.
+#[test]
+fn a_release_waits_for_dispatches_in_flight() {
+    model("a_release_waits_for_dispatches_in_flight", || {
+        let log = Log::default();
+        let table = table(1);
+        let device = device(&log);
+        let slot = table.claim(kernel(RELU, &device)).unwrap();
+
+        let dispatchers: Vec<_> = (0..2)
+            .map(|_| {
+                let device = device.clone();
+                thread::spawn(move || match dispatch(table, slot, &device) {
+                    Ok(()) | Err(Error::StaleSlot { .. }) => {}
+                    Err(other) => panic!("{other}"),
+                })
             })
-        };
-        let launched = table.dispatch(old, &device);
-        assert!(
-            matches!(launched, Ok(1) | Err(Refused::Stale)),
-            "{launched:?}"
+            .collect();
+        table.release(slot).unwrap();
+        assert_eq!(
+            drops(&events(&log), RELU),
+            1,
+            "release returned before the drop"
         );
-        let new = reuser.join().unwrap();
-        assert_eq!(new.index, old.index);
-        assert_eq!(table.dispatch(old, &device), Err(Refused::Stale));
-        assert_eq!(table.dispatch(new, &device), Ok(2));
+        for dispatcher in dispatchers {
+            dispatcher.join().unwrap();
+        }
+        assert_eq!(table.generation(0), 0);
+        assert_no_launch_after_drop(&events(&log));
     });
 }
 
-/// The order the model exists to check, broken on purpose: a device drop that takes the bank
-/// while holding the registry, against a claim that holds the bank and asks the registry while
-/// reclaiming. Loom must find the deadlock. Loom aborts the process while unwinding out of a
-/// deadlocked model, so the broken model runs in a child process whose failure is asserted.
+/// A full one-slot table holds relu on device A. One thread drops its handle of A; another
+/// dispatches relu through a stream of A (another handle) and then drops it; a third claims
+/// silu on device B, reclaiming the slot if A is dead by then. Nothing deadlocks; the dispatch
+/// always launches relu (A is live while the stream is, so the slot cannot be reclaimed under
+/// it); the claim either reclaimed A's slot or was told the table is full.
 #[test]
-fn the_reverse_order_deadlocks() {
-    let output = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "reverse_order_model",
-            "--ignored",
-            "--test-threads=1",
-        ])
-        .output()
-        .unwrap();
-    let printed = String::from_utf8_lossy(&output.stderr) + String::from_utf8_lossy(&output.stdout);
-    assert!(!output.status.success(), "the broken model passed");
-    assert!(printed.contains("deadlock; threads"), "{printed}");
+fn reclamation_never_takes_a_slot_whose_device_a_dispatch_holds() {
+    model(
+        "reclamation_never_takes_a_slot_whose_device_a_dispatch_holds",
+        || {
+            let log = Log::default();
+            let table = table(1);
+            let a = device(&log);
+            let b = device(&log);
+            let old = table.claim(kernel(RELU, &a)).unwrap();
+            let stream_a = a.clone();
+
+            let dropper = thread::spawn(move || drop(a));
+            let dispatcher = thread::spawn(move || {
+                let launched = dispatch(table, old, &stream_a);
+                drop(stream_a);
+                launched
+            });
+            let claimer = {
+                let b = b.clone();
+                thread::spawn(move || table.claim(kernel(SILU, &b)).map_err(|e| e.into_parts().0))
+            };
+            dropper.join().unwrap();
+            dispatcher.join().unwrap().unwrap();
+            let new = match claimer.join().unwrap() {
+                Ok(new) => new,
+                Err(Error::SlotTableFull { .. }) => table.claim(kernel(SILU, &b)).unwrap(),
+                Err(other) => panic!("{other}"),
+            };
+            assert!(matches!(
+                dispatch(table, old, &b),
+                Err(Error::StaleSlot { .. })
+            ));
+            dispatch(table, new, &b).unwrap();
+            let seen = events(&log);
+            assert_eq!(launches(&seen, RELU), 1);
+            assert_eq!(launches(&seen, SILU), 1);
+            assert_no_launch_after_drop(&seen);
+        },
+    );
 }
 
+/// A dispatch through a stream of device B on a slot whose device A dies meanwhile, while
+/// another thread reclaims dead devices' slots: the dispatch is refused (A gone, A's kernel on
+/// B's stream, or its slot already reclaimed), never launched, and A's kernel is dropped once.
 #[test]
-#[ignore = "the broken model: run by `the_reverse_order_deadlocks` in a child process"]
-fn reverse_order_model() {
-    model(|| {
-        let registry = Arc::new(Registry {
-            live: Mutex::new(Vec::new()),
-        });
-        let table = Table::new(1, &registry);
-        let occupant = Device::new(1, &registry);
-        table.claim(1, &occupant).unwrap();
-        drop(occupant); // dead: the full table has a slot to reclaim
-        registry.live.lock().unwrap().push(2);
-        let broken = Arc::new(Device {
-            id: 2,
-            alive: Arc::new(AtomicBool::new(true)),
-            registry: registry.clone(),
-            reversed: Some(table.clone()),
-        });
-        let claimer = Device::new(3, &registry);
-        let dropper = thread::spawn(move || drop(broken));
-        let _ = table.claim(2, &claimer);
+fn a_dispatch_on_a_dead_devices_slot_is_refused() {
+    model("a_dispatch_on_a_dead_devices_slot_is_refused", || {
+        let log = Log::default();
+        let table = table(1);
+        let a = device(&log);
+        let b = device(&log);
+        let slot = table.claim(kernel(RELU, &a)).unwrap();
+
+        let dropper = thread::spawn(move || drop(a));
+        let reclaimer = thread::spawn(move || table.reclaim_dead());
+        match dispatch(table, slot, &b) {
+            Err(
+                Error::DeviceGone { .. } | Error::DeviceMismatch { .. } | Error::StaleSlot { .. },
+            ) => {}
+            other => panic!("{other:?}"),
+        }
         dropper.join().unwrap();
+        let reclaimed = reclaimer.join().unwrap();
+        let again = table.reclaim_dead();
+        assert_eq!([reclaimed, again].concat(), [0]);
+        let seen = events(&log);
+        assert_eq!(launches(&seen, RELU), 0);
+        assert_eq!(drops(&seen, RELU), 1);
+    });
+}
+
+/// A claim declined after the fact (its guard dropped uncommitted) while another thread
+/// dispatches it: the dispatch launches or is refused, the kernel is dropped exactly once,
+/// after any launch, and the slot is free for the next claim.
+#[test]
+fn a_late_decline_frees_the_slot_and_leaks_nothing() {
+    model("a_late_decline_frees_the_slot_and_leaks_nothing", || {
+        let log = Log::default();
+        let table = table(1);
+        let device = device(&log);
+        let guard = table.claim_guarded(kernel(RELU, &device)).unwrap();
+        let slot = guard.slot().unwrap();
+
+        let dispatcher = {
+            let device = device.clone();
+            thread::spawn(move || match dispatch(table, slot, &device) {
+                Ok(()) | Err(Error::StaleSlot { .. }) => {}
+                Err(other) => panic!("{other}"),
+            })
+        };
+        drop(guard);
+        dispatcher.join().unwrap();
+        assert_eq!(table.generation(0), 0);
+        let seen = events(&log);
+        assert_eq!(drops(&seen, RELU), 1);
+        assert_no_launch_after_drop(&seen);
+        // The slot is free again without reclaiming anything: the device is still live.
+        let next = table.claim(kernel(SILU, &device)).unwrap();
+        assert_eq!(next.index(), 0);
     });
 }

@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use std::sync::{Mutex, PoisonError};
 
 use super::cells::{Cell, Counter};
-use super::keys::{DispatchKey, MissKey};
+use super::keys::{DispatchKey, FlatDispatchKey, MissKey};
 use super::record::Candidate;
 
 /// A dispatch cell: its identity, its count, and the latest non-empty candidate list.
@@ -14,6 +14,9 @@ use super::record::Candidate;
 pub(crate) struct DispatchCell {
     pub(super) hash: u64,
     pub(super) key: DispatchKey,
+    /// The key again, laid out for comparing with a caller's borrowed key in one pass over
+    /// one buffer: what every record compares against.
+    pub(super) flat: FlatDispatchKey,
     pub(super) count: Counter,
     pub(super) candidates: Mutex<Vec<Candidate>>,
 }

@@ -1,24 +1,30 @@
 //! A bounded, sharded table of aggregation cells, safe to share between threads.
 //!
-//! The hot path is "this cell already exists, add to its counter": a read lock on one of
-//! [`SHARDS`] shards and one atomic add, so threads recording different cells rarely meet and
-//! threads recording the same cell only share the counter's cache line. Creating a cell takes
-//! the shard's write lock, and is refused once the table holds its maximum number of cells:
-//! memory stays bounded however many distinct keys a run produces.
+//! The hot path is "this cell already exists, add to its counter", and it takes no lock and
+//! writes nothing but the counter: each of [`SHARDS`] shards has an open-addressed index of
+//! `(hash, cell)` entries that readers probe with plain atomic loads. Creating a cell takes its
+//! shard's writer lock, and is refused once the table holds its maximum number of cells: memory
+//! stays bounded however many distinct keys a run produces. A full index is not resized in
+//! place; the writer builds one twice as large, publishes it, and keeps the old one (a reader
+//! may still be probing it) until the table is dropped: the old ones together are smaller than
+//! the current one, so the bound holds.
 //!
 //! Beside the shards, every cell is filed once more in key order. Creating a cell pays for that
 //! (a few comparisons, on a path that runs once per distinct key); a flush then walks cells in
-//! output order instead of sorting 100 k scattered keys each time.
+//! output order instead of sorting 100 k scattered keys each time. No cell is removed while the
+//! table lives: a shard's writer side owns its cells, and its indexes point at them.
 
 use std::cmp::Ordering as KeyOrder;
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
-
-use hashbrown::HashTable;
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// Number of independently locked shards (a power of two).
 const SHARDS: usize = 16;
+
+/// Entries of a shard's first index (a power of two).
+const FIRST_INDEX: usize = 16;
 
 /// A saturating event counter. Saturates rather than wraps so that merging hostile or corrupt
 /// pre-aggregated counts can never make a busy cell look idle.
@@ -73,11 +79,171 @@ impl<C: Cell> Ord for ByKey<C> {
     }
 }
 
+/// One index entry: the cell's hash beside a pointer to it, so that a probe compares hashes
+/// without touching the cells it passes. Null while free; set once, never cleared.
+#[derive(Debug)]
+struct Entry<C> {
+    hash: AtomicU64,
+    cell: AtomicPtr<C>,
+}
+
+/// An open-addressed, linearly probed index, at most half full (so every probe ends).
+#[derive(Debug)]
+struct Index<C> {
+    mask: usize,
+    entries: Box<[Entry<C>]>,
+}
+
+impl<C> Index<C> {
+    fn with_capacity(capacity: usize) -> Box<Self> {
+        Box::new(Self {
+            mask: capacity - 1,
+            entries: (0..capacity)
+                .map(|_| Entry {
+                    hash: AtomicU64::new(0),
+                    cell: AtomicPtr::new(ptr::null_mut()),
+                })
+                .collect(),
+        })
+    }
+
+    /// The cell `eq` accepts, if the index holds it.
+    #[inline]
+    fn find(&self, hash: u64, eq: impl Fn(&C) -> bool) -> Option<*mut C> {
+        let mut at = hash as usize;
+        loop {
+            let entry = self.entries.get(at & self.mask)?;
+            // `Acquire` pairs with the `Release` store in `put`: the hash and the cell behind
+            // the pointer are visible once the pointer is.
+            let cell = entry.cell.load(Ordering::Acquire);
+            if cell.is_null() {
+                return None;
+            }
+            // SAFETY: a non-null entry points to a cell its shard's writer owns until the
+            // shard is dropped, and the index is borrowed from the shard.
+            if entry.hash.load(Ordering::Relaxed) == hash && eq(unsafe { &*cell }) {
+                return Some(cell);
+            }
+            at = at.wrapping_add(1);
+        }
+    }
+
+    /// Files `cell` under `hash` in the first free entry of its probe sequence; the caller
+    /// holds the shard's writer lock and leaves a free entry.
+    fn put(&self, hash: u64, cell: *mut C) {
+        let mut at = hash as usize;
+        while let Some(entry) = self.entries.get(at & self.mask) {
+            if entry.cell.load(Ordering::Relaxed).is_null() {
+                entry.hash.store(hash, Ordering::Relaxed);
+                entry.cell.store(cell, Ordering::Release);
+                return;
+            }
+            at = at.wrapping_add(1);
+        }
+    }
+
+    fn capacity(&self) -> usize {
+        self.entries.len()
+    }
+}
+
+/// One shard: its current index, read without a lock, and what its writers share.
+#[derive(Debug)]
+struct Shard<C> {
+    /// The current index (a leaked `Box`), null until the shard's first cell.
+    index: AtomicPtr<Index<C>>,
+    writer: Mutex<Writer<C>>,
+}
+
+/// A shard's writer side: the cells its index points to (which it owns), and the indexes it
+/// outgrew.
+#[derive(Debug)]
+struct Writer<C> {
+    cells: Vec<Arc<C>>,
+    // Boxed: readers may still hold the old index's address, so it must not move.
+    #[allow(clippy::vec_box)]
+    retired: Vec<Box<Index<C>>>,
+}
+
+impl<C> Shard<C> {
+    fn new() -> Self {
+        Self {
+            index: AtomicPtr::new(ptr::null_mut()),
+            writer: Mutex::new(Writer {
+                cells: Vec::new(),
+                retired: Vec::new(),
+            }),
+        }
+    }
+
+    #[inline]
+    fn find(&self, hash: u64, eq: impl Fn(&C) -> bool) -> Option<*mut C> {
+        // SAFETY: an index, once published, is freed only when the shard is dropped (an
+        // outgrown one is kept in `retired`), and `&self` outlives this call.
+        let index = unsafe { self.index.load(Ordering::Acquire).as_ref() }?;
+        index.find(hash, eq)
+    }
+}
+
+impl<C: Cell> Shard<C> {
+    /// Files `cell` (the caller holds `writer`), growing the index first when it would be
+    /// more than half full.
+    fn put(&self, writer: &mut Writer<C>, cell: Arc<C>) {
+        let hash = cell.hash();
+        // SAFETY: only writers, serialized by `writer`, replace the index; see `find`.
+        let current = unsafe { self.index.load(Ordering::Relaxed).as_ref() };
+        let index = match current {
+            Some(index) if (writer.cells.len() + 1) * 2 <= index.capacity() => index,
+            _ => {
+                let capacity = current.map_or(FIRST_INDEX, |index| index.capacity() * 2);
+                let grown = Index::with_capacity(capacity);
+                if let Some(old) = current {
+                    for entry in old.entries.iter() {
+                        let held = entry.cell.load(Ordering::Relaxed);
+                        if !held.is_null() {
+                            grown.put(entry.hash.load(Ordering::Relaxed), held);
+                        }
+                    }
+                }
+                let grown = Box::into_raw(grown);
+                // `Release`: a reader that loads the new index sees its entries.
+                let old = self.index.swap(grown, Ordering::AcqRel);
+                if !old.is_null() {
+                    // SAFETY: `old` came from `Box::into_raw` here and was just unlinked;
+                    // readers may still probe it, so it is kept, not freed, until the drop.
+                    writer.retired.push(unsafe { Box::from_raw(old) });
+                }
+                // SAFETY: just published; freed only by the shard's drop.
+                unsafe { &*grown }
+            }
+        };
+        // The writer owns the cell before any reader can find it, for the shard's life.
+        index.put(hash, Arc::as_ptr(&cell).cast_mut());
+        writer.cells.push(cell);
+    }
+}
+
+impl<C> Drop for Shard<C> {
+    fn drop(&mut self) {
+        let index = *self.index.get_mut();
+        if !index.is_null() {
+            // SAFETY: the current index came from `Box::into_raw` and is freed only here.
+            drop(unsafe { Box::from_raw(index) });
+        }
+    }
+}
+
+// SAFETY: the raw pointers in a shard point to cells it shares as `Arc<C>` (which needs
+// `C: Send + Sync` to cross threads) and to indexes it owns.
+unsafe impl<C: Send + Sync> Send for Shard<C> {}
+// SAFETY: as above; every shared access goes through atomics or the writer lock.
+unsafe impl<C: Send + Sync> Sync for Shard<C> {}
+
 /// See the module docs.
 #[derive(Debug)]
 pub(crate) struct CellTable<C> {
-    shards: [RwLock<HashTable<Arc<C>>>; SHARDS],
-    // Taken after a shard lock, never before: lock order is shard, then index.
+    shards: [Shard<C>; SHARDS],
+    // Taken after a shard's writer lock, never before: lock order is shard, then index.
     ordered: Mutex<BTreeSet<ByKey<C>>>,
     len: AtomicUsize,
     max: usize,
@@ -86,40 +252,47 @@ pub(crate) struct CellTable<C> {
 impl<C: Cell> CellTable<C> {
     pub(crate) fn new(max: usize) -> Self {
         Self {
-            shards: std::array::from_fn(|_| RwLock::new(HashTable::new())),
+            shards: std::array::from_fn(|_| Shard::new()),
             ordered: Mutex::new(BTreeSet::new()),
             len: AtomicUsize::new(0),
             max,
         }
     }
 
-    fn shard(&self, hash: u64) -> &RwLock<HashTable<Arc<C>>> {
-        // Bits 32.. pick the shard: the table's bucket index uses the low bits and its tag the
-        // top seven, so this choice leaves both with their full entropy.
+    fn shard(&self, hash: u64) -> &Shard<C> {
+        // Bits 32.. pick the shard: the index uses the low bits, so this choice leaves it
+        // their full entropy.
         &self.shards[((hash >> 32) as usize) & (SHARDS - 1)]
     }
 
-    /// Runs `f` on the existing cell that `eq` accepts, if there is one.
+    /// Runs `f` on the existing cell that `eq` accepts, if there is one. Takes no lock.
+    #[inline]
     pub(crate) fn with_existing<R>(
         &self,
         hash: u64,
         eq: impl Fn(&C) -> bool,
         f: impl FnOnce(&C) -> R,
     ) -> Option<R> {
-        let shard = self
-            .shard(hash)
-            .read()
-            .unwrap_or_else(PoisonError::into_inner);
-        shard.find(hash, |cell| eq(cell)).map(|cell| f(cell))
+        let cell = self.shard(hash).find(hash, eq)?;
+        // SAFETY: cells are owned by their shard until the table drops, and `&self` outlives
+        // this borrow.
+        Some(f(unsafe { &*cell }))
     }
 
-    /// The existing cell that `eq` accepts, if there is one (under the shard's read lock only).
+    /// The existing cell that `eq` accepts, if there is one. Takes no lock.
     pub(crate) fn get(&self, hash: u64, eq: impl Fn(&C) -> bool) -> Option<Arc<C>> {
-        let shard = self
-            .shard(hash)
-            .read()
-            .unwrap_or_else(PoisonError::into_inner);
-        shard.find(hash, |cell| eq(cell)).map(Arc::clone)
+        let cell = self.shard(hash).find(hash, eq)?;
+        Some(Self::share(cell))
+    }
+
+    /// A new strong handle to a cell an index points to.
+    fn share(cell: *mut C) -> Arc<C> {
+        // SAFETY: index entries are `Arc::as_ptr` of cells that their shard's writer holds a
+        // strong handle to for the table's life, so the count is at least one while we add ours.
+        unsafe {
+            Arc::increment_strong_count(cell);
+            Arc::from_raw(cell)
+        }
     }
 
     /// The cell `eq` accepts, created with `make` if absent; `None` when it is absent and the
@@ -130,13 +303,11 @@ impl<C: Cell> CellTable<C> {
         eq: impl Fn(&C) -> bool,
         make: impl FnOnce() -> C,
     ) -> Option<Arc<C>> {
-        let mut shard = self
-            .shard(hash)
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
-        // Another thread may have created it between the caller's read and this write lock.
-        if let Some(cell) = shard.find(hash, |cell| eq(cell)) {
-            return Some(Arc::clone(cell));
+        let shard = self.shard(hash);
+        let mut writer = shard.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        // Another thread may have created it since the caller looked.
+        if let Some(cell) = shard.find(hash, &eq) {
+            return Some(Self::share(cell));
         }
         let reserved = self
             .len
@@ -148,14 +319,13 @@ impl<C: Cell> CellTable<C> {
             return None;
         }
         let cell = Arc::new(make());
-        shard.insert_unique(hash, Arc::clone(&cell), |held| held.hash());
         self.ordered
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(ByKey(Arc::clone(&cell)));
+        shard.put(&mut writer, Arc::clone(&cell));
         Some(cell)
     }
-
     /// Every cell, in key order.
     pub(crate) fn snapshot(&self) -> Vec<Arc<C>> {
         let ordered = self.ordered.lock().unwrap_or_else(PoisonError::into_inner);

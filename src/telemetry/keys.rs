@@ -131,13 +131,8 @@ fn compute_capability_word(hw: &HwStamp) -> u64 {
     }
 }
 
-/// `a == b` for the short strings keys are made of: inline word compares, where a `str`
+/// `a == b` for the short strings keys are made of: inline word compares, where a slice
 /// comparison would call `memcmp` once per string (a key holds about ten).
-#[inline]
-fn same_str(a: &str, b: &str) -> bool {
-    same_bytes(a.as_bytes(), b.as_bytes())
-}
-
 #[inline(always)]
 fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
@@ -162,25 +157,6 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     // 0 to 3 bytes: the first, middle and last byte are all of them.
     let middle = a.len() / 2;
     a.first() == b.first() && a.get(middle) == b.get(middle) && a.last() == b.last()
-}
-
-/// `ImplId` equality with [`same_str`], the revision hash first.
-#[inline]
-fn same_impl(a: &ImplId, b: &ImplId) -> bool {
-    a.kernel_revision_hash == b.kernel_revision_hash
-        && same_str(&a.op, &b.op)
-        && same_str(&a.kernel_source, &b.kernel_source)
-        && same_str(&a.backend, &b.backend)
-        && a.dtypes.len() == b.dtypes.len()
-        && a.dtypes.iter().zip(&b.dtypes).all(|(x, y)| same_str(x, y))
-}
-
-/// `HwStamp` equality with [`same_str`].
-#[inline]
-fn same_hw(a: &HwStamp, b: &HwStamp) -> bool {
-    a.compute_capability == b.compute_capability
-        && same_str(&a.hardware_sku, &b.hardware_sku)
-        && same_str(&a.driver_version, &b.driver_version)
 }
 
 /// Identity of a dispatch cell: `(structure_key, chosen, hw)`.
@@ -220,19 +196,6 @@ impl DispatchKeyRef<'_> {
         state.finish()
     }
 
-    #[inline]
-    pub(crate) fn matches(&self, key: &DispatchKey) -> bool {
-        // Cheap, discriminating fields first: the chosen impl differs between most
-        // neighbouring cells.
-        same_impl(&key.chosen.value, self.chosen)
-            && match (&key.structure_key, self.structure_key) {
-                (Some(held), Some(wanted)) => same_str(&held.value.0, &wanted.0),
-                (None, None) => true,
-                _ => false,
-            }
-            && same_hw(&key.hw.value, self.hw)
-    }
-
     pub(crate) fn intern(&self, hasher: &CellHasher, interners: &Interners) -> DispatchKey {
         DispatchKey {
             structure_key: self
@@ -245,8 +208,9 @@ impl DispatchKeyRef<'_> {
 }
 
 /// A dispatch key laid out for comparing against borrowed keys with few memory indirections:
-/// the numbers in three words and every string, length-prefixed, in one buffer. Held by the
-/// per-thread caches in front of the shared table (the cells themselves hold interned parts).
+/// the numbers in three words and every string, length-prefixed, in one buffer. Each dispatch
+/// cell holds one beside its interned parts (which the flush writes), and every record is
+/// compared against it.
 #[derive(Debug, Default)]
 pub(crate) struct FlatDispatchKey {
     words: [u64; 3],
@@ -254,23 +218,6 @@ pub(crate) struct FlatDispatchKey {
 }
 
 impl DispatchKeyRef<'_> {
-    /// A cheap digest for picking a slot in a per-thread cache: the numbers and every byte of
-    /// the structure key, op and kernel source, mixed without a key. Unlike the cell hash it
-    /// is not collision resistant, and need not be: a slot holds one key and is compared in
-    /// full, so a collision costs a cache miss, never a wrong cell or a long probe.
-    #[inline]
-    pub(crate) fn hint(&self) -> u64 {
-        let mut hint = self.chosen.kernel_revision_hash
-            ^ compute_capability_word(self.hw).rotate_left(29)
-            ^ u64::from(self.structure_key.is_some());
-        if let Some(structure_key) = self.structure_key {
-            hint = mix_str(hint, structure_key.as_str());
-        }
-        hint = mix_str(hint, &self.chosen.op);
-        hint = mix_str(hint, &self.chosen.kernel_source);
-        hint ^ hint >> 31
-    }
-
     /// The key's numbers: the revision hash, the compute capability, and whether there is a
     /// structure key beside how many dtypes (which together say which strings follow).
     #[inline]
@@ -348,31 +295,6 @@ fn take_str(flat: &mut &[u8], text: &str) -> bool {
     };
     *flat = tail;
     same_bytes(bytes, text.as_bytes())
-}
-
-/// Folds every byte of `text` and its length into `hint`: one multiply per string, rotates and
-/// xors per word.
-#[inline(always)]
-fn mix_str(hint: u64, text: &str) -> u64 {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let bytes = text.as_bytes();
-    let mut acc = bytes.len() as u64;
-    if let Some(last) = bytes.last_chunk::<8>() {
-        let (words, _) = bytes.as_chunks::<8>();
-        for word in words {
-            acc = acc.rotate_left(23) ^ u64::from_le_bytes(*word);
-        }
-        acc = acc.rotate_left(23) ^ u64::from_le_bytes(*last);
-    } else if let (Some(first), Some(last)) = (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
-        acc ^=
-            u64::from(u32::from_le_bytes(*first)) << 8 ^ u64::from(u32::from_le_bytes(*last)) << 32;
-    } else {
-        for &byte in bytes {
-            acc = acc << 8 ^ u64::from(byte);
-        }
-        acc <<= 8;
-    }
-    (hint ^ acc).wrapping_mul(K).rotate_left(26)
 }
 
 /// Identity of a miss cell: `(wanted, fallback, hw)`.

@@ -9,11 +9,9 @@
 //! recovered, not propagated), and never blocks on I/O. Flushing is the only fallible operation
 //! and returns `io::Result` to whoever chose to flush.
 
-use std::cell::RefCell;
 use std::fmt;
 use std::io::{self, Write};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::aggregate::{DispatchCell, MissCell};
@@ -85,50 +83,12 @@ pub struct FlushStats {
     pub overflow: OverflowRecord,
 }
 
-/// Source of [`TelemetrySink`] ids. 2^64 sinks will not be made, so ids are never reused and a
-/// cache entry can never be mistaken for a later sink's.
-static NEXT_SINK_ID: AtomicU64 = AtomicU64::new(0);
-
-/// Sets in one thread's dispatch cache (a power of two); each holds [`LOCAL_WAYS`] cells.
-const LOCAL_SETS: usize = 256;
-/// Cells per set of the dispatch cache.
-const LOCAL_WAYS: usize = 2;
-
-/// A dispatch cell this thread recorded into, with its key flattened for cheap comparison.
-#[derive(Debug)]
-struct LocalDispatch {
-    sink: u64,
-    hint: u64,
-    key: FlatDispatchKey,
-    cell: Arc<DispatchCell>,
-}
-
-type LocalSet = [Option<LocalDispatch>; LOCAL_WAYS];
-
-thread_local! {
-    /// Per-thread, set-associative `(sink, key) -> cell` cache in front of the shared, locked
-    /// tables; allocated on the thread's first `record_dispatch`. A slot is found by the key's
-    /// cheap [`hint`](DispatchKeyRef::hint) and then compared in full, so a collision only
-    /// costs a miss. Cells are never removed from a sink, so a cached cell stays the right one
-    /// for as long as its sink lives. A thread keeps at most `LOCAL_SETS * LOCAL_WAYS` cells
-    /// alive this way; entries of a dropped sink are never matched again and are cleared from
-    /// the dropping thread at once, from other threads when evicted or when the thread exits.
-    static DISPATCH_CACHE: RefCell<Vec<LocalSet>> = const { RefCell::new(Vec::new()) };
-}
-
-#[inline]
-fn local_set(hint: u64) -> usize {
-    hint as usize & (LOCAL_SETS - 1)
-}
-
 /// Aggregates dispatch and miss records into bounded per-cell counts and flushes them as JSONL.
 ///
 /// Every method takes `&self`; share one sink as `Arc<TelemetrySink>` between devices and
 /// threads. For the per-launch path, make a [`DispatchHandle`] once per bound kernel with
 /// [`TelemetrySink::dispatch_handle`]: recording through it is a single atomic add.
 pub struct TelemetrySink {
-    // Tells this sink's entries in the per-thread caches from other sinks'; never reused.
-    id: u64,
     config: SinkConfig,
     hasher: CellHasher,
     interners: Interners,
@@ -143,24 +103,6 @@ pub struct TelemetrySink {
 impl Default for TelemetrySink {
     fn default() -> Self {
         Self::new()
-    }
-}
-
-// Releases this thread's cached cells of the sink at once; other threads' entries go when
-// their caches are next emptied, or when those threads exit.
-impl Drop for TelemetrySink {
-    fn drop(&mut self) {
-        let id = self.id;
-        // Failing only while the thread's locals are being destroyed, which drops them anyway.
-        let _ = DISPATCH_CACHE.try_with(|cache| {
-            if let Ok(mut cache) = cache.try_borrow_mut() {
-                for slot in cache.iter_mut().flatten() {
-                    if slot.as_ref().is_some_and(|entry| entry.sink == id) {
-                        *slot = None;
-                    }
-                }
-            }
-        });
     }
 }
 
@@ -185,7 +127,6 @@ impl TelemetrySink {
     /// An empty sink with `config`.
     pub fn with_config(config: SinkConfig) -> Self {
         Self {
-            id: NEXT_SINK_ID.fetch_add(1, AtomicOrdering::Relaxed),
             config,
             hasher: CellHasher::default(),
             interners: Interners::default(),
@@ -206,80 +147,34 @@ impl TelemetrySink {
     /// record carries candidates, makes them the cell's candidates. Never fails; when the sink
     /// is full and the cell is new, the count goes to [`Self::overflow`].
     ///
-    /// Repeats are cheap: the key is digested once and looked up in a small per-thread cache of
-    /// the cells this thread recorded into, which compares every field and byte of the key like
-    /// the shared table does but takes no lock and follows no interned pointers. Only a cell
-    /// the thread has not cached yet goes to the shared, locked table (and a new one is
-    /// created there).
+    /// Repeats are cheap at any number of cells: the key is hashed once, and the cell found
+    /// in the shared table without a lock, by comparing the record's key with the cell's
+    /// flattened copy of it (one buffer, every field and byte). Only a new cell takes a lock.
     pub fn record_dispatch(&self, record: &DispatchRecord) {
         let key = DispatchKeyRef {
             structure_key: record.structure_key.as_ref(),
             chosen: &record.chosen,
             hw: &record.hw,
         };
-        let hint = key.hint();
-        let hit = DISPATCH_CACHE.try_with(|cache| {
-            // Nothing that borrows the cache re-enters the sink, but a failed borrow must not
-            // panic: it takes the shared path instead.
-            let Ok(cache) = cache.try_borrow() else {
-                return false;
-            };
-            let Some(set) = cache.get(local_set(hint)) else {
-                return false;
-            };
-            let found = set.iter().flatten().find(|entry| {
-                entry.hint == hint && entry.sink == self.id && key.matches_flat(&entry.key)
-            });
-            found
-                .map(|entry| entry.cell.record(record.count, &record.candidates))
-                .is_some()
-        });
-        if hit != Ok(true) {
-            self.record_dispatch_uncached(key, hint, record);
+        let hash = key.hash_with(&self.hasher);
+        let recorded = self.dispatches.with_existing(
+            hash,
+            |cell| key.matches_flat(&cell.flat),
+            |cell| cell.record(record.count, &record.candidates),
+        );
+        if recorded.is_none() {
+            self.record_dispatch_new(key, hash, record);
         }
     }
 
-    /// `record_dispatch` for a cell not in this thread's cache: the shared table, then the
-    /// cell goes into the cache (most recent first, evicting the set's older entry).
+    /// `record_dispatch` for a cell the table did not hold a moment ago.
     #[cold]
     #[inline(never)]
-    fn record_dispatch_uncached(
-        &self,
-        key: DispatchKeyRef<'_>,
-        hint: u64,
-        record: &DispatchRecord,
-    ) {
-        let hash = key.hash_with(&self.hasher);
-        let Some(cell) = self.dispatch_cell(hash, key) else {
-            self.dispatch_overflow.add(record.count.max(1));
-            return;
-        };
-        cell.record(record.count, &record.candidates);
-        // Failing only while the thread's locals are being destroyed: nothing to cache then.
-        let _ = DISPATCH_CACHE.try_with(|cache| {
-            let Ok(mut cache) = cache.try_borrow_mut() else {
-                return;
-            };
-            if cache.is_empty() {
-                cache.resize_with(LOCAL_SETS, Default::default);
-            }
-            let Some(set) = cache.get_mut(local_set(hint)) else {
-                return;
-            };
-            // Demote the newer entry; the older one is evicted, its key buffer reused.
-            set.rotate_right(1);
-            let mut flat = match set[0].take() {
-                Some(evicted) => evicted.key,
-                None => FlatDispatchKey::default(),
-            };
-            key.flatten_into(&mut flat);
-            set[0] = Some(LocalDispatch {
-                sink: self.id,
-                hint,
-                key: flat,
-                cell,
-            });
-        });
+    fn record_dispatch_new(&self, key: DispatchKeyRef<'_>, hash: u64, record: &DispatchRecord) {
+        match self.new_dispatch_cell(hash, key) {
+            Some(cell) => cell.record(record.count, &record.candidates),
+            None => self.dispatch_overflow.add(record.count.max(1)),
+        }
     }
 
     /// Adds `record.count` (at least 1) to the `(wanted, fallback, hw)` cell. Never fails; when
@@ -344,19 +239,33 @@ impl TelemetrySink {
         }
     }
 
-    /// The existing cell (under a read lock), else a new one; `None` when the sink is full.
+    /// The existing cell (found without a lock), else a new one; `None` when the sink is full.
     fn dispatch_cell(&self, hash: u64, key: DispatchKeyRef<'_>) -> Option<Arc<DispatchCell>> {
-        if let Some(cell) = self.dispatches.get(hash, |cell| key.matches(&cell.key)) {
+        if let Some(cell) = self
+            .dispatches
+            .get(hash, |cell| key.matches_flat(&cell.flat))
+        {
             return Some(cell);
         }
+        self.new_dispatch_cell(hash, key)
+    }
+
+    /// A new cell, unless another thread just made it (then that one); `None` when the sink
+    /// is full.
+    fn new_dispatch_cell(&self, hash: u64, key: DispatchKeyRef<'_>) -> Option<Arc<DispatchCell>> {
         self.dispatches.get_or_insert(
             hash,
-            |cell| key.matches(&cell.key),
-            || DispatchCell {
-                hash,
-                key: key.intern(&self.hasher, &self.interners),
-                count: Counter::default(),
-                candidates: Mutex::new(Vec::new()),
+            |cell| key.matches_flat(&cell.flat),
+            || {
+                let mut flat = FlatDispatchKey::default();
+                key.flatten_into(&mut flat);
+                DispatchCell {
+                    hash,
+                    key: key.intern(&self.hasher, &self.interners),
+                    flat,
+                    count: Counter::default(),
+                    candidates: Mutex::new(Vec::new()),
+                }
             },
         )
     }

@@ -40,25 +40,29 @@
 //!
 //! # Locks and their order
 //!
-//! - **Slot bank** — one `Mutex` per table. Claims, releases and reclamation serialize on it.
-//! - **Slot** — one `RwLock` per slot, around its occupant. Dispatch takes the *read* lock of
-//!   the one slot it names, and nothing else: no table-wide lock, no write lock. Writers
-//!   (claim, release, reclaim) take a slot's write lock only while holding the bank.
+//! - **Slot bank** — one `Mutex` per table. Claims, releases and reclamation serialize on it;
+//!   they are the only writers of the slots.
+//! - **Slots** take no lock. A slot holds a pointer to its occupant; a dispatch protects the
+//!   occupant it loads with a hazard pointer (a store to its own thread's record, see
+//!   `hazard.rs`), so dispatches on one slot from many threads write no shared line. A writer
+//!   unlinks the occupant under the bank and, after unlocking it, waits until no dispatch
+//!   still protects it before dropping it.
 //! - **Liveness registry** (`device::is_live`) — a leaf: code holding it takes no other lock.
-//!   Reclamation asks it while holding the bank (and no slot lock).
+//!   Reclamation asks it while holding the bank.
 //!
-//! The order is **slot bank → slot → nothing**, and **slot bank → liveness registry**, never the
-//! reverse: nothing that holds the registry or a slot lock ever waits for the bank, so dropping
-//! a device (which takes the registry) can never wait for a claim, and a claim can never wait
-//! for a device drop that waits for it. Occupants and device handles that a claim, release or
-//! reclaim lets go of are dropped after every lock is released, so no destructor (a module
-//! unload, a last device handle taking the registry) runs under a slot-table lock. The unit
-//! tests of this module assert that liveness operations and dispatches complete while the bank
-//! is held, and `tests/loom_slot.rs` models claim, reclamation and device drop under loom
+//! The order is **slot bank → liveness registry**, never the reverse: nothing that holds the
+//! registry ever waits for the bank, and a dispatch waits for nothing at all, so dropping a
+//! device (which takes the registry) can never wait for a claim, and a claim can never wait for
+//! a device drop that waits for it. Occupants and device handles that a claim, release or
+//! reclaim lets go of are waited for and dropped after the bank is released, so no destructor
+//! (a module unload, a last device handle taking the registry) runs under it, and no wait for a
+//! dispatch holds it. The unit tests of this module assert that liveness operations and
+//! dispatches complete while the bank is held, and `tests/loom_slot.rs` runs this very code
+//! under loom: claims, dispatches, releases, reclamation and device drops racing
 //! (`RUSTFLAGS="--cfg loom" cargo test --release --test loom_slot`).
 //!
-//! A release waits for in-flight dispatches of that slot (their read locks) to finish queuing
-//! their launch, so once `release` returns no launch of the old occupant is still being queued.
+//! A release waits for in-flight dispatches of that occupant to finish queuing their launch, so
+//! once `release` returns no launch of the old occupant is still being queued.
 //!
 //! # Failures leak nothing
 //!
@@ -66,11 +70,15 @@
 //! step can decline after the claim uses [`SlotTable::claim_guarded`]: the [`SlotClaim`] guard
 //! releases the slot when dropped unless [`SlotClaim::commit`]ted.
 
+mod hazard;
+
 use std::cell::Cell;
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::ptr;
+use std::sync::{Arc, PoisonError};
+
+use crate::sync::{AtomicPtr, AtomicU64, Mutex, MutexGuard, Ordering};
 
 use crate::abi::ParamValue;
 use crate::artifact::Artifact;
@@ -222,17 +230,25 @@ impl Bank {
 #[doc(hidden)]
 #[repr(align(128))]
 pub struct Slot {
-    /// The occupant's generation, 0 while empty. Written under the bank and the slot's write
-    /// lock; read under the slot's read lock (the lock orders it) or for introspection.
+    /// The occupant's generation, 0 while empty: for introspection. Dispatch checks the
+    /// occupant's own copy, which cannot disagree with the occupant it loaded.
     generation: AtomicU64,
-    /// The occupant's raw device id, 0 while empty. Written like `generation`; read by
-    /// reclamation under the bank alone, so that it asks the registry holding no slot lock.
+    /// The occupant's raw device id, 0 while empty: read by reclamation under the bank, so that
+    /// it asks the registry without touching the occupant.
     device: AtomicU64,
-    occupant: RwLock<Option<Box<Occupant>>>,
+    /// The occupant (a leaked `Box`), null while empty. Written only under the bank; read by
+    /// dispatches under a hazard (see the module docs).
+    occupant: AtomicPtr<Occupant>,
 }
 
 /// A parked kernel: everything a bound kernel holds, with a weak device handle.
 struct Occupant {
+    generation: u64,
+    /// Under loom, tells the model about every use of the occupant (by a dispatch) and about
+    /// its end (by its retirement), so that a use the protocol fails to order before the end
+    /// is reported as a race instead of being read from freed memory.
+    #[cfg(loom)]
+    uses: Uses,
     artifact: Artifact,
     loaded: LoadedData,
     device: WeakDevice,
@@ -241,36 +257,105 @@ struct Occupant {
     telemetry: Option<DispatchHandle>,
 }
 
+/// The model's record of an occupant's uses: it holds nothing, and loom checks every access.
+#[cfg(loom)]
+struct Uses(loom::cell::UnsafeCell<()>);
+
+// SAFETY: the cell holds `()`; it is only ever accessed through loom's checked `with` and
+// `with_mut`, which is the point of sharing it.
+#[cfg(loom)]
+unsafe impl Sync for Uses {}
+
 impl Slot {
     #[doc(hidden)]
+    #[cfg(not(loom))]
     pub const fn new() -> Self {
         Self {
             generation: AtomicU64::new(0),
             device: AtomicU64::new(0),
-            occupant: RwLock::new(None),
+            occupant: AtomicPtr::new(ptr::null_mut()),
         }
     }
 
-    // A panic cannot leave a slot half-updated: every critical section stores whole values and
-    // runs no code that can panic, so a poisoned lock still guards a consistent slot.
-    fn read(&self) -> RwLockReadGuard<'_, Option<Box<Occupant>>> {
-        self.occupant.read().unwrap_or_else(PoisonError::into_inner)
+    #[doc(hidden)]
+    #[cfg(loom)]
+    pub fn new() -> Self {
+        Self {
+            generation: AtomicU64::new(0),
+            device: AtomicU64::new(0),
+            occupant: AtomicPtr::new(ptr::null_mut()),
+        }
     }
 
-    fn write(&self) -> RwLockWriteGuard<'_, Option<Box<Occupant>>> {
-        self.occupant
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
+    /// The occupant, read by a writer (the caller holds the bank, so no other writer can free
+    /// it meanwhile).
+    fn occupant_under_bank(&self) -> Option<&Occupant> {
+        // SAFETY: occupants are freed only after being unlinked under the bank, which the
+        // caller holds; the pointer is either null or a live leaked `Box`. `Relaxed`: the bank
+        // orders this load after the store that linked it.
+        unsafe { self.occupant.load(Ordering::Relaxed).as_ref() }
     }
 
-    /// Empties the slot (the caller holds the bank), handing back the occupant to drop later.
-    fn vacate(&self) -> Option<Box<Occupant>> {
-        let mut occupant = self.write();
+    /// Puts `occupant` in the slot (the caller holds the bank), handing back the one it held to
+    /// [`retire`] after the bank is released.
+    fn occupy(&self, occupant: Box<Occupant>) -> Retired {
+        self.generation
+            .store(occupant.generation, Ordering::Relaxed);
+        self.device
+            .store(occupant.device.id().get(), Ordering::Relaxed);
+        // `Release`: a dispatch that loads the pointer (`Acquire`) sees the occupant whole.
+        Retired(
+            self.occupant
+                .swap(Box::into_raw(occupant), Ordering::AcqRel),
+        )
+    }
+
+    /// Empties the slot (the caller holds the bank), handing back the occupant to [`retire`]
+    /// after the bank is released.
+    fn vacate(&self) -> Retired {
         self.generation.store(0, Ordering::Relaxed);
         self.device.store(0, Ordering::Relaxed);
-        occupant.take()
+        Retired(self.occupant.swap(ptr::null_mut(), Ordering::AcqRel))
     }
 }
+
+/// An occupant unlinked from its slot (or null): no new dispatch can reach it, but dispatches
+/// in flight may still use it. Dropping it waits for them, then frees it; drop it with no
+/// slot-table lock held.
+struct Retired(*mut Occupant);
+
+impl Retired {
+    fn is_empty(&self) -> bool {
+        self.0.is_null()
+    }
+}
+
+impl Drop for Retired {
+    fn drop(&mut self) {
+        if self.0.is_null() {
+            return;
+        }
+        hazard::wait_until_unprotected(self.0);
+        #[cfg(loom)]
+        {
+            // SAFETY: as below; under loom the allocation is leaked rather than freed, so that
+            // a dispatch the protocol failed to wait for reaches `uses` (and is reported) rather
+            // than freed memory.
+            let occupant = unsafe { &*self.0 };
+            occupant.uses.0.with_mut(|_| ());
+            // SAFETY: read once, from the only owner; the allocation is never used again.
+            drop(unsafe { ptr::read(self.0) });
+        }
+        // SAFETY: the pointer came from `Box::into_raw` in `occupy`, was unlinked from its
+        // slot (so no dispatch can load it again), and no dispatch protects it any longer; this
+        // `Retired` is its only owner, so it is freed exactly once.
+        #[cfg(not(loom))]
+        drop(unsafe { Box::from_raw(self.0) });
+    }
+}
+
+// SAFETY: a `Retired` owns its occupant like a `Box` would, and `Occupant` is `Send`.
+unsafe impl Send for Retired {}
 
 impl Default for Slot {
     fn default() -> Self {
@@ -289,12 +374,14 @@ impl fmt::Debug for Slot {
 
 /// Generations come from one process-wide counter: a generation names one claim in the process.
 fn next_generation() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(1);
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 impl SlotTable {
     #[doc(hidden)]
+    #[cfg(not(loom))]
     pub const fn __new<const N: usize>(
         name: &'static str,
         slots: &'static [Slot; N],
@@ -309,6 +396,35 @@ impl SlotTable {
             slots,
             dispatchers,
         }
+    }
+
+    /// A table for the loom model, which makes its tables (and their loom primitives) afresh
+    /// for every execution it explores rather than in a `static`. `slots` and `dispatchers`
+    /// must be equally long.
+    #[doc(hidden)]
+    #[cfg(loom)]
+    pub fn __new(
+        name: &'static str,
+        slots: &'static [Slot],
+        dispatchers: &'static [SlotFn],
+    ) -> Self {
+        Self {
+            name,
+            bank: Mutex::new(Bank {
+                unused: 0,
+                free: Vec::new(),
+            }),
+            slots,
+            dispatchers,
+        }
+    }
+
+    /// The dispatch of slot `index`, for the loom model, whose tables are not `static`s that
+    /// generated dispatchers could name.
+    #[doc(hidden)]
+    #[cfg(loom)]
+    pub fn __dispatch(&self, index: usize, call: &SlotCall<'_>) -> Result<(), Error> {
+        self.dispatch(index, call)
     }
 
     /// The table's name (the `static`'s identifier).
@@ -372,7 +488,11 @@ impl SlotTable {
         };
         let parts = kernel.into_bound_parts();
         let device = parts.device;
+        let generation = next_generation();
         let occupant = Box::new(Occupant {
+            generation,
+            #[cfg(loom)]
+            uses: Uses(loom::cell::UnsafeCell::new(())),
             artifact: parts.artifact,
             loaded: parts.loaded,
             device: device.downgrade(),
@@ -380,13 +500,8 @@ impl SlotTable {
             function: parts.function,
             telemetry: parts.telemetry,
         });
-        let generation = next_generation();
-        let previous = {
-            let mut guard = slot.write();
-            slot.generation.store(generation, Ordering::Relaxed);
-            slot.device.store(device.id().get(), Ordering::Relaxed);
-            guard.replace(occupant)
-        };
+        // Empty: the bank hands out only vacated or never used slots.
+        let previous = slot.occupy(occupant);
         drop(bank);
         // Destructors run with no lock held: the reclaimed occupants, the (empty) previous one,
         // and this strong device handle, which may be the device's last.
@@ -418,23 +533,18 @@ impl SlotTable {
     /// [`Error::StaleSlot`] and changes nothing. Waits for dispatches in flight on that slot to
     /// finish queuing their launch.
     pub fn release(&self, slot: SlotRef) -> Result<(), Error> {
-        let taken;
         let mut bank = self.lock_bank();
         let Some(cell) = self.slots.get(slot.index) else {
             return Err(self.stale(slot.index, 0, slot.generation));
         };
-        {
-            let mut occupant = cell.write();
-            let current = cell.generation.load(Ordering::Relaxed);
-            if current != slot.generation || occupant.is_none() {
-                return Err(self.stale(slot.index, current, slot.generation));
-            }
-            cell.generation.store(0, Ordering::Relaxed);
-            cell.device.store(0, Ordering::Relaxed);
-            taken = occupant.take();
+        let current = cell.occupant_under_bank().map_or(0, |o| o.generation);
+        if current != slot.generation || current == 0 {
+            return Err(self.stale(slot.index, current, slot.generation));
         }
+        let taken = cell.vacate();
         bank.free.push(slot.index);
         drop(bank);
+        // Waits for the dispatches still using the occupant, then drops it.
         drop(taken);
         Ok(())
     }
@@ -453,7 +563,7 @@ impl SlotTable {
     }
 
     /// Checks that `slot` is current and its device live — exactly what a dispatch does before it
-    /// launches (the slot's read lock, the generation check, the device check), without
+    /// launches (the occupant's protection, the generation check, the device check), without
     /// launching.
     pub fn validate(&self, slot: &SlotRef) -> Result<(), Error> {
         self.resolve(slot.index, slot.generation, |_| Ok(()))
@@ -481,8 +591,8 @@ impl SlotTable {
         })
     }
 
-    /// Slot lookup, the slot's read lock (held while `then` runs), the generation check and the
-    /// device check: the part of a dispatch before the launch.
+    /// Slot lookup, the occupant's protection (held while `then` runs), the generation check
+    /// and the device check: the part of a dispatch before the launch.
     #[inline]
     fn resolve(
         &self,
@@ -493,31 +603,40 @@ impl SlotTable {
         let Some(slot) = self.slots.get(index) else {
             return Err(self.stale(index, 0, generation));
         };
-        let occupant = slot.read();
-        let current = slot.generation.load(Ordering::Relaxed);
-        let Some(occupant) = occupant.as_deref().filter(|_| current == generation) else {
-            return Err(self.stale(index, current, generation));
-        };
-        if occupant.device.is_dead() {
-            return Err(Error::DeviceGone {
-                entry: occupant.artifact.link.entry_point.clone(),
-                table: self.name,
-                slot: index,
-                device: occupant.device.id(),
-            });
-        }
-        then(occupant)
+        hazard::protect(&slot.occupant, |occupant| {
+            // The occupant's own generation: the one it was claimed with, whatever the slot
+            // holds by now.
+            let Some(occupant) = occupant.filter(|o| o.generation == generation) else {
+                let current = occupant.map_or(0, |o| o.generation);
+                return Err(self.stale(index, current, generation));
+            };
+            #[cfg(loom)]
+            occupant.uses.0.with(|_| ());
+            if occupant.device.is_dead() {
+                return Err(Error::DeviceGone {
+                    entry: occupant.artifact.link.entry_point.clone(),
+                    table: self.name,
+                    slot: index,
+                    device: occupant.device.id(),
+                });
+            }
+            let launched = then(occupant);
+            #[cfg(loom)]
+            occupant.uses.0.with(|_| ());
+            launched
+        })
     }
 
     /// Empties the slots of dead devices; the caller holds the bank (bank → registry).
-    fn reclaim_locked(&self, bank: &mut Bank) -> Vec<(usize, Box<Occupant>)> {
+    fn reclaim_locked(&self, bank: &mut Bank) -> Vec<(usize, Retired)> {
         let mut reclaimed = Vec::new();
         for (index, slot) in self.slots.iter().enumerate().take(bank.unused) {
             let raw = slot.device.load(Ordering::Relaxed);
             if raw == 0 || is_live(DeviceId::from_raw(raw)) {
                 continue;
             }
-            if let Some(occupant) = slot.vacate() {
+            let occupant = slot.vacate();
+            if !occupant.is_empty() {
                 reclaimed.push((index, occupant));
             }
             bank.free.push(index);
@@ -610,16 +729,32 @@ pub fn dispatch_slot<T: SlotTableMarker, const I: usize>(call: &SlotCall<'_>) ->
 
 /// `N` empty slots, for the generated `static`.
 #[doc(hidden)]
+#[cfg(not(loom))]
 pub const fn empty_slots<const N: usize>() -> [Slot; N] {
     [const { Slot::new() }; N]
 }
+
+/// `N` empty slots (loom's primitives have no `const` constructors).
+#[doc(hidden)]
+#[cfg(loom)]
+pub fn empty_slots<const N: usize>() -> [Slot; N] {
+    std::array::from_fn(|_| Slot::new())
+}
+
+// A slot shares its occupant between the threads that dispatch it and frees it on whichever
+// thread retires it: the occupant must be both `Send` and `Sync`, which `AtomicPtr` does not
+// demand of it.
+const _: () = {
+    const fn shared_between_threads<T: Send + Sync>() {}
+    shared_between_threads::<Occupant>();
+};
 
 #[cfg(test)]
 mod tests {
     //! The lock order, asserted: while a thread holds the slot bank (as a claim, release or
     //! reclamation does), every liveness operation — minting a device, asking `is_live`,
     //! dropping a device's last handle — and every dispatch still completes. So nothing that
-    //! takes the liveness registry (or a slot's read lock) ever waits for the bank: the reverse
+    //! takes the liveness registry (or dispatches) ever waits for the bank: the reverse
     //! edge that could close a cycle with "bank → registry" does not exist.
 
     use std::any::Any;
@@ -751,7 +886,7 @@ mod tests {
             vec![],
         );
         let artifact = Artifact::ptx(
-            include_str!("../tests/fixtures/relu_f32_scalar.ptx"),
+            include_str!("../../tests/fixtures/relu_f32_scalar.ptx"),
             "baracuda_gen_relu_f32_scalar",
             spec,
         );
