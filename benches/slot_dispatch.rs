@@ -22,21 +22,16 @@
 // A benchmark that cannot set up should stop loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "../tests/common/fixtures.rs"]
-#[allow(dead_code, unreachable_pub)]
-mod fixtures;
+#[path = "../tests/common/mod.rs"]
+mod common;
 
-use std::any::Any;
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-use jitseam::abi::ArgPacket;
-use jitseam::device::{
-    Arg, ArgMut, Backend, BackendFunction, BackendKind, BackendStream, DeviceProperties, Geometry,
-};
-use jitseam::{Device, DeviceBound, Erased, Error, Kernel, SlotRef};
+use common::fixtures;
+use jitseam::device::{Arg, ArgMut};
+use jitseam::{Device, DeviceBound, Erased, Kernel, SlotRef};
 
 jitseam::slot_table!(static BENCH: 8);
 
@@ -45,86 +40,10 @@ const RESOLVES: u64 = 10_000_000;
 const DISPATCHES: u64 = 1_000_000;
 const ROUNDS: usize = 11;
 
-/// A backend whose launch does nothing and whose state is immutable: threads share nothing
+/// A device whose launch does nothing and whose state is immutable: threads share nothing
 /// through it.
-#[derive(Debug)]
-struct Noop {
-    properties: DeviceProperties,
-    next: AtomicU64,
-}
-
-#[derive(Debug)]
-struct NoopFunction;
-
-impl BackendFunction for NoopFunction {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn param_info(&self) -> Result<Option<Vec<(usize, usize)>>, Error> {
-        Ok(None)
-    }
-}
-
-#[derive(Debug)]
-struct NoopStream;
-
-impl BackendStream for NoopStream {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
-impl Backend for Noop {
-    fn properties(&self) -> &DeviceProperties {
-        &self.properties
-    }
-    fn alloc(&self, bytes: usize) -> Result<u64, Error> {
-        let size = (bytes as u64).next_multiple_of(256);
-        Ok(self.next.fetch_add(size, Ordering::Relaxed))
-    }
-    fn free(&self, _: u64, _: usize) {}
-    fn default_stream(&self) -> Arc<dyn BackendStream> {
-        Arc::new(NoopStream)
-    }
-    fn new_stream(&self) -> Result<Arc<dyn BackendStream>, Error> {
-        Ok(Arc::new(NoopStream))
-    }
-    fn write(&self, _: &dyn BackendStream, _: u64, _: &[u8]) -> Result<(), Error> {
-        Ok(())
-    }
-    fn read(&self, _: &dyn BackendStream, _: u64, _: &mut [u8]) -> Result<(), Error> {
-        Ok(())
-    }
-    fn load_function(&self, _: &str, _: &str) -> Result<Arc<dyn BackendFunction>, Error> {
-        Ok(Arc::new(NoopFunction))
-    }
-    unsafe fn launch(
-        &self,
-        _: &dyn BackendFunction,
-        _: &dyn BackendStream,
-        geometry: Geometry,
-        packet: &ArgPacket<'_>,
-    ) -> Result<(), Error> {
-        black_box((geometry, packet.bytes().len()));
-        Ok(())
-    }
-    fn synchronize(&self, _: &dyn BackendStream) -> Result<(), Error> {
-        Ok(())
-    }
-}
-
 fn noop_device() -> Device {
-    Device::with_backend(Arc::new(Noop {
-        properties: DeviceProperties {
-            name: "noop".to_owned(),
-            backend: BackendKind::Other,
-            compute_capability: Some((9, 0)),
-            max_grid_x: 2_147_483_647,
-            max_block_x: 1024,
-            driver_version: None,
-        },
-        next: AtomicU64::new(0x1_0000),
-    }))
+    common::noop::device()
 }
 
 fn bound(entry: &str, device: &Device) -> Kernel<Erased, DeviceBound> {

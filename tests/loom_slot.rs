@@ -27,7 +27,8 @@ use std::sync::{Arc, Mutex};
 
 use jitseam::abi::ArgPacket;
 use jitseam::device::{
-    Arg, ArgMut, Backend, BackendFunction, BackendKind, BackendStream, DeviceProperties, Geometry,
+    Arg, ArgMut, Backend, BackendEvent, BackendFunction, BackendKind, BackendStream,
+    CompletedEvent, DeviceProperties, Geometry,
 };
 use jitseam::slot::{Slot, SlotCall, SlotFn, SlotRef, SlotTable};
 use jitseam::{
@@ -104,9 +105,21 @@ impl Backend for Noop {
         let size = (bytes as u64).next_multiple_of(256);
         Ok(self.next.fetch_add(size, Ordering::Relaxed))
     }
-    fn free(&self, _: u64, _: usize) {}
+    fn free(&self, _: u64, _: usize, _: &[&dyn BackendStream]) {}
     fn default_stream(&self) -> Arc<dyn BackendStream> {
         Arc::new(NullStream)
+    }
+    fn record_event(&self, _: &dyn BackendStream) -> Result<Arc<dyn BackendEvent>, Error> {
+        Ok(Arc::new(CompletedEvent))
+    }
+    fn wait_event(&self, _: &dyn BackendStream, _: &dyn BackendEvent) -> Result<(), Error> {
+        Ok(())
+    }
+    fn synchronize_event(&self, _: &dyn BackendEvent) -> Result<(), Error> {
+        Ok(())
+    }
+    fn event_complete(&self, _: &dyn BackendEvent) -> Result<bool, Error> {
+        Ok(true)
     }
     fn new_stream(&self) -> Result<Arc<dyn BackendStream>, Error> {
         Ok(Arc::new(NullStream))
