@@ -125,6 +125,20 @@ pub enum Error {
         /// Entry point.
         entry: String,
     },
+    /// The body verifier could not prove the kernel's body touches only its operands, within
+    /// the bounds its ABI gives them, storing only through outputs.
+    #[error(
+        "kernel `{entry}`: body rejected: line {} `{}`: {}",
+        rejection.line,
+        rejection.instruction,
+        rejection.reason
+    )]
+    BodyRejected {
+        /// Entry point.
+        entry: String,
+        /// The PTX line, its instruction, what kind of violation and why.
+        rejection: Box<jitseam_ptx::verify::Rejection>,
+    },
     /// The cubin or fatbin image could not be read.
     #[error("kernel `{entry}`: not a readable cubin: {detail}")]
     Cubin {
@@ -512,6 +526,21 @@ pub enum Error {
         shape: Box<[usize]>,
         /// The view's strides, in elements.
         strides: Box<[isize]>,
+    },
+    /// A condition the body's proof rests on (e.g. an `int` index that must not wrap) does not
+    /// hold for this launch.
+    #[error(
+        "kernel `{entry}`: the body is proven safe only when {condition}; this launch has n = {count} and {threads} threads"
+    )]
+    LaunchCondition {
+        /// Entry point.
+        entry: String,
+        /// The condition that fails.
+        condition: jitseam_ptx::verify::LaunchCondition,
+        /// The launch's count (`n`, or vectors for the vectorized ABI).
+        count: u64,
+        /// Threads in the launch (grid × block).
+        threads: u64,
     },
     /// Launch geometry does not fit the device's limits.
     #[error("kernel `{entry}`: cannot launch {n} elements: {reason}")]

@@ -16,6 +16,8 @@
 
 use std::sync::Arc;
 
+use jitseam_ptx::verify::Proof;
+
 use crate::abi::ParamLayout;
 use crate::device::{BackendFunction, Device};
 use crate::telemetry::DispatchHandle;
@@ -39,6 +41,8 @@ pub trait State: sealed::Sealed + 'static {
 pub struct Described;
 
 /// Parsed and verified on the host; not on any device.
+///
+#[doc = include_str!("../docs/verification.md")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Loaded;
 
@@ -73,6 +77,9 @@ pub struct LoadedData {
     pub(crate) layout: ParamLayout,
     pub(crate) image: LoadedImage,
     pub(crate) body_verified: bool,
+    /// What the body verifier proved, and what every launch must still satisfy; `None` when
+    /// the caller vouched for the body (`Kernel::load_unverified`).
+    pub(crate) proof: Option<Proof>,
 }
 
 impl LoadedData {
@@ -89,6 +96,13 @@ impl LoadedData {
     /// The module's `.address_size`, if declared.
     pub fn address_size(&self) -> Option<u32> {
         self.address_size
+    }
+
+    /// What the body verifier proved: how the body covers `[0, n)`, the conditions every launch
+    /// checks, and the accesses through each pointer. `None` for a kernel loaded with
+    /// `Kernel::load_unverified`.
+    pub fn proof(&self) -> Option<&Proof> {
+        self.proof.as_ref()
     }
 
     /// The verified PTX entry: name, parameters, performance directives; `None` for a cubin

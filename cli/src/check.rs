@@ -4,6 +4,7 @@
 use std::process::ExitCode;
 
 use jitseam::{ArtifactKind, Error, Kernel};
+use jitseam_ptx::verify::{Coverage, Proof};
 
 use crate::kernel_args::KernelArgs;
 
@@ -11,6 +12,9 @@ use crate::kernel_args::KernelArgs;
 pub(crate) struct Args {
     #[command(flatten)]
     kernel: KernelArgs,
+    /// Print what was proven (coverage, launch conditions, accesses per pointer) as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
@@ -31,8 +35,19 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
             );
             Ok(ExitCode::SUCCESS)
         }
-        Ok(_) => {
+        Ok(kernel) => {
+            let proof = kernel.loaded().proof();
+            if args.json {
+                println!("{}", proof_json(proof));
+                return Ok(ExitCode::SUCCESS);
+            }
             println!("ok");
+            if let Some(proof) = proof {
+                println!("body proven safe; coverage: {}", coverage_name(proof.coverage));
+                for condition in &proof.conditions {
+                    println!("every launch checks: {condition}");
+                }
+            }
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
@@ -46,4 +61,33 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
             Ok(ExitCode::FAILURE)
         }
     }
+}
+
+fn coverage_name(coverage: Coverage) -> &'static str {
+    match coverage {
+        Coverage::GridStride => "grid-stride (any grid covers every element)",
+        Coverage::OneThreadPerElement => "one thread per element",
+    }
+}
+
+/// The proof as JSON: coverage, the launch conditions, and the accesses through each pointer.
+fn proof_json(proof: Option<&Proof>) -> serde_json::Value {
+    let Some(proof) = proof else {
+        return serde_json::json!({ "verified": false });
+    };
+    serde_json::json!({
+        "verified": true,
+        "coverage": match proof.coverage {
+            Coverage::GridStride => "grid_stride",
+            Coverage::OneThreadPerElement => "one_thread_per_element",
+        },
+        "conditions": proof.conditions.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "accesses": proof.accesses.iter().map(|a| serde_json::json!({
+            "param": a.param,
+            "loads": a.loads,
+            "stores": a.stores,
+            "atomics": a.atomics,
+            "width": a.width,
+        })).collect::<Vec<_>>(),
+    })
 }

@@ -60,6 +60,7 @@ mod fast;
 pub mod fatbin;
 mod index;
 pub mod interp;
+pub mod verify;
 mod lexer;
 mod line_index;
 mod marks;

@@ -4,6 +4,7 @@
 mod kind;
 mod layout;
 mod packet;
+mod contract;
 mod params;
 mod prototype;
 mod spec;

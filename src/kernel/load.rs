@@ -6,6 +6,7 @@
 //! and its own recorded parameter offsets and sizes are checked against the layout. A fatbin's
 //! PTX images go through [`load_ptx`] as well.
 
+use jitseam_ptx::verify::{Coverage, Proof, verify_entry};
 use jitseam_ptx::{CubinEntry, ImageKind, parse_cubin, parse_fatbin};
 
 use super::params::verify_entry_params;
@@ -33,6 +34,8 @@ struct PtxFacts {
     entry: jitseam_ptx::Entry,
     /// The packet layout, with the pointee alignments the entry's `.ptr .align N` declare.
     layout: ParamLayout,
+    /// What the body verifier proved; `None` under [`Trust::Vouched`].
+    proof: Option<Proof>,
 }
 
 /// What `load()` proves, for every kind of artifact.
@@ -80,17 +83,27 @@ fn loaded(
             modifiers: Vec::new(),
         },
     };
-    let layout = ptx
-        .as_ref()
-        .map_or_else(|| ParamLayout::new(expected), |f| f.layout.clone());
-    LoadedData {
-        version: ptx.as_ref().map(|f| f.version),
-        target,
-        address_size: ptx.as_ref().and_then(|f| f.address_size),
-        entry: ptx.map(|f| f.entry),
-        layout,
-        image,
-        body_verified: trust == Trust::Verify,
+    match ptx {
+        Some(facts) => LoadedData {
+            version: Some(facts.version),
+            target,
+            address_size: facts.address_size,
+            entry: Some(facts.entry),
+            layout: facts.layout,
+            image,
+            body_verified: trust == Trust::Verify,
+            proof: facts.proof,
+        },
+        None => LoadedData {
+            version: None,
+            target,
+            address_size: None,
+            entry: None,
+            layout: ParamLayout::new(expected),
+            image,
+            body_verified: false,
+            proof: None,
+        },
     }
 }
 
@@ -102,7 +115,7 @@ fn load_ptx(
     artifact: &Artifact,
     text: &str,
     expected: &[ExpectedParam],
-    _trust: Trust,
+    trust: Trust,
 ) -> Result<PtxFacts, Error> {
     // The borrowed scan validates the whole module like `parse_module`, but only the one
     // entry this kernel needs is converted into owned data.
@@ -121,12 +134,24 @@ fn load_ptx(
         });
     };
     let layout = verify_entry_params(&entry, expected)?;
+    let proof = match trust {
+        Trust::Verify => Some(
+            verify_entry(text, symbol, &artifact.abi.contract()).map_err(|rejection| {
+                Error::BodyRejected {
+                    entry: symbol.to_owned(),
+                    rejection: Box::new(rejection),
+                }
+            })?,
+        ),
+        Trust::Vouched => None,
+    };
     Ok(PtxFacts {
         version: index.version,
         target: index.target,
         address_size: index.address_size,
         entry,
         layout,
+        proof,
     })
 }
 
@@ -239,12 +264,21 @@ fn load_fatbin(
     };
     let mut choices = Vec::new();
     let mut lowest_ptx: Option<(u32, PtxFacts)> = None;
+    // `bind()` may pick any of the PTX images, so what a launch must check is what any of their
+    // proofs needs: every condition of every image, and one thread per element if any needs it.
+    let mut needs: Option<Proof> = None;
     let mut first_cubin = None;
     for image in fatbin.images.iter().filter(|i| i.compression.is_none()) {
         match image.kind {
             ImageKind::Ptx => {
                 let text = image.ptx_text(bytes).map_err(fatbin_error)?;
                 let facts = load_ptx(artifact, text, expected, trust)?;
+                if let Some(proof) = &facts.proof {
+                    needs = Some(match needs.take() {
+                        None => proof.clone(),
+                        Some(both) => strictest(both, proof),
+                    });
+                }
                 if lowest_ptx.as_ref().is_none_or(|(sm, _)| image.sm < *sm) {
                     lowest_ptx = Some((image.sm, facts));
                 }
@@ -287,7 +321,10 @@ fn load_fatbin(
                 .collect(),
         });
     }
-    let facts = lowest_ptx.map(|(_, facts)| facts);
+    let facts = lowest_ptx.map(|(_, mut facts)| {
+        facts.proof = needs;
+        facts
+    });
     let cubin_arch = if facts.is_none() { first_cubin } else { None };
     let image = LoadedImage::Fatbin { images: choices };
     Ok(loaded(facts, cubin_arch, expected, image, trust))
@@ -311,4 +348,17 @@ fn demangles_to(name: &str, symbol: &str) -> Option<Box<MangledEntry>> {
             demangled,
         })
     })
+}
+
+/// A proof whose launch requirements are those of `one` and of `other` together.
+fn strictest(mut one: Proof, other: &Proof) -> Proof {
+    if other.coverage == Coverage::OneThreadPerElement {
+        one.coverage = Coverage::OneThreadPerElement;
+    }
+    for condition in &other.conditions {
+        if !one.conditions.contains(condition) {
+            one.conditions.push(*condition);
+        }
+    }
+    one
 }

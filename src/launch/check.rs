@@ -3,6 +3,8 @@
 //! divisibility and alignment for vectors, bounds and self-overlap for strided views, aliasing
 //! between outputs and other operands, and the grid.
 
+use jitseam_ptx::verify::{Coverage, Proof};
+
 use crate::abi::{AbiKind, AbiSpec, MAX_RANK, ParamLayout, ParamValue};
 use crate::device::{Geometry, ViewDesc};
 use crate::dtype::ElementKind;
@@ -26,6 +28,9 @@ pub struct LaunchFacts<'k> {
     pub device: DeviceId,
     /// The device's largest `gridDim.x`.
     pub max_grid_x: u32,
+    /// What the body verifier proved about the kernel (its coverage form and the conditions
+    /// every launch must meet); `None` for a kernel loaded with `Kernel::load_unverified`.
+    pub proof: Option<&'k Proof>,
 }
 
 /// A launch that [`check`] accepted. Only `check` builds one, so a packet built from it (by
@@ -82,7 +87,7 @@ pub fn check<'a>(
             params,
         )
     {
-        return Ok(CheckedLaunch {
+        let checked = CheckedLaunch {
             facts,
             inputs,
             outputs,
@@ -90,9 +95,50 @@ pub fn check<'a>(
             params,
             count,
             geometry: grid_for(count, facts.max_grid_x),
+        };
+        check_proof(&checked)?;
+        return Ok(checked);
+    }
+    let checked = check_full(facts, stream, inputs, outputs, shape, params)?;
+    check_proof(&checked)?;
+    Ok(checked)
+}
+
+/// What the body's proof needs of this launch: a grid with one thread per element for a body
+/// that handles one element per thread, and every launch condition (e.g. an `int` index that
+/// must not wrap: `n + threads ≤ 2^31 − 1`).
+#[inline]
+fn check_proof(checked: &CheckedLaunch<'_>) -> Result<(), Error> {
+    let Some(proof) = checked.facts.proof else {
+        return Ok(());
+    };
+    let threads = u64::from(checked.geometry.grid) * u64::from(checked.geometry.block);
+    if proof.coverage == Coverage::OneThreadPerElement && threads < checked.count {
+        return Err(Error::LaunchGeometry {
+            entry: checked.facts.entry.to_owned(),
+            n: u128::from(checked.count),
+            reason: "the body handles one element per thread, and the largest grid has fewer threads",
         });
     }
-    check_full(facts, stream, inputs, outputs, shape, params)
+    if proof.conditions.is_empty() {
+        return Ok(());
+    }
+    let mut shape = [0u64; MAX_RANK];
+    for (to, &from) in shape.iter_mut().zip(checked.shape) {
+        *to = from as u64;
+    }
+    let shape = &shape[..checked.shape.len().min(MAX_RANK)];
+    for condition in &proof.conditions {
+        if !condition.holds(checked.count, shape, threads) {
+            return Err(Error::LaunchCondition {
+                entry: checked.facts.entry.to_owned(),
+                condition: *condition,
+                count: checked.count,
+                threads,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// [`check`] without the dense fast path: every check, in order, naming the first that fails.
@@ -631,6 +677,7 @@ mod tests {
                     layout: &layout,
                     device: DeviceId::from_raw(1),
                     max_grid_x: u32::MAX,
+                    proof: None,
                 };
                 let shape = [n];
                 let stream = DeviceId::from_raw(stream);
