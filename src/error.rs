@@ -279,7 +279,8 @@ pub enum Error {
     },
 
     /// The emulator does not run an instruction or directive the kernel contains (barriers,
-    /// shared memory, atomics, …); refused when the function is loaded, before anything ran.
+    /// shared memory, warp shuffles, …); refused when the function is loaded, before anything
+    /// ran.
     #[error(
         "kernel `{entry}`: line {line}: `{instruction}` is not supported by the emulator: {reason}"
     )]
@@ -293,10 +294,11 @@ pub enum Error {
         /// What about it is unsupported.
         reason: &'static str,
     },
-    /// A kernel running on the emulator accessed memory outside every allocation, or
-    /// misaligned for the access's width. The launch stopped at that access: writes before it
-    /// (in the emulator's lockstep order, see [`jitseam_ptx::interp`]) happened, nothing after
-    /// it was written. Boxed to keep `Error` small.
+    /// A kernel running on the emulator accessed memory outside the bytes its operands reach,
+    /// stored into an input, or accessed memory misaligned for the access's width. The launch
+    /// stopped at that access: writes before it (in the emulator's lockstep order, see
+    /// [`jitseam_ptx::interp`]) happened, nothing after it was written. Boxed to keep `Error`
+    /// small.
     #[error("{0}")]
     MemoryFault(Box<MemoryFault>),
     /// A kernel on the emulator ran more instruction steps than the device's budget allows
@@ -772,9 +774,10 @@ pub struct MemoryFault {
     pub size: u32,
     /// Load or store.
     pub access: jitseam_ptx::interp::Access,
-    /// Out of bounds or misaligned.
+    /// Out of bounds, write to input, or misaligned.
     pub kind: jitseam_ptx::interp::FaultKind,
-    /// `(base, size)` of the allocation nearest to `address`, if any exists.
+    /// `(base, size)` of the byte range lent to the launch (an operand's reach, clipped to its
+    /// allocation) nearest to `address`, if the launch was lent any.
     pub nearest: Option<(u64, u64)>,
 }
 
