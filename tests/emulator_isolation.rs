@@ -306,8 +306,8 @@ fn a_spinning_launch_blocks_no_alloc_copy_or_free_elsewhere() {
         assert_eq!(stream.read(&buffer).unwrap(), vec![7u32; 1000]);
         drop(buffer);
         other.upload(&[1u8; 64]).unwrap();
-        // Reading an input of the running launch shares its lock.
     });
+    // Reading an input of the running launch shares its lock.
     let other = device.clone();
     let input = Arc::new(a);
     let shared = Arc::clone(&input);
@@ -316,4 +316,34 @@ fn a_spinning_launch_blocks_no_alloc_copy_or_free_elsewhere() {
         assert_eq!(stream.read(&*shared).unwrap(), vec![0.0f32; 256]);
     });
     // Dropping every handle cancels the spin; nothing here waits for it.
+}
+
+#[test]
+fn dropping_the_device_cancels_a_launch_that_never_ends() {
+    let backend = Arc::new(EmulatorBackend::with_config(EmulatorConfig {
+        budget: u64::MAX,
+        workers: 1,
+    }));
+    let device = Device::with_backend(backend.clone());
+    let k = bind(&device, "spin", SPIN);
+    let a = device.upload(&[0.0f32; 256]).unwrap();
+    let mut out = device.alloc::<f32>(256).unwrap();
+    let stream = device.default_stream();
+    k.launch(
+        &stream,
+        &[(&a).into()],
+        &mut [(&mut out).into()],
+        &[256],
+        &[],
+    )
+    .unwrap();
+    // An event after the spin holds the stream's queue, not the device.
+    let event = backend.record_event(&*backend.default_stream()).unwrap();
+    assert!(!backend.event_complete(&*event).unwrap());
+    drop((k, a, out, stream, device, backend));
+    // Any emulator can wait for an emulator event.
+    let other = EmulatorBackend::new();
+    within(Duration::from_secs(10), move || {
+        other.synchronize_event(&*event).unwrap();
+    });
 }
