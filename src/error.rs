@@ -279,7 +279,8 @@ pub enum Error {
     },
 
     /// The emulator does not run an instruction or directive the kernel contains (barriers,
-    /// shared memory, atomics, …); refused when the function is loaded, before anything ran.
+    /// shared memory, warp shuffles, …); refused when the function is loaded, before anything
+    /// ran.
     #[error(
         "kernel `{entry}`: line {line}: `{instruction}` is not supported by the emulator: {reason}"
     )]
@@ -293,12 +294,39 @@ pub enum Error {
         /// What about it is unsupported.
         reason: &'static str,
     },
-    /// A kernel running on the emulator accessed memory outside every allocation, or
-    /// misaligned for the access's width. The launch stopped at that access: writes before it
-    /// (in the emulator's lockstep order, see [`jitseam_ptx::interp`]) happened, nothing after
-    /// it was written. Boxed to keep `Error` small.
+    /// A kernel running on the emulator accessed memory outside the bytes its operands reach,
+    /// stored into an input, or accessed memory misaligned for the access's width. The launch
+    /// stopped at that access: writes before it (in the emulator's lockstep order, see
+    /// [`jitseam_ptx::interp`]) happened, nothing after it was written. Boxed to keep `Error`
+    /// small.
     #[error("{0}")]
     MemoryFault(Box<MemoryFault>),
+    /// A kernel on the emulator ran more instruction steps than the device's budget allows
+    /// (`EmulatorConfig::budget`): most likely a loop that never ends (`L: bra L;`, or a
+    /// grid-stride step of zero). The launch stopped; what it wrote before stays.
+    #[error(
+        "kernel `{}`: instruction budget of {budget} steps exceeded {at}; a loop that never ends?",
+        at.entry
+    )]
+    BudgetExceeded {
+        /// Where a thread was running when the budget ran out. Boxed to keep `Error` small.
+        at: Box<KernelSite>,
+        /// The budget, in steps (one instruction run by one lockstep group of threads).
+        budget: u64,
+    },
+    /// A kernel on the emulator executed `trap` (or `brkpt`); the launch stopped there.
+    #[error("kernel `{}`: trap {at}", at.entry)]
+    Trap {
+        /// The trapping thread and instruction. Boxed to keep `Error` small.
+        at: Box<KernelSite>,
+    },
+    /// A launch on the emulator was cancelled before it finished: its device was dropped while
+    /// it ran.
+    #[error("kernel `{entry}`: launch cancelled")]
+    Cancelled {
+        /// Entry point.
+        entry: String,
+    },
 
     // ---- nvrtc ---------------------------------------------------------------------------------
     /// No usable NVRTC library could be loaded.
@@ -615,7 +643,8 @@ pub enum Error {
 impl Error {
     /// True when jitseam refused before touching a device: the input was wrong, nothing ran.
     /// [`Error::Unsupported`] counts as a decline (the emulator refused at load, nothing ran);
-    /// [`Error::MemoryFault`] does not (it happened while the kernel ran).
+    /// [`Error::MemoryFault`], [`Error::BudgetExceeded`], [`Error::Trap`] and
+    /// [`Error::Cancelled`] do not (they happened while the kernel ran).
     pub fn is_decline(&self) -> bool {
         !matches!(
             self,
@@ -625,6 +654,9 @@ impl Error {
                 | Self::NoDevice { .. }
                 | Self::Device { .. }
                 | Self::MemoryFault(_)
+                | Self::BudgetExceeded { .. }
+                | Self::Trap { .. }
+                | Self::Cancelled { .. }
         )
     }
 }
@@ -742,9 +774,10 @@ pub struct MemoryFault {
     pub size: u32,
     /// Load or store.
     pub access: jitseam_ptx::interp::Access,
-    /// Out of bounds or misaligned.
+    /// Out of bounds, write to input, or misaligned.
     pub kind: jitseam_ptx::interp::FaultKind,
-    /// `(base, size)` of the allocation nearest to `address`, if any exists.
+    /// `(base, size)` of the byte range lent to the launch (an operand's reach, clipped to its
+    /// allocation) nearest to `address`, if the launch was lent any.
     pub nearest: Option<(u64, u64)>,
 }
 
@@ -763,6 +796,32 @@ impl fmt::Display for MemoryFault {
             self.line,
             self.instruction,
             nearest_text(self.nearest)
+        )
+    }
+}
+
+/// A thread of a kernel on the emulator and the instruction it was at (see
+/// [`Error::BudgetExceeded`] and [`Error::Trap`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelSite {
+    /// Entry point.
+    pub entry: String,
+    /// `%ctaid.x` of the thread.
+    pub block: u32,
+    /// `%tid.x` of the thread.
+    pub thread: u32,
+    /// The instruction as written in the PTX.
+    pub instruction: String,
+    /// Its 1-based line (0 for the implicit return at the end of a body).
+    pub line: u32,
+}
+
+impl fmt::Display for KernelSite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "at line {}: `{}` (block {} thread {})",
+            self.line, self.instruction, self.block, self.thread
         )
     }
 }

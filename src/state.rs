@@ -112,6 +112,15 @@ impl LoadedData {
     pub fn layout(&self) -> &ParamLayout {
         &self.layout
     }
+
+    /// Whether the body covers every element whatever the grid (a grid-stride loop), so that a
+    /// backend may launch it on fewer blocks than one thread per element (the emulator caps
+    /// the grid near its core count). Always false for now: the one place to set it is where
+    /// the body verifier reports the body's coverage; until it does, every launch runs the
+    /// full grid, which is correct for every body.
+    pub fn grid_stride(&self) -> bool {
+        false
+    }
 }
 
 /// The image a loaded kernel binds.

@@ -1,11 +1,13 @@
 //! The three kernel ABIs: compile-time markers, the runtime [`AbiSpec`], the exact parameter list
-//! each ABI implies, where each parameter sits in the argument packet, and the packet itself.
+//! each ABI implies, where each parameter sits in the argument packet, and the packet itself with
+//! the byte ranges its operands reach.
 
 mod kind;
 mod layout;
 mod packet;
 mod params;
 mod prototype;
+mod reach;
 mod spec;
 mod value;
 
@@ -13,6 +15,7 @@ pub use kind::{Abi, AbiKind, Scalar, Strided, Vectorized};
 pub use layout::{ParamLayout, PlacedParam};
 pub use packet::ArgPacket;
 pub use params::{ExpectedParam, ParamClass, ParamRole};
+pub use reach::{OperandRange, OperandReach};
 pub use spec::{AbiSpec, MAX_PARAM_BYTES, MAX_RANK, SpecProblem};
 pub use value::ParamValue;
 pub(crate) use value::copy_le;

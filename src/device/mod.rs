@@ -26,7 +26,7 @@ pub use backend::{
 };
 pub use buffer::DeviceBuffer;
 pub use desc::ViewDesc;
-pub use emulated::EmulatorBackend;
+pub use emulated::{EmulatorBackend, EmulatorConfig};
 pub use event::Event;
 pub use handle::{Device, WeakDevice};
 pub(crate) use operand::{Source, SourceMut};

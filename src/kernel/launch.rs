@@ -74,5 +74,6 @@ pub(crate) fn launch_facts<'a>(
         layout: loaded.layout(),
         device,
         max_grid_x,
+        grid_stride: loaded.grid_stride(),
     }
 }

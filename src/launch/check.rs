@@ -26,6 +26,11 @@ pub struct LaunchFacts<'k> {
     pub device: DeviceId,
     /// The device's largest `gridDim.x`.
     pub max_grid_x: u32,
+    /// Whether the body covers every element whatever the grid (a grid-stride loop), so that a
+    /// backend may run it on fewer blocks than one thread per element asks for (the emulator
+    /// caps the grid near its core count). False — every block runs — unless the loaded
+    /// kernel says so.
+    pub grid_stride: bool,
 }
 
 /// A launch that [`check`] accepted. Only `check` builds one, so a packet built from it (by
@@ -434,7 +439,7 @@ fn check_strided(
 /// Lowest and highest element index (in the allocation) the view can touch; `None` when it
 /// covers nothing. Computed in `i128`, where no product of a `usize` extent and an `isize`
 /// stride can overflow.
-fn reach(view: &ViewDesc) -> Option<(i128, i128)> {
+pub(super) fn reach(view: &ViewDesc) -> Option<(i128, i128)> {
     if view.is_empty() {
         return None;
     }
@@ -476,7 +481,7 @@ fn self_overlap(view: &ViewDesc) -> Option<(usize, usize)> {
 }
 
 /// Half-open device byte range `[start, end)` a view can touch; `None` when it touches nothing.
-type ByteRange = Option<(u128, u128)>;
+pub(super) type ByteRange = Option<(u128, u128)>;
 
 /// Operands whose byte ranges [`check_strided`] records for [`check_aliasing`]: every kernel up
 /// to eight operands. Larger kernels get the rest recomputed there — same answer, more work.
@@ -523,7 +528,7 @@ fn byte_range(view: &ViewDesc) -> ByteRange {
 }
 
 /// The byte range of a view whose [`reach`] is `(lowest, highest)`.
-fn byte_range_of_reach(view: &ViewDesc, (lowest, highest): (i128, i128)) -> ByteRange {
+pub(super) fn byte_range_of_reach(view: &ViewDesc, (lowest, highest): (i128, i128)) -> ByteRange {
     let size = view.dtype.size() as i128;
     let start = view.base as i128 + lowest * size;
     let end = view.base as i128 + (highest + 1) * size;
@@ -631,6 +636,7 @@ mod tests {
                     layout: &layout,
                     device: DeviceId::from_raw(1),
                     max_grid_x: u32::MAX,
+                    grid_stride: false,
                 };
                 let shape = [n];
                 let stream = DeviceId::from_raw(stream);

@@ -1,5 +1,7 @@
 //! [`marshal`]: the argument packet of a checked launch — pointers, shape and strides as signed
-//! 64-bit words, the count, then params in their declared classes, each at its layout offset.
+//! 64-bit words, the count, then params in their declared classes, each at its layout offset —
+//! lent together with the launch itself, which tells a backend that asks what the operands
+//! reach.
 
 use super::CheckedLaunch;
 use crate::abi::{ArgPacket, ParamRole, copy_le};
@@ -10,8 +12,8 @@ use crate::device::ViewDesc;
 ///
 /// The launch path uses [`marshal_with`] instead: returning the half-kilobyte packet by value
 /// costs a copy (rustc does not build it in the caller's frame), and launches are hot.
-pub fn marshal<'a>(checked: &CheckedLaunch<'a>) -> ArgPacket<'a> {
-    let mut packet = ArgPacket::zeroed(checked.facts.layout);
+pub fn marshal<'c>(checked: &'c CheckedLaunch<'_>) -> ArgPacket<'c> {
+    let mut packet = ArgPacket::zeroed(checked.facts.layout, checked, checked.facts.grid_stride);
     fill_packet(checked, packet.bytes_mut());
     packet
 }
@@ -19,11 +21,11 @@ pub fn marshal<'a>(checked: &CheckedLaunch<'a>) -> ArgPacket<'a> {
 /// [`marshal`], lending the packet to `use_packet` in the frame where it was built, so it is
 /// written once and never moved.
 #[inline]
-pub fn marshal_with<'a, R>(
-    checked: &CheckedLaunch<'a>,
-    use_packet: impl FnOnce(&ArgPacket<'a>) -> R,
+pub fn marshal_with<'c, R>(
+    checked: &'c CheckedLaunch<'_>,
+    use_packet: impl FnOnce(&ArgPacket<'c>) -> R,
 ) -> R {
-    let mut packet = ArgPacket::zeroed(checked.facts.layout);
+    let mut packet = ArgPacket::zeroed(checked.facts.layout, checked, checked.facts.grid_stride);
     fill_packet(checked, packet.bytes_mut());
     use_packet(&packet)
 }
