@@ -10,7 +10,7 @@ mod spec;
 mod value;
 
 pub use kind::{Abi, AbiKind, Scalar, Strided, Vectorized};
-pub use layout::{ParamLayout, PlacedParam};
+pub use layout::{DensePrefix, ParamLayout, PlacedParam};
 pub use packet::ArgPacket;
 pub use params::{ExpectedParam, ParamClass, ParamRole};
 pub use spec::{AbiSpec, MAX_PARAM_BYTES, MAX_RANK, SpecProblem};
