@@ -141,8 +141,12 @@ impl AccessLog {
     ) -> Result<Ticket, Error> {
         let entries = self.lock();
         // Before any event is recorded: a fast use that still sees its key after queueing was
-        // queued before these events (see the module docs).
-        self.owner.store(0, Ordering::SeqCst);
+        // queued before these events (see the module docs). Only a holder of the lock stores a
+        // key, so a 0 read here stays 0 until we unlock: it orders the fast uses exactly as our
+        // own store would, without a second atomic write per use on a shared log.
+        if self.owner.load(Ordering::SeqCst) != 0 {
+            self.owner.store(0, Ordering::SeqCst);
+        }
         for entry in &entries.list {
             let conflicts =
                 key_of(&entry.stream) != key && (kind == AccessKind::Write || entry.wrote);
@@ -205,7 +209,10 @@ impl AccessLog {
             [only] => key_of(&only.stream) | usize::from(only.wrote),
             _ => 0,
         };
-        self.owner.store(owner, Ordering::SeqCst);
+        // Unchanged (a log shared by several streams stays at 0): nothing to publish.
+        if self.owner.load(Ordering::SeqCst) != owner {
+            self.owner.store(owner, Ordering::SeqCst);
+        }
     }
 
     /// The streams whose queued work may still use the allocation, emptying the log: what a
