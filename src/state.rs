@@ -165,6 +165,9 @@ pub struct BoundData {
     pub(crate) device: Device,
     pub(crate) function: Arc<dyn BackendFunction>,
     pub(crate) telemetry: Option<DispatchHandle>,
+    /// The device's largest `gridDim.x`, read once at bind: every launch needs it, and asking
+    /// the backend would be a dynamic call per launch.
+    pub(crate) max_grid_x: u32,
 }
 
 impl BoundData {

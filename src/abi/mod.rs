@@ -12,7 +12,7 @@ mod spec;
 mod value;
 
 pub use kind::{Abi, AbiKind, Scalar, Strided, Vectorized};
-pub use layout::{ParamLayout, PlacedParam};
+pub use layout::{DensePrefix, ParamLayout, PlacedParam};
 pub use packet::ArgPacket;
 pub use params::{ExpectedParam, ParamClass, ParamRole};
 pub use reach::{OperandRange, OperandReach};

@@ -18,7 +18,7 @@ pub struct OperandRange {
 
 /// What a checked launch's operands reach, computed only when a backend asks: a backend that
 /// checks nothing itself (CUDA) never pays for it.
-pub trait OperandReach: Sync + fmt::Debug {
+pub trait OperandReach: fmt::Debug {
     /// Calls `each` with the range of every operand that reaches at least one byte: inputs,
     /// then outputs, in order.
     fn for_each_range(&self, each: &mut dyn FnMut(OperandRange));

@@ -19,7 +19,7 @@ impl<Sig> Kernel<Sig, DeviceBound> {
             &self.artifact,
             &self.data.loaded,
             self.data.device.id(),
-            self.data.device.properties().max_grid_x,
+            self.data.max_grid_x,
         )
     }
 

@@ -3,9 +3,9 @@
 use super::CheckedLaunch;
 use super::check::{byte_range_of_reach, reach};
 use crate::abi::{OperandRange, OperandReach};
-use crate::device::ViewDesc;
+use crate::device::{AsViewDesc, ViewDesc};
 
-impl OperandReach for CheckedLaunch<'_> {
+impl<I: AsViewDesc, O: AsViewDesc> OperandReach for CheckedLaunch<'_, I, O> {
     /// Each operand's whole reach, from its lowest to its highest reachable element: for the
     /// dense views of the scalar and vectorized ABIs exactly their `n` elements, for strided
     /// views everything in between too (the gaps of a strided view are not its elements, but
@@ -24,11 +24,11 @@ impl OperandReach for CheckedLaunch<'_> {
                 });
             }
         };
-        for view in self.inputs {
-            lend(view, false);
+        for operand in self.inputs {
+            lend(operand.view_desc(), false);
         }
-        for view in self.outputs {
-            lend(view, true);
+        for operand in self.outputs {
+            lend(operand.view_desc(), true);
         }
     }
 }
