@@ -1,6 +1,7 @@
 //! Code for a validated [`Kernel`]: the signature type, its argument struct and constructor, the
-//! `Signature` impl, and static assertions of what the ABI requires. After an error, a stub of
-//! the types, so the user sees the one error and not every use of the missing names.
+//! declaration (jitseam makes every declaration a `Signature`), and static assertions of what
+//! the ABI requires. After an error, a stub of the types, so the user sees the one error and not
+//! every use of the missing names.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -211,7 +212,7 @@ impl Kernel {
         });
         quote! {
             #(#shared_attrs)*
-            impl ::jitseam::__private::Signature for #type_name {
+            impl ::jitseam::__private::Declared for #type_name {
                 const SPEC: ::jitseam::__private::AbiSpec = ::jitseam::__private::AbiSpec::new(
                     #abi,
                     &[#(#inputs),*],
@@ -221,9 +222,9 @@ impl Kernel {
                 const SYMBOL: &'static str = #symbol;
                 type Args<'a> = #args_name<'a>;
 
-                fn __jitseam_launch(
+                fn launch(
                     launch: ::jitseam::__private::Launch<'_>,
-                    #args: Self::Args<'_>,
+                    #args: #args_name<'_>,
                 ) -> ::core::result::Result<(), ::jitseam::__private::Error> {
                     let #first_output = #args.#first_name.desc();
                     launch.run(

@@ -37,7 +37,7 @@ impl AddSub {
         }
     }
 }
-impl ::jitseam::__private::Signature for AddSub {
+impl ::jitseam::__private::Declared for AddSub {
     const SPEC: ::jitseam::__private::AbiSpec = ::jitseam::__private::AbiSpec::new(
         ::jitseam::__private::AbiKind::Vectorized {
             width: 8u8,
@@ -54,9 +54,9 @@ impl ::jitseam::__private::Signature for AddSub {
     );
     const SYMBOL: &'static str = "add_sub";
     type Args<'a> = AddSubArgs<'a>;
-    fn __jitseam_launch(
+    fn launch(
         launch: ::jitseam::__private::Launch<'_>,
-        __jitseam_args: Self::Args<'_>,
+        __jitseam_args: AddSubArgs<'_>,
     ) -> ::core::result::Result<(), ::jitseam::__private::Error> {
         let __jitseam_out0 = __jitseam_args.sum.desc();
         launch
