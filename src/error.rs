@@ -393,6 +393,11 @@ pub enum Error {
         /// The operand's length.
         found: usize,
     },
+    /// A typed launch's operands disagree on their extent and no majority of them names the
+    /// odd one out (one input and one output of different lengths, say): both are named. Boxed
+    /// to keep `Error` small.
+    #[error("{0}")]
+    OperandsDisagree(Box<Disagreement>),
     /// A strided operand's shape is not the launch's shape.
     #[error("kernel `{entry}`: {operand} has shape {found:?}, the launch shape is {expected:?}")]
     ShapeMismatch {
@@ -711,6 +716,50 @@ impl fmt::Display for Operand {
             Self::Input(k) => write!(f, "input {k}"),
             Self::Output(m) => write!(f, "output {m}"),
             Self::Stream => f.write_str("the stream"),
+        }
+    }
+}
+
+/// Two operands of one launch that disagree on their extent (see [`Error::OperandsDisagree`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Disagreement {
+    /// Entry point.
+    pub entry: String,
+    /// The first operand.
+    pub first: Operand,
+    /// Its extent.
+    pub first_extent: Extent,
+    /// The first operand that differs from it.
+    pub second: Operand,
+    /// Its extent.
+    pub second_extent: Extent,
+}
+
+impl fmt::Display for Disagreement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "kernel `{}`: {} has {}, {} has {}: the operands of one launch must agree",
+            self.entry, self.first, self.first_extent, self.second, self.second_extent
+        )
+    }
+}
+
+/// An operand's extent as a launch compares it: an element count (scalar and vectorized ABIs)
+/// or a shape (strided ABI).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Extent {
+    /// A dense operand's element count.
+    Elements(usize),
+    /// A strided operand's shape.
+    Shape(Vec<usize>),
+}
+
+impl fmt::Display for Extent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Elements(n) => write!(f, "{n} elements"),
+            Self::Shape(shape) => write!(f, "shape {shape:?}"),
         }
     }
 }

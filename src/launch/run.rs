@@ -37,6 +37,16 @@ impl<'k> Launch<'k> {
         }
     }
 
+    /// The facts of the kernel this launch runs.
+    pub(super) fn facts(&self) -> LaunchFacts<'k> {
+        self.facts
+    }
+
+    /// A launch refused before it reached the device: hands `error` back.
+    pub(super) fn declined(&self, error: Error) -> Error {
+        error
+    }
+
     /// Checks, orders, marshals and queues the launch.
     ///
     /// Each operand is a live borrow ([`Arg`] and [`ArgMut`] are built only from borrowed

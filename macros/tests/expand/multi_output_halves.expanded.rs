@@ -58,9 +58,8 @@ impl ::jitseam::__private::Declared for AddSub {
         launch: ::jitseam::__private::Launch<'_>,
         __jitseam_args: AddSubArgs<'_>,
     ) -> ::core::result::Result<(), ::jitseam::__private::Error> {
-        let __jitseam_out0 = __jitseam_args.sum.desc();
         launch
-            .run(
+            .run_agreed(
                 &[
                     ::jitseam::__private::Arg::from(__jitseam_args.a),
                     ::jitseam::__private::Arg::from(__jitseam_args.b),
@@ -69,7 +68,6 @@ impl ::jitseam::__private::Declared for AddSub {
                     ::jitseam::__private::ArgMut::from(__jitseam_args.sum),
                     ::jitseam::__private::ArgMut::from(__jitseam_args.diff),
                 ],
-                &[__jitseam_out0.len()],
                 &[
                     ::jitseam::__private::ParamValue::from(__jitseam_args.count),
                     ::jitseam::__private::ParamValue::from(__jitseam_args.seed),

@@ -39,12 +39,10 @@ impl ::jitseam::__private::Declared for MulScalar {
         launch: ::jitseam::__private::Launch<'_>,
         __jitseam_args: MulScalarArgs<'_>,
     ) -> ::core::result::Result<(), ::jitseam::__private::Error> {
-        let __jitseam_out0 = __jitseam_args.out.desc();
         launch
-            .run(
+            .run_agreed(
                 &[::jitseam::__private::Arg::from(__jitseam_args.x)],
                 &[::jitseam::__private::ArgMut::from(__jitseam_args.out)],
-                __jitseam_out0.shape(),
                 &[::jitseam::__private::ParamValue::from(__jitseam_args.factor)],
             )
     }

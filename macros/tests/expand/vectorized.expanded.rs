@@ -45,15 +45,13 @@ impl ::jitseam::__private::Declared for ReluAdd {
         launch: ::jitseam::__private::Launch<'_>,
         __jitseam_args: ReluAddArgs<'_>,
     ) -> ::core::result::Result<(), ::jitseam::__private::Error> {
-        let __jitseam_out0 = __jitseam_args.out.desc();
         launch
-            .run(
+            .run_agreed(
                 &[
                     ::jitseam::__private::Arg::from(__jitseam_args.a),
                     ::jitseam::__private::Arg::from(__jitseam_args.b),
                 ],
                 &[::jitseam::__private::ArgMut::from(__jitseam_args.out)],
-                &[__jitseam_out0.len()],
                 &[::jitseam::__private::ParamValue::from(__jitseam_args.alpha)],
             )
     }
