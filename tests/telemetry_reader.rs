@@ -5,7 +5,9 @@
 
 use std::fs;
 
-use jitseam::telemetry::reader::{parse_dispatches, parse_misses, read_dispatches, read_misses};
+use jitseam::telemetry::reader::{
+    current_set, parse_dispatches, parse_misses, read_dispatches, read_misses,
+};
 use jitseam::telemetry::{
     Candidate, DISPATCHES_FILE, DispatchRecord, HwStamp, ImplId, MISSES_FILE, MissRecord,
     OVERFLOW_FILE, OverflowRecord, ReadError, RecordKind, SinkConfig, StructureKey,
@@ -70,11 +72,11 @@ fn a_flushed_directory_reads_back_as_the_sink_held_it() {
     assert_eq!(report.total_misses(), 2);
 
     assert_eq!(
-        read_dispatches(&dir.path().join(DISPATCHES_FILE)).unwrap(),
+        read_dispatches(&current_set(dir.path()).unwrap().join(DISPATCHES_FILE)).unwrap(),
         report.dispatches
     );
     assert_eq!(
-        read_misses(&dir.path().join(MISSES_FILE)).unwrap(),
+        read_misses(&current_set(dir.path()).unwrap().join(MISSES_FILE)).unwrap(),
         report.misses
     );
 }

@@ -228,8 +228,9 @@ fn flushed_files_hold_exactly_the_golden_lines() {
     let stats = sink.flush_all(dir.path()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!((stats.dispatch_lines, stats.miss_lines), (2, 1));
 
+    let set = jitseam::telemetry::reader::current_set(dir.path()).unwrap_or_else(|e| panic!("{e}"));
     let read = |name: &str| {
-        std::fs::read_to_string(dir.path().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+        std::fs::read_to_string(set.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
     };
     // An absent structure key sorts first.
     let expected_dispatches = format!(
@@ -245,5 +246,29 @@ fn flushed_files_hold_exactly_the_golden_lines() {
     assert_eq!(
         read(OVERFLOW_FILE),
         "{\"schema\":1,\"dispatch_records\":0,\"miss_records\":0}\n"
+    );
+}
+
+/// The manifest a flush writes last: the layout version, the generation it makes current and the
+/// files that generation holds.
+#[test]
+fn the_manifest_names_the_layout_the_generation_and_its_files() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let sink = TelemetrySink::with_config(SinkConfig::DEFAULT.with_fsync(false));
+    sink.flush_all(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(dir.path().join(jitseam::telemetry::MANIFEST_FILE))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let set = jitseam::telemetry::reader::current_set(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let generation = set
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    assert!(generation.starts_with("gen-"), "{generation}");
+    assert_eq!(jitseam::telemetry::TELEMETRY_LAYOUT, 2);
+    assert_eq!(
+        text,
+        format!(
+            "{{\"layout\":2,\"generation\":\"{generation}\",\"files\":[\"{DISPATCHES_FILE}\",\"{MISSES_FILE}\",\"{OVERFLOW_FILE}\"]}}\n"
+        )
     );
 }

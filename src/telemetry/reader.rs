@@ -13,6 +13,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
+use super::layout::{self, MANIFEST_FILE};
 use super::record::{DispatchRecord, MissRecord, OverflowRecord, TELEMETRY_SCHEMA};
 use super::sink::{DISPATCHES_FILE, MISSES_FILE, OVERFLOW_FILE, SinkConfig, TelemetrySink};
 
@@ -51,7 +52,9 @@ pub enum ReadError {
         detail: io::Error,
     },
     /// A directory holds none of the telemetry files.
-    #[error("{origin} holds no telemetry ({DISPATCHES_FILE}, {MISSES_FILE} or {OVERFLOW_FILE})")]
+    #[error(
+        "{origin} holds no telemetry ({MANIFEST_FILE}, {DISPATCHES_FILE}, {MISSES_FILE} or {OVERFLOW_FILE})"
+    )]
     NoTelemetry {
         /// The directory.
         origin: String,
@@ -224,6 +227,20 @@ pub fn read_misses(path: &Path) -> Result<Vec<MissRecord>, ReadError> {
     parse_misses(read_required(path)?, &path.display().to_string())
 }
 
+/// The directory that holds the files of `dir`'s current set: the generation its manifest
+/// names, or `dir` itself when it has no manifest. A snapshot: a flush may replace it (and
+/// remove the generation) at any time; [`TelemetryReport::read_dir`] reads a set safely.
+pub fn current_set(dir: &Path) -> Result<std::path::PathBuf, ReadError> {
+    match layout::current(dir) {
+        Ok(Some((_, set))) => Ok(set),
+        Ok(None) => Ok(dir.to_path_buf()),
+        Err(detail) => Err(ReadError::Io {
+            origin: dir.join(MANIFEST_FILE).display().to_string(),
+            detail,
+        }),
+    }
+}
+
 /// Everything one flush directory (or a merge of several) holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TelemetryReport {
@@ -246,9 +263,14 @@ impl Default for TelemetryReport {
 }
 
 impl TelemetryReport {
-    /// Reads the files [`TelemetrySink::flush_all`] writes into `dir`. A missing file reads as
-    /// empty, but at least one must be present. Records are returned as written; use
+    /// Reads the set of files [`TelemetrySink::flush_all`] last completed in `dir`: the
+    /// generation its manifest names, read whole, or (a directory without a manifest, written
+    /// before sets had one) the files directly in `dir`. A file the set does not hold reads as
+    /// empty, but a directory must hold some telemetry. Records are returned as written; use
     /// [`TelemetryReport::merge`] to combine repeated cells.
+    ///
+    /// A flush that replaces the set while it is being read removes the old generation; the
+    /// read then starts over from the new manifest, so it never mixes two flushes.
     pub fn read_dir(dir: &Path) -> Result<Self, ReadError> {
         if let Err(detail) = fs::read_dir(dir) {
             return Err(ReadError::Io {
@@ -256,6 +278,53 @@ impl TelemetryReport {
                 detail,
             });
         }
+        for _ in 0..layout::READ_ATTEMPTS {
+            let (manifest, set) = match layout::current(dir) {
+                Ok(Some(current)) => current,
+                Ok(None) => return Self::read_flat(dir),
+                Err(detail) => {
+                    return Err(ReadError::Io {
+                        origin: dir.join(MANIFEST_FILE).display().to_string(),
+                        detail,
+                    });
+                }
+            };
+            if let Some(report) = Self::read_set(&set, &manifest.files)? {
+                return Ok(report);
+            }
+            std::thread::sleep(layout::READ_RETRY);
+        }
+        Err(ReadError::Io {
+            origin: dir.display().to_string(),
+            detail: io::Error::new(
+                io::ErrorKind::NotFound,
+                "every generation the manifest named was replaced before it could be read",
+            ),
+        })
+    }
+
+    /// The files of one generation; `None` when it vanished (a later flush removed it).
+    fn read_set(set: &Path, files: &[String]) -> Result<Option<Self>, ReadError> {
+        let mut report = Self::default();
+        for name in files {
+            let path = set.join(name);
+            let Some(bytes) = read_optional(&path)? else {
+                return Ok(None);
+            };
+            let origin = path.display().to_string();
+            match name.as_str() {
+                DISPATCHES_FILE => report.dispatches = parse_dispatches(bytes, &origin)?,
+                MISSES_FILE => report.misses = parse_misses(bytes, &origin)?,
+                OVERFLOW_FILE => report.overflow = parse_overflow(bytes, &origin)?,
+                // A file a newer writer added: not this reader's to understand.
+                _ => {}
+            }
+        }
+        Ok(Some(report))
+    }
+
+    /// A directory of the first layout: the files directly in it, each optional.
+    fn read_flat(dir: &Path) -> Result<Self, ReadError> {
         let dispatch_path = dir.join(DISPATCHES_FILE);
         let miss_path = dir.join(MISSES_FILE);
         let overflow_path = dir.join(OVERFLOW_FILE);

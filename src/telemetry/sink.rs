@@ -18,11 +18,12 @@ use super::aggregate::{DispatchCell, MissCell};
 use super::cells::{CellTable, Counter};
 use super::handle::{DispatchHandle, MissHandle};
 use super::keys::{CellHasher, DispatchKeyRef, FlatDispatchKey, Interners, MissKeyRef};
+use super::layout;
 use super::record::{
     DispatchLine, DispatchRecord, HwStamp, ImplId, MissLine, MissRecord, OverflowRecord,
     StructureKey, TELEMETRY_SCHEMA,
 };
-use crate::atomic_write::{self, Durability};
+use crate::atomic_write::Durability;
 
 /// File that [`TelemetrySink::flush_all`] writes dispatch cells to, one JSON object per line.
 pub const DISPATCHES_FILE: &str = "dispatches.jsonl";
@@ -355,12 +356,15 @@ impl TelemetrySink {
     }
 
     /// Writes `dispatches.jsonl`, `misses.jsonl` and `overflow.json` into `dir` (created if
-    /// needed): one compact JSON object per line, sorted by cell key.
+    /// needed) as one set: one compact JSON object per line, sorted by cell key.
     ///
-    /// Each file is replaced atomically (temporary file in `dir`, fsync, rename, directory
-    /// fsync), and all three are fully written before the first is replaced, so on error every
-    /// previous file is left as it was. A crash leaves each file old or new, never torn. Counts
-    /// are cumulative: every flush writes the whole histogram so far.
+    /// The set is a new generation directory, named current by the manifest
+    /// ([`MANIFEST_FILE`](super::MANIFEST_FILE)) only once every file is written (and, with
+    /// fsync, durable): a reader ([`TelemetryReport::read_dir`](super::TelemetryReport)) sees
+    /// this flush's files or the previous flush's, never some of each, even if the process dies
+    /// at any instant. On error the previous set stays current. The flush then removes the
+    /// generations no longer current and whatever a killed writer left. Counts are cumulative:
+    /// every flush writes the whole histogram so far.
     pub fn flush_all(&self, dir: &Path) -> io::Result<FlushStats> {
         let _serialized = self
             .flush_lock
@@ -371,24 +375,22 @@ impl TelemetrySink {
         } else {
             Durability::RenameOnly
         };
-        std::fs::create_dir_all(dir)?;
 
         let dispatches = self.dispatch_records_sorted();
         let misses = self.miss_records_sorted();
         let overflow = self.overflow();
 
-        let staged = vec![
-            atomic_write::stage(&dir.join(DISPATCHES_FILE), durability, |out| {
-                write_dispatch_lines(&dispatches, out)
-            })?,
-            atomic_write::stage(&dir.join(MISSES_FILE), durability, |out| {
-                write_miss_lines(&misses, out)
-            })?,
-            atomic_write::stage(&dir.join(OVERFLOW_FILE), durability, |out| {
-                write_line(out, &overflow)
-            })?,
-        ];
-        atomic_write::commit(dir, staged, durability)?;
+        layout::write_set(
+            dir,
+            durability,
+            &[
+                (DISPATCHES_FILE, &|out| {
+                    write_dispatch_lines(&dispatches, out)
+                }),
+                (MISSES_FILE, &|out| write_miss_lines(&misses, out)),
+                (OVERFLOW_FILE, &|out| write_line(out, &overflow)),
+            ],
+        )?;
         Ok(FlushStats {
             dispatch_lines: dispatches.len(),
             miss_lines: misses.len(),
