@@ -618,6 +618,65 @@ pub enum Error {
 }
 
 impl Error {
+    /// A stable, `snake_case` name for the kind of error (one per variant, never reused or
+    /// renamed): what telemetry counts declines by, and what a log can be grepped for.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Self::InvalidSpec { .. } => "invalid_spec",
+            Self::InvalidUtf8 { .. } => "invalid_utf8",
+            Self::InteriorNul { .. } => "interior_nul",
+            Self::Ptx { .. } => "ptx",
+            Self::EntryNotFound { .. } => "entry_not_found",
+            Self::ParamCount { .. } => "param_count",
+            Self::ParamMismatch { .. } => "param_mismatch",
+            Self::ParamAttribute { .. } => "param_attribute",
+            Self::CubinUnverified { .. } => "cubin_unverified",
+            Self::Cubin { .. } => "cubin",
+            Self::Fatbin { .. } => "fatbin",
+            Self::CubinParamMismatch { .. } => "cubin_param_mismatch",
+            Self::NoFatbinImage { .. } => "no_fatbin_image",
+            Self::SpecMismatch { .. } => "spec_mismatch",
+            Self::DriverUnavailable { .. } => "driver_unavailable",
+            Self::NoDevice { .. } => "no_device",
+            Self::Device { .. } => "device",
+            Self::ArchTooNew { .. } => "arch_too_new",
+            Self::CubinArch { .. } => "cubin_arch",
+            Self::ImageUnsupported { .. } => "image_unsupported",
+            Self::DriverParamMismatch { .. } => "driver_param_mismatch",
+            Self::DriverParamCount { .. } => "driver_param_count",
+            Self::Unsupported { .. } => "unsupported",
+            Self::MemoryFault(_) => "memory_fault",
+            Self::NvrtcUnavailable { .. } => "nvrtc_unavailable",
+            Self::Compile { .. } => "compile",
+            Self::Nvrtc { .. } => "nvrtc",
+            Self::CompileOptions { .. } => "compile_options",
+            Self::DeviceMismatch { .. } => "device_mismatch",
+            Self::ArgumentCount { .. } => "argument_count",
+            Self::DtypeMismatch { .. } => "dtype_mismatch",
+            Self::ParamType { .. } => "param_type",
+            Self::ElementCount { .. } => "element_count",
+            Self::OperandsDisagree(_) => "operands_disagree",
+            Self::ShapeMismatch { .. } => "shape_mismatch",
+            Self::NotContiguous { .. } => "not_contiguous",
+            Self::RankMismatch { .. } => "rank_mismatch",
+            Self::Aliasing { .. } => "aliasing",
+            Self::NotDivisible { .. } => "not_divisible",
+            Self::Misaligned { .. } => "misaligned",
+            Self::PointerMisaligned { .. } => "pointer_misaligned",
+            Self::ViewOutOfBounds { .. } => "view_out_of_bounds",
+            Self::OutputOverlaps { .. } => "output_overlaps",
+            Self::LaunchGeometry { .. } => "launch_geometry",
+            Self::StaleSlot { .. } => "stale_slot",
+            Self::SlotTableFull { .. } => "slot_table_full",
+            Self::DeviceGone { .. } => "device_gone",
+            Self::LengthMismatch { .. } => "length_mismatch",
+            Self::CopyDeviceMismatch { .. } => "copy_device_mismatch",
+            Self::EventDeviceMismatch { .. } => "event_device_mismatch",
+            Self::Interop { .. } => "interop",
+            Self::InvalidView { .. } => "invalid_view",
+        }
+    }
+
     /// True when jitseam refused before touching a device: the input was wrong, nothing ran.
     /// [`Error::Unsupported`] counts as a decline (the emulator refused at load, nothing ran);
     /// [`Error::MemoryFault`] does not (it happened while the kernel ran).

@@ -233,10 +233,12 @@ fn merging_sums_overflow_and_matches_identical_cells_across_files_only_by_full_k
     let a = TelemetryReport {
         dispatches: vec![dispatch("k", "x", 1)],
         misses: vec![],
+        declines: vec![],
         overflow: OverflowRecord {
             schema: TELEMETRY_SCHEMA,
             dispatch_records: 2,
             miss_records: 1,
+            decline_records: 3,
         },
     };
     let mut on_gpu = dispatch("k", "x", 1);
@@ -244,10 +246,12 @@ fn merging_sums_overflow_and_matches_identical_cells_across_files_only_by_full_k
     let b = TelemetryReport {
         dispatches: vec![on_gpu, dispatch("k", "x", 1)],
         misses: vec![],
+        declines: vec![],
         overflow: OverflowRecord {
             schema: TELEMETRY_SCHEMA,
             dispatch_records: u64::MAX,
             miss_records: 1,
+            decline_records: 4,
         },
     };
     let merged = TelemetryReport::merge([a, b]);
@@ -255,6 +259,7 @@ fn merging_sums_overflow_and_matches_identical_cells_across_files_only_by_full_k
     assert_eq!(merged.total_dispatches(), 3);
     assert_eq!(merged.overflow.dispatch_records, u64::MAX);
     assert_eq!(merged.overflow.miss_records, 2);
+    assert_eq!(merged.overflow.decline_records, 7);
 }
 
 #[test]

@@ -268,7 +268,8 @@ fn cells_past_the_limit_go_to_the_overflow_counter() {
         OverflowRecord {
             schema: TELEMETRY_SCHEMA,
             dispatch_records: 4,
-            miss_records: 1
+            miss_records: 1,
+            decline_records: 0,
         }
     );
     let counts: Vec<u64> = sink.dispatch_records().iter().map(|r| r.count).collect();

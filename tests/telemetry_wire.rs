@@ -4,8 +4,9 @@
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
 use jitseam::telemetry::{
-    Candidate, DISPATCHES_FILE, DispatchRecord, HwStamp, ImplId, MISSES_FILE, MissRecord,
-    OVERFLOW_FILE, OverflowRecord, SinkConfig, StructureKey, TELEMETRY_SCHEMA, TelemetrySink,
+    Candidate, DECLINES_FILE, DISPATCHES_FILE, DeclineRecord, DispatchRecord, HwStamp, ImplId,
+    MISSES_FILE, MissRecord, OVERFLOW_FILE, OverflowRecord, SinkConfig, StructureKey,
+    TELEMETRY_SCHEMA, TelemetrySink,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -139,6 +140,7 @@ fn overflow_record() {
         schema: TELEMETRY_SCHEMA,
         dispatch_records: 5,
         miss_records: 0,
+        decline_records: 0,
     };
     assert_eq!(
         json(&overflow),
@@ -268,7 +270,40 @@ fn the_manifest_names_the_layout_the_generation_and_its_files() {
     assert_eq!(
         text,
         format!(
-            "{{\"layout\":2,\"generation\":\"{generation}\",\"files\":[\"{DISPATCHES_FILE}\",\"{MISSES_FILE}\",\"{OVERFLOW_FILE}\"]}}\n"
+            "{{\"layout\":2,\"generation\":\"{generation}\",\"files\":[\"{DISPATCHES_FILE}\",\"{MISSES_FILE}\",\"{DECLINES_FILE}\",\"{OVERFLOW_FILE}\"]}}\n"
         )
+    );
+}
+
+#[test]
+fn decline_record_names_the_kernel_and_the_reason() {
+    let keyed = DeclineRecord::new(
+        Some(StructureKey::new("ew:add")),
+        add_f32(),
+        "element_count",
+        cpu(),
+    )
+    .with_count(3);
+    assert_eq!(
+        json(&keyed),
+        format!(
+            r#"{{"schema":1,"structure_key":"ew:add","chosen":{ADD_JSON},"reason":"element_count","count":3,"hw":{CPU_JSON}}}"#
+        )
+    );
+    round_trip(&keyed);
+    // The sink's flush writes the same bytes through its borrowed twin.
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let sink = TelemetrySink::with_config(SinkConfig::DEFAULT.with_fsync(false));
+    sink.record_decline(&keyed);
+    sink.flush_all(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let set = jitseam::telemetry::reader::current_set(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        std::fs::read_to_string(set.join(DECLINES_FILE)).unwrap_or_else(|e| panic!("{e}")),
+        format!("{}\n", json(&keyed))
+    );
+    // An overflow record without declines keeps its first-version bytes.
+    assert_eq!(
+        std::fs::read_to_string(set.join(OVERFLOW_FILE)).unwrap_or_else(|e| panic!("{e}")),
+        "{\"schema\":1,\"dispatch_records\":0,\"miss_records\":0}\n"
     );
 }

@@ -22,7 +22,7 @@ pub struct Launch<'k> {
 
 impl<'k> Launch<'k> {
     /// A launch of `function`, whose kernel `facts` describe, on `stream`; a successful run
-    /// counts one dispatch in `telemetry`.
+    /// counts one dispatch in `telemetry`, a declined one a decline under its reason.
     pub(crate) fn new(
         facts: LaunchFacts<'k>,
         function: &'k dyn BackendFunction,
@@ -42,8 +42,16 @@ impl<'k> Launch<'k> {
         self.facts
     }
 
-    /// A launch refused before it reached the device: hands `error` back.
+    /// A refused launch: a decline is counted in the kernel's telemetry cell under the error's
+    /// kind, and every refusal is reported to `tracing`. Hands `error` back.
+    #[cold]
     pub(super) fn declined(&self, error: Error) -> Error {
+        if error.is_decline()
+            && let Some(cell) = self.telemetry
+        {
+            cell.record_decline(error.kind_name());
+        }
+        crate::trace::refused("launch", self.facts.entry, &error);
         error
     }
 
@@ -88,6 +96,7 @@ impl<'k> Launch<'k> {
                 cell.record();
             }
         })
+        .map_err(|error| self.declined(error))
     }
 
     /// [`Launch::run`] with room for one description and one ticket per operand.

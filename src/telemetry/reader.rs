@@ -14,8 +14,10 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use super::layout::{self, MANIFEST_FILE};
-use super::record::{DispatchRecord, MissRecord, OverflowRecord, TELEMETRY_SCHEMA};
-use super::sink::{DISPATCHES_FILE, MISSES_FILE, OVERFLOW_FILE, SinkConfig, TelemetrySink};
+use super::record::{DeclineRecord, DispatchRecord, MissRecord, OverflowRecord, TELEMETRY_SCHEMA};
+use super::sink::{
+    DECLINES_FILE, DISPATCHES_FILE, MISSES_FILE, OVERFLOW_FILE, SinkConfig, TelemetrySink,
+};
 
 /// Which kind of record a line was expected to hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +27,8 @@ pub enum RecordKind {
     Dispatch,
     /// A [`MissRecord`].
     Miss,
+    /// A [`DeclineRecord`].
+    Decline,
     /// An [`OverflowRecord`].
     Overflow,
 }
@@ -34,6 +38,7 @@ impl fmt::Display for RecordKind {
         f.write_str(match self {
             Self::Dispatch => "dispatch",
             Self::Miss => "miss",
+            Self::Decline => "decline",
             Self::Overflow => "overflow",
         })
     }
@@ -106,6 +111,13 @@ impl WireRecord for DispatchRecord {
 
 impl WireRecord for MissRecord {
     const KIND: RecordKind = RecordKind::Miss;
+    fn schema(&self) -> u32 {
+        self.schema
+    }
+}
+
+impl WireRecord for DeclineRecord {
+    const KIND: RecordKind = RecordKind::Decline;
     fn schema(&self) -> u32 {
         self.schema
     }
@@ -184,6 +196,14 @@ pub fn parse_misses(bytes: impl AsRef<[u8]>, origin: &str) -> Result<Vec<MissRec
     parse_lines(bytes.as_ref(), origin)
 }
 
+/// Parses decline JSONL; `origin` names the source in errors.
+pub fn parse_declines(
+    bytes: impl AsRef<[u8]>,
+    origin: &str,
+) -> Result<Vec<DeclineRecord>, ReadError> {
+    parse_lines(bytes.as_ref(), origin)
+}
+
 /// Parses an overflow file; several records (e.g. concatenated files) are summed.
 pub fn parse_overflow(bytes: impl AsRef<[u8]>, origin: &str) -> Result<OverflowRecord, ReadError> {
     let records: Vec<OverflowRecord> = parse_lines(bytes.as_ref(), origin)?;
@@ -195,6 +215,7 @@ fn add_overflow(total: OverflowRecord, more: &OverflowRecord) -> OverflowRecord 
         schema: TELEMETRY_SCHEMA,
         dispatch_records: total.dispatch_records.saturating_add(more.dispatch_records),
         miss_records: total.miss_records.saturating_add(more.miss_records),
+        decline_records: total.decline_records.saturating_add(more.decline_records),
     }
 }
 
@@ -248,6 +269,8 @@ pub struct TelemetryReport {
     pub dispatches: Vec<DispatchRecord>,
     /// Miss cells.
     pub misses: Vec<MissRecord>,
+    /// Declined launches, per kernel and reason.
+    pub declines: Vec<DeclineRecord>,
     /// Counts that found no cell in the writing sink.
     pub overflow: OverflowRecord,
 }
@@ -257,6 +280,7 @@ impl Default for TelemetryReport {
         Self {
             dispatches: Vec::new(),
             misses: Vec::new(),
+            declines: Vec::new(),
             overflow: OverflowRecord::empty(),
         }
     }
@@ -315,6 +339,7 @@ impl TelemetryReport {
             match name.as_str() {
                 DISPATCHES_FILE => report.dispatches = parse_dispatches(bytes, &origin)?,
                 MISSES_FILE => report.misses = parse_misses(bytes, &origin)?,
+                DECLINES_FILE => report.declines = parse_declines(bytes, &origin)?,
                 OVERFLOW_FILE => report.overflow = parse_overflow(bytes, &origin)?,
                 // A file a newer writer added: not this reader's to understand.
                 _ => {}
@@ -345,6 +370,8 @@ impl TelemetryReport {
                 Some(bytes) => parse_misses(bytes, &miss_path.display().to_string())?,
                 None => Vec::new(),
             },
+            // The first layout had no declines.
+            declines: Vec::new(),
             overflow: match overflow {
                 Some(bytes) => parse_overflow(bytes, &overflow_path.display().to_string())?,
                 None => OverflowRecord::empty(),
@@ -365,11 +392,15 @@ impl TelemetryReport {
             for record in &report.misses {
                 sink.record_miss(record);
             }
+            for record in &report.declines {
+                sink.record_decline(record);
+            }
             overflow = add_overflow(overflow, &report.overflow);
         }
         Self {
             dispatches: sink.dispatch_records(),
             misses: sink.miss_records(),
+            declines: sink.decline_records(),
             overflow,
         }
     }
@@ -386,6 +417,18 @@ impl TelemetryReport {
         self.misses
             .iter()
             .fold(0u64, |sum, record| sum.saturating_add(record.count))
+    }
+
+    /// Sum of all decline counts (saturating).
+    pub fn total_declines(&self) -> u64 {
+        self.declines
+            .iter()
+            .fold(0u64, |sum, record| sum.saturating_add(record.count))
+    }
+
+    /// The `n` (kernel, reason) decline cells with the highest counts; ties keep file order.
+    pub fn top_declines(&self, n: usize) -> Vec<&DeclineRecord> {
+        top_by_count(&self.declines, n, |record| record.count)
     }
 
     /// The `n` dispatch cells with the highest counts; ties keep file order.
