@@ -421,6 +421,11 @@ pub enum Error {
         /// The operand's length.
         found: usize,
     },
+    /// A typed launch's operands disagree on their extent and no majority of them names the
+    /// odd one out (one input and one output of different lengths, say): both are named. Boxed
+    /// to keep `Error` small.
+    #[error("{0}")]
+    OperandsDisagree(Box<Disagreement>),
     /// A strided operand's shape is not the launch's shape.
     #[error("kernel `{entry}`: {operand} has shape {found:?}, the launch shape is {expected:?}")]
     ShapeMismatch {
@@ -641,6 +646,65 @@ pub enum Error {
 }
 
 impl Error {
+    /// A stable, `snake_case` name for the kind of error (one per variant, never reused or
+    /// renamed): what telemetry counts declines by, and what a log can be grepped for.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Self::InvalidSpec { .. } => "invalid_spec",
+            Self::InvalidUtf8 { .. } => "invalid_utf8",
+            Self::InteriorNul { .. } => "interior_nul",
+            Self::Ptx { .. } => "ptx",
+            Self::EntryNotFound { .. } => "entry_not_found",
+            Self::ParamCount { .. } => "param_count",
+            Self::ParamMismatch { .. } => "param_mismatch",
+            Self::ParamAttribute { .. } => "param_attribute",
+            Self::CubinUnverified { .. } => "cubin_unverified",
+            Self::Cubin { .. } => "cubin",
+            Self::Fatbin { .. } => "fatbin",
+            Self::CubinParamMismatch { .. } => "cubin_param_mismatch",
+            Self::NoFatbinImage { .. } => "no_fatbin_image",
+            Self::SpecMismatch { .. } => "spec_mismatch",
+            Self::DriverUnavailable { .. } => "driver_unavailable",
+            Self::NoDevice { .. } => "no_device",
+            Self::Device { .. } => "device",
+            Self::ArchTooNew { .. } => "arch_too_new",
+            Self::CubinArch { .. } => "cubin_arch",
+            Self::ImageUnsupported { .. } => "image_unsupported",
+            Self::DriverParamMismatch { .. } => "driver_param_mismatch",
+            Self::DriverParamCount { .. } => "driver_param_count",
+            Self::Unsupported { .. } => "unsupported",
+            Self::MemoryFault(_) => "memory_fault",
+            Self::NvrtcUnavailable { .. } => "nvrtc_unavailable",
+            Self::Compile { .. } => "compile",
+            Self::Nvrtc { .. } => "nvrtc",
+            Self::CompileOptions { .. } => "compile_options",
+            Self::DeviceMismatch { .. } => "device_mismatch",
+            Self::ArgumentCount { .. } => "argument_count",
+            Self::DtypeMismatch { .. } => "dtype_mismatch",
+            Self::ParamType { .. } => "param_type",
+            Self::ElementCount { .. } => "element_count",
+            Self::OperandsDisagree(_) => "operands_disagree",
+            Self::ShapeMismatch { .. } => "shape_mismatch",
+            Self::NotContiguous { .. } => "not_contiguous",
+            Self::RankMismatch { .. } => "rank_mismatch",
+            Self::Aliasing { .. } => "aliasing",
+            Self::NotDivisible { .. } => "not_divisible",
+            Self::Misaligned { .. } => "misaligned",
+            Self::PointerMisaligned { .. } => "pointer_misaligned",
+            Self::ViewOutOfBounds { .. } => "view_out_of_bounds",
+            Self::OutputOverlaps { .. } => "output_overlaps",
+            Self::LaunchGeometry { .. } => "launch_geometry",
+            Self::StaleSlot { .. } => "stale_slot",
+            Self::SlotTableFull { .. } => "slot_table_full",
+            Self::DeviceGone { .. } => "device_gone",
+            Self::LengthMismatch { .. } => "length_mismatch",
+            Self::CopyDeviceMismatch { .. } => "copy_device_mismatch",
+            Self::EventDeviceMismatch { .. } => "event_device_mismatch",
+            Self::Interop { .. } => "interop",
+            Self::InvalidView { .. } => "invalid_view",
+        }
+    }
+
     /// True when jitseam refused before touching a device: the input was wrong, nothing ran.
     /// [`Error::Unsupported`] counts as a decline (the emulator refused at load, nothing ran);
     /// [`Error::MemoryFault`], [`Error::BudgetExceeded`], [`Error::Trap`] and
@@ -743,6 +807,50 @@ impl fmt::Display for Operand {
             Self::Input(k) => write!(f, "input {k}"),
             Self::Output(m) => write!(f, "output {m}"),
             Self::Stream => f.write_str("the stream"),
+        }
+    }
+}
+
+/// Two operands of one launch that disagree on their extent (see [`Error::OperandsDisagree`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Disagreement {
+    /// Entry point.
+    pub entry: String,
+    /// The first operand.
+    pub first: Operand,
+    /// Its extent.
+    pub first_extent: Extent,
+    /// The first operand that differs from it.
+    pub second: Operand,
+    /// Its extent.
+    pub second_extent: Extent,
+}
+
+impl fmt::Display for Disagreement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "kernel `{}`: {} has {}, {} has {}: the operands of one launch must agree",
+            self.entry, self.first, self.first_extent, self.second, self.second_extent
+        )
+    }
+}
+
+/// An operand's extent as a launch compares it: an element count (scalar and vectorized ABIs)
+/// or a shape (strided ABI).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Extent {
+    /// A dense operand's element count.
+    Elements(usize),
+    /// A strided operand's shape.
+    Shape(Vec<usize>),
+}
+
+impl fmt::Display for Extent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Elements(n) => write!(f, "{n} elements"),
+            Self::Shape(shape) => write!(f, "shape {shape:?}"),
         }
     }
 }

@@ -22,7 +22,7 @@ pub struct Launch<'k> {
 
 impl<'k> Launch<'k> {
     /// A launch of `function`, whose kernel `facts` describe, on `stream`; a successful run
-    /// counts one dispatch in `telemetry`.
+    /// counts one dispatch in `telemetry`, a declined one a decline under its reason.
     pub(crate) fn new(
         facts: LaunchFacts<'k>,
         function: &'k dyn BackendFunction,
@@ -35,6 +35,24 @@ impl<'k> Launch<'k> {
             stream,
             telemetry,
         }
+    }
+
+    /// The facts of the kernel this launch runs.
+    pub(super) fn facts(&self) -> LaunchFacts<'k> {
+        self.facts
+    }
+
+    /// A refused launch: a decline is counted in the kernel's telemetry cell under the error's
+    /// kind, and every refusal is reported to `tracing`. Hands `error` back.
+    #[cold]
+    pub(super) fn declined(&self, error: Error) -> Error {
+        if error.is_decline()
+            && let Some(cell) = self.telemetry
+        {
+            cell.record_decline(error.kind_name());
+        }
+        crate::trace::refused("launch", self.facts.entry, &error);
+        error
     }
 
     /// Checks, orders, marshals and queues the launch.
@@ -81,6 +99,7 @@ impl<'k> Launch<'k> {
                 cell.record();
             }
         })
+        .map_err(|error| self.declined(error))
     }
 
     /// [`Launch::run`] with foreign memory among the operands: its address is known only once
