@@ -80,26 +80,41 @@ impl<'k> Launch<'k> {
             || outputs
                 .iter()
                 .any(|arg| matches!(arg.source, SourceMut::Foreign(_)));
-        if foreign {
+        let queued = if foreign {
             self.run_foreign(inputs, outputs, shape, params)
         } else {
-            // Every description is complete in its operand: checked and marshaled in place.
-            let checked = check(
-                self.facts,
-                self.stream.device_id(),
-                inputs,
-                outputs,
-                shape,
-                params,
-            )?;
-            self.queue(&checked, inputs, outputs)
-        }
-        .map(|()| {
-            if let Some(cell) = self.telemetry {
-                cell.record();
+            self.run_local(inputs, outputs, shape, params)
+        };
+        match queued {
+            Ok(()) => {
+                if let Some(cell) = self.telemetry {
+                    cell.record();
+                }
+                Ok(())
             }
-        })
-        .map_err(|error| self.declined(error))
+            Err(error) => Err(self.declined(error)),
+        }
+    }
+
+    /// [`Launch::run`] when every description is complete in its operand: checked and
+    /// marshaled in place.
+    #[inline(always)]
+    fn run_local(
+        &self,
+        inputs: &[Arg<'_>],
+        outputs: &[ArgMut<'_>],
+        shape: &[usize],
+        params: &[ParamValue],
+    ) -> Result<(), Error> {
+        let checked = check(
+            self.facts,
+            self.stream.device_id(),
+            inputs,
+            outputs,
+            shape,
+            params,
+        )?;
+        self.queue(&checked, inputs, outputs)
     }
 
     /// [`Launch::run`] with foreign memory among the operands: its address is known only once
