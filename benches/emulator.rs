@@ -1,15 +1,21 @@
-//! Element throughput of the emulator device on real NVRTC output, and how far it is from a
-//! plain Rust loop doing the same arithmetic, measured in the same run.
+//! Element throughput of the emulator device on real NVRTC output, by worker count and grid,
+//! and how far it is from a plain Rust loop doing the same arithmetic, measured in the same run.
 //!
-//! The scalar f32 add and the float4 add fixtures run on 2^20 elements through the whole checked
-//! path (`check`, `marshal`, the emulator's `launch`) with the launcher's own geometry (blocks
-//! of 256, one element per thread, so per-thread setup is included), and the scalar add once
-//! more on a capped grid. Each case is timed `RUNS` times; the summary gives the median rate
-//! (with min and max) in elements/s and the ratio of medians to the plain `for` loop over the
-//! same slices. Goal: ≥ 10 M elements/s on a 2-core machine.
+//! The scalar f32 add and the float4 add fixtures run on 2^20 elements through the emulator
+//! device: the launch is checked and marshaled once, then each sample queues it on the
+//! backend and waits for it (so a sample is one whole launch: operand lending, every block,
+//! the result in device memory). Each kernel runs
+//! - with one worker thread and with every core (`EmulatorConfig::workers`), and
+//! - over the full grid (one thread per element, blocks of 256, per-thread setup included) and
+//!   over the grid a grid-stride body gets (`LaunchFacts::grid_stride`: the emulator caps it at
+//!   4 blocks per worker).
 //!
-//! To add a case (another fixture, another device), add a [`Case`]; every case is measured and
-//! printed the same way.
+//! Every figure is the MEDIAN of `RUNS` timed launches after two warm-up launches, printed with
+//! the fastest and slowest, with the ratios the emulator's goals are stated in: one core to
+//! every core, full grid to capped grid. Each line also gives the cores the process kept busy
+//! and the elements per CPU-second: on a shared, loaded machine a second worker may get no
+//! second core, and these tell that apart from a second worker that does no work. Goals: ≥ 100 M elements/s for the float4 add on two
+//! cores, and ≥ 1.8× from one core to two.
 //!
 //! Run with `cargo bench --bench emulator`.
 
@@ -20,11 +26,17 @@ mod stats;
 use std::hint::black_box;
 use std::sync::Arc;
 
-use jitseam::device::{Backend, EmulatorBackend, Geometry};
-use jitseam::launch::{check, marshal};
+use jitseam::device::{Backend, EmulatorBackend, EmulatorConfig};
+use jitseam::launch::{LaunchFacts, check, marshal};
 use jitseam::{AbiSpec, Artifact, Device, DeviceBound, Erased, Kernel};
+use jitseam_ptx::interp::available_workers;
 
 const N: usize = 1 << 20;
+
+/// Launches timed per configuration.
+const RUNS: usize = 21;
+/// Untimed launches before them.
+const WARM_UP: usize = 2;
 
 fn kernel(device: &Device, ptx: &str, entry: &str, spec: AbiSpec) -> Kernel<Erased, DeviceBound> {
     let loaded = Kernel::describe(Artifact::ptx(ptx, entry, spec))
@@ -35,55 +47,135 @@ fn kernel(device: &Device, ptx: &str, entry: &str, spec: AbiSpec) -> Kernel<Eras
     }
 }
 
+/// One kernel to measure.
 struct Case {
     name: &'static str,
-    kernel: Kernel<Erased, DeviceBound>,
+    ptx: &'static str,
+    entry: &'static str,
+    spec: fn() -> AbiSpec,
 }
 
-fn make_cases(device: &Device) -> Vec<Case> {
+fn cases() -> [Case; 2] {
     use jitseam::{AbiKind, ElementKind::F32};
-    vec![
+    [
         Case {
-            name: "add_f32_scalar",
-            kernel: kernel(
-                device,
-                include_str!("../tests/fixtures/add_f32_scalar.ptx"),
-                "baracuda_gen_add_f32_scalar",
-                AbiSpec::new(AbiKind::Scalar, &[F32, F32], &[F32], &[]),
-            ),
+            name: "scalar add",
+            ptx: include_str!("../tests/fixtures/add_f32_scalar.ptx"),
+            entry: "baracuda_gen_add_f32_scalar",
+            spec: || AbiSpec::new(AbiKind::Scalar, &[F32, F32], &[F32], &[]),
         },
         Case {
-            name: "add_f32_co_v4",
-            kernel: kernel(
-                device,
-                include_str!("../tests/fixtures/add_f32_co_v4.ptx"),
-                "baracuda_gen_add_f32_co_v4",
-                AbiSpec::new(AbiKind::Vectorized { width: 4 }, &[F32, F32], &[F32], &[]),
-            ),
+            name: "float4 add",
+            ptx: include_str!("../tests/fixtures/add_f32_co_v4.ptx"),
+            entry: "baracuda_gen_add_f32_co_v4",
+            spec: || AbiSpec::new(AbiKind::Vectorized { width: 4 }, &[F32, F32], &[F32], &[]),
         },
     ]
 }
 
-/// Launches timed per case.
-const RUNS: usize = 11;
-
-/// Elements per second of `RUNS` timed calls of `f`, one call per sample.
-fn rate(f: impl FnMut()) -> stats::Summary {
-    let times = stats::times(RUNS, f);
-    stats::Summary::of(stats::secs(&times)).inverted(|secs| N as f64 / secs)
+/// What the process used while the timed launches ran.
+#[derive(Debug, Clone, Copy)]
+struct Cpu {
+    /// Cores kept busy: CPU time over wall time.
+    busy: f64,
+    /// Elements per CPU-second: the rate the launches would reach if the process had all the
+    /// CPU time it asked for (on a loaded machine the wall-clock rate is far lower).
+    per_cpu_second: f64,
 }
 
-fn report(name: &str, rate: stats::Summary, plain: stats::Summary) {
-    let m = |r: f64| r / 1e6;
-    println!(
-        "emulator {name}: median {:.1} M elements/s (min {:.1}, max {:.1}, n={}), {:.1} ns/element, {:.4}x the plain loop",
-        m(rate.median),
-        m(rate.min),
-        m(rate.max),
-        rate.samples,
-        1e9 / rate.median,
-        rate.median / plain.median
+/// Elements per second of `RUNS` timed calls of `f` after `WARM_UP` untimed ones, and the CPU the
+/// process used meanwhile (`None` where it cannot tell).
+fn rate(mut f: impl FnMut()) -> (stats::Summary, Option<Cpu>) {
+    for _ in 0..WARM_UP {
+        f();
+    }
+    let (cpu0, wall0) = (cpu_seconds(), std::time::Instant::now());
+    let times = stats::times(RUNS, f);
+    let cpu = cpu_seconds()
+        .zip(cpu0)
+        .map(|(end, start)| end - start)
+        .filter(|&used| used > 0.0)
+        .map(|used| Cpu {
+            busy: used / wall0.elapsed().as_secs_f64(),
+            per_cpu_second: (N * RUNS) as f64 / used,
+        });
+    (
+        stats::Summary::of(stats::secs(&times)).inverted(|secs| N as f64 / secs),
+        cpu,
+    )
+}
+
+/// User and system CPU time of this process so far (Linux `/proc/self/stat`, in clock ticks of
+/// 10 ms), so that a rate that does not grow with the workers can be told apart from workers
+/// that did not run: on a loaded machine two workers may keep two cores busy and still finish no
+/// sooner.
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which is in parentheses and may hold spaces).
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
+    let fields: Vec<&str> = rest.split(' ').collect();
+    // utime and stime are fields 14 and 15 of the whole line: 12 and 13 after the name.
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
+}
+
+fn millions(rate: stats::Summary) -> String {
+    format!(
+        "median {:8.1} M elements/s (min {:.1}, max {:.1}, n={})",
+        rate.median / 1e6,
+        rate.min / 1e6,
+        rate.max / 1e6,
+        rate.samples
+    )
+}
+
+/// The median rate of `case` on an emulator with `workers` threads, over the full grid or the
+/// capped one, and the cores kept busy; checks the sum.
+fn measure(
+    case: &Case,
+    workers: usize,
+    grid_stride: bool,
+    a: &[f32],
+    b: &[f32],
+) -> (stats::Summary, Option<Cpu>) {
+    let backend = Arc::new(EmulatorBackend::with_config(EmulatorConfig {
+        workers,
+        ..EmulatorConfig::default()
+    }));
+    let device = Device::with_backend(backend.clone());
+    let k = kernel(&device, case.ptx, case.entry, (case.spec)());
+    let (a, b) = (
+        device.upload(a).expect("upload"),
+        device.upload(b).expect("upload"),
     );
+    let out = device.alloc::<f32>(N).expect("alloc");
+    let (ins, outs, shape) = ([a.desc(), b.desc()], [out.desc()], [N]);
+    // The loaded kernel does not yet say whether its body is a grid-stride loop (both fixtures
+    // are), so the bench sets the launch's one hook itself.
+    let facts = LaunchFacts {
+        grid_stride,
+        ..k.facts()
+    };
+    let checked = check(facts, device.id(), &ins, &outs, &shape, &[]).expect("check");
+    let packet = marshal(&checked);
+    let stream = backend.default_stream();
+    let measured = rate(|| {
+        // SAFETY: the packet is `marshal`'s output for a launch `check` accepted on live
+        // buffers of this device, which nothing else uses while the bench runs.
+        unsafe {
+            backend
+                .launch(k.bound().function(), &*stream, checked.geometry(), &packet)
+                .expect("launch");
+        }
+        backend.synchronize(&*stream).expect("synchronize");
+    });
+    let result = device.default_stream().read(&out).expect("read");
+    assert!(
+        result.iter().enumerate().all(|(i, &v)| v == 1.5 * i as f32),
+        "{} computed a wrong sum",
+        case.name
+    );
+    measured
 }
 
 fn plain_loop(a: &[f32], b: &[f32], out: &mut [f32]) {
@@ -93,76 +185,57 @@ fn plain_loop(a: &[f32], b: &[f32], out: &mut [f32]) {
 }
 
 fn main() {
-    let device = Device::emulator();
-    let a_host: Vec<f32> = (0..N).map(|i| i as f32).collect();
-    let b_host: Vec<f32> = (0..N).map(|i| 0.5 * i as f32).collect();
-    let a = device.upload(&a_host).expect("upload");
-    let b = device.upload(&b_host).expect("upload");
-    let mut out = device.alloc::<f32>(N).expect("alloc");
-    let stream = device.default_stream();
-    let cases = make_cases(&device);
-
+    let a: Vec<f32> = (0..N).map(|i| i as f32).collect();
+    let b: Vec<f32> = (0..N).map(|i| 0.5 * i as f32).collect();
+    let all = available_workers();
+    println!("emulator: 2^20 f32 elements, {all} cores available, medians of {RUNS} launches");
     let mut host_out = vec![0.0f32; N];
-    let plain = rate(|| {
-        plain_loop(black_box(&a_host), black_box(&b_host), &mut host_out);
+    let (plain, _) = rate(|| {
+        plain_loop(black_box(&a), black_box(&b), &mut host_out);
         black_box(&host_out);
     });
     println!(
-        "plain Rust loop: median {:.1} M elements/s (min {:.1}, max {:.1}, n={})",
-        plain.median / 1e6,
-        plain.min / 1e6,
-        plain.max / 1e6,
-        plain.samples
+        "plain Rust loop (one core)                     {}",
+        millions(plain)
     );
-    for case in &cases {
-        let measured = rate(|| {
-            case.kernel
-                .launch(
-                    &stream,
-                    &[(&a).into(), (&b).into()],
-                    &mut [(&mut out).into()],
-                    &[N],
-                    &[],
-                )
-                .expect("launch");
-        });
-        report(case.name, measured, plain);
-    }
-    // The same scalar kernel with a capped grid: 64 blocks of 256 threads, 64 elements per
-    // thread, so the per-thread setup (about 40 of the ~55 instructions a one-element thread
-    // runs) is amortized and the loop body's speed shows.
-    {
-        let backend = Arc::new(EmulatorBackend::new());
-        let dev = Device::with_backend(backend.clone());
-        let own = make_cases(&dev);
-        let k = &own[0].kernel;
-        let a = dev.upload(&a_host).expect("upload");
-        let b = dev.upload(&b_host).expect("upload");
-        let out = dev.alloc::<f32>(N).expect("alloc");
-        let (ins, outs, shape) = ([a.desc(), b.desc()], [out.desc()], [N]);
-        let checked = check(k.facts(), dev.id(), &ins, &outs, &shape, &[]).expect("check");
-        let packet = marshal(&checked);
-        let raw_stream = backend.default_stream();
-        let measured = rate(|| {
-            // SAFETY: the packet is `marshal`'s output for a launch `check` accepted on live
-            // buffers of this device; only the grid differs, and the kernel is a grid-stride
-            // loop. The emulator checks every access anyway.
-            unsafe {
-                backend
-                    .launch(
-                        k.bound().function(),
-                        &*raw_stream,
-                        Geometry {
-                            grid: 64,
-                            block: 256,
-                        },
-                        &packet,
+    for case in &cases() {
+        // [workers][grid]: rates by (1 worker, all workers) × (full grid, capped grid).
+        let mut rates = [[None; 2]; 2];
+        for (w, workers) in [1, all].into_iter().enumerate() {
+            for (g, grid_stride) in [false, true].into_iter().enumerate() {
+                let (r, cpu) = measure(case, workers, grid_stride, &a, &b);
+                let grid = if grid_stride {
+                    "capped grid"
+                } else {
+                    "full grid  "
+                };
+                let cpu = cpu.map_or("cpu n/a".to_owned(), |c| {
+                    format!(
+                        "cores busy {:.2}, {:.1} M elements per CPU-second",
+                        c.busy,
+                        c.per_cpu_second / 1e6
                     )
-                    .expect("launch");
+                });
+                println!(
+                    "emulator {:<10} {workers} worker(s), {grid}: {} ({:.4}x the plain loop; {cpu})",
+                    case.name,
+                    millions(r),
+                    r.median / plain.median
+                );
+                rates[w][g] = Some(r.median);
             }
-        });
-        report("add_f32_scalar, grid 64 x 256", measured, plain);
+        }
+        let ratio = |x: Option<f64>, y: Option<f64>| match (x, y) {
+            (Some(x), Some(y)) => format!("{:.2}x", x / y),
+            _ => "n/a".to_owned(),
+        };
+        println!(
+            "emulator {:<10} 1 -> {all} workers: {} (full grid), {} (capped grid); full -> capped grid: {} (1 worker), {} ({all} workers)",
+            case.name,
+            ratio(rates[1][0], rates[0][0]),
+            ratio(rates[1][1], rates[0][1]),
+            ratio(rates[0][1], rates[0][0]),
+            ratio(rates[1][1], rates[1][0]),
+        );
     }
-    let result = stream.read(&out).expect("read");
-    assert!(result.iter().enumerate().all(|(i, &v)| v == 1.5 * i as f32));
 }

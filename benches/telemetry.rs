@@ -333,7 +333,10 @@ fn side_by_side_flush() {
         fast.flush_all(dir.path()).unwrap();
         ["dispatches.jsonl", "misses.jsonl"]
             .iter()
-            .map(|f| std::fs::metadata(dir.path().join(f)).unwrap().len())
+            .map(|f| {
+                let set = jitseam::telemetry::reader::current_set(dir.path()).unwrap();
+                std::fs::metadata(set.join(f)).unwrap().len()
+            })
             .sum::<u64>()
     };
     let (mut flush, mut plain, mut synced) = (Vec::new(), Vec::new(), Vec::new());

@@ -108,12 +108,12 @@ pub(crate) fn commit(dir: &Path, staged: Vec<Staged>, durability: Durability) ->
 }
 
 #[cfg(unix)]
-fn sync_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
     fs::File::open(dir)?.sync_all()
 }
 
 #[cfg(not(unix))]
-fn sync_dir(_dir: &Path) -> io::Result<()> {
+pub(crate) fn sync_dir(_dir: &Path) -> io::Result<()> {
     // Directories cannot be opened as files here; the rename is as durable as the OS makes it.
     Ok(())
 }

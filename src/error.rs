@@ -293,7 +293,8 @@ pub enum Error {
     },
 
     /// The emulator does not run an instruction or directive the kernel contains (barriers,
-    /// shared memory, atomics, …); refused when the function is loaded, before anything ran.
+    /// shared memory, warp shuffles, …); refused when the function is loaded, before anything
+    /// ran.
     #[error(
         "kernel `{entry}`: line {line}: `{instruction}` is not supported by the emulator: {reason}"
     )]
@@ -307,12 +308,39 @@ pub enum Error {
         /// What about it is unsupported.
         reason: &'static str,
     },
-    /// A kernel running on the emulator accessed memory outside every allocation, or
-    /// misaligned for the access's width. The launch stopped at that access: writes before it
-    /// (in the emulator's lockstep order, see [`jitseam_ptx::interp`]) happened, nothing after
-    /// it was written. Boxed to keep `Error` small.
+    /// A kernel running on the emulator accessed memory outside the bytes its operands reach,
+    /// stored into an input, or accessed memory misaligned for the access's width. The launch
+    /// stopped at that access: writes before it (in the emulator's lockstep order, see
+    /// [`jitseam_ptx::interp`]) happened, nothing after it was written. Boxed to keep `Error`
+    /// small.
     #[error("{0}")]
     MemoryFault(Box<MemoryFault>),
+    /// A kernel on the emulator ran more instruction steps than the device's budget allows
+    /// (`EmulatorConfig::budget`): most likely a loop that never ends (`L: bra L;`, or a
+    /// grid-stride step of zero). The launch stopped; what it wrote before stays.
+    #[error(
+        "kernel `{}`: instruction budget of {budget} steps exceeded {at}; a loop that never ends?",
+        at.entry
+    )]
+    BudgetExceeded {
+        /// Where a thread was running when the budget ran out. Boxed to keep `Error` small.
+        at: Box<KernelSite>,
+        /// The budget, in steps (one instruction run by one lockstep group of threads).
+        budget: u64,
+    },
+    /// A kernel on the emulator executed `trap` (or `brkpt`); the launch stopped there.
+    #[error("kernel `{}`: trap {at}", at.entry)]
+    Trap {
+        /// The trapping thread and instruction. Boxed to keep `Error` small.
+        at: Box<KernelSite>,
+    },
+    /// A launch on the emulator was cancelled before it finished: its device was dropped while
+    /// it ran.
+    #[error("kernel `{entry}`: launch cancelled")]
+    Cancelled {
+        /// Entry point.
+        entry: String,
+    },
 
     // ---- nvrtc ---------------------------------------------------------------------------------
     /// No usable NVRTC library could be loaded.
@@ -407,6 +435,11 @@ pub enum Error {
         /// The operand's length.
         found: usize,
     },
+    /// A typed launch's operands disagree on their extent and no majority of them names the
+    /// odd one out (one input and one output of different lengths, say): both are named. Boxed
+    /// to keep `Error` small.
+    #[error("{0}")]
+    OperandsDisagree(Box<Disagreement>),
     /// A strided operand's shape is not the launch's shape.
     #[error("kernel `{entry}`: {operand} has shape {found:?}, the launch shape is {expected:?}")]
     ShapeMismatch {
@@ -642,9 +675,72 @@ pub enum Error {
 }
 
 impl Error {
+    /// A stable, `snake_case` name for the kind of error (one per variant, never reused or
+    /// renamed): what telemetry counts declines by, and what a log can be grepped for.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Self::InvalidSpec { .. } => "invalid_spec",
+            Self::InvalidUtf8 { .. } => "invalid_utf8",
+            Self::InteriorNul { .. } => "interior_nul",
+            Self::Ptx { .. } => "ptx",
+            Self::EntryNotFound { .. } => "entry_not_found",
+            Self::ParamCount { .. } => "param_count",
+            Self::ParamMismatch { .. } => "param_mismatch",
+            Self::ParamAttribute { .. } => "param_attribute",
+            Self::CubinUnverified { .. } => "cubin_unverified",
+            Self::Cubin { .. } => "cubin",
+            Self::Fatbin { .. } => "fatbin",
+            Self::CubinParamMismatch { .. } => "cubin_param_mismatch",
+            Self::NoFatbinImage { .. } => "no_fatbin_image",
+            Self::SpecMismatch { .. } => "spec_mismatch",
+            Self::DriverUnavailable { .. } => "driver_unavailable",
+            Self::NoDevice { .. } => "no_device",
+            Self::Device { .. } => "device",
+            Self::ArchTooNew { .. } => "arch_too_new",
+            Self::CubinArch { .. } => "cubin_arch",
+            Self::ImageUnsupported { .. } => "image_unsupported",
+            Self::DriverParamMismatch { .. } => "driver_param_mismatch",
+            Self::DriverParamCount { .. } => "driver_param_count",
+            Self::Unsupported { .. } => "unsupported",
+            Self::MemoryFault(_) => "memory_fault",
+            Self::BudgetExceeded { .. } => "budget_exceeded",
+            Self::Trap { .. } => "trap",
+            Self::Cancelled { .. } => "cancelled",
+            Self::NvrtcUnavailable { .. } => "nvrtc_unavailable",
+            Self::Compile { .. } => "compile",
+            Self::Nvrtc { .. } => "nvrtc",
+            Self::CompileOptions { .. } => "compile_options",
+            Self::DeviceMismatch { .. } => "device_mismatch",
+            Self::ArgumentCount { .. } => "argument_count",
+            Self::DtypeMismatch { .. } => "dtype_mismatch",
+            Self::ParamType { .. } => "param_type",
+            Self::ElementCount { .. } => "element_count",
+            Self::OperandsDisagree(_) => "operands_disagree",
+            Self::ShapeMismatch { .. } => "shape_mismatch",
+            Self::NotContiguous { .. } => "not_contiguous",
+            Self::RankMismatch { .. } => "rank_mismatch",
+            Self::Aliasing { .. } => "aliasing",
+            Self::NotDivisible { .. } => "not_divisible",
+            Self::Misaligned { .. } => "misaligned",
+            Self::PointerMisaligned { .. } => "pointer_misaligned",
+            Self::ViewOutOfBounds { .. } => "view_out_of_bounds",
+            Self::OutputOverlaps { .. } => "output_overlaps",
+            Self::LaunchGeometry { .. } => "launch_geometry",
+            Self::StaleSlot { .. } => "stale_slot",
+            Self::SlotTableFull { .. } => "slot_table_full",
+            Self::DeviceGone { .. } => "device_gone",
+            Self::LengthMismatch { .. } => "length_mismatch",
+            Self::CopyDeviceMismatch { .. } => "copy_device_mismatch",
+            Self::EventDeviceMismatch { .. } => "event_device_mismatch",
+            Self::Interop { .. } => "interop",
+            Self::InvalidView { .. } => "invalid_view",
+        }
+    }
+
     /// True when jitseam refused before touching a device: the input was wrong, nothing ran.
     /// [`Error::Unsupported`] counts as a decline (the emulator refused at load, nothing ran);
-    /// [`Error::MemoryFault`] does not (it happened while the kernel ran).
+    /// [`Error::MemoryFault`], [`Error::BudgetExceeded`], [`Error::Trap`] and
+    /// [`Error::Cancelled`] do not (they happened while the kernel ran).
     pub fn is_decline(&self) -> bool {
         !matches!(
             self,
@@ -654,6 +750,9 @@ impl Error {
                 | Self::NoDevice { .. }
                 | Self::Device { .. }
                 | Self::MemoryFault(_)
+                | Self::BudgetExceeded { .. }
+                | Self::Trap { .. }
+                | Self::Cancelled { .. }
         )
     }
 }
@@ -744,6 +843,50 @@ impl fmt::Display for Operand {
     }
 }
 
+/// Two operands of one launch that disagree on their extent (see [`Error::OperandsDisagree`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Disagreement {
+    /// Entry point.
+    pub entry: String,
+    /// The first operand.
+    pub first: Operand,
+    /// Its extent.
+    pub first_extent: Extent,
+    /// The first operand that differs from it.
+    pub second: Operand,
+    /// Its extent.
+    pub second_extent: Extent,
+}
+
+impl fmt::Display for Disagreement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "kernel `{}`: {} has {}, {} has {}: the operands of one launch must agree",
+            self.entry, self.first, self.first_extent, self.second, self.second_extent
+        )
+    }
+}
+
+/// An operand's extent as a launch compares it: an element count (scalar and vectorized ABIs)
+/// or a shape (strided ABI).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Extent {
+    /// A dense operand's element count.
+    Elements(usize),
+    /// A strided operand's shape.
+    Shape(Vec<usize>),
+}
+
+impl fmt::Display for Extent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Elements(n) => write!(f, "{n} elements"),
+            Self::Shape(shape) => write!(f, "shape {shape:?}"),
+        }
+    }
+}
+
 fn slot_state(generation: u64) -> String {
     if generation == 0 {
         "the slot is empty".to_owned()
@@ -771,9 +914,10 @@ pub struct MemoryFault {
     pub size: u32,
     /// Load or store.
     pub access: jitseam_ptx::interp::Access,
-    /// Out of bounds or misaligned.
+    /// Out of bounds, write to input, or misaligned.
     pub kind: jitseam_ptx::interp::FaultKind,
-    /// `(base, size)` of the allocation nearest to `address`, if any exists.
+    /// `(base, size)` of the byte range lent to the launch (an operand's reach, clipped to its
+    /// allocation) nearest to `address`, if the launch was lent any.
     pub nearest: Option<(u64, u64)>,
 }
 
@@ -792,6 +936,32 @@ impl fmt::Display for MemoryFault {
             self.line,
             self.instruction,
             nearest_text(self.nearest)
+        )
+    }
+}
+
+/// A thread of a kernel on the emulator and the instruction it was at (see
+/// [`Error::BudgetExceeded`] and [`Error::Trap`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelSite {
+    /// Entry point.
+    pub entry: String,
+    /// `%ctaid.x` of the thread.
+    pub block: u32,
+    /// `%tid.x` of the thread.
+    pub thread: u32,
+    /// The instruction as written in the PTX.
+    pub instruction: String,
+    /// Its 1-based line (0 for the implicit return at the end of a body).
+    pub line: u32,
+}
+
+impl fmt::Display for KernelSite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "at line {}: `{}` (block {} thread {})",
+            self.line, self.instruction, self.block, self.thread
         )
     }
 }

@@ -121,7 +121,8 @@ pub mod __private {
     pub use crate::error::Error;
     pub use crate::launch::Launch;
     pub use crate::signature::{
-        In, InStrided, IntoIn, IntoInStrided, IntoOut, IntoOutStrided, Out, OutStrided, Signature,
+        Declared, In, InStrided, IntoIn, IntoInStrided, IntoOut, IntoOutStrided, Out, OutStrided,
+        Signature,
     };
     pub use crate::slot::{Slot, SlotFn, SlotTable, SlotTableMarker, dispatch_slot, empty_slots};
     pub use half;

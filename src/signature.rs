@@ -14,14 +14,16 @@ use crate::launch::Launch;
 
 /// A kernel's signature known at compile time.
 ///
-/// Implemented by the `#[jitseam::kernel]` macro, never by hand: the hidden method takes a
-/// launch only jitseam can create and only the macro's expansion names, so a hand-written impl
-/// that could claim a `SPEC` its launcher does not follow is visibly outside the API.
+/// Declared with `#[jitseam::kernel]` and never implemented by hand: jitseam implements it for
+/// every declaration the macro writes, and for nothing else. A hand-written impl lacks the seal
+/// only those declarations carry, and one written next to a hand-made declaration conflicts
+/// with jitseam's own impl; either way it does not compile, so no signature can claim a `SPEC`
+/// its launcher does not follow.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a kernel signature",
     note = "declare kernel signatures with `#[jitseam::kernel(abi = ...)]` on a bodiless fn, or use `jitseam::Erased`"
 )]
-pub trait Signature: Sized + 'static {
+pub trait Signature: seal::Sealed + Sized + 'static {
     /// The ABI, operand and param types, as the artifact must carry them.
     const SPEC: AbiSpec;
 
@@ -31,8 +33,8 @@ pub trait Signature: Sized + 'static {
     /// The launch arguments: the declared operands and params, by name.
     type Args<'a>;
 
-    /// Lowers `args` to operand descriptions and runs `launch` with them. Only jitseam can
-    /// make a [`Launch`], so only its generic launch can call this.
+    /// Lowers `args` to operands and runs `launch` with them. Only jitseam can make a
+    /// [`Launch`], so only its generic launch can call this.
     #[doc(hidden)]
     fn __jitseam_launch(launch: Launch<'_>, args: Self::Args<'_>) -> Result<(), Error>;
 
@@ -41,6 +43,44 @@ pub trait Signature: Sized + 'static {
     fn ptx_artifact(text: impl Into<String>) -> Artifact {
         Artifact::ptx(text, Self::SYMBOL, Self::SPEC)
     }
+}
+
+/// What `#[jitseam::kernel]` writes for a declaration; jitseam makes every declaration a
+/// [`Signature`]. Not an API: the macro's expansion is its only intended implementer.
+#[doc(hidden)]
+pub trait Declared: 'static {
+    /// See [`Signature::SPEC`].
+    const SPEC: AbiSpec;
+    /// See [`Signature::SYMBOL`].
+    const SYMBOL: &'static str;
+    /// See [`Signature::Args`].
+    type Args<'a>;
+    /// Lowers `args` to operands and runs `launch` with them.
+    fn launch(launch: Launch<'_>, args: Self::Args<'_>) -> Result<(), Error>;
+}
+
+// The one implementation of `Signature`: a direct impl of it downstream either lacks the seal
+// (which only declarations carry, and which no other crate can name) or, next to a declaration,
+// overlaps this one.
+impl<K: Declared> Signature for K {
+    const SPEC: AbiSpec = <K as Declared>::SPEC;
+    const SYMBOL: &'static str = <K as Declared>::SYMBOL;
+    type Args<'a> = <K as Declared>::Args<'a>;
+
+    fn __jitseam_launch(launch: Launch<'_>, args: Self::Args<'_>) -> Result<(), Error> {
+        <K as Declared>::launch(launch, args)
+    }
+}
+
+mod seal {
+    /// Carried by `#[jitseam::kernel]` declarations only; unnameable outside jitseam.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is not declared with `#[jitseam::kernel]`, so it cannot be a `Signature`",
+        note = "`Signature` is implemented by jitseam for `#[jitseam::kernel(abi = ...)]` declarations and cannot be implemented by hand; declare the kernel with the macro, or launch it as `jitseam::Erased`"
+    )]
+    pub trait Sealed {}
+
+    impl<K: super::Declared> Sealed for K {}
 }
 
 /// The runtime face: the spec is whatever the artifact carries, checked at `load()` and on every

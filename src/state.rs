@@ -16,7 +16,7 @@
 
 use std::sync::Arc;
 
-use jitseam_ptx::verify::Proof;
+use jitseam_ptx::verify::{Coverage, Proof};
 
 use crate::abi::ParamLayout;
 use crate::device::{BackendFunction, Device};
@@ -126,6 +126,16 @@ impl LoadedData {
     pub fn layout(&self) -> &ParamLayout {
         &self.layout
     }
+
+    /// Whether the body covers every element whatever the grid (a grid-stride loop, as the body
+    /// verifier proved), so that a backend may launch it on fewer blocks than one thread per
+    /// element (the emulator caps the grid near its core count). False for a kernel loaded
+    /// without the proof: every launch then runs the full grid, which is correct for every body.
+    pub fn grid_stride(&self) -> bool {
+        self.proof
+            .as_ref()
+            .is_some_and(|proof| proof.coverage == Coverage::GridStride)
+    }
 }
 
 /// The image a loaded kernel binds.
@@ -170,6 +180,9 @@ pub struct BoundData {
     pub(crate) device: Device,
     pub(crate) function: Arc<dyn BackendFunction>,
     pub(crate) telemetry: Option<DispatchHandle>,
+    /// The device's largest `gridDim.x`, read once at bind: every launch needs it, and asking
+    /// the backend would be a dynamic call per launch.
+    pub(crate) max_grid_x: u32,
 }
 
 impl BoundData {

@@ -7,7 +7,7 @@ mod common;
 use std::sync::Arc;
 
 use common::launch_suite;
-use jitseam::device::{Backend, BackendKind, EmulatorBackend, Geometry, ViewDesc};
+use jitseam::device::{Backend, BackendKind, EmulatorBackend, EmulatorConfig, Geometry, ViewDesc};
 use jitseam::launch::{check, marshal};
 use jitseam::{AbiKind, AbiSpec, Artifact, Device, ElementKind, Error, Kernel};
 use jitseam_ptx::interp::{Access, FaultKind};
@@ -237,4 +237,65 @@ proptest! {
         let want: Vec<f32> = (0..n).map(|i| i as f32 + 0.25).collect();
         prop_assert_eq!(got, want);
     }
+}
+
+/// The grid a launch of `n` elements really runs with on an emulator of `workers` threads, as
+/// the kernel sees it (`%nctaid.x`), when the launch says its body is (or is not) a grid-stride
+/// loop.
+fn grid_seen(n: usize, workers: usize, grid_stride: bool) -> f32 {
+    let ptx = ".version 8.8\n.target sm_80\n.address_size 64\n\
+               .visible .entry grid(.param .u64 a, .param .u64 o, .param .u64 n)\n{\n\
+               .reg .b64 %rd<3>;\n.reg .b32 %r<2>;\n.reg .f32 %f<2>;\n\
+               ld.param.u64 %rd1, [o];\ncvta.to.global.u64 %rd2, %rd1;\n\
+               mov.u32 %r1, %nctaid.x;\ncvt.rn.f32.u32 %f1, %r1;\n\
+               st.global.f32 [%rd2], %f1;\nret;\n}\n";
+    let spec = AbiSpec::new(
+        AbiKind::Scalar,
+        &[ElementKind::F32],
+        &[ElementKind::F32],
+        &[],
+    );
+    let backend = Arc::new(EmulatorBackend::with_config(EmulatorConfig {
+        workers,
+        ..EmulatorConfig::default()
+    }));
+    let device = Device::with_backend(backend.clone());
+    let k = Kernel::describe(Artifact::ptx(ptx, "grid", spec))
+        .unwrap()
+        .load()
+        .unwrap()
+        .bind(&device)
+        .unwrap();
+    let a = device.upload(&vec![0.0f32; n]).unwrap();
+    let out = device.upload(&vec![0.0f32; n]).unwrap();
+    let facts = jitseam::launch::LaunchFacts {
+        grid_stride,
+        ..k.facts()
+    };
+    let (ins, outs, shape) = ([a.desc()], [out.desc()], [n]);
+    let checked = check(facts, device.id(), &ins, &outs, &shape, &[]).unwrap();
+    let packet = marshal(&checked);
+    let stream = backend.default_stream();
+    // SAFETY: `check` accepted the launch over live buffers of this device; `marshal` built
+    // the packet. The kernel touches only its output's first element.
+    unsafe {
+        backend
+            .launch(k.bound().function(), &*stream, checked.geometry(), &packet)
+            .unwrap();
+    }
+    device.default_stream().read(&out).unwrap()[0]
+}
+
+#[test]
+fn a_grid_stride_body_runs_on_a_grid_capped_near_the_workers_and_any_other_on_the_full_grid() {
+    // 4096 elements: 16 blocks of 256.
+    assert_eq!(grid_seen(4096, 1, false), 16.0);
+    assert_eq!(grid_seen(4096, 1, true), 4.0);
+    assert_eq!(grid_seen(4096, 2, true), 8.0);
+    // Never more than the full grid.
+    assert_eq!(grid_seen(512, 3, true), 2.0);
+    // By default a loaded kernel does not say it is grid-stride: the full grid.
+    let device = Device::emulator();
+    let k = launch_suite::bind(&device, ADD_F32);
+    assert!(!k.facts().grid_stride);
 }

@@ -11,7 +11,7 @@ use common::{fixtures, recording};
 use jitseam::device::{Arg, ArgMut, is_live};
 use jitseam::error::Operand;
 use jitseam::slot::SlotFn;
-use jitseam::{Device, DeviceBound, Erased, Error, Kernel, SlotCall, SlotRef, SlotTable};
+use jitseam::{Device, DeviceBound, Erased, Error, Kernel, SlotRef, SlotTable};
 
 const RELU: &str = "baracuda_gen_relu_f32_scalar";
 const SILU: &str = "baracuda_gen_silu_f32_scalar";
@@ -29,23 +29,17 @@ fn bound(entry: &str, device: &Device) -> Kernel<Erased, DeviceBound> {
 
 /// Dispatches a one-input, one-output f32 kernel of `n` elements through `slot` on `device`.
 fn run(slot: &SlotRef, device: &Device) -> Result<(), Error> {
-    run_with(slot.dispatch(), slot.generation(), device)
+    run_with(slot.dispatch(), slot, device)
 }
 
-fn run_with(dispatch: SlotFn, generation: u64, device: &Device) -> Result<(), Error> {
+/// Calls `dispatch` (any slot's dispatcher) with a call made from `slot`.
+fn run_with(dispatch: SlotFn, slot: &SlotRef, device: &Device) -> Result<(), Error> {
     let x = device.alloc::<f32>(64).unwrap();
     let mut y = device.alloc::<f32>(64).unwrap();
     let stream = device.default_stream();
     let inputs = [Arg::from(&x)];
     let mut outputs = [ArgMut::from(&mut y)];
-    dispatch(&SlotCall::new(
-        generation,
-        &stream,
-        &inputs,
-        &mut outputs,
-        &[64],
-        &[],
-    ))
+    dispatch(&slot.call(&stream, &inputs, &mut outputs, &[64], &[]))
 }
 
 fn symbols(backend: &recording::RecordingBackend) -> Vec<String> {
@@ -95,6 +89,54 @@ fn claim_dispatch_release_reuse_refuses_the_old_binding() {
     run(&new, &device).unwrap();
     assert_eq!(symbols(&backend), [RELU, SILU]);
     REUSE.release(new).unwrap();
+}
+
+jitseam::slot_table!(static NEVER_AGAIN: 2);
+
+#[test]
+fn a_released_binding_never_launches_again() {
+    // Every way a runtime can still reach a released binding — its own dispatcher, any other
+    // dispatcher of the table, the slot's next occupant's dispatcher, the binding's `launch` —
+    // is refused, whatever the table holds by then; the only call it can make carries its own
+    // (stale) generation.
+    let (device, backend) = recording::device();
+    let released = NEVER_AGAIN.claim(bound(RELU, &device)).unwrap();
+    NEVER_AGAIN.release(released).unwrap();
+    let occupants = [
+        NEVER_AGAIN.claim(bound(SILU, &device)).unwrap(),
+        NEVER_AGAIN.claim(bound(NEG, &device)).unwrap(),
+    ];
+    assert_eq!(
+        occupants[0].index(),
+        released.index(),
+        "the slot was reused"
+    );
+    for dispatch in NEVER_AGAIN.dispatchers() {
+        assert!(matches!(
+            run_with(*dispatch, &released, &device),
+            Err(Error::StaleSlot { .. })
+        ));
+    }
+    let x = device.alloc::<f32>(8).unwrap();
+    let mut y = device.alloc::<f32>(8).unwrap();
+    let stream = device.default_stream();
+    let inputs = [Arg::from(&x)];
+    let mut outputs = [ArgMut::from(&mut y)];
+    let call = released.call(&stream, &inputs, &mut outputs, &[8], &[]);
+    assert_eq!(call.generation(), released.generation());
+    assert_ne!(call.generation(), NEVER_AGAIN.generation(released.index()));
+    assert!(matches!(
+        released.launch(&call),
+        Err(Error::StaleSlot { .. })
+    ));
+    assert!(matches!(
+        NEVER_AGAIN.validate(&released),
+        Err(Error::StaleSlot { .. })
+    ));
+    assert!(backend.launched().is_empty(), "a released binding launched");
+    for slot in occupants {
+        NEVER_AGAIN.release(slot).unwrap();
+    }
 }
 
 jitseam::slot_table!(static SAME_PACKET: 1);
@@ -325,7 +367,7 @@ fn a_dispatcher_serves_only_its_own_slot_of_its_own_table() {
     let other = ELSEWHERE.claim(bound(SILU, &device)).unwrap();
     for (i, slot) in slots.iter().enumerate() {
         for (j, dispatch) in ROUTED.dispatchers().iter().enumerate() {
-            let result = run_with(*dispatch, slot.generation(), &device);
+            let result = run_with(*dispatch, slot, &device);
             if i == j {
                 result.unwrap();
             } else {
@@ -334,7 +376,7 @@ fn a_dispatcher_serves_only_its_own_slot_of_its_own_table() {
         }
         // Table ELSEWHERE's slot 0 with a generation of table ROUTED.
         assert_stale(
-            run_with(other.dispatch(), slot.generation(), &device),
+            run_with(other.dispatch(), slot, &device),
             0,
             other.generation(),
             slot.generation(),

@@ -24,7 +24,7 @@ use common::{fixtures, recording};
 use jitseam::adopt::{AdoptDecline, adopt_into_slot};
 use jitseam::device::{Arg, ArgMut};
 use jitseam::synth::{Arch, ElementwiseSynthesizer, JitBudget, JitRequest, OperandDesc, Region};
-use jitseam::{Device, DeviceBound, ElementKind, Erased, Error, Kernel, SlotCall, SlotRef};
+use jitseam::{Device, DeviceBound, ElementKind, Erased, Error, Kernel, SlotRef};
 
 jitseam::slot_table!(static STRESS: 4);
 jitseam::slot_table!(static EMULATED: 3);
@@ -66,14 +66,7 @@ fn run(slot: &SlotRef, device: &Device) -> Result<(), Error> {
     let stream = device.default_stream();
     let inputs = [Arg::from(&x)];
     let mut outputs = [ArgMut::from(&mut y)];
-    let call = SlotCall::new(
-        slot.generation(),
-        &stream,
-        &inputs,
-        &mut outputs,
-        &[32],
-        &[],
-    );
+    let call = slot.call(&stream, &inputs, &mut outputs, &[32], &[]);
     (slot.dispatch())(&call)
 }
 

@@ -1,10 +1,11 @@
-//! Flush safety: a process killed at any instant, or a write that fails, never leaves a torn or
-//! mixed telemetry file.
+//! Flush safety: a process killed at any instant, or a write that fails, never leaves a torn
+//! file or a mixed set of telemetry files.
 //!
 //! The crash test re-executes this test binary as a child that flushes in a loop (selected by
 //! an environment variable and an exact test-name filter), kills it with SIGKILL after a random
-//! delay, and checks every target file: absent, or byte-for-byte the complete output of one
-//! generation.
+//! delay, and checks the set the manifest names: absent (no flush finished yet), or every file
+//! byte-for-byte the complete output of one and the same generation, which is also what the
+//! reader returns. What a killed child left behind is removed by the next flush.
 
 // A test reports failure by panicking.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
@@ -16,9 +17,10 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use jitseam::telemetry::reader::current_set;
 use jitseam::telemetry::{
-    Candidate, DISPATCHES_FILE, DispatchRecord, HwStamp, ImplId, MISSES_FILE, MissRecord,
-    OVERFLOW_FILE, SinkConfig, StructureKey, TelemetrySink,
+    Candidate, DISPATCHES_FILE, DispatchRecord, HwStamp, ImplId, MANIFEST_FILE, MISSES_FILE,
+    MissRecord, OVERFLOW_FILE, SinkConfig, StructureKey, TelemetryReport, TelemetrySink,
 };
 
 const CHILD_DIR_VAR: &str = "JITSEAM_TELEMETRY_CRASH_CHILD_DIR";
@@ -170,8 +172,59 @@ fn check_file(dir: &Path, name: &str, trial: usize, expected: &mut Expected) -> 
     Some(generation)
 }
 
+/// Checks the set `dir`'s manifest names: every file the complete output of one generation, the
+/// same for all, and the reader's report exactly that. `None` when no flush has finished yet.
+fn check_set(dir: &Path, trial: usize, expected: &mut Expected) -> Option<u64> {
+    if !dir.join(MANIFEST_FILE).exists() {
+        return None;
+    }
+    let set = current_set(dir).unwrap_or_else(|e| panic!("trial {trial}: manifest: {e}"));
+    let generation = check_file(&set, DISPATCHES_FILE, trial, expected)
+        .unwrap_or_else(|| panic!("trial {trial}: the current set lacks {DISPATCHES_FILE}"));
+    for name in [MISSES_FILE, OVERFLOW_FILE] {
+        let other = check_file(&set, name, trial, expected);
+        assert_eq!(
+            other,
+            Some(generation),
+            "trial {trial}: {name} of generation {other:?} next to {DISPATCHES_FILE} of \
+             {generation}: a mixed set"
+        );
+    }
+    let report = TelemetryReport::read_dir(dir)
+        .unwrap_or_else(|e| panic!("trial {trial}: the reader failed: {e}"));
+    assert_eq!(
+        [
+            to_lines(&report.dispatches),
+            to_lines(&report.misses),
+            to_lines(&[report.overflow])
+        ],
+        [
+            expected.of(generation, DISPATCHES_FILE).to_owned(),
+            expected.of(generation, MISSES_FILE).to_owned(),
+            expected.of(generation, OVERFLOW_FILE).to_owned(),
+        ],
+        "trial {trial}: the reader did not read the current set"
+    );
+    Some(generation)
+}
+
+/// Entries of `dir` besides the manifest and the generation it names: what a flush leaves
+/// behind (staging directories, temporary manifests, replaced generations).
+fn leftovers(dir: &Path) -> Vec<String> {
+    let current = current_set(dir)
+        .ok()
+        .and_then(|set| set.file_name().map(|n| n.to_string_lossy().into_owned()));
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name != MANIFEST_FILE && Some(name) != current.as_ref())
+        .collect();
+    names.sort();
+    names
+}
+
 #[test]
-fn sigkill_during_flush_never_tears_a_file() {
+fn sigkill_during_flush_never_mixes_a_set() {
     let seed = std::env::var(SEED_VAR)
         .ok()
         .and_then(|s| s.parse().ok())
@@ -188,6 +241,7 @@ fn sigkill_during_flush_never_tears_a_file() {
     let started = Instant::now();
     let mut seen_generations = std::collections::HashSet::new();
     let mut absent = 0;
+    let mut left_behind = 0;
     let mut expected = Expected::default();
 
     for trial in 0..TRIALS {
@@ -215,23 +269,41 @@ fn sigkill_during_flush_never_tears_a_file() {
         child.kill().unwrap();
         child.wait().unwrap();
 
-        let generations: Vec<Option<u64>> = [DISPATCHES_FILE, MISSES_FILE, OVERFLOW_FILE]
-            .iter()
-            .map(|name| check_file(dir.path(), name, trial, &mut expected))
-            .collect();
-        for generation in generations {
-            match generation {
-                Some(g) => {
-                    seen_generations.insert(g);
-                }
-                None => absent += 1,
+        match check_set(dir.path(), trial, &mut expected) {
+            Some(g) => {
+                seen_generations.insert(g);
             }
+            None => absent += 1,
+        }
+        let left = leftovers(dir.path());
+        left_behind += usize::from(!left.is_empty());
+        // Every so often a live writer flushes: it removes whatever the killed children left,
+        // however many of them died before completing a flush of their own.
+        if trial % 40 == 39 {
+            let generation = 7 + trial as u64;
+            generation_sink(generation, false)
+                .flush_all(dir.path())
+                .unwrap();
+            assert_eq!(
+                leftovers(dir.path()),
+                Vec::<String>::new(),
+                "trial {trial}: a flush left what killed writers left (before: {left:?})"
+            );
+            assert_eq!(
+                check_set(dir.path(), trial, &mut expected),
+                Some(generation)
+            );
         }
     }
     let elapsed = started.elapsed();
     eprintln!(
-        "{TRIALS} kills in {elapsed:?}: {} distinct generations seen, {absent} absent files",
+        "{TRIALS} kills in {elapsed:?}: {} distinct generations seen, {absent} trials before any \
+         set, {left_behind} kills left something behind",
         seen_generations.len()
+    );
+    assert!(
+        left_behind > 0,
+        "no kill left anything behind: the cleanup went untested"
     );
     // The children must have been killed across many different flushes, not all at start-up.
     assert!(
@@ -287,17 +359,18 @@ fn flush_into_a_directory_replaced_by_a_file_fails() {
     assert_eq!(fs::read(&dir).unwrap(), b"a file now");
 }
 
-/// A target that cannot be replaced fails the flush before any other target is touched, and
-/// no staging file is left behind.
+/// A manifest that cannot be replaced fails the flush before anything is written, leaving the
+/// previous set as it was and no staging file behind.
 #[test]
 fn a_failed_flush_leaves_previous_files_intact() {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path();
     flush_v1(dir);
-    // Obstruct one target with a directory.
-    fs::remove_file(dir.join(MISSES_FILE)).unwrap();
-    fs::create_dir(dir.join(MISSES_FILE)).unwrap();
-    fs::write(dir.join(MISSES_FILE).join("inside"), b"x").unwrap();
+    let v1 = current_set(dir).unwrap();
+    // Obstruct the manifest with a directory.
+    fs::remove_file(dir.join(MANIFEST_FILE)).unwrap();
+    fs::create_dir(dir.join(MANIFEST_FILE)).unwrap();
+    fs::write(dir.join(MANIFEST_FILE).join("inside"), b"x").unwrap();
     let before = snapshot(dir);
 
     let error = generation_sink(2, true).flush_all(dir).unwrap_err();
@@ -307,23 +380,73 @@ fn a_failed_flush_leaves_previous_files_intact() {
         before,
         "a failed flush changed the directory"
     );
-    assert_eq!(
-        check_file(dir, DISPATCHES_FILE, 0, &mut Expected::default()),
-        Some(1)
-    );
-    assert_eq!(
-        check_file(dir, OVERFLOW_FILE, 0, &mut Expected::default()),
-        Some(1)
-    );
-
-    // Once the obstruction is gone, the next flush succeeds and replaces everything.
-    fs::remove_dir_all(dir.join(MISSES_FILE)).unwrap();
-    generation_sink(3, true).flush_all(dir).unwrap();
     for name in [DISPATCHES_FILE, MISSES_FILE, OVERFLOW_FILE] {
         assert_eq!(
-            check_file(dir, name, 0, &mut Expected::default()),
-            Some(3),
+            check_file(&v1, name, 0, &mut Expected::default()),
+            Some(1),
             "{name}"
         );
     }
+
+    // Once the obstruction is gone, the next flush succeeds and its set is current.
+    fs::remove_dir_all(dir.join(MANIFEST_FILE)).unwrap();
+    generation_sink(3, true).flush_all(dir).unwrap();
+    assert_eq!(check_set(dir, 0, &mut Expected::default()), Some(3));
+}
+
+/// A directory of the first layout (files directly in it, no manifest) still reads, and a
+/// flush into it makes a set that the reader then follows.
+#[test]
+fn a_first_layout_directory_reads_and_is_superseded() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    let mut expected = Expected::default();
+    for name in [DISPATCHES_FILE, MISSES_FILE, OVERFLOW_FILE] {
+        fs::write(dir.join(name), expected.of(4, name)).unwrap();
+    }
+    assert_eq!(
+        to_lines(&TelemetryReport::read_dir(dir).unwrap().dispatches),
+        expected.of(4, DISPATCHES_FILE)
+    );
+    generation_sink(5, true).flush_all(dir).unwrap();
+    assert_eq!(check_set(dir, 0, &mut expected), Some(5));
+}
+
+/// A reader racing a writer that keeps replacing the set (and removing the generation being
+/// read) always gets one whole flush: its three parts of one generation.
+#[test]
+fn a_reader_racing_flushes_reads_whole_sets() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().to_path_buf();
+    generation_sink(1, false).flush_all(&dir).unwrap();
+    let writer = {
+        let dir = dir.clone();
+        thread::spawn(move || {
+            for generation in 2..80 {
+                generation_sink(generation, false).flush_all(&dir).unwrap();
+            }
+        })
+    };
+    let mut expected = Expected::default();
+    let mut reads = 0;
+    while !writer.is_finished() || reads == 0 {
+        let report = TelemetryReport::read_dir(&dir).unwrap();
+        let generation = report.dispatches[0].count;
+        assert_eq!(
+            [
+                to_lines(&report.dispatches),
+                to_lines(&report.misses),
+                to_lines(&[report.overflow])
+            ],
+            [
+                expected.of(generation, DISPATCHES_FILE).to_owned(),
+                expected.of(generation, MISSES_FILE).to_owned(),
+                expected.of(generation, OVERFLOW_FILE).to_owned(),
+            ],
+            "read {reads}: not one whole flush of generation {generation}"
+        );
+        reads += 1;
+    }
+    writer.join().unwrap();
+    eprintln!("{reads} whole sets read while 78 flushes ran");
 }

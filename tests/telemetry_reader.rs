@@ -5,7 +5,9 @@
 
 use std::fs;
 
-use jitseam::telemetry::reader::{parse_dispatches, parse_misses, read_dispatches, read_misses};
+use jitseam::telemetry::reader::{
+    current_set, parse_dispatches, parse_misses, read_dispatches, read_misses,
+};
 use jitseam::telemetry::{
     Candidate, DISPATCHES_FILE, DispatchRecord, HwStamp, ImplId, MISSES_FILE, MissRecord,
     OVERFLOW_FILE, OverflowRecord, ReadError, RecordKind, SinkConfig, StructureKey,
@@ -70,11 +72,11 @@ fn a_flushed_directory_reads_back_as_the_sink_held_it() {
     assert_eq!(report.total_misses(), 2);
 
     assert_eq!(
-        read_dispatches(&dir.path().join(DISPATCHES_FILE)).unwrap(),
+        read_dispatches(&current_set(dir.path()).unwrap().join(DISPATCHES_FILE)).unwrap(),
         report.dispatches
     );
     assert_eq!(
-        read_misses(&dir.path().join(MISSES_FILE)).unwrap(),
+        read_misses(&current_set(dir.path()).unwrap().join(MISSES_FILE)).unwrap(),
         report.misses
     );
 }
@@ -231,10 +233,12 @@ fn merging_sums_overflow_and_matches_identical_cells_across_files_only_by_full_k
     let a = TelemetryReport {
         dispatches: vec![dispatch("k", "x", 1)],
         misses: vec![],
+        declines: vec![],
         overflow: OverflowRecord {
             schema: TELEMETRY_SCHEMA,
             dispatch_records: 2,
             miss_records: 1,
+            decline_records: 3,
         },
     };
     let mut on_gpu = dispatch("k", "x", 1);
@@ -242,10 +246,12 @@ fn merging_sums_overflow_and_matches_identical_cells_across_files_only_by_full_k
     let b = TelemetryReport {
         dispatches: vec![on_gpu, dispatch("k", "x", 1)],
         misses: vec![],
+        declines: vec![],
         overflow: OverflowRecord {
             schema: TELEMETRY_SCHEMA,
             dispatch_records: u64::MAX,
             miss_records: 1,
+            decline_records: 4,
         },
     };
     let merged = TelemetryReport::merge([a, b]);
@@ -253,6 +259,7 @@ fn merging_sums_overflow_and_matches_identical_cells_across_files_only_by_full_k
     assert_eq!(merged.total_dispatches(), 3);
     assert_eq!(merged.overflow.dispatch_records, u64::MAX);
     assert_eq!(merged.overflow.miss_records, 2);
+    assert_eq!(merged.overflow.decline_records, 7);
 }
 
 #[test]

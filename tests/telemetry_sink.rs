@@ -6,6 +6,7 @@
 use std::sync::{Arc, Barrier};
 use std::thread;
 
+use jitseam::telemetry::reader::current_set;
 use jitseam::telemetry::{
     Candidate, DISPATCHES_FILE, DispatchRecord, HwStamp, ImplId, MissRecord, OverflowRecord,
     SinkConfig, StructureKey, TELEMETRY_SCHEMA, TelemetrySink,
@@ -241,8 +242,8 @@ fn records_are_sorted_by_key_whatever_the_recording_order() {
     backward.flush_all(b.path()).unwrap();
     for name in ["dispatches.jsonl", "misses.jsonl", "overflow.json"] {
         assert_eq!(
-            std::fs::read(a.path().join(name)).unwrap(),
-            std::fs::read(b.path().join(name)).unwrap(),
+            std::fs::read(current_set(a.path()).unwrap().join(name)).unwrap(),
+            std::fs::read(current_set(b.path()).unwrap().join(name)).unwrap(),
             "{name} differs with recording order"
         );
     }
@@ -267,7 +268,8 @@ fn cells_past_the_limit_go_to_the_overflow_counter() {
         OverflowRecord {
             schema: TELEMETRY_SCHEMA,
             dispatch_records: 4,
-            miss_records: 1
+            miss_records: 1,
+            decline_records: 0,
         }
     );
     let counts: Vec<u64> = sink.dispatch_records().iter().map(|r| r.count).collect();
@@ -282,7 +284,7 @@ fn cells_past_the_limit_go_to_the_overflow_counter() {
     let stats = sink.flush_all(dir.path()).unwrap();
     assert_eq!(stats.overflow.dispatch_records, 14);
     assert_eq!(
-        std::fs::read_to_string(dir.path().join("overflow.json")).unwrap(),
+        std::fs::read_to_string(current_set(dir.path()).unwrap().join("overflow.json")).unwrap(),
         "{\"schema\":1,\"dispatch_records\":14,\"miss_records\":1}\n"
     );
 }
@@ -333,23 +335,26 @@ fn flushes_are_cumulative_snapshots() {
     let empty = sink.flush_all(dir.path()).unwrap();
     assert_eq!((empty.dispatch_lines, empty.miss_lines), (0, 0));
     assert_eq!(
-        std::fs::read(dir.path().join(DISPATCHES_FILE)).unwrap(),
+        std::fs::read(current_set(dir.path()).unwrap().join(DISPATCHES_FILE)).unwrap(),
         b""
     );
     sink.record_dispatch(&dispatch("k", "a"));
     sink.flush_all(dir.path()).unwrap();
     sink.record_dispatch(&dispatch("k", "a"));
     sink.flush_all(dir.path()).unwrap();
-    let text = std::fs::read_to_string(dir.path().join(DISPATCHES_FILE)).unwrap();
+    let text =
+        std::fs::read_to_string(current_set(dir.path()).unwrap().join(DISPATCHES_FILE)).unwrap();
     assert_eq!(text.lines().count(), 1);
     let record: DispatchRecord = serde_json::from_str(text.trim_end()).unwrap();
     assert_eq!(record.count, 2);
-    // No staging files are left behind by successful flushes.
+    // No staging files, and no earlier generation, are left behind by successful flushes: the
+    // manifest and the one generation it names.
     let names: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names.len(), 3, "unexpected files: {names:?}");
+    assert_eq!(names.len(), 2, "unexpected files: {names:?}");
+    assert!(names.iter().any(|n| n == jitseam::telemetry::MANIFEST_FILE));
 }
 
 #[test]
@@ -360,7 +365,7 @@ fn flush_creates_missing_directories() {
     sink.record_miss(&miss("w", "g"));
     let stats = sink.flush_all(&dir).unwrap();
     assert_eq!(stats.miss_lines, 1);
-    assert!(dir.join("misses.jsonl").is_file());
+    assert!(current_set(&dir).unwrap().join("misses.jsonl").is_file());
 }
 
 /// Threads hammer one shared cell and their own cells, through records and handles, while a

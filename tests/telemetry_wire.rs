@@ -4,8 +4,9 @@
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
 use jitseam::telemetry::{
-    Candidate, DISPATCHES_FILE, DispatchRecord, HwStamp, ImplId, MISSES_FILE, MissRecord,
-    OVERFLOW_FILE, OverflowRecord, SinkConfig, StructureKey, TELEMETRY_SCHEMA, TelemetrySink,
+    Candidate, DECLINES_FILE, DISPATCHES_FILE, DeclineRecord, DispatchRecord, HwStamp, ImplId,
+    MISSES_FILE, MissRecord, OVERFLOW_FILE, OverflowRecord, SinkConfig, StructureKey,
+    TELEMETRY_SCHEMA, TelemetrySink,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -139,6 +140,7 @@ fn overflow_record() {
         schema: TELEMETRY_SCHEMA,
         dispatch_records: 5,
         miss_records: 0,
+        decline_records: 0,
     };
     assert_eq!(
         json(&overflow),
@@ -228,8 +230,9 @@ fn flushed_files_hold_exactly_the_golden_lines() {
     let stats = sink.flush_all(dir.path()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!((stats.dispatch_lines, stats.miss_lines), (2, 1));
 
+    let set = jitseam::telemetry::reader::current_set(dir.path()).unwrap_or_else(|e| panic!("{e}"));
     let read = |name: &str| {
-        std::fs::read_to_string(dir.path().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+        std::fs::read_to_string(set.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
     };
     // An absent structure key sorts first.
     let expected_dispatches = format!(
@@ -244,6 +247,63 @@ fn flushed_files_hold_exactly_the_golden_lines() {
     assert_eq!(read(MISSES_FILE), format!("{}\n", json(&miss)));
     assert_eq!(
         read(OVERFLOW_FILE),
+        "{\"schema\":1,\"dispatch_records\":0,\"miss_records\":0}\n"
+    );
+}
+
+/// The manifest a flush writes last: the layout version, the generation it makes current and the
+/// files that generation holds.
+#[test]
+fn the_manifest_names_the_layout_the_generation_and_its_files() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let sink = TelemetrySink::with_config(SinkConfig::DEFAULT.with_fsync(false));
+    sink.flush_all(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(dir.path().join(jitseam::telemetry::MANIFEST_FILE))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let set = jitseam::telemetry::reader::current_set(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let generation = set
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    assert!(generation.starts_with("gen-"), "{generation}");
+    assert_eq!(jitseam::telemetry::TELEMETRY_LAYOUT, 2);
+    assert_eq!(
+        text,
+        format!(
+            "{{\"layout\":2,\"generation\":\"{generation}\",\"files\":[\"{DISPATCHES_FILE}\",\"{MISSES_FILE}\",\"{DECLINES_FILE}\",\"{OVERFLOW_FILE}\"]}}\n"
+        )
+    );
+}
+
+#[test]
+fn decline_record_names_the_kernel_and_the_reason() {
+    let keyed = DeclineRecord::new(
+        Some(StructureKey::new("ew:add")),
+        add_f32(),
+        "element_count",
+        cpu(),
+    )
+    .with_count(3);
+    assert_eq!(
+        json(&keyed),
+        format!(
+            r#"{{"schema":1,"structure_key":"ew:add","chosen":{ADD_JSON},"reason":"element_count","count":3,"hw":{CPU_JSON}}}"#
+        )
+    );
+    round_trip(&keyed);
+    // The sink's flush writes the same bytes through its borrowed twin.
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let sink = TelemetrySink::with_config(SinkConfig::DEFAULT.with_fsync(false));
+    sink.record_decline(&keyed);
+    sink.flush_all(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let set = jitseam::telemetry::reader::current_set(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        std::fs::read_to_string(set.join(DECLINES_FILE)).unwrap_or_else(|e| panic!("{e}")),
+        format!("{}\n", json(&keyed))
+    );
+    // An overflow record without declines keeps its first-version bytes.
+    assert_eq!(
+        std::fs::read_to_string(set.join(OVERFLOW_FILE)).unwrap_or_else(|e| panic!("{e}")),
         "{\"schema\":1,\"dispatch_records\":0,\"miss_records\":0}\n"
     );
 }

@@ -94,3 +94,44 @@ fn every_transition_reports_its_outcome_and_every_refusal_its_reason() {
         "{refused:?}"
     );
 }
+
+#[test]
+fn every_launch_refusal_reports_its_kind() {
+    let recorder = Recorder::default();
+    let events = recorder.0.clone();
+    let spec = AbiSpec::new(AbiKind::Scalar, &[F32], &[F32], &[]);
+    let text = ".version 8.0\n.target sm_80\n.address_size 64\n\
+                .visible .entry k(.param .u64 a, .param .u64 b, .param .u64 n)\n{\n\tret;\n}\n";
+    let device = Device::emulator();
+    let kernel = Kernel::describe(Artifact::ptx(text, "k", spec))
+        .unwrap()
+        .load()
+        .unwrap()
+        .bind(&device)
+        .unwrap();
+    let x = device.alloc::<f32>(8).unwrap();
+    let mut y = device.alloc::<f32>(8).unwrap();
+    let stream = device.default_stream();
+    tracing::subscriber::with_default(recorder, || {
+        kernel
+            .launch(&stream, &[(&x).into()], &mut [(&mut y).into()], &[8], &[])
+            .unwrap();
+        assert!(
+            kernel
+                .launch(&stream, &[(&x).into()], &mut [(&mut y).into()], &[9], &[])
+                .is_err()
+        );
+    });
+    let events = events.lock().unwrap();
+    // A successful launch says nothing (the hot path stays quiet); the refusal is one event.
+    assert_eq!(events.len(), 1, "{events:?}");
+    let refused = &events[0];
+    assert_eq!(field(refused, "stage"), Some("launch"));
+    assert_eq!(field(refused, "entry"), Some("k"));
+    assert_eq!(field(refused, "decline"), Some("true"));
+    assert_eq!(field(refused, "kind"), Some("element_count"));
+    assert!(
+        field(refused, "error").is_some_and(|e| e.contains("the launch covers 9")),
+        "{refused:?}"
+    );
+}

@@ -9,6 +9,7 @@ mod inspect;
 mod kernel_args;
 mod run;
 mod telemetry;
+mod view;
 
 use std::process::ExitCode;
 
@@ -39,7 +40,8 @@ enum Command {
     /// Summarize telemetry flushed by a `TelemetrySink`.
     #[command(subcommand)]
     Telemetry(telemetry::TelemetryCommand),
-    /// Run an entry on the emulator with checked memory, from files or generated inputs.
+    /// Run an entry on the emulator with checked memory, from files or generated inputs, with
+    /// optional strided views per operand.
     Run(run::Args),
 }
 

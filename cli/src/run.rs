@@ -3,9 +3,14 @@
 //!
 //! File format: raw little-endian element arrays, row-major, no header (what
 //! `numpy.ndarray.tofile` writes, and `numpy.fromfile(path, dtype)` reads back). Every operand is
-//! a dense row-major array of `--shape`. Inputs come from `--input-file` (one per input, in
-//! order) or are generated with `--fill iota|random`; outputs go to `--output-dir` as
-//! `out0.bin`, `out1.bin`, …
+//! a dense row-major array of `--shape`, unless a `--view i:offset:shape:strides` gives operand
+//! `i` (inputs first, then outputs) a strided window: its buffer (and file) then holds every
+//! element up to the highest the window reaches. Inputs come from `--input-file` (one per input,
+//! in order) or are generated with `--fill iota|random`; outputs go to `--output-dir` as
+//! `out0.bin`, `out1.bin`, … (each output's whole buffer).
+//!
+//! Every size the command line implies is computed with checked arithmetic and bounded by
+//! `--max-host-bytes` before anything is read or allocated.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -17,6 +22,7 @@ use jitseam::{AbiKind, Device, DeviceBuffer, Element, ElementKind, Kernel};
 use jitseam::{Erased, ParamValue};
 
 use crate::kernel_args::KernelArgs;
+use crate::view::ViewSpec;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -42,9 +48,23 @@ pub(crate) struct Args {
     /// Where to write `out0.bin`, `out1.bin`, ….
     #[arg(long, default_value = ".")]
     output_dir: PathBuf,
+    /// A strided window for operand I (inputs first, then outputs): origin element OFFSET,
+    /// SHAPE and signed element STRIDES, comma-separated (`--view 0:0:4,3:1,4` reads a 3 × 4
+    /// row-major input transposed). Repeat for other operands.
+    #[arg(
+        long = "view",
+        value_name = "I:OFFSET:SHAPE:STRIDES",
+        allow_hyphen_values = true
+    )]
+    views: Vec<ViewSpec>,
     /// Run on the best available device (CUDA if present) instead of the emulator.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "unverified")]
     best: bool,
+    /// For debugging: load without the body proof (`Kernel::load_unverified`) and run on the
+    /// emulator, whose memory checker then catches what the body verifier would refuse (a
+    /// store into an input, an access outside the operands). Emulator only.
+    #[arg(long)]
+    unverified: bool,
     /// Most host memory the operands may take, in bytes, all inputs and outputs together (a
     /// larger shape is refused before anything is allocated).
     #[arg(long, default_value_t = 4 << 30)]
@@ -290,11 +310,30 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
         .iter()
         .try_fold(1usize, |n, &e| n.checked_mul(e))
         .ok_or("the shape's element count overflows")?;
+    // Elements of every operand's buffer: the shape's, or what its view reaches.
+    let operands = inputs.len() + outputs.len();
+    let mut views: Vec<Option<&ViewSpec>> = vec![None; operands];
+    for view in &args.views {
+        match views.get_mut(view.operand) {
+            Some(slot @ None) => *slot = Some(view),
+            Some(Some(_)) => return Err(format!("two --view for operand {}", view.operand)),
+            None => {
+                return Err(format!(
+                    "--view for operand {}, but the kernel has {operands} operands (inputs first, then outputs)",
+                    view.operand
+                ));
+            }
+        }
+    }
+    let lens = views
+        .iter()
+        .map(|view| view.map_or(Ok(count), |v| v.buffer_len()))
+        .collect::<Result<Vec<usize>, _>>()?;
     // Every operand's bytes, and all of them together, within the host budget before anything
     // is read or allocated.
     let mut total: u64 = 0;
-    for &kind in inputs.iter().chain(&outputs) {
-        total = total.saturating_add(host_bytes(count, kind, args.max_host_bytes)? as u64);
+    for (&kind, &len) in inputs.iter().chain(&outputs).zip(&lens) {
+        total = total.saturating_add(host_bytes(len, kind, args.max_host_bytes)? as u64);
     }
     if total > args.max_host_bytes {
         return Err(format!(
@@ -306,10 +345,11 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
         .iter()
         .enumerate()
         .map(|(k, &kind)| {
-            let want = host_bytes(count, kind, args.max_host_bytes)?;
+            let len = lens.get(k).copied().unwrap_or(count);
+            let want = host_bytes(len, kind, args.max_host_bytes)?;
             match args.input_files.get(k) {
-                Some(path) => read_input(path, kind, count, want),
-                None => generate(kind, count, &args.fill, k as u64 + 1),
+                Some(path) => read_input(path, kind, len, want),
+                None => generate(kind, len, &args.fill, k as u64 + 1),
             }
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -320,16 +360,27 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
         (Device::emulator(), "emulator".to_owned())
     };
     let outcome = (|| -> Result<(usize, std::time::Duration, Vec<AnyBuffer>), jitseam::Error> {
-        let kernel: Kernel<Erased, _> = Kernel::describe(artifact)?.load()?.bind(&device)?;
+        let described: Kernel<Erased, _> = Kernel::describe(artifact)?;
+        let loaded = if args.unverified {
+            // SAFETY: `--unverified` runs only on the emulator (`--best` conflicts with it), which
+            // lends a launch exactly its operands' bytes and checks every access the kernel
+            // makes against them: a body that breaks `load_unverified`'s contract faults with a
+            // typed error instead of touching memory it was not lent.
+            unsafe { described.load_unverified() }?
+        } else {
+            described.load()?
+        };
+        let kernel = loaded.bind(&device)?;
         let mut ins = Vec::with_capacity(inputs.len());
         for (&kind, bytes) in inputs.iter().zip(&input_bytes) {
             ins.push(AnyBuffer::upload(&device, kind, bytes)?);
         }
         let mut outs = Vec::with_capacity(outputs.len());
-        for &kind in &outputs {
+        for (m, &kind) in outputs.iter().enumerate() {
+            let len = lens.get(inputs.len() + m).copied().unwrap_or(count);
             let sentinel = if kind.is_float() { f64::NAN } else { 0.0 };
-            let mut bytes = Vec::with_capacity(count.saturating_mul(kind.size()));
-            for _ in 0..count {
+            let mut bytes = Vec::with_capacity(len.saturating_mul(kind.size()));
+            for _ in 0..len {
                 number(kind, sentinel).write_to(&mut bytes);
             }
             outs.push(AnyBuffer::upload(&device, kind, &bytes)?);
@@ -341,13 +392,16 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
             vec![count]
         };
         let elapsed = {
+            let (in_specs, out_specs) = views.split_at(inputs.len());
             let in_views: Vec<AnyView<'_>> = ins
                 .iter()
-                .map(|b| AnyView::of(b, &launch_shape))
+                .zip(in_specs)
+                .map(|(b, view)| AnyView::of(b, &launch_shape, *view))
                 .collect::<Result<_, _>>()?;
             let mut out_views: Vec<AnyViewMut<'_>> = outs
                 .iter_mut()
-                .map(|b| AnyViewMut::of(b, &launch_shape))
+                .zip(out_specs)
+                .map(|(b, view)| AnyViewMut::of(b, &launch_shape, *view))
                 .collect::<Result<_, _>>()?;
             let in_args: Vec<Arg<'_>> = in_views.iter().map(AnyView::arg).collect();
             let mut out_args: Vec<ArgMut<'_>> = out_views.iter_mut().map(AnyViewMut::arg).collect();
@@ -391,8 +445,8 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
 }
 
 macro_rules! any_view {
-    ($name:ident, $view:ident, $method:ident, $arg:ident $(, $m:ident)?) => {
-        /// A row-major view of an [`AnyBuffer`].
+    ($name:ident, $view:ident, $method:ident, $strided:ident, $arg:ident $(, $m:ident)?) => {
+        /// A view of an [`AnyBuffer`]: row-major over `shape`, or the `--view` window.
         enum $name<'b> {
             F32(jitseam::device::$view<'b, f32>),
             F64(jitseam::device::$view<'b, f64>),
@@ -409,20 +463,32 @@ macro_rules! any_view {
         }
 
         impl<'b> $name<'b> {
-            fn of(buffer: &'b $($m)? AnyBuffer, shape: &[usize]) -> Result<Self, jitseam::Error> {
+            fn of(
+                buffer: &'b $($m)? AnyBuffer,
+                shape: &[usize],
+                view: Option<&ViewSpec>,
+            ) -> Result<Self, jitseam::Error> {
+                macro_rules! window {
+                    ($b:expr) => {
+                        match view {
+                            Some(v) => $b.$strided(v.offset, &v.shape, &v.strides)?,
+                            None => $b.$method(shape)?,
+                        }
+                    };
+                }
                 Ok(match buffer {
-                    AnyBuffer::F32(b) => Self::F32(b.$method(shape)?),
-                    AnyBuffer::F64(b) => Self::F64(b.$method(shape)?),
-                    AnyBuffer::F16(b) => Self::F16(b.$method(shape)?),
-                    AnyBuffer::BF16(b) => Self::BF16(b.$method(shape)?),
-                    AnyBuffer::I8(b) => Self::I8(b.$method(shape)?),
-                    AnyBuffer::U8(b) => Self::U8(b.$method(shape)?),
-                    AnyBuffer::I16(b) => Self::I16(b.$method(shape)?),
-                    AnyBuffer::U16(b) => Self::U16(b.$method(shape)?),
-                    AnyBuffer::I32(b) => Self::I32(b.$method(shape)?),
-                    AnyBuffer::I64(b) => Self::I64(b.$method(shape)?),
-                    AnyBuffer::U32(b) => Self::U32(b.$method(shape)?),
-                    AnyBuffer::U64(b) => Self::U64(b.$method(shape)?),
+                    AnyBuffer::F32(b) => Self::F32(window!(b)),
+                    AnyBuffer::F64(b) => Self::F64(window!(b)),
+                    AnyBuffer::F16(b) => Self::F16(window!(b)),
+                    AnyBuffer::BF16(b) => Self::BF16(window!(b)),
+                    AnyBuffer::I8(b) => Self::I8(window!(b)),
+                    AnyBuffer::U8(b) => Self::U8(window!(b)),
+                    AnyBuffer::I16(b) => Self::I16(window!(b)),
+                    AnyBuffer::U16(b) => Self::U16(window!(b)),
+                    AnyBuffer::I32(b) => Self::I32(window!(b)),
+                    AnyBuffer::I64(b) => Self::I64(window!(b)),
+                    AnyBuffer::U32(b) => Self::U32(window!(b)),
+                    AnyBuffer::U64(b) => Self::U64(window!(b)),
                 })
             }
 
@@ -446,5 +512,12 @@ macro_rules! any_view {
     };
 }
 
-any_view!(AnyView, StridedView, shaped, Arg);
-any_view!(AnyViewMut, StridedViewMut, shaped_mut, ArgMut, mut);
+any_view!(AnyView, StridedView, shaped, strided, Arg);
+any_view!(
+    AnyViewMut,
+    StridedViewMut,
+    shaped_mut,
+    strided_mut,
+    ArgMut,
+    mut
+);

@@ -6,13 +6,15 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use jitseam::telemetry::{DispatchRecord, MissRecord, OverflowRecord, TelemetryReport};
+use jitseam::telemetry::{
+    DeclineRecord, DispatchRecord, MissRecord, OverflowRecord, TelemetryReport,
+};
 use serde::Serialize;
 
 /// Telemetry subcommands.
 #[derive(Debug, Subcommand)]
 pub(crate) enum TelemetryCommand {
-    /// Show the dispatch and miss cells with the highest counts
+    /// Show the dispatch, miss and decline cells with the highest counts
     Summary(SummaryArgs),
 }
 
@@ -73,6 +75,7 @@ fn summary(args: &SummaryArgs) -> ExitCode {
 struct Summary<'a> {
     dispatches: Section<'a, DispatchRecord>,
     misses: Section<'a, MissRecord>,
+    declines: Section<'a, DeclineRecord>,
     overflow: OverflowRecord,
 }
 
@@ -94,6 +97,11 @@ fn render_json(report: &TelemetryReport, top: usize) -> String {
             cells: report.misses.len(),
             launches: report.total_misses(),
             top: report.top_misses(top),
+        },
+        declines: Section {
+            cells: report.declines.len(),
+            launches: report.total_declines(),
+            top: report.top_declines(top),
         },
         overflow: report.overflow,
     };
@@ -173,12 +181,38 @@ fn render_table(report: &TelemetryReport, top: usize) -> String {
         &rows,
     );
 
+    let total = report.total_declines();
+    let _ = writeln!(
+        out,
+        "\ndeclines: {} refused in {}",
+        plural(total, "launch", "launches"),
+        plural(report.declines.len() as u64, "cell", "cells")
+    );
+    let rows: Vec<Vec<String>> = report
+        .top_declines(top)
+        .into_iter()
+        .map(|record: &DeclineRecord| {
+            vec![
+                record.count.to_string(),
+                share(record.count, total),
+                record.reason.clone(),
+                record.chosen.to_string(),
+                record.hw.to_string(),
+            ]
+        })
+        .collect();
+    push_table(
+        &mut out,
+        &["count", "share", "reason", "kernel", "hardware"],
+        &rows,
+    );
+
     let overflow = report.overflow;
-    if overflow.dispatch_records > 0 || overflow.miss_records > 0 {
+    if overflow.dispatch_records > 0 || overflow.miss_records > 0 || overflow.decline_records > 0 {
         let _ = writeln!(
             out,
-            "\noverflow: {} dispatch and {} miss launches found no cell (the sink was full)",
-            overflow.dispatch_records, overflow.miss_records
+            "\noverflow: {} dispatch, {} miss and {} declined launches found no cell (the sink was full)",
+            overflow.dispatch_records, overflow.miss_records, overflow.decline_records
         );
     }
     out
@@ -236,12 +270,17 @@ mod tests {
             misses: vec![MissRecord::new(
                 StructureKey::new("ew:add:rev"),
                 generic,
-                hw,
+                hw.clone(),
             )],
+            declines: vec![
+                DeclineRecord::new(None, add.clone(), "element_count", hw.clone()).with_count(2),
+                DeclineRecord::new(None, add, "aliasing", hw),
+            ],
             overflow: OverflowRecord {
                 schema: TELEMETRY_SCHEMA,
                 dispatch_records: 2,
                 miss_records: 0,
+                decline_records: 0,
             },
         }])
     }
@@ -259,7 +298,12 @@ misses: 1 launch in 1 cell
   count   share  wanted      fallback                                        hardware
       1  100.0%  ew:add:rev  cuda:add(f32,f32,f32) generic@0000000000000001  H200 sm_90 driver 570
 
-overflow: 2 dispatch and 0 miss launches found no cell (the sink was full)
+declines: 3 launches refused in 2 cells
+  count  share  reason         kernel                                        hardware
+      2  66.7%  element_count  cuda:add(f32,f32,f32) synth@00000000000000ab  H200 sm_90 driver 570
+      1  33.3%  aliasing       cuda:add(f32,f32,f32) synth@00000000000000ab  H200 sm_90 driver 570
+
+overflow: 2 dispatch, 0 miss and 0 declined launches found no cell (the sink was full)
 ";
         assert_eq!(table, expected);
     }
@@ -269,7 +313,9 @@ overflow: 2 dispatch and 0 miss launches found no cell (the sink was full)
         let mut report = report();
         report.misses.clear();
         let table = render_table(&report, 1);
-        assert_eq!(table.lines().filter(|l| l.contains("cuda:add")).count(), 1);
+        // One dispatch row and one decline row.
+        assert_eq!(table.lines().filter(|l| l.contains("cuda:add")).count(), 2);
+        assert_eq!(table.lines().filter(|l| l.contains("aliasing")).count(), 0);
         assert!(table.contains("misses: 0 launches in 0 cells\n  (none)\n"));
     }
 
@@ -283,6 +329,9 @@ overflow: 2 dispatch and 0 miss launches found no cell (the sink was full)
         assert_eq!(value["dispatches"]["top"][0]["count"], 3);
         assert_eq!(value["misses"]["top"][0]["wanted"], "ew:add:rev");
         assert_eq!(value["overflow"]["dispatch_records"], 2);
+        assert_eq!(value["declines"]["cells"], 2);
+        assert_eq!(value["declines"]["launches"], 3);
+        assert_eq!(value["declines"]["top"][0]["reason"], "element_count");
         // Records keep their wire field order.
         let schema = text.find("\"schema\"").unwrap_or(usize::MAX);
         let chosen = text.find("\"chosen\"").unwrap_or(0);

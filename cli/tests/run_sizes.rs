@@ -1,6 +1,6 @@
 //! `jitseam run` refuses every size it cannot honour with a message, never a panic (exit 101), an
 //! abort or a signal: shapes that overflow, shapes past the host budget, input files of the wrong
-//! size, in any combination.
+//! size, `--view`s whose reach overflows or leaves the budget, in any combination.
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
@@ -99,5 +99,52 @@ proptest! {
         let shape: Vec<String> = shape.iter().map(u64::to_string).collect();
         let (status, stderr) = run_add(&shape.join(","), file_bytes, &[]);
         prop_assert!(matches!(status, Ok(0..=2)), "shape {shape:?}, file {file_bytes:?}: {status:?} {stderr}");
+    }
+}
+
+/// A `--view` value for operand 0..4 (the add has 3), mostly near sensible, sometimes extreme.
+fn view() -> impl Strategy<Value = String> {
+    let extent = prop_oneof![Just(0u64), 1u64..6, Just(u64::MAX), 1u64 << 30..1u64 << 62];
+    let stride = prop_oneof![
+        -4i64..5,
+        Just(i64::MAX),
+        Just(i64::MIN),
+        (1i64 << 20)..(1i64 << 40),
+    ];
+    (
+        0usize..4,
+        prop_oneof![Just(0u64), 0u64..40, Just(u64::MAX)],
+        prop::collection::vec((extent, stride), 1..4),
+    )
+        .prop_map(|(operand, offset, axes)| {
+            let shape: Vec<String> = axes.iter().map(|(e, _)| e.to_string()).collect();
+            let strides: Vec<String> = axes.iter().map(|(_, s)| s.to_string()).collect();
+            format!(
+                "{operand}:{offset}:{}:{}",
+                shape.join(","),
+                strides.join(",")
+            )
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn no_view_ends_in_a_panic_or_a_signal(
+        views in prop::collection::vec(view(), 1..3),
+        shape in prop_oneof![Just(0u64), 1u64..50],
+        file_bytes in prop::option::of(prop_oneof![Just(0usize), Just(16), Just(400)]),
+    ) {
+        let mut extra = vec!["--max-host-bytes".to_owned(), "1000000".to_owned()];
+        for v in &views {
+            extra.push(format!("--view={v}"));
+        }
+        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+        let (status, stderr) = run_add(&shape.to_string(), file_bytes, &extra);
+        prop_assert!(
+            matches!(status, Ok(0..=2)),
+            "views {views:?}, shape {shape}, file {file_bytes:?}: {status:?} {stderr}"
+        );
     }
 }

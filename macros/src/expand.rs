@@ -1,6 +1,7 @@
 //! Code for a validated [`Kernel`]: the signature type, its argument struct and constructor, the
-//! `Signature` impl, and static assertions of what the ABI requires. After an error, a stub of
-//! the types, so the user sees the one error and not every use of the missing names.
+//! declaration (jitseam makes every declaration a `Signature`), and static assertions of what
+//! the ABI requires. After an error, a stub of the types, so the user sees the one error and not
+//! every use of the missing names.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -187,9 +188,9 @@ impl Kernel {
             .map(|param| param.scalar.kind(param.span));
 
         let args = names::hidden("args");
-        let first_output = names::hidden("out0");
         // Operands go to the launch as the borrowed handles they are, which carry what orders
-        // their memory across streams; never as bare descriptions.
+        // their memory across streams; never as bare descriptions. The launch shape is the one
+        // the operands agree on, so an error names the operand that differs.
         let input_args = self.inputs.iter().map(|operand| {
             let name = &operand.name;
             quote!(::jitseam::__private::Arg::from(#args.#name))
@@ -198,20 +199,13 @@ impl Kernel {
             let name = &operand.name;
             quote!(::jitseam::__private::ArgMut::from(#args.#name))
         });
-        let first_name = self.outputs.first().map(|operand| &operand.name);
-        let shape = match self.abi {
-            // Dense ABIs launch over elements; `check` divides by the width and refuses a
-            // remainder.
-            Abi::Scalar | Abi::Vectorized { .. } => quote!(&[#first_output.len()]),
-            Abi::Strided { .. } => quote!(#first_output.shape()),
-        };
         let param_values = self.params.iter().map(|param| {
             let name = &param.name;
             quote!(::jitseam::__private::ParamValue::from(#args.#name))
         });
         quote! {
             #(#shared_attrs)*
-            impl ::jitseam::__private::Signature for #type_name {
+            impl ::jitseam::__private::Declared for #type_name {
                 const SPEC: ::jitseam::__private::AbiSpec = ::jitseam::__private::AbiSpec::new(
                     #abi,
                     &[#(#inputs),*],
@@ -221,15 +215,13 @@ impl Kernel {
                 const SYMBOL: &'static str = #symbol;
                 type Args<'a> = #args_name<'a>;
 
-                fn __jitseam_launch(
+                fn launch(
                     launch: ::jitseam::__private::Launch<'_>,
-                    #args: Self::Args<'_>,
+                    #args: #args_name<'_>,
                 ) -> ::core::result::Result<(), ::jitseam::__private::Error> {
-                    let #first_output = #args.#first_name.desc();
-                    launch.run(
+                    launch.run_agreed(
                         &[#(#input_args),*],
                         &[#(#output_args),*],
-                        #shape,
                         &[#(#param_values),*],
                     )
                 }

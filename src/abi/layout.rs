@@ -27,13 +27,55 @@ pub struct ParamLayout {
     /// Whether any pointer declares a pointee alignment above 1, so launches of the (usual)
     /// kernels that declare none skip the check.
     pointee_aligned: bool,
+    /// The pack plan of a dense kernel, found once here so that a launch writes its leading
+    /// words without looking at their roles.
+    dense: Option<DensePrefix>,
+}
+
+/// A layout that starts with the dense ABI's words, in order: one pointer per input, one per
+/// output, then the count, each a 64-bit word at the next multiple of 8 bytes from 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DensePrefix {
+    /// Leading input pointers.
+    pub inputs: usize,
+    /// Output pointers after them.
+    pub outputs: usize,
+}
+
+impl DensePrefix {
+    /// Parameters the prefix covers: the pointers and the count.
+    pub fn len(&self) -> usize {
+        self.inputs + self.outputs + 1
+    }
+
+    /// Never: the prefix always holds the count.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The prefix of `params`, if they start with one.
+    fn of(params: &[PlacedParam]) -> Option<Self> {
+        let word = |index: usize| {
+            params
+                .get(index)
+                .filter(|p| p.class == ParamClass::Int64 && p.offset == index * 8)
+                .map(|p| p.role)
+        };
+        let inputs = (0..)
+            .take_while(|&k| word(k) == u32::try_from(k).ok().map(ParamRole::Input))
+            .count();
+        let outputs = (0..)
+            .take_while(|&m| word(inputs + m) == u32::try_from(m).ok().map(ParamRole::Output))
+            .count();
+        (word(inputs + outputs) == Some(ParamRole::Count)).then_some(Self { inputs, outputs })
+    }
 }
 
 impl ParamLayout {
     /// Places `expected` in order.
     pub fn new(expected: &[ExpectedParam]) -> Self {
         let mut offset = 0usize;
-        let params = expected
+        let params: Vec<PlacedParam> = expected
             .iter()
             .map(|p| {
                 let at = offset.next_multiple_of(p.class.align().max(1));
@@ -46,10 +88,12 @@ impl ParamLayout {
                 }
             })
             .collect();
+        let dense = DensePrefix::of(&params);
         Self {
             params,
             size: offset,
             pointee_aligned: false,
+            dense,
         }
     }
 
@@ -82,8 +126,15 @@ impl ParamLayout {
     }
 
     /// Total packet bytes.
+    #[inline]
     pub fn size(&self) -> usize {
         self.size
+    }
+
+    /// The dense pack plan, when the layout starts with the dense ABI's words.
+    #[inline]
+    pub fn dense_prefix(&self) -> Option<DensePrefix> {
+        self.dense
     }
 }
 
@@ -101,5 +152,28 @@ mod tests {
         // x, out, n, then f16 at 24, f64 realigned to 32, f32 at 40, bf16 at 44.
         assert_eq!(offsets, [0, 8, 16, 24, 32, 40, 44]);
         assert_eq!(layout.size(), 46);
+        assert_eq!(
+            layout.dense_prefix(),
+            Some(DensePrefix {
+                inputs: 1,
+                outputs: 1
+            })
+        );
+    }
+
+    #[test]
+    fn only_dense_layouts_have_a_dense_prefix() {
+        let strided = AbiSpec::new(AbiKind::Strided { rank: 2 }, &[F32], &[F32], &[]);
+        let layout = ParamLayout::new(&strided.expected_params());
+        assert_eq!(layout.dense_prefix(), None);
+        let vectors = AbiSpec::new(AbiKind::Vectorized { width: 4 }, &[F32, F32], &[F32], &[]);
+        let layout = ParamLayout::new(&vectors.expected_params());
+        assert_eq!(
+            layout.dense_prefix(),
+            Some(DensePrefix {
+                inputs: 2,
+                outputs: 1
+            })
+        );
     }
 }

@@ -1,5 +1,6 @@
 //! The three kernel ABIs: compile-time markers, the runtime [`AbiSpec`], the exact parameter list
-//! each ABI implies, where each parameter sits in the argument packet, and the packet itself.
+//! each ABI implies, where each parameter sits in the argument packet, and the packet itself with
+//! the byte ranges its operands reach.
 
 mod kind;
 mod layout;
@@ -7,13 +8,15 @@ mod packet;
 mod contract;
 mod params;
 mod prototype;
+mod reach;
 mod spec;
 mod value;
 
 pub use kind::{Abi, AbiKind, Scalar, Strided, Vectorized};
-pub use layout::{ParamLayout, PlacedParam};
+pub use layout::{DensePrefix, ParamLayout, PlacedParam};
 pub use packet::ArgPacket;
 pub use params::{ExpectedParam, ParamClass, ParamRole};
+pub use reach::{OperandRange, OperandReach};
 pub use spec::{AbiSpec, MAX_PARAM_BYTES, MAX_RANK, SpecProblem};
 pub use value::ParamValue;
 pub(crate) use value::copy_le;

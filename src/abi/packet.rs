@@ -1,7 +1,12 @@
 //! [`ArgPacket`]: the argument packet of one launch, the one thing a backend receives besides the
 //! function, the stream and the geometry. Built only by the launch path's `marshal`.
+//!
+//! Besides the bytes, a packet answers two questions about the checked launch it was built
+//! from, for a backend that runs the kernel itself: which device bytes its operands can reach
+//! ([`ArgPacket::operands`], computed only when asked), and whether the body covers every
+//! element whatever the grid ([`ArgPacket::grid_stride`]).
 
-use super::ParamLayout;
+use super::{OperandReach, ParamLayout};
 
 /// The argument packet of one launch: every `.param` at its layout offset, little-endian.
 #[derive(Debug)]
@@ -9,6 +14,8 @@ pub struct ArgPacket<'a> {
     storage: Storage,
     len: usize,
     layout: &'a ParamLayout,
+    operands: &'a dyn OperandReach,
+    grid_stride: bool,
 }
 
 /// Where the bytes live. Only the variant in use is written when a packet is made, so a small
@@ -40,9 +47,14 @@ struct Aligned<const N: usize>([u8; N]);
 
 impl<'a> ArgPacket<'a> {
     /// `layout.size()` zero bytes: padding between params stays zero, so equal launches give
-    /// equal packets.
+    /// equal packets. `operands` answers [`ArgPacket::operands`]; `grid_stride`,
+    /// [`ArgPacket::grid_stride`].
     #[inline]
-    pub(crate) fn zeroed(layout: &'a ParamLayout) -> Self {
+    pub(crate) fn zeroed(
+        layout: &'a ParamLayout,
+        operands: &'a dyn OperandReach,
+        grid_stride: bool,
+    ) -> Self {
         let len = layout.size();
         let storage = if len <= SMALL_PACKET {
             Storage::Small(Aligned([0; SMALL_PACKET]))
@@ -55,6 +67,8 @@ impl<'a> ArgPacket<'a> {
             storage,
             len,
             layout,
+            operands,
+            grid_stride,
         }
     }
 
@@ -82,6 +96,19 @@ impl<'a> ArgPacket<'a> {
     /// The layout the packet follows.
     pub fn layout(&self) -> &ParamLayout {
         self.layout
+    }
+
+    /// The device bytes the launch's operands can reach: a backend that checks memory (the
+    /// emulator) lends the kernel exactly these, inputs read-only.
+    pub fn operands(&self) -> &'a dyn OperandReach {
+        self.operands
+    }
+
+    /// Whether the body covers every element whatever the grid (a grid-stride loop), so that a
+    /// backend may run it with fewer blocks than the geometry asks for; false: every block of
+    /// the geometry must run.
+    pub fn grid_stride(&self) -> bool {
+        self.grid_stride
     }
 
     /// The bytes of parameter `index`.

@@ -86,6 +86,7 @@ pub(crate) struct Ticket {
 
 /// The key of a stream: the address of its shared handle. Handles are at least 8-byte aligned
 /// (they follow two counters in the `Arc`), so the low bit is free for [`WROTE`].
+#[inline(always)]
 fn key_of(stream: &Arc<dyn BackendStream>) -> usize {
     Arc::as_ptr(stream).cast::<()>() as usize
 }
@@ -101,6 +102,7 @@ impl AccessLog {
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    #[inline(always)]
     fn owned_by(&self, key: usize, kind: AccessKind) -> bool {
         let owner = self.owner.load(Ordering::SeqCst);
         owner & !WROTE == key && (kind == AccessKind::Read || owner & WROTE != 0)
@@ -109,6 +111,9 @@ impl AccessLog {
     /// Orders a use of kind `kind` on `stream`, about to be queued, after every conflicting use
     /// on other streams: `stream` waits, on the device, for an event recorded on each of their
     /// streams now. Call [`AccessLog::after`] once the use is queued.
+    ///
+    /// Inlined: on the owning stream this is one atomic load and a compare.
+    #[inline]
     pub(crate) fn before(
         &self,
         backend: &dyn Backend,
@@ -122,10 +127,26 @@ impl AccessLog {
                 generation: 0,
             });
         }
+        self.before_locked(backend, stream, kind, key)
+    }
+
+    /// [`AccessLog::before`] off the fast path: under the lock.
+    #[inline(never)]
+    fn before_locked(
+        &self,
+        backend: &dyn Backend,
+        stream: &Arc<dyn BackendStream>,
+        kind: AccessKind,
+        key: usize,
+    ) -> Result<Ticket, Error> {
         let entries = self.lock();
         // Before any event is recorded: a fast use that still sees its key after queueing was
-        // queued before these events (see the module docs).
-        self.owner.store(0, Ordering::SeqCst);
+        // queued before these events (see the module docs). Only a holder of the lock stores a
+        // key, so a 0 read here stays 0 until we unlock: it orders the fast uses exactly as our
+        // own store would, without a second atomic write per use on a shared log.
+        if self.owner.load(Ordering::SeqCst) != 0 {
+            self.owner.store(0, Ordering::SeqCst);
+        }
         for entry in &entries.list {
             let conflicts =
                 key_of(&entry.stream) != key && (kind == AccessKind::Write || entry.wrote);
@@ -141,11 +162,27 @@ impl AccessLog {
     }
 
     /// Logs a use that [`AccessLog::before`] ordered and that is now queued on `stream`.
+    ///
+    /// Inlined: after a fast `before`, on the stream that still owns the log, this is one
+    /// atomic load and a compare.
+    #[inline]
     pub(crate) fn after(&self, stream: &Arc<dyn BackendStream>, kind: AccessKind, ticket: Ticket) {
         let key = key_of(stream);
         if ticket.fast && self.owned_by(key, kind) {
             return;
         }
+        self.after_locked(stream, kind, ticket, key);
+    }
+
+    /// [`AccessLog::after`] off the fast path: under the lock.
+    #[inline(never)]
+    fn after_locked(
+        &self,
+        stream: &Arc<dyn BackendStream>,
+        kind: AccessKind,
+        ticket: Ticket,
+        key: usize,
+    ) {
         let mut entries = self.lock();
         entries.generation += 1;
         let generation = entries.generation;
@@ -172,7 +209,10 @@ impl AccessLog {
             [only] => key_of(&only.stream) | usize::from(only.wrote),
             _ => 0,
         };
-        self.owner.store(owner, Ordering::SeqCst);
+        // Unchanged (a log shared by several streams stays at 0): nothing to publish.
+        if self.owner.load(Ordering::SeqCst) != owner {
+            self.owner.store(owner, Ordering::SeqCst);
+        }
     }
 
     /// The streams whose queued work may still use the allocation, emptying the log: what a

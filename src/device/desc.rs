@@ -1,5 +1,6 @@
-//! [`ViewDesc`]: the erased description of one operand that every launch check reads, and the
-//! shape-only validation of the windows views are made from.
+//! [`ViewDesc`]: the erased description of one operand that every launch check reads, where the
+//! checks read it from ([`AsViewDesc`]), and the shape-only validation of the windows views are
+//! made from.
 
 use std::ops::Range;
 
@@ -28,6 +29,32 @@ pub struct ViewDesc {
     pub shape: [usize; MAX_RANK],
     /// Signed stride of each axis, in elements.
     pub strides: [isize; MAX_RANK],
+}
+
+/// What a launch check reads an operand's description from, in place: a [`ViewDesc`] itself, or
+/// a launch operand ([`Arg`](super::Arg), [`ArgMut`](super::ArgMut)) that holds one. The checks
+/// and the packet read the same description through the same shared borrow, so a launch never
+/// copies its operands' descriptions.
+///
+/// Sealed: only jitseam's types describe operands, each by a plain field read, so what the
+/// checks read is what the packet is built from.
+pub trait AsViewDesc: sealed::Sealed + std::fmt::Debug {
+    /// The description.
+    fn view_desc(&self) -> &ViewDesc;
+}
+
+pub(super) mod sealed {
+    /// Keeps [`AsViewDesc`](super::AsViewDesc) to jitseam's own types.
+    pub trait Sealed {}
+}
+
+impl sealed::Sealed for ViewDesc {}
+
+impl AsViewDesc for ViewDesc {
+    #[inline(always)]
+    fn view_desc(&self) -> &ViewDesc {
+        self
+    }
 }
 
 impl ViewDesc {

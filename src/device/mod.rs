@@ -19,14 +19,14 @@ mod stream;
 mod view;
 
 pub use crate::liveness::{DeviceId, is_live};
-pub(crate) use access::{AccessKind, AccessLog, Ticket};
+pub(crate) use access::{AccessKind, Ticket};
 pub use backend::{
     Backend, BackendEvent, BackendFunction, BackendKind, BackendStream, CompletedEvent,
     DeviceProperties, Geometry,
 };
 pub use buffer::DeviceBuffer;
-pub use desc::ViewDesc;
-pub use emulated::EmulatorBackend;
+pub use desc::{AsViewDesc, ViewDesc};
+pub use emulated::{EmulatorBackend, EmulatorConfig};
 pub use event::Event;
 pub use handle::{Device, WeakDevice};
 pub(crate) use operand::{Source, SourceMut};

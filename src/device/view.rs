@@ -5,6 +5,7 @@ use std::marker::PhantomData;
 
 use super::ViewDesc;
 use super::access::AccessLog;
+use super::desc::{AsViewDesc, sealed};
 use super::operand::{Source, SourceMut};
 use crate::dtype::Element;
 
@@ -40,6 +41,23 @@ impl ArgMut<'_> {
     /// The erased description a launch checks; see [`Arg::desc`].
     pub fn desc(&self) -> ViewDesc {
         self.desc
+    }
+}
+
+impl sealed::Sealed for Arg<'_> {}
+impl sealed::Sealed for ArgMut<'_> {}
+
+impl AsViewDesc for Arg<'_> {
+    #[inline(always)]
+    fn view_desc(&self) -> &ViewDesc {
+        &self.desc
+    }
+}
+
+impl AsViewDesc for ArgMut<'_> {
+    #[inline(always)]
+    fn view_desc(&self) -> &ViewDesc {
+        &self.desc
     }
 }
 

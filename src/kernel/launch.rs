@@ -19,7 +19,7 @@ impl<Sig> Kernel<Sig, DeviceBound> {
             &self.artifact,
             &self.data.loaded,
             self.data.device.id(),
-            self.data.device.properties().max_grid_x,
+            self.data.max_grid_x,
         )
     }
 
@@ -75,5 +75,6 @@ pub(crate) fn launch_facts<'a>(
         device,
         max_grid_x,
         proof: loaded.proof(),
+        grid_stride: loaded.grid_stride(),
     }
 }

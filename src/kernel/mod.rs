@@ -176,6 +176,7 @@ impl<Sig> Kernel<Sig, Loaded> {
                     device: device.clone(),
                     function,
                     telemetry,
+                    max_grid_x: device.properties().max_grid_x,
                 };
                 Ok(Self::with::<DeviceBound>(self.artifact, data))
             }

@@ -6,7 +6,7 @@
 use jitseam_ptx::verify::{Coverage, Proof};
 
 use crate::abi::{AbiKind, AbiSpec, MAX_RANK, ParamLayout, ParamValue};
-use crate::device::{Geometry, ViewDesc};
+use crate::device::{AsViewDesc, Geometry, ViewDesc};
 use crate::dtype::ElementKind;
 use crate::error::{Error, Operand};
 use crate::liveness::DeviceId;
@@ -31,22 +31,39 @@ pub struct LaunchFacts<'k> {
     /// What the body verifier proved about the kernel (its coverage form and the conditions
     /// every launch must meet); `None` for a kernel loaded with `Kernel::load_unverified`.
     pub proof: Option<&'k Proof>,
+    /// Whether the body covers every element whatever the grid (a grid-stride loop), so that a
+    /// backend may run it on fewer blocks than one thread per element asks for (the emulator
+    /// caps the grid near its core count). False — every block runs — unless the loaded
+    /// kernel says so.
+    pub grid_stride: bool,
 }
 
 /// A launch that [`check`] accepted. Only `check` builds one, so a packet built from it (by
 /// [`marshal`](super::marshal)) rests on every precondition of the kernel's ABI.
-#[derive(Debug, Clone, Copy)]
-pub struct CheckedLaunch<'a> {
+///
+/// It keeps the operands `check` read (descriptions, or launch operands holding them) by shared
+/// borrow, so the packet is built from exactly what was checked.
+#[derive(Debug)]
+pub struct CheckedLaunch<'a, I = ViewDesc, O = ViewDesc> {
     pub(super) facts: LaunchFacts<'a>,
-    pub(super) inputs: &'a [ViewDesc],
-    pub(super) outputs: &'a [ViewDesc],
+    pub(super) inputs: &'a [I],
+    pub(super) outputs: &'a [O],
     pub(super) shape: &'a [usize],
     pub(super) params: &'a [ParamValue],
     pub(super) count: u64,
     pub(super) geometry: Geometry,
 }
 
-impl CheckedLaunch<'_> {
+// By hand: derived, they would ask `I` and `O` to be `Copy`, and only borrows are copied.
+impl<I, O> Clone for CheckedLaunch<'_, I, O> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<I, O> Copy for CheckedLaunch<'_, I, O> {}
+
+impl<I, O> CheckedLaunch<'_, I, O> {
     /// The grid and block the launch will use.
     pub fn geometry(&self) -> Geometry {
         self.geometry
@@ -65,14 +82,21 @@ impl CheckedLaunch<'_> {
 ///
 /// `shape` is the launch's logical shape: `[n]` (or any shape with `n` elements) for the scalar
 /// and vectorized ABIs, the `R` extents for `Strided<R>`.
-pub fn check<'a>(
+///
+/// The operands are [`ViewDesc`]s, or launch operands ([`Arg`](crate::device::Arg),
+/// [`ArgMut`](crate::device::ArgMut)) whose descriptions are read in place.
+///
+/// Inlined, so that a launch builds the accepted launch in its own frame rather than receiving
+/// it through memory; the full check stays out of line.
+#[inline]
+pub fn check<'a, I: AsViewDesc, O: AsViewDesc>(
     facts: LaunchFacts<'a>,
     stream: DeviceId,
-    inputs: &'a [ViewDesc],
-    outputs: &'a [ViewDesc],
+    inputs: &'a [I],
+    outputs: &'a [O],
     shape: &'a [usize],
     params: &'a [ParamValue],
-) -> Result<CheckedLaunch<'a>, Error> {
+) -> Result<CheckedLaunch<'a, I, O>, Error> {
     // Nearly every launch is a valid dense one: accepted in one pass, or decided (and its error
     // named) by the full check. A kernel declaring pointee alignments always takes the full
     // check, which is the only one that knows them.
@@ -142,14 +166,17 @@ fn check_proof(checked: &CheckedLaunch<'_>) -> Result<(), Error> {
 }
 
 /// [`check`] without the dense fast path: every check, in order, naming the first that fails.
-fn check_full<'a>(
+/// Out of line: a launch that gets here is unusual (or refused), and keeping it apart keeps the
+/// fast path's frame small.
+#[inline(never)]
+fn check_full<'a, I: AsViewDesc, O: AsViewDesc>(
     facts: LaunchFacts<'a>,
     stream: DeviceId,
-    inputs: &'a [ViewDesc],
-    outputs: &'a [ViewDesc],
+    inputs: &'a [I],
+    outputs: &'a [O],
     shape: &'a [usize],
     params: &'a [ParamValue],
-) -> Result<CheckedLaunch<'a>, Error> {
+) -> Result<CheckedLaunch<'a, I, O>, Error> {
     let entry = facts.entry;
     let spec = facts.spec;
     count_matches(entry, "inputs", spec.inputs.len(), inputs.len())?;
@@ -165,10 +192,17 @@ fn check_full<'a>(
     }
     // Counts match, so the zips pair every operand with its declared dtype.
     for (k, (view, &expected)) in inputs.iter().zip(spec.inputs.iter()).enumerate() {
-        check_operand(&facts, Operand::Input(k), k, view, expected)?;
+        check_operand(&facts, Operand::Input(k), k, view.view_desc(), expected)?;
     }
     for (m, (view, &expected)) in outputs.iter().zip(spec.outputs.iter()).enumerate() {
-        check_operand(&facts, Operand::Output(m), inputs.len() + m, view, expected)?;
+        let param = inputs.len() + m;
+        check_operand(
+            &facts,
+            Operand::Output(m),
+            param,
+            view.view_desc(),
+            expected,
+        )?;
     }
     for (index, (value, &expected)) in params.iter().zip(spec.params.iter()).enumerate() {
         if value.kind() != expected {
@@ -309,37 +343,37 @@ fn check_operand(
     Ok(())
 }
 
-fn all_views<'v>(
-    inputs: &'v [ViewDesc],
-    outputs: &'v [ViewDesc],
+fn all_views<'v, I: AsViewDesc, O: AsViewDesc>(
+    inputs: &'v [I],
+    outputs: &'v [O],
 ) -> impl Iterator<Item = (Operand, &'v ViewDesc)> {
     let ins = inputs
         .iter()
         .enumerate()
-        .map(|(k, v)| (Operand::Input(k), v));
+        .map(|(k, v)| (Operand::Input(k), v.view_desc()));
     let outs = outputs
         .iter()
         .enumerate()
-        .map(|(m, v)| (Operand::Output(m), v));
+        .map(|(m, v)| (Operand::Output(m), v.view_desc()));
     ins.chain(outs)
 }
 
 /// Scalar and vectorized: every operand dense, inside its allocation, with exactly `n` elements;
 /// for vectors also `n % W == 0` and every start aligned to `W · size`. Returns the count.
-fn check_dense(
+fn check_dense<I: AsViewDesc, O: AsViewDesc>(
     entry: &str,
     abi: AbiKind,
-    inputs: &[ViewDesc],
-    outputs: &[ViewDesc],
+    inputs: &[I],
+    outputs: &[O],
     n: usize,
 ) -> Result<usize, Error> {
-    // Two plain loops rather than one over a chained iterator: this runs on every launch, and
-    // the chain costs a branch per step.
+    // Two plain loops rather than one over a chained iterator: the chain costs a branch per
+    // step.
     for (k, view) in inputs.iter().enumerate() {
-        check_dense_view(entry, abi, Operand::Input(k), view, n)?;
+        check_dense_view(entry, abi, Operand::Input(k), view.view_desc(), n)?;
     }
     for (m, view) in outputs.iter().enumerate() {
-        check_dense_view(entry, abi, Operand::Output(m), view, n)?;
+        check_dense_view(entry, abi, Operand::Output(m), view.view_desc(), n)?;
     }
     let width = abi.width();
     if !n.is_multiple_of(width) {
@@ -413,11 +447,11 @@ fn check_dense_view(
 
 /// Strided: every operand of the kernel's rank and the launch's shape, every reachable element
 /// inside its allocation, and no output writing one element twice.
-fn check_strided(
+fn check_strided<I: AsViewDesc, O: AsViewDesc>(
     entry: &str,
     rank: usize,
-    inputs: &[ViewDesc],
-    outputs: &[ViewDesc],
+    inputs: &[I],
+    outputs: &[O],
     shape: &[usize],
     ranges: &mut [ByteRange; CACHED_RANGES],
 ) -> Result<(), Error> {
@@ -463,6 +497,7 @@ fn check_strided(
         }
     }
     for (output, view) in outputs.iter().enumerate() {
+        let view = view.view_desc();
         if let Some((axis, extent)) = self_overlap(view) {
             return Err(Error::OutputOverlaps {
                 entry: entry.to_owned(),
@@ -480,7 +515,7 @@ fn check_strided(
 /// Lowest and highest element index (in the allocation) the view can touch; `None` when it
 /// covers nothing. Computed in `i128`, where no product of a `usize` extent and an `isize`
 /// stride can overflow.
-fn reach(view: &ViewDesc) -> Option<(i128, i128)> {
+pub(super) fn reach(view: &ViewDesc) -> Option<(i128, i128)> {
     if view.is_empty() {
         return None;
     }
@@ -522,7 +557,7 @@ fn self_overlap(view: &ViewDesc) -> Option<(usize, usize)> {
 }
 
 /// Half-open device byte range `[start, end)` a view can touch; `None` when it touches nothing.
-type ByteRange = Option<(u128, u128)>;
+pub(super) type ByteRange = Option<(u128, u128)>;
 
 /// Operands whose byte ranges [`check_strided`] records for [`check_aliasing`]: every kernel up
 /// to eight operands. Larger kernels get the rest recomputed there — same answer, more work.
@@ -531,17 +566,17 @@ const CACHED_RANGES: usize = 8;
 /// Kernels take `__restrict__` pointers: an output may share no byte with any other operand.
 ///
 /// `range(i, view)` is the byte range of operand `i` (inputs, then outputs), `view`.
-fn check_aliasing(
+fn check_aliasing<I: AsViewDesc, O: AsViewDesc>(
     entry: &str,
-    inputs: &[ViewDesc],
-    outputs: &[ViewDesc],
+    inputs: &[I],
+    outputs: &[O],
     range: impl Fn(usize, &ViewDesc) -> ByteRange,
 ) -> Result<(), Error> {
     let overlaps = |(start, end): (u128, u128), other: ByteRange| {
         other.is_some_and(|(other_start, other_end)| other_start < end && start < other_end)
     };
     for (m, out) in outputs.iter().enumerate() {
-        let Some(out_range) = range(inputs.len() + m, out) else {
+        let Some(out_range) = range(inputs.len() + m, out.view_desc()) else {
             continue;
         };
         let aliasing = |other| Error::Aliasing {
@@ -550,12 +585,12 @@ fn check_aliasing(
             other,
         };
         for (k, input) in inputs.iter().enumerate() {
-            if overlaps(out_range, range(k, input)) {
+            if overlaps(out_range, range(k, input.view_desc())) {
                 return Err(aliasing(Operand::Input(k)));
             }
         }
         for (j, other) in outputs.iter().enumerate() {
-            if j != m && overlaps(out_range, range(inputs.len() + j, other)) {
+            if j != m && overlaps(out_range, range(inputs.len() + j, other.view_desc())) {
                 return Err(aliasing(Operand::Output(j)));
             }
         }
@@ -569,7 +604,7 @@ fn byte_range(view: &ViewDesc) -> ByteRange {
 }
 
 /// The byte range of a view whose [`reach`] is `(lowest, highest)`.
-fn byte_range_of_reach(view: &ViewDesc, (lowest, highest): (i128, i128)) -> ByteRange {
+pub(super) fn byte_range_of_reach(view: &ViewDesc, (lowest, highest): (i128, i128)) -> ByteRange {
     let size = view.dtype.size() as i128;
     let start = view.base as i128 + lowest * size;
     let end = view.base as i128 + (highest + 1) * size;
@@ -678,6 +713,7 @@ mod tests {
                     device: DeviceId::from_raw(1),
                     max_grid_x: u32::MAX,
                     proof: None,
+                    grid_stride: false,
                 };
                 let shape = [n];
                 let stream = DeviceId::from_raw(stream);

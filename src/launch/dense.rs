@@ -8,7 +8,7 @@
 //! full check's alone.
 
 use crate::abi::{AbiKind, AbiSpec, ParamValue};
-use crate::device::ViewDesc;
+use crate::device::{AsViewDesc, ViewDesc};
 use crate::dtype::ElementKind;
 use crate::liveness::DeviceId;
 
@@ -18,12 +18,12 @@ const MAX_OPERANDS: usize = 8;
 /// The kernel's `n` (vectors for the vectorized ABI) when the launch passes every check, `None`
 /// when the full check must decide.
 #[inline]
-pub(super) fn accept(
+pub(super) fn accept<I: AsViewDesc, O: AsViewDesc>(
     device: DeviceId,
     stream: DeviceId,
     spec: &AbiSpec,
-    inputs: &[ViewDesc],
-    outputs: &[ViewDesc],
+    inputs: &[I],
+    outputs: &[O],
     shape: &[usize],
     params: &[ParamValue],
 ) -> Option<u64> {
@@ -42,10 +42,14 @@ pub(super) fn accept(
         return None;
     }
     let n = shape.iter().try_fold(1usize, |n, &e| n.checked_mul(e))?;
-    if width == 0 || !n.is_multiple_of(width) {
-        return None;
-    }
-    let count = u64::try_from(n / width)
+    // The scalar ABI divides by nothing: a hardware division costs tens of cycles.
+    let vectors = match width {
+        1 => n,
+        0 => return None,
+        _ if !n.is_multiple_of(width) => return None,
+        _ => n / width,
+    };
+    let count = u64::try_from(vectors)
         .ok()
         .filter(|&c| i64::try_from(c).is_ok())?;
     let mut ranges = [(0u128, 0u128); MAX_OPERANDS];
@@ -54,7 +58,7 @@ pub(super) fn accept(
     // and the one branch is at the end.
     for (k, view) in inputs.iter().enumerate() {
         let expected = spec.inputs.get(k).copied();
-        ok &= operand(device, width, n, view, expected, &mut ranges[k]);
+        ok &= operand(device, width, n, view.view_desc(), expected, &mut ranges[k]);
     }
     for (m, view) in outputs.iter().enumerate() {
         let expected = spec.outputs.get(m).copied();
@@ -62,7 +66,7 @@ pub(super) fn accept(
             device,
             width,
             n,
-            view,
+            view.view_desc(),
             expected,
             &mut ranges[inputs.len() + m],
         );

@@ -1,9 +1,9 @@
 //! The one `unsafe` boundary of jitseam: a checked, marshaled launch handed to the backend.
 
-use super::{LaunchFacts, check, marshal_with};
+use super::{CheckedLaunch, LaunchFacts, check, marshal_with};
 use crate::abi::ParamValue;
 use crate::device::{
-    AccessKind, AccessLog, Arg, ArgMut, BackendFunction, Source, SourceMut, Stream, Ticket,
+    AccessKind, Arg, ArgMut, AsViewDesc, BackendFunction, Source, SourceMut, Stream, Ticket,
     ViewDesc,
 };
 use crate::error::Error;
@@ -22,7 +22,7 @@ pub struct Launch<'k> {
 
 impl<'k> Launch<'k> {
     /// A launch of `function`, whose kernel `facts` describe, on `stream`; a successful run
-    /// counts one dispatch in `telemetry`.
+    /// counts one dispatch in `telemetry`, a declined one a decline under its reason.
     pub(crate) fn new(
         facts: LaunchFacts<'k>,
         function: &'k dyn BackendFunction,
@@ -35,6 +35,24 @@ impl<'k> Launch<'k> {
             stream,
             telemetry,
         }
+    }
+
+    /// The facts of the kernel this launch runs.
+    pub(super) fn facts(&self) -> LaunchFacts<'k> {
+        self.facts
+    }
+
+    /// A refused launch: a decline is counted in the kernel's telemetry cell under the error's
+    /// kind, and every refusal is reported to `tracing`. Hands `error` back.
+    #[cold]
+    pub(super) fn declined(&self, error: Error) -> Error {
+        if error.is_decline()
+            && let Some(cell) = self.telemetry
+        {
+            cell.record_decline(error.kind_name());
+        }
+        crate::trace::refused("launch", self.facts.entry, &error);
+        error
     }
 
     /// Checks, orders, marshals and queues the launch.
@@ -56,40 +74,69 @@ impl<'k> Launch<'k> {
         shape: &[usize],
         params: &[ParamValue],
     ) -> Result<(), Error> {
-        let operands = inputs.len() + outputs.len();
-        if operands <= INLINE {
-            let mut descs = [EMPTY; INLINE];
-            let mut tickets = [None; INLINE];
-            self.run_with(
-                inputs,
-                outputs,
-                shape,
-                params,
-                &mut descs[..operands],
-                &mut tickets[..operands],
-            )
+        let foreign = inputs
+            .iter()
+            .any(|arg| matches!(arg.source, Source::Foreign(_)))
+            || outputs
+                .iter()
+                .any(|arg| matches!(arg.source, SourceMut::Foreign(_)));
+        let queued = if foreign {
+            self.run_foreign(inputs, outputs, shape, params)
         } else {
-            let mut descs = vec![EMPTY; operands];
-            let mut tickets = vec![None; operands];
-            self.run_with(inputs, outputs, shape, params, &mut descs, &mut tickets)
-        }
-        .map(|()| {
-            if let Some(cell) = self.telemetry {
-                cell.record();
+            self.run_local(inputs, outputs, shape, params)
+        };
+        match queued {
+            Ok(()) => {
+                if let Some(cell) = self.telemetry {
+                    cell.record();
+                }
+                Ok(())
             }
-        })
+            Err(error) => Err(self.declined(error)),
+        }
     }
 
-    /// [`Launch::run`] with room for one description and one ticket per operand.
-    fn run_with(
+    /// [`Launch::run`] when every description is complete in its operand: checked and
+    /// marshaled in place.
+    #[inline(always)]
+    fn run_local(
         &self,
         inputs: &[Arg<'_>],
         outputs: &[ArgMut<'_>],
         shape: &[usize],
         params: &[ParamValue],
-        descs: &mut [ViewDesc],
-        tickets: &mut [Option<Ticket>],
     ) -> Result<(), Error> {
+        let checked = check(
+            self.facts,
+            self.stream.device_id(),
+            inputs,
+            outputs,
+            shape,
+            params,
+        )?;
+        self.queue(&checked, inputs, outputs)
+    }
+
+    /// [`Launch::run`] with foreign memory among the operands: its address is known only once
+    /// it is acquired (which orders the stream after its earlier uses), so the descriptions are
+    /// completed into a copy, checked and marshaled from there.
+    #[inline(never)]
+    fn run_foreign(
+        &self,
+        inputs: &[Arg<'_>],
+        outputs: &[ArgMut<'_>],
+        shape: &[usize],
+        params: &[ParamValue],
+    ) -> Result<(), Error> {
+        let operands = inputs.len() + outputs.len();
+        let mut inline = [EMPTY; INLINE];
+        let mut heap = Vec::new();
+        let descs = if operands <= INLINE {
+            &mut inline[..operands]
+        } else {
+            heap.resize(operands, EMPTY);
+            &mut heap[..]
+        };
         let stream = self.stream;
         // Foreign memory orders itself: asking for its address makes the stream wait for its
         // earlier uses, and dropping the guards (after queueing) logs this one with its owner.
@@ -126,44 +173,84 @@ impl<'k> Launch<'k> {
             shape,
             params,
         )?;
+        self.queue(&checked, inputs, outputs)?;
+        drop(guards);
+        Ok(())
+    }
+
+    /// Orders, marshals and queues a launch `check` accepted for `inputs` and `outputs` (whose
+    /// descriptions `checked` holds, in place or completed), and logs it.
+    #[inline]
+    fn queue<I: AsViewDesc, O: AsViewDesc>(
+        &self,
+        checked: &CheckedLaunch<'_, I, O>,
+        inputs: &[Arg<'_>],
+        outputs: &[ArgMut<'_>],
+    ) -> Result<(), Error> {
+        let operands = inputs.len() + outputs.len();
+        if operands <= INLINE {
+            let mut tickets = [None; INLINE];
+            self.queue_with(checked, inputs, outputs, &mut tickets[..operands])
+        } else {
+            let mut tickets = vec![None; operands];
+            self.queue_with(checked, inputs, outputs, &mut tickets)
+        }
+    }
+
+    /// [`Launch::queue`] with room for one ticket per operand. Always inlined: it is the launch
+    /// itself, and its caller's frame already holds what it reads.
+    #[inline(always)]
+    fn queue_with<I: AsViewDesc, O: AsViewDesc>(
+        &self,
+        checked: &CheckedLaunch<'_, I, O>,
+        inputs: &[Arg<'_>],
+        outputs: &[ArgMut<'_>],
+        tickets: &mut [Option<Ticket>],
+    ) -> Result<(), Error> {
+        let stream = self.stream;
         let backend = stream.device().backend();
         let raw = stream.raw_arc();
-        let logs = inputs
-            .iter()
-            .map(|arg| (log_of(arg.source), AccessKind::Read))
-            .chain(
-                outputs
-                    .iter()
-                    .map(|arg| (log_mut_of(&arg.source), AccessKind::Write)),
-            );
-        for (ticket, (log, kind)) in tickets.iter_mut().zip(logs.clone()) {
-            if let Some(log) = log {
-                *ticket = Some(log.before(backend, raw, kind)?);
+        let (in_tickets, out_tickets) = tickets.split_at_mut(inputs.len());
+        for (ticket, arg) in in_tickets.iter_mut().zip(inputs) {
+            if let Source::Log(log) = arg.source {
+                *ticket = Some(log.before(backend, raw, AccessKind::Read)?);
+            }
+        }
+        for (ticket, arg) in out_tickets.iter_mut().zip(outputs) {
+            if let SourceMut::Log(log) = arg.source {
+                *ticket = Some(log.before(backend, raw, AccessKind::Write)?);
             }
         }
         // SAFETY: `packet` comes from `marshal_with` over a launch `check` accepted for this
         // function's verified layout, and `check` proved the stream is on `facts.device`, the
         // device `function` was resolved on: the stream and every operand are on that device (ids
         // are never reused, the stream holds a live handle to it, and each description came from
-        // a live buffer, view or cudarc slice borrowed for this call), every pointer plus every
-        // index the ABI lets the kernel touch lies inside its allocation, outputs overlap nothing
-        // else, and the count and params have exactly the declared types. The stream now waits
-        // for every conflicting earlier use of each operand (the `before` calls above, and the
-        // foreign guards), and each is logged once the launch is queued (below).
-        marshal_with(&checked, |packet| unsafe {
+        // a live buffer, view or cudarc slice borrowed for this call — read in place from the
+        // operands, or completed from them once their foreign memory was acquired), every pointer
+        // plus every index the ABI lets the kernel touch lies inside its allocation, outputs
+        // overlap nothing else, and the count and params have exactly the declared types. The
+        // stream now waits for every conflicting earlier use of each operand (the `before` calls
+        // above, and the foreign guards), and each is logged once the launch is queued (below).
+        marshal_with(checked, |packet| unsafe {
             backend.launch(self.function, stream.raw(), checked.geometry(), packet)
         })?;
-        for (ticket, (log, kind)) in tickets.iter().zip(logs) {
-            if let (Some(log), Some(ticket)) = (log, ticket) {
-                log.after(raw, kind, *ticket);
+        let (in_tickets, out_tickets) = tickets.split_at(inputs.len());
+        for (ticket, arg) in in_tickets.iter().zip(inputs) {
+            if let (Source::Log(log), Some(ticket)) = (arg.source, ticket) {
+                log.after(raw, AccessKind::Read, *ticket);
             }
         }
-        drop(guards);
+        for (ticket, arg) in out_tickets.iter().zip(outputs) {
+            if let (SourceMut::Log(log), Some(ticket)) = (&arg.source, ticket) {
+                log.after(raw, AccessKind::Write, *ticket);
+            }
+        }
         Ok(())
     }
 }
 
-/// Operands whose descriptions and tickets live on the stack: every kernel up to eight.
+/// Operands whose tickets (and completed descriptions) live on the stack: every kernel up to
+/// eight.
 const INLINE: usize = 8;
 
 /// A placeholder the operands' descriptions overwrite.
@@ -175,17 +262,3 @@ const EMPTY: ViewDesc = ViewDesc::contiguous(
     0,
     0,
 );
-
-fn log_of(source: Source<'_>) -> Option<&AccessLog> {
-    match source {
-        Source::Log(log) => Some(log),
-        Source::Foreign(_) => None,
-    }
-}
-
-fn log_mut_of<'a>(source: &SourceMut<'a>) -> Option<&'a AccessLog> {
-    match source {
-        SourceMut::Log(log) => Some(log),
-        SourceMut::Foreign(_) => None,
-    }
-}

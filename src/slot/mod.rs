@@ -5,17 +5,17 @@
 //! generates, at build time, a [`SlotTable`] of `N` slots and `N` distinct dispatcher functions
 //! (one monomorphized `fn` per slot, each with its own address). [`claim`] parks a bound erased
 //! kernel in a free slot and answers a [`SlotRef`]: that slot's dispatcher, its index and a
-//! generation. A runtime stores the dispatcher as its `fn` pointer and the generation next to
-//! it; a call builds a [`SlotCall`] (the generation and the erased launch arguments) and calls
-//! the pointer, which launches through the same `check` and `marshal` as every other launch.
+//! generation. A runtime stores the dispatcher as its `fn` pointer and the binding next to it;
+//! a call is made from the binding ([`SlotRef::call`]: its generation and the erased launch
+//! arguments) and passed to the pointer, which launches through the same `check` and `marshal`
+//! as every other launch.
 //!
 //! ```ignore
 //! jitseam::slot_table!(pub static JIT_KERNELS: 64);
 //!
 //! let slot = jitseam::slot::claim(&JIT_KERNELS, bound_kernel)?;   // Kernel<Erased, DeviceBound>
 //! let dispatch: jitseam::slot::SlotFn = slot.dispatch();         // store in the runtime's table
-//! let generation = slot.generation();                             // ... with this next to it
-//! dispatch(&SlotCall::new(generation, &stream, &inputs, &mut outputs, &[n], &params))?;
+//! dispatch(&slot.call(&stream, &inputs, &mut outputs, &[n], &params))?;
 //! jitseam::slot::release(&JIT_KERNELS, slot)?;                    // the slot is free again
 //! ```
 //!
@@ -27,6 +27,11 @@
 //! [`Error::StaleSlot`], and so is one on an empty slot. A binding kept after its release, or
 //! after its slot was reclaimed, can therefore never launch the slot's next occupant — nor a
 //! kernel of another slot or another table, even if the runtime mixes up its pointers.
+//!
+//! A call carries the generation of the binding it was made from, and only a binding can make
+//! one: [`SlotCall`] has no other constructor, and a [`SlotRef`] comes only from a claim. The
+//! generations that [`SlotTable::generation`] and [`SlotRef::generation`] report are for
+//! introspection; no number can be turned into a call, so a released binding stays stale.
 //!
 //! # Devices: parked kernels do not keep their device live
 //!
@@ -122,7 +127,9 @@ impl SlotRef {
         self.generation
     }
 
-    /// A call through this binding, with its generation.
+    /// A call through this binding, carrying its generation: the only way to make a
+    /// [`SlotCall`]. `shape` is `[n]` for the scalar and vectorized ABIs and the `R` extents for
+    /// `Strided<R>`.
     pub fn call<'a, 'b: 'a>(
         &self,
         stream: &'a Stream,
@@ -131,7 +138,15 @@ impl SlotRef {
         shape: &'a [usize],
         params: &'a [ParamValue],
     ) -> SlotCall<'a> {
-        SlotCall::new(self.generation, stream, inputs, outputs, shape, params)
+        SlotCall {
+            generation: self.generation,
+            stream,
+            inputs,
+            outputs,
+            shape,
+            params,
+            not_sync: PhantomData,
+        }
     }
 
     /// Calls the dispatcher: `self.dispatch()(call)`.
@@ -143,8 +158,10 @@ impl SlotRef {
 /// One call through a slot: the generation of the binding and the erased launch arguments,
 /// exactly those of [`Kernel::<Erased, DeviceBound>::launch`](crate::Kernel).
 ///
-/// Built from an exclusive borrow of the outputs and not `Sync`, so one call cannot launch from
-/// two threads at once into the same outputs.
+/// Made only by [`SlotRef::call`], so it carries the generation of a binding that a claim
+/// answered: a released binding's calls stay stale. Built from an exclusive borrow of the
+/// outputs and not `Sync`, so one call cannot launch from two threads at once into the same
+/// outputs.
 pub struct SlotCall<'a> {
     generation: u64,
     stream: &'a Stream,
@@ -155,29 +172,8 @@ pub struct SlotCall<'a> {
     not_sync: PhantomData<Cell<()>>,
 }
 
-impl<'a> SlotCall<'a> {
-    /// A call carrying `generation` (the [`SlotRef::generation`] of the binding). `shape` is
-    /// `[n]` for the scalar and vectorized ABIs and the `R` extents for `Strided<R>`.
-    pub fn new<'b: 'a>(
-        generation: u64,
-        stream: &'a Stream,
-        inputs: &'a [Arg<'b>],
-        outputs: &'a mut [ArgMut<'b>],
-        shape: &'a [usize],
-        params: &'a [ParamValue],
-    ) -> Self {
-        Self {
-            generation,
-            stream,
-            inputs,
-            outputs,
-            shape,
-            params,
-            not_sync: PhantomData,
-        }
-    }
-
-    /// The generation the call carries.
+impl SlotCall<'_> {
+    /// The generation the call carries: its binding's.
     pub fn generation(&self) -> u64 {
         self.generation
     }
@@ -443,7 +439,8 @@ impl SlotTable {
     }
 
     /// The generation slot `index` holds now (0 when empty or out of range). A snapshot: it may
-    /// change as soon as it is read.
+    /// change as soon as it is read. For introspection only: a call is made from a [`SlotRef`],
+    /// never from a number, so this cannot arm a binding.
     pub fn generation(&self, index: usize) -> u64 {
         self.slots
             .get(index)

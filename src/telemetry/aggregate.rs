@@ -1,7 +1,8 @@
 //! The two kinds of aggregation cell: a dispatch cell `(structure_key, chosen, hw)` with its
-//! candidates, and a miss cell `(wanted, fallback, hw)`. The sink files them; handles count into
+//! candidates and its declines by reason, and a miss cell `(wanted, fallback, hw)`. The sink files them; handles count into
 //! them.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::sync::{Mutex, PoisonError};
 
@@ -19,6 +20,9 @@ pub(crate) struct DispatchCell {
     pub(super) flat: FlatDispatchKey,
     pub(super) count: Counter,
     pub(super) candidates: Mutex<Vec<Candidate>>,
+    /// Declined launches of the kernel, by reason kind: a handful of kinds at most, counted
+    /// only on the (rare) refusal path, so a short list behind a lock.
+    pub(super) declines: Mutex<Vec<(Cow<'static, str>, u64)>>,
 }
 
 impl Cell for DispatchCell {
@@ -46,6 +50,26 @@ impl DispatchCell {
 
     pub(crate) fn count(&self) -> u64 {
         self.count.get()
+    }
+
+    /// Adds `count` (at least 1) declines for `reason`; a static reason costs no allocation.
+    pub(crate) fn record_decline(&self, reason: Cow<'static, str>, count: u64) {
+        let mut declines = self.declines.lock().unwrap_or_else(PoisonError::into_inner);
+        match declines.iter_mut().find(|(held, _)| *held == reason) {
+            Some((_, held)) => *held = held.saturating_add(count.max(1)),
+            None => declines.push((reason, count.max(1))),
+        }
+    }
+
+    /// The declines by reason, sorted by reason.
+    pub(crate) fn declines(&self) -> Vec<(Cow<'static, str>, u64)> {
+        let mut declines = self
+            .declines
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        declines.sort();
+        declines
     }
 }
 

@@ -1,6 +1,7 @@
 //! Per-launch recording handles: the key is hashed and interned once, when a kernel is bound;
 //! each launch afterwards is one atomic add.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::aggregate::{DispatchCell, MissCell};
@@ -33,18 +34,32 @@ impl<C> Clone for Target<C> {
 #[derive(Debug, Clone)]
 pub struct DispatchHandle {
     target: Target<DispatchCell>,
+    /// Where declines go when the handle has no cell.
+    decline_overflow: Option<Arc<Counter>>,
 }
 
 impl DispatchHandle {
     pub(crate) fn cell(cell: Arc<DispatchCell>) -> Self {
         Self {
             target: Target::Cell(cell),
+            decline_overflow: None,
         }
     }
 
-    pub(crate) fn overflow(counter: Arc<Counter>) -> Self {
+    pub(crate) fn overflow(counter: Arc<Counter>, declines: Arc<Counter>) -> Self {
         Self {
             target: Target::Overflow(counter),
+            decline_overflow: Some(declines),
+        }
+    }
+
+    /// Records one declined launch of this handle's kernel, for `reason` (an error's
+    /// [`kind_name`](crate::Error::kind_name)).
+    pub fn record_decline(&self, reason: &'static str) {
+        match (&self.target, &self.decline_overflow) {
+            (Target::Cell(cell), _) => cell.record_decline(Cow::Borrowed(reason), 1),
+            (Target::Overflow(_), Some(counter)) => counter.add(1),
+            (Target::Overflow(_), None) => {}
         }
     }
 

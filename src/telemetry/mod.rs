@@ -4,7 +4,9 @@
 //! - [`record`]: the versioned wire schema ([`DispatchRecord`], [`MissRecord`], ...).
 //! - [`TelemetrySink`]: aggregates records into bounded per-cell counts from any number of
 //!   threads, and flushes them with [`TelemetrySink::flush_all`] as `dispatches.jsonl`,
-//!   `misses.jsonl` and `overflow.json`, each replaced atomically.
+//!   `misses.jsonl`, `declines.jsonl` (refused launches per kernel and reason) and
+//!   `overflow.json`: one set, in a generation directory that the manifest
+//!   (`current.json`) names once it is complete, so readers see whole flushes only.
 //! - [`DispatchHandle`] / [`MissHandle`]: a pre-interned cell for the launch path; recording
 //!   through one is a single atomic add.
 //! - [`reader`]: parse flushed files back and merge runs ([`TelemetryReport`]).
@@ -35,16 +37,19 @@ mod aggregate;
 mod cells;
 mod handle;
 mod keys;
+mod layout;
 pub mod reader;
 pub mod record;
 mod sink;
 
 pub use handle::{DispatchHandle, MissHandle};
+pub use layout::{MANIFEST_FILE, TELEMETRY_LAYOUT};
 pub use reader::{ReadError, RecordKind, TelemetryReport};
 pub use record::{
-    Candidate, DispatchRecord, HwStamp, ImplId, MissRecord, OverflowRecord, StructureKey,
-    TELEMETRY_SCHEMA,
+    Candidate, DeclineRecord, DispatchRecord, HwStamp, ImplId, MissRecord, OverflowRecord,
+    StructureKey, TELEMETRY_SCHEMA,
 };
 pub use sink::{
-    DISPATCHES_FILE, FlushStats, MISSES_FILE, OVERFLOW_FILE, SinkConfig, TelemetrySink,
+    DECLINES_FILE, DISPATCHES_FILE, FlushStats, MISSES_FILE, OVERFLOW_FILE, SinkConfig,
+    TelemetrySink,
 };

@@ -13,8 +13,11 @@ use std::path::Path;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use super::record::{DispatchRecord, MissRecord, OverflowRecord, TELEMETRY_SCHEMA};
-use super::sink::{DISPATCHES_FILE, MISSES_FILE, OVERFLOW_FILE, SinkConfig, TelemetrySink};
+use super::layout::{self, MANIFEST_FILE};
+use super::record::{DeclineRecord, DispatchRecord, MissRecord, OverflowRecord, TELEMETRY_SCHEMA};
+use super::sink::{
+    DECLINES_FILE, DISPATCHES_FILE, MISSES_FILE, OVERFLOW_FILE, SinkConfig, TelemetrySink,
+};
 
 /// Which kind of record a line was expected to hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,6 +27,8 @@ pub enum RecordKind {
     Dispatch,
     /// A [`MissRecord`].
     Miss,
+    /// A [`DeclineRecord`].
+    Decline,
     /// An [`OverflowRecord`].
     Overflow,
 }
@@ -33,6 +38,7 @@ impl fmt::Display for RecordKind {
         f.write_str(match self {
             Self::Dispatch => "dispatch",
             Self::Miss => "miss",
+            Self::Decline => "decline",
             Self::Overflow => "overflow",
         })
     }
@@ -51,7 +57,9 @@ pub enum ReadError {
         detail: io::Error,
     },
     /// A directory holds none of the telemetry files.
-    #[error("{origin} holds no telemetry ({DISPATCHES_FILE}, {MISSES_FILE} or {OVERFLOW_FILE})")]
+    #[error(
+        "{origin} holds no telemetry ({MANIFEST_FILE}, {DISPATCHES_FILE}, {MISSES_FILE} or {OVERFLOW_FILE})"
+    )]
     NoTelemetry {
         /// The directory.
         origin: String,
@@ -103,6 +111,13 @@ impl WireRecord for DispatchRecord {
 
 impl WireRecord for MissRecord {
     const KIND: RecordKind = RecordKind::Miss;
+    fn schema(&self) -> u32 {
+        self.schema
+    }
+}
+
+impl WireRecord for DeclineRecord {
+    const KIND: RecordKind = RecordKind::Decline;
     fn schema(&self) -> u32 {
         self.schema
     }
@@ -181,6 +196,14 @@ pub fn parse_misses(bytes: impl AsRef<[u8]>, origin: &str) -> Result<Vec<MissRec
     parse_lines(bytes.as_ref(), origin)
 }
 
+/// Parses decline JSONL; `origin` names the source in errors.
+pub fn parse_declines(
+    bytes: impl AsRef<[u8]>,
+    origin: &str,
+) -> Result<Vec<DeclineRecord>, ReadError> {
+    parse_lines(bytes.as_ref(), origin)
+}
+
 /// Parses an overflow file; several records (e.g. concatenated files) are summed.
 pub fn parse_overflow(bytes: impl AsRef<[u8]>, origin: &str) -> Result<OverflowRecord, ReadError> {
     let records: Vec<OverflowRecord> = parse_lines(bytes.as_ref(), origin)?;
@@ -192,6 +215,7 @@ fn add_overflow(total: OverflowRecord, more: &OverflowRecord) -> OverflowRecord 
         schema: TELEMETRY_SCHEMA,
         dispatch_records: total.dispatch_records.saturating_add(more.dispatch_records),
         miss_records: total.miss_records.saturating_add(more.miss_records),
+        decline_records: total.decline_records.saturating_add(more.decline_records),
     }
 }
 
@@ -224,6 +248,20 @@ pub fn read_misses(path: &Path) -> Result<Vec<MissRecord>, ReadError> {
     parse_misses(read_required(path)?, &path.display().to_string())
 }
 
+/// The directory that holds the files of `dir`'s current set: the generation its manifest
+/// names, or `dir` itself when it has no manifest. A snapshot: a flush may replace it (and
+/// remove the generation) at any time; [`TelemetryReport::read_dir`] reads a set safely.
+pub fn current_set(dir: &Path) -> Result<std::path::PathBuf, ReadError> {
+    match layout::current(dir) {
+        Ok(Some((_, set))) => Ok(set),
+        Ok(None) => Ok(dir.to_path_buf()),
+        Err(detail) => Err(ReadError::Io {
+            origin: dir.join(MANIFEST_FILE).display().to_string(),
+            detail,
+        }),
+    }
+}
+
 /// Everything one flush directory (or a merge of several) holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TelemetryReport {
@@ -231,6 +269,8 @@ pub struct TelemetryReport {
     pub dispatches: Vec<DispatchRecord>,
     /// Miss cells.
     pub misses: Vec<MissRecord>,
+    /// Declined launches, per kernel and reason.
+    pub declines: Vec<DeclineRecord>,
     /// Counts that found no cell in the writing sink.
     pub overflow: OverflowRecord,
 }
@@ -240,15 +280,21 @@ impl Default for TelemetryReport {
         Self {
             dispatches: Vec::new(),
             misses: Vec::new(),
+            declines: Vec::new(),
             overflow: OverflowRecord::empty(),
         }
     }
 }
 
 impl TelemetryReport {
-    /// Reads the files [`TelemetrySink::flush_all`] writes into `dir`. A missing file reads as
-    /// empty, but at least one must be present. Records are returned as written; use
+    /// Reads the set of files [`TelemetrySink::flush_all`] last completed in `dir`: the
+    /// generation its manifest names, read whole, or (a directory without a manifest, written
+    /// before sets had one) the files directly in `dir`. A file the set does not hold reads as
+    /// empty, but a directory must hold some telemetry. Records are returned as written; use
     /// [`TelemetryReport::merge`] to combine repeated cells.
+    ///
+    /// A flush that replaces the set while it is being read removes the old generation; the
+    /// read then starts over from the new manifest, so it never mixes two flushes.
     pub fn read_dir(dir: &Path) -> Result<Self, ReadError> {
         if let Err(detail) = fs::read_dir(dir) {
             return Err(ReadError::Io {
@@ -256,6 +302,54 @@ impl TelemetryReport {
                 detail,
             });
         }
+        for _ in 0..layout::READ_ATTEMPTS {
+            let (manifest, set) = match layout::current(dir) {
+                Ok(Some(current)) => current,
+                Ok(None) => return Self::read_flat(dir),
+                Err(detail) => {
+                    return Err(ReadError::Io {
+                        origin: dir.join(MANIFEST_FILE).display().to_string(),
+                        detail,
+                    });
+                }
+            };
+            if let Some(report) = Self::read_set(&set, &manifest.files)? {
+                return Ok(report);
+            }
+            std::thread::sleep(layout::READ_RETRY);
+        }
+        Err(ReadError::Io {
+            origin: dir.display().to_string(),
+            detail: io::Error::new(
+                io::ErrorKind::NotFound,
+                "every generation the manifest named was replaced before it could be read",
+            ),
+        })
+    }
+
+    /// The files of one generation; `None` when it vanished (a later flush removed it).
+    fn read_set(set: &Path, files: &[String]) -> Result<Option<Self>, ReadError> {
+        let mut report = Self::default();
+        for name in files {
+            let path = set.join(name);
+            let Some(bytes) = read_optional(&path)? else {
+                return Ok(None);
+            };
+            let origin = path.display().to_string();
+            match name.as_str() {
+                DISPATCHES_FILE => report.dispatches = parse_dispatches(bytes, &origin)?,
+                MISSES_FILE => report.misses = parse_misses(bytes, &origin)?,
+                DECLINES_FILE => report.declines = parse_declines(bytes, &origin)?,
+                OVERFLOW_FILE => report.overflow = parse_overflow(bytes, &origin)?,
+                // A file a newer writer added: not this reader's to understand.
+                _ => {}
+            }
+        }
+        Ok(Some(report))
+    }
+
+    /// A directory of the first layout: the files directly in it, each optional.
+    fn read_flat(dir: &Path) -> Result<Self, ReadError> {
         let dispatch_path = dir.join(DISPATCHES_FILE);
         let miss_path = dir.join(MISSES_FILE);
         let overflow_path = dir.join(OVERFLOW_FILE);
@@ -276,6 +370,8 @@ impl TelemetryReport {
                 Some(bytes) => parse_misses(bytes, &miss_path.display().to_string())?,
                 None => Vec::new(),
             },
+            // The first layout had no declines.
+            declines: Vec::new(),
             overflow: match overflow {
                 Some(bytes) => parse_overflow(bytes, &overflow_path.display().to_string())?,
                 None => OverflowRecord::empty(),
@@ -296,11 +392,15 @@ impl TelemetryReport {
             for record in &report.misses {
                 sink.record_miss(record);
             }
+            for record in &report.declines {
+                sink.record_decline(record);
+            }
             overflow = add_overflow(overflow, &report.overflow);
         }
         Self {
             dispatches: sink.dispatch_records(),
             misses: sink.miss_records(),
+            declines: sink.decline_records(),
             overflow,
         }
     }
@@ -317,6 +417,18 @@ impl TelemetryReport {
         self.misses
             .iter()
             .fold(0u64, |sum, record| sum.saturating_add(record.count))
+    }
+
+    /// Sum of all decline counts (saturating).
+    pub fn total_declines(&self) -> u64 {
+        self.declines
+            .iter()
+            .fold(0u64, |sum, record| sum.saturating_add(record.count))
+    }
+
+    /// The `n` (kernel, reason) decline cells with the highest counts; ties keep file order.
+    pub fn top_declines(&self, n: usize) -> Vec<&DeclineRecord> {
+        top_by_count(&self.declines, n, |record| record.count)
     }
 
     /// The `n` dispatch cells with the highest counts; ties keep file order.

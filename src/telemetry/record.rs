@@ -237,6 +237,53 @@ impl MissRecord {
     }
 }
 
+/// A launch of a kernel was declined: which kernel (its dispatch cell's identity), why (the
+/// error's [`kind_name`](crate::Error::kind_name)), how often. Written to `declines.jsonl`
+/// beside the dispatches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeclineRecord {
+    /// Wire schema version ([`TELEMETRY_SCHEMA`]).
+    pub schema: u32,
+    /// The structure the kernel serves; `None` when it has no key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structure_key: Option<StructureKey>,
+    /// The kernel whose launch was declined.
+    pub chosen: ImplId,
+    /// The kind of refusal: [`Error::kind_name`](crate::Error::kind_name), e.g.
+    /// `element_count`.
+    pub reason: String,
+    /// Number of declined launches this record stands for (at least 1 when recorded).
+    pub count: u64,
+    /// Where it was to run.
+    pub hw: HwStamp,
+}
+
+impl DeclineRecord {
+    /// One declined launch of `chosen` for `reason`.
+    pub fn new(
+        structure_key: Option<StructureKey>,
+        chosen: ImplId,
+        reason: impl Into<String>,
+        hw: HwStamp,
+    ) -> Self {
+        Self {
+            schema: TELEMETRY_SCHEMA,
+            structure_key,
+            chosen,
+            reason: reason.into(),
+            count: 1,
+            hw,
+        }
+    }
+
+    /// Sets how many declined launches the record stands for.
+    #[must_use]
+    pub fn with_count(mut self, count: u64) -> Self {
+        self.count = count;
+        self
+    }
+}
+
 /// Records that found no cell because the sink was full. Written as `overflow.json` beside the
 /// JSONL files so a reader knows the histogram is incomplete and by how much.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -247,6 +294,13 @@ pub struct OverflowRecord {
     pub dispatch_records: u64,
     /// Miss launches (summed counts) that were not given a cell.
     pub miss_records: u64,
+    /// Declined launches (summed counts) that were not given a cell; omitted when zero.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub decline_records: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl OverflowRecord {
@@ -256,6 +310,7 @@ impl OverflowRecord {
             schema: TELEMETRY_SCHEMA,
             dispatch_records: 0,
             miss_records: 0,
+            decline_records: 0,
         }
     }
 }
@@ -324,6 +379,18 @@ pub(crate) struct MissLine<'a, K, I, H> {
     pub(crate) schema: u32,
     pub(crate) wanted: &'a K,
     pub(crate) fallback: &'a I,
+    pub(crate) count: u64,
+    pub(crate) hw: &'a H,
+}
+
+/// Twin of [`DeclineRecord`] for the flush path; see [`DispatchLine`].
+#[derive(Serialize)]
+pub(crate) struct DeclineLine<'a, K, I, H> {
+    pub(crate) schema: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) structure_key: Option<&'a K>,
+    pub(crate) chosen: &'a I,
+    pub(crate) reason: &'a str,
     pub(crate) count: u64,
     pub(crate) hw: &'a H,
 }

@@ -9,6 +9,7 @@
 //! recovered, not propagated), and never blocks on I/O. Flushing is the only fallible operation
 //! and returns `io::Result` to whoever chose to flush.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io::{self, Write};
 use std::path::Path;
@@ -18,16 +19,20 @@ use super::aggregate::{DispatchCell, MissCell};
 use super::cells::{CellTable, Counter};
 use super::handle::{DispatchHandle, MissHandle};
 use super::keys::{CellHasher, DispatchKeyRef, FlatDispatchKey, Interners, MissKeyRef};
+use super::layout;
 use super::record::{
-    DispatchLine, DispatchRecord, HwStamp, ImplId, MissLine, MissRecord, OverflowRecord,
-    StructureKey, TELEMETRY_SCHEMA,
+    DeclineLine, DeclineRecord, DispatchLine, DispatchRecord, HwStamp, ImplId, MissLine,
+    MissRecord, OverflowRecord, StructureKey, TELEMETRY_SCHEMA,
 };
-use crate::atomic_write::{self, Durability};
+use crate::atomic_write::Durability;
 
 /// File that [`TelemetrySink::flush_all`] writes dispatch cells to, one JSON object per line.
 pub const DISPATCHES_FILE: &str = "dispatches.jsonl";
 /// File that [`TelemetrySink::flush_all`] writes miss cells to, one JSON object per line.
 pub const MISSES_FILE: &str = "misses.jsonl";
+/// File that [`TelemetrySink::flush_all`] writes declined launches to, one JSON object per
+/// line.
+pub const DECLINES_FILE: &str = "declines.jsonl";
 /// File that [`TelemetrySink::flush_all`] writes the [`OverflowRecord`] to.
 pub const OVERFLOW_FILE: &str = "overflow.json";
 
@@ -79,6 +84,8 @@ pub struct FlushStats {
     pub dispatch_lines: usize,
     /// Lines in `misses.jsonl`.
     pub miss_lines: usize,
+    /// Lines in `declines.jsonl`.
+    pub decline_lines: usize,
     /// The content of `overflow.json`.
     pub overflow: OverflowRecord,
 }
@@ -96,6 +103,7 @@ pub struct TelemetrySink {
     misses: CellTable<MissCell>,
     dispatch_overflow: Arc<Counter>,
     miss_overflow: Arc<Counter>,
+    decline_overflow: Arc<Counter>,
     // Serializes flushes from one sink so they commit in the order they snapshot.
     flush_lock: Mutex<()>,
 }
@@ -134,6 +142,7 @@ impl TelemetrySink {
             misses: CellTable::new(config.max_cells),
             dispatch_overflow: Arc::new(Counter::default()),
             miss_overflow: Arc::new(Counter::default()),
+            decline_overflow: Arc::new(Counter::default()),
             flush_lock: Mutex::new(()),
         }
     }
@@ -199,6 +208,22 @@ impl TelemetrySink {
         }
     }
 
+    /// Adds `record.count` (at least 1) declines for `record.reason` to the kernel's
+    /// `(structure_key, chosen, hw)` cell. Never fails; when the sink is full and the cell is
+    /// new, the count goes to [`Self::overflow`].
+    pub fn record_decline(&self, record: &DeclineRecord) {
+        let key = DispatchKeyRef {
+            structure_key: record.structure_key.as_ref(),
+            chosen: &record.chosen,
+            hw: &record.hw,
+        };
+        let hash = key.hash_with(&self.hasher);
+        match self.dispatch_cell(hash, key) {
+            Some(cell) => cell.record_decline(Cow::Owned(record.reason.clone()), record.count),
+            None => self.decline_overflow.add(record.count.max(1)),
+        }
+    }
+
     /// A handle to the `(structure_key, chosen, hw)` cell for recording launches without
     /// hashing or comparing keys each time. Creates the cell (with count 0, which is not
     /// flushed) if needed; if the sink is full, the handle records into the overflow count.
@@ -216,7 +241,10 @@ impl TelemetrySink {
         let hash = key.hash_with(&self.hasher);
         match self.dispatch_cell(hash, key) {
             Some(cell) => DispatchHandle::cell(cell),
-            None => DispatchHandle::overflow(Arc::clone(&self.dispatch_overflow)),
+            None => DispatchHandle::overflow(
+                Arc::clone(&self.dispatch_overflow),
+                Arc::clone(&self.decline_overflow),
+            ),
         }
     }
 
@@ -265,6 +293,7 @@ impl TelemetrySink {
                     flat,
                     count: Counter::default(),
                     candidates: Mutex::new(Vec::new()),
+                    declines: Mutex::new(Vec::new()),
                 }
             },
         )
@@ -298,6 +327,7 @@ impl TelemetrySink {
             schema: TELEMETRY_SCHEMA,
             dispatch_records: self.dispatch_overflow.get(),
             miss_records: self.miss_overflow.get(),
+            decline_records: self.decline_overflow.get(),
         }
     }
 
@@ -308,6 +338,7 @@ impl TelemetrySink {
             .iter()
             .all(|cell| cell.count() == 0)
             && self.misses.snapshot().iter().all(|cell| cell.count() == 0)
+            && self.decline_cells().is_empty()
             && self.overflow() == OverflowRecord::empty()
     }
 
@@ -344,6 +375,37 @@ impl TelemetrySink {
             .collect()
     }
 
+    /// One record per (kernel, reason) with declines, in the order `flush_all` writes them.
+    pub fn decline_records(&self) -> Vec<DeclineRecord> {
+        self.decline_cells()
+            .into_iter()
+            .flat_map(|(cell, declines)| {
+                declines
+                    .into_iter()
+                    .map(move |(reason, count)| DeclineRecord {
+                        schema: TELEMETRY_SCHEMA,
+                        structure_key: cell.key.structure_key.as_ref().map(|k| k.value.clone()),
+                        chosen: cell.key.chosen.value.clone(),
+                        reason: reason.into_owned(),
+                        count,
+                        hw: cell.key.hw.value.clone(),
+                    })
+            })
+            .collect()
+    }
+
+    /// The cells with declines, in key order, each with its declines read once.
+    fn decline_cells(&self) -> Vec<DeclineCell> {
+        self.dispatches
+            .snapshot()
+            .into_iter()
+            .filter_map(|cell| {
+                let declines = cell.declines();
+                (!declines.is_empty()).then_some((cell, declines))
+            })
+            .collect()
+    }
+
     // Key order makes the output deterministic, and a diff between two flushes shows count
     // changes rather than reordering.
     fn dispatch_records_sorted(&self) -> Vec<(Arc<DispatchCell>, u64)> {
@@ -354,13 +416,16 @@ impl TelemetrySink {
         recorded(self.misses.snapshot(), MissCell::count)
     }
 
-    /// Writes `dispatches.jsonl`, `misses.jsonl` and `overflow.json` into `dir` (created if
-    /// needed): one compact JSON object per line, sorted by cell key.
+    /// Writes `dispatches.jsonl`, `misses.jsonl`, `declines.jsonl` and `overflow.json` into
+    /// `dir` (created if needed) as one set: one compact JSON object per line, sorted by cell key.
     ///
-    /// Each file is replaced atomically (temporary file in `dir`, fsync, rename, directory
-    /// fsync), and all three are fully written before the first is replaced, so on error every
-    /// previous file is left as it was. A crash leaves each file old or new, never torn. Counts
-    /// are cumulative: every flush writes the whole histogram so far.
+    /// The set is a new generation directory, named current by the manifest
+    /// ([`MANIFEST_FILE`](super::MANIFEST_FILE)) only once every file is written (and, with
+    /// fsync, durable): a reader ([`TelemetryReport::read_dir`](super::TelemetryReport)) sees
+    /// this flush's files or the previous flush's, never some of each, even if the process dies
+    /// at any instant. On error the previous set stays current. The flush then removes the
+    /// generations no longer current and whatever a killed writer left. Counts are cumulative:
+    /// every flush writes the whole histogram so far.
     pub fn flush_all(&self, dir: &Path) -> io::Result<FlushStats> {
         let _serialized = self
             .flush_lock
@@ -371,27 +436,28 @@ impl TelemetrySink {
         } else {
             Durability::RenameOnly
         };
-        std::fs::create_dir_all(dir)?;
 
         let dispatches = self.dispatch_records_sorted();
         let misses = self.miss_records_sorted();
+        let declines = self.decline_cells();
         let overflow = self.overflow();
 
-        let staged = vec![
-            atomic_write::stage(&dir.join(DISPATCHES_FILE), durability, |out| {
-                write_dispatch_lines(&dispatches, out)
-            })?,
-            atomic_write::stage(&dir.join(MISSES_FILE), durability, |out| {
-                write_miss_lines(&misses, out)
-            })?,
-            atomic_write::stage(&dir.join(OVERFLOW_FILE), durability, |out| {
-                write_line(out, &overflow)
-            })?,
-        ];
-        atomic_write::commit(dir, staged, durability)?;
+        layout::write_set(
+            dir,
+            durability,
+            &[
+                (DISPATCHES_FILE, &|out| {
+                    write_dispatch_lines(&dispatches, out)
+                }),
+                (MISSES_FILE, &|out| write_miss_lines(&misses, out)),
+                (DECLINES_FILE, &|out| write_decline_lines(&declines, out)),
+                (OVERFLOW_FILE, &|out| write_line(out, &overflow)),
+            ],
+        )?;
         Ok(FlushStats {
             dispatch_lines: dispatches.len(),
             miss_lines: misses.len(),
+            decline_lines: declines.iter().map(|(_, d)| d.len()).sum(),
             overflow,
         })
     }
@@ -453,6 +519,26 @@ fn write_miss_lines<W: Write>(cells: &[(Arc<MissCell>, u64)], out: &mut W) -> io
             hw: &*cell.key.hw,
         };
         write_line(out, &line)?;
+    }
+    Ok(())
+}
+
+/// A dispatch cell and its declines by reason.
+type DeclineCell = (Arc<DispatchCell>, Vec<(Cow<'static, str>, u64)>);
+
+fn write_decline_lines<W: Write>(cells: &[DeclineCell], out: &mut W) -> io::Result<()> {
+    for (cell, declines) in cells {
+        for (reason, count) in declines {
+            let line = DeclineLine {
+                schema: TELEMETRY_SCHEMA,
+                structure_key: cell.key.structure_key.as_deref(),
+                chosen: &*cell.key.chosen,
+                reason,
+                count: *count,
+                hw: &*cell.key.hw,
+            };
+            write_line(out, &line)?;
+        }
     }
     Ok(())
 }

@@ -37,7 +37,7 @@ impl AddSub {
         }
     }
 }
-impl ::jitseam::__private::Signature for AddSub {
+impl ::jitseam::__private::Declared for AddSub {
     const SPEC: ::jitseam::__private::AbiSpec = ::jitseam::__private::AbiSpec::new(
         ::jitseam::__private::AbiKind::Vectorized {
             width: 8u8,
@@ -54,13 +54,12 @@ impl ::jitseam::__private::Signature for AddSub {
     );
     const SYMBOL: &'static str = "add_sub";
     type Args<'a> = AddSubArgs<'a>;
-    fn __jitseam_launch(
+    fn launch(
         launch: ::jitseam::__private::Launch<'_>,
-        __jitseam_args: Self::Args<'_>,
+        __jitseam_args: AddSubArgs<'_>,
     ) -> ::core::result::Result<(), ::jitseam::__private::Error> {
-        let __jitseam_out0 = __jitseam_args.sum.desc();
         launch
-            .run(
+            .run_agreed(
                 &[
                     ::jitseam::__private::Arg::from(__jitseam_args.a),
                     ::jitseam::__private::Arg::from(__jitseam_args.b),
@@ -69,7 +68,6 @@ impl ::jitseam::__private::Signature for AddSub {
                     ::jitseam::__private::ArgMut::from(__jitseam_args.sum),
                     ::jitseam::__private::ArgMut::from(__jitseam_args.diff),
                 ],
-                &[__jitseam_out0.len()],
                 &[
                     ::jitseam::__private::ParamValue::from(__jitseam_args.count),
                     ::jitseam::__private::ParamValue::from(__jitseam_args.seed),

@@ -29,7 +29,7 @@ impl Axpb {
         }
     }
 }
-impl ::jitseam::__private::Signature for Axpb {
+impl ::jitseam::__private::Declared for Axpb {
     const SPEC: ::jitseam::__private::AbiSpec = ::jitseam::__private::AbiSpec::new(
         ::jitseam::__private::AbiKind::Scalar,
         &[::jitseam::__private::ElementKind::F32],
@@ -38,16 +38,14 @@ impl ::jitseam::__private::Signature for Axpb {
     );
     const SYMBOL: &'static str = "baracuda_gen_add_scalar_mul_scalar_f32_scalar";
     type Args<'a> = AxpbArgs<'a>;
-    fn __jitseam_launch(
+    fn launch(
         launch: ::jitseam::__private::Launch<'_>,
-        __jitseam_args: Self::Args<'_>,
+        __jitseam_args: AxpbArgs<'_>,
     ) -> ::core::result::Result<(), ::jitseam::__private::Error> {
-        let __jitseam_out0 = __jitseam_args.out.desc();
         launch
-            .run(
+            .run_agreed(
                 &[::jitseam::__private::Arg::from(__jitseam_args.x)],
                 &[::jitseam::__private::ArgMut::from(__jitseam_args.out)],
-                &[__jitseam_out0.len()],
                 &[
                     ::jitseam::__private::ParamValue::from(__jitseam_args.scale),
                     ::jitseam::__private::ParamValue::from(__jitseam_args.shift),

@@ -24,7 +24,7 @@ impl MulScalar {
         }
     }
 }
-impl ::jitseam::__private::Signature for MulScalar {
+impl ::jitseam::__private::Declared for MulScalar {
     const SPEC: ::jitseam::__private::AbiSpec = ::jitseam::__private::AbiSpec::new(
         ::jitseam::__private::AbiKind::Strided {
             rank: 2u8,
@@ -35,16 +35,14 @@ impl ::jitseam::__private::Signature for MulScalar {
     );
     const SYMBOL: &'static str = "mul_scalar";
     type Args<'a> = MulScalarArgs<'a>;
-    fn __jitseam_launch(
+    fn launch(
         launch: ::jitseam::__private::Launch<'_>,
-        __jitseam_args: Self::Args<'_>,
+        __jitseam_args: MulScalarArgs<'_>,
     ) -> ::core::result::Result<(), ::jitseam::__private::Error> {
-        let __jitseam_out0 = __jitseam_args.out.desc();
         launch
-            .run(
+            .run_agreed(
                 &[::jitseam::__private::Arg::from(__jitseam_args.x)],
                 &[::jitseam::__private::ArgMut::from(__jitseam_args.out)],
-                __jitseam_out0.shape(),
                 &[::jitseam::__private::ParamValue::from(__jitseam_args.factor)],
             )
     }

@@ -27,7 +27,7 @@ impl ReluAdd {
         }
     }
 }
-impl ::jitseam::__private::Signature for ReluAdd {
+impl ::jitseam::__private::Declared for ReluAdd {
     const SPEC: ::jitseam::__private::AbiSpec = ::jitseam::__private::AbiSpec::new(
         ::jitseam::__private::AbiKind::Vectorized {
             width: 4u8,
@@ -41,19 +41,17 @@ impl ::jitseam::__private::Signature for ReluAdd {
     );
     const SYMBOL: &'static str = "relu_add";
     type Args<'a> = ReluAddArgs<'a>;
-    fn __jitseam_launch(
+    fn launch(
         launch: ::jitseam::__private::Launch<'_>,
-        __jitseam_args: Self::Args<'_>,
+        __jitseam_args: ReluAddArgs<'_>,
     ) -> ::core::result::Result<(), ::jitseam::__private::Error> {
-        let __jitseam_out0 = __jitseam_args.out.desc();
         launch
-            .run(
+            .run_agreed(
                 &[
                     ::jitseam::__private::Arg::from(__jitseam_args.a),
                     ::jitseam::__private::Arg::from(__jitseam_args.b),
                 ],
                 &[::jitseam::__private::ArgMut::from(__jitseam_args.out)],
-                &[__jitseam_out0.len()],
                 &[::jitseam::__private::ParamValue::from(__jitseam_args.alpha)],
             )
     }

@@ -2,13 +2,35 @@
 //!
 //! Memory is a table of allocations (base address → bytes). Bases are 256-byte aligned like
 //! `cuMemAlloc`'s, start far from zero (a null or small pointer faults), are never reused (a
-//! stale pointer to freed memory faults), and are separated by unmapped guard gaps, so an
-//! off-by-one overrun faults instead of reading a neighbour. Every load and store a kernel makes
-//! is checked against the table; the first access outside every allocation, or misaligned for
-//! its width, stops the launch with [`Error::MemoryFault`]. Threads run in lockstep groups of
+//! stale pointer to freed memory faults), and are separated by unmapped guard gaps.
+//!
+//! # A launch sees only its operands
+//!
+//! A launch maps exactly the bytes its operands can reach — for a dense view its elements
+//! `[offset, offset + n)`, for a strided view everything from its lowest to its highest
+//! reachable element — inputs read-only, outputs read-write (where operands share bytes, the
+//! shared bytes are writable if any of them is an output). Nothing else exists for the kernel:
+//! not the rest of an operand's allocation, not the other allocations of the device. The first
+//! access outside those bytes, a store or atomic into an input ("write to input"), or an access
+//! misaligned for its width stops the launch with [`Error::MemoryFault`]. The ranges come from
+//! the checked launch itself: [`crate::launch::marshal`] lends them with the packet
+//! ([`ArgPacket::operands`], computed only when a backend asks, so a CUDA launch never pays for
+//! them), and the emulator clips them to its live allocations, so bytes a (lying) description
+//! claims past its allocation stay unmapped too. Threads run in lockstep groups of
 //! [`jitseam_ptx::interp::LANES`] in launch order: writes made before the fault stay (those of
 //! earlier groups, the faulting group's earlier instructions, and the faulting instruction's
-//! lanes before the faulting one); nothing is written after it.
+//! lanes before the faulting one); nothing is written after it by that group (with several
+//! workers, later blocks may have run; see [`jitseam_ptx::interp`]).
+//!
+//! # Every core, and never a hang
+//!
+//! A launch runs its blocks on every core ([`EmulatorConfig::workers`]), and a grid-stride body
+//! ([`ArgPacket::grid_stride`]) on a grid capped at a few blocks per worker, so that per-thread
+//! setup is paid a few times per worker rather than once per element; any other body runs the
+//! full grid. Each launch has an instruction budget ([`EmulatorConfig::budget`]): a kernel that
+//! never ends stops with [`Error::BudgetExceeded`] naming its entry, a thread and the PTX line
+//! it was at; `trap` stops it with [`Error::Trap`]; dropping the device cancels a running
+//! launch ([`Error::Cancelled`]).
 //!
 //! `load_function` parses the module and pre-decodes the entry (and the `.func`s it calls)
 //! once; an instruction the interpreter does not run is refused there with
@@ -36,12 +58,14 @@
 //!
 //! # Locks
 //!
-//! A worker holds the memory table's lock only while it executes one launch or copy (the
-//! interpreter borrows every allocation for the launch, and two launches must not share host
-//! memory), never while it waits for an event or for work; a thread that queues work or
-//! records an event takes only the stream's queue lock. Launches on different streams are
-//! therefore ordered by the memory lock, one at a time — the order between them is still the
-//! streams' and the events' alone.
+//! The allocation table's lock is held only to find, add or remove an allocation; each
+//! allocation has its own lock, which a launch holds for as long as it runs — shared for an
+//! allocation it only reads, exclusive for one it writes — and a copy for as long as it copies.
+//! So `alloc`, a free, and copies and launches on other allocations never wait behind a long
+//! launch; launches on different streams run at the same time unless one writes what another
+//! uses (the order between them is still the streams' and the events' alone). No worker holds
+//! a memory lock while it waits for an event or for work; a thread that queues work or records
+//! an event takes only the stream's queue lock.
 //!
 //! # Test hooks
 //!
@@ -50,41 +74,45 @@
 //! work on other streams while one is held and see the effect of every missing wait
 //! deterministically, without relying on timing.
 
+mod heap;
+mod run;
+
 use std::any::Any;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
-use jitseam_ptx::interp::{ExecError, LaunchDims, Regions};
 use jitseam_ptx::{DecodeError, Program};
 
+use self::heap::{Heap, lock};
+use self::run::{grid_for, run_launch};
 use super::backend::{
     Backend, BackendEvent, BackendFunction, BackendKind, BackendStream, DeviceProperties, Geometry,
 };
 use super::{Device, Stream};
-use crate::abi::ArgPacket;
-use crate::error::{Error, MemoryFault};
+use crate::abi::{ArgPacket, OperandRange};
+use crate::error::Error;
 
-/// First allocation address: far from zero, so null and small pointers fault.
-const FIRST_BASE: u64 = 0x7f00_0000_0000;
-/// Allocation alignment, as `cuMemAlloc` guarantees.
-const ALIGN: u64 = 256;
-/// Unmapped bytes between two allocations.
-const GUARD: u64 = 4096;
+pub use self::run::EmulatorConfig;
 
-/// The PTX interpreter as a device. Create one with [`crate::Device::emulator`].
+/// The PTX interpreter as a device. Create one with [`crate::Device::emulator`] or
+/// [`crate::Device::emulator_with`].
 #[derive(Debug)]
 pub struct EmulatorBackend {
     properties: DeviceProperties,
-    heap: Arc<Mutex<Heap>>,
+    shared: Arc<Shared>,
     default_stream: Arc<dyn BackendStream>,
     /// Where frees that must wait for other streams go.
     reaper: EmulatedStream,
 }
 
+/// What the backend and every stream's worker share.
 #[derive(Debug)]
-struct Heap {
-    allocations: BTreeMap<u64, Vec<u8>>,
-    next: u64,
+struct Shared {
+    heap: Heap,
+    config: EmulatorConfig,
+    /// Set when the backend is dropped: a launch still running then can be seen by nobody.
+    cancel: AtomicBool,
 }
 
 impl Default for EmulatorBackend {
@@ -93,19 +121,28 @@ impl Default for EmulatorBackend {
     }
 }
 
-/// A poisoned lock is still consistent here: no critical section in this file panics half-way
-/// through an update.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+impl Drop for EmulatorBackend {
+    fn drop(&mut self) {
+        // Every handle to the device is gone, so nobody can see what a running launch would
+        // still compute: end it instead of letting it spin until its budget runs out.
+        self.shared.cancel.store(true, Ordering::Relaxed);
+    }
 }
 
 impl EmulatorBackend {
-    /// A fresh emulator with no allocations.
+    /// A fresh emulator with no allocations and the default [`EmulatorConfig`] (every core,
+    /// the default instruction budget).
     pub fn new() -> Self {
-        let heap = Arc::new(Mutex::new(Heap {
-            allocations: BTreeMap::new(),
-            next: FIRST_BASE,
-        }));
+        Self::with_config(EmulatorConfig::default())
+    }
+
+    /// A fresh emulator with no allocations, running launches as `config` says.
+    pub fn with_config(config: EmulatorConfig) -> Self {
+        let shared = Arc::new(Shared {
+            heap: Heap::new(),
+            config,
+            cancel: AtomicBool::new(false),
+        });
         Self {
             properties: DeviceProperties {
                 name: "jitseam emulator".to_owned(),
@@ -115,14 +152,15 @@ impl EmulatorBackend {
                 max_block_x: 1024,
                 driver_version: None,
             },
-            default_stream: Arc::new(EmulatedStream::new(&heap, "default")),
-            reaper: EmulatedStream::new(&heap, "free"),
-            heap,
+            default_stream: Arc::new(EmulatedStream::new(&shared, "default")),
+            reaper: EmulatedStream::new(&shared, "free"),
+            shared,
         }
     }
 
-    fn heap(&self) -> MutexGuard<'_, Heap> {
-        lock(&self.heap)
+    /// How this emulator runs launches.
+    pub fn config(&self) -> &EmulatorConfig {
+        &self.shared.config
     }
 
     /// Holds `stream`'s worker before the next piece of work it has not started, until
@@ -163,16 +201,6 @@ impl EmulatorBackend {
     }
 }
 
-impl Heap {
-    /// The allocation holding `[address, address + len)`, as (base, bytes).
-    fn range_mut(&mut self, address: u64, len: usize) -> Option<&mut [u8]> {
-        let (&base, bytes) = self.allocations.range_mut(..=address).next_back()?;
-        let start = usize::try_from(address - base).ok()?;
-        let end = start.checked_add(len)?;
-        bytes.get_mut(start..end)
-    }
-}
-
 fn copy_error(stage: &str, address: u64, len: usize) -> Error {
     Error::Device {
         stage: stage.to_owned(),
@@ -185,6 +213,8 @@ enum Op {
     Launch {
         program: Arc<Program>,
         packet: Vec<u8>,
+        /// What the operands reach: the only bytes the launch may touch.
+        operands: Vec<OperandRange>,
         geometry: Geometry,
     },
     Write {
@@ -201,7 +231,7 @@ enum Op {
 #[derive(Debug)]
 struct Queue {
     name: &'static str,
-    heap: Arc<Mutex<Heap>>,
+    shared: Arc<Shared>,
     state: Mutex<QueueState>,
     /// Signalled whenever the state changes.
     changed: Condvar,
@@ -320,20 +350,25 @@ impl Queue {
             Op::Launch {
                 program,
                 packet,
+                operands,
                 geometry,
-            } => run_launch(&self.heap, &program, &packet, geometry).err(),
-            Op::Write { address, data } => {
-                let mut heap = lock(&self.heap);
-                match heap.range_mut(address, data.len()) {
-                    Some(dst) => {
-                        dst.copy_from_slice(&data);
-                        None
-                    }
-                    None => Some(copy_error("copy to device", address, data.len())),
-                }
+            } => {
+                let shared = &*self.shared;
+                run_launch(
+                    &shared.heap,
+                    &shared.config,
+                    &shared.cancel,
+                    &program,
+                    &packet,
+                    &operands,
+                    geometry,
+                )
+                .err()
             }
+            Op::Write { address, data } => (!self.shared.heap.write(address, &data))
+                .then(|| copy_error("copy to device", address, data.len())),
             Op::Free { address } => {
-                lock(&self.heap).allocations.remove(&address);
+                self.shared.heap.free(address);
                 None
             }
             Op::Wait(event) => {
@@ -351,11 +386,11 @@ struct EmulatedStream {
 }
 
 impl EmulatedStream {
-    fn new(heap: &Arc<Mutex<Heap>>, name: &'static str) -> Self {
+    fn new(shared: &Arc<Shared>, name: &'static str) -> Self {
         Self {
             queue: Arc::new(Queue {
                 name,
-                heap: Arc::clone(heap),
+                shared: Arc::clone(shared),
                 state: Mutex::new(QueueState::default()),
                 changed: Condvar::new(),
             }),
@@ -435,70 +470,24 @@ impl BackendFunction for EmulatedFunction {
     }
 }
 
-/// Runs one launch to completion on the worker, holding the memory lock for its duration.
-fn run_launch(
-    heap: &Mutex<Heap>,
-    program: &Program,
-    packet: &[u8],
-    geometry: Geometry,
-) -> Result<(), Error> {
-    let mut heap = lock(heap);
-    let mut memory = Regions::new(
-        heap.allocations
-            .iter_mut()
-            .map(|(&base, bytes)| (base, bytes.as_mut_slice()))
-            .collect(),
-    );
-    let dims = LaunchDims::linear(geometry.grid, geometry.block);
-    jitseam_ptx::interp::run(program, packet, dims, &mut memory).map_err(|error| match error {
-        ExecError::Fault(fault) => Error::MemoryFault(Box::new(MemoryFault {
-            entry: fault.entry,
-            block: fault.block[0],
-            thread: fault.thread[0],
-            instruction: fault.instruction,
-            line: fault.line,
-            address: fault.address,
-            size: fault.size,
-            access: fault.access,
-            kind: fault.kind,
-            nearest: fault.nearest.map(|a| (a.base, a.size)),
-        })),
-        other => Error::Device {
-            stage: format!("launch of `{}`", program.entry()),
-            message: other.to_string(),
-        },
-    })
-}
-
 impl Backend for EmulatorBackend {
     fn properties(&self) -> &DeviceProperties {
         &self.properties
     }
 
     fn alloc(&self, bytes: usize) -> Result<u64, Error> {
-        let fail = |message: String| Error::Device {
-            stage: "allocation".to_owned(),
-            message,
-        };
-        let mut data = Vec::new();
-        data.try_reserve_exact(bytes)
-            .map_err(|e| fail(format!("cannot allocate {bytes} bytes: {e}")))?;
-        data.resize(bytes, 0);
-        let mut heap = self.heap();
-        let base = heap.next;
-        let span = (bytes as u64)
-            .checked_next_multiple_of(ALIGN)
-            .and_then(|s| s.checked_add(GUARD))
-            .and_then(|s| base.checked_add(s))
-            .ok_or_else(|| fail("the emulator's address space is exhausted".to_owned()))?;
-        heap.next = span;
-        heap.allocations.insert(base, data);
-        Ok(base)
+        self.shared
+            .heap
+            .alloc(bytes)
+            .map_err(|message| Error::Device {
+                stage: "allocation".to_owned(),
+                message,
+            })
     }
 
     fn free(&self, address: u64, _bytes: usize, pending: &[&dyn BackendStream]) {
         if pending.is_empty() {
-            self.heap().allocations.remove(&address);
+            self.shared.heap.free(address);
             return;
         }
         // The reaper waits for every pending stream, then frees; a failure to queue leaks the
@@ -524,14 +513,14 @@ impl Backend for EmulatorBackend {
     }
 
     fn new_stream(&self) -> Result<Arc<dyn BackendStream>, Error> {
-        Ok(Arc::new(EmulatedStream::new(&self.heap, "stream")))
+        Ok(Arc::new(EmulatedStream::new(&self.shared, "stream")))
     }
 
     fn write(&self, stream: &dyn BackendStream, address: u64, src: &[u8]) -> Result<(), Error> {
         let stream = queue_of(stream, "copy to device")?;
         // Refused now if it fits no allocation, as the CUDA backend does; checked again when it
         // runs.
-        if self.heap().range_mut(address, src.len()).is_none() {
+        if !self.shared.heap.contains(address, src.len()) {
             return Err(copy_error("copy to device", address, src.len()));
         }
         stream.queue.push(Op::Write {
@@ -542,12 +531,11 @@ impl Backend for EmulatorBackend {
 
     fn read(&self, stream: &dyn BackendStream, address: u64, dst: &mut [u8]) -> Result<(), Error> {
         self.synchronize(stream)?;
-        let mut heap = self.heap();
-        let src = heap
-            .range_mut(address, dst.len())
-            .ok_or_else(|| copy_error("copy to host", address, dst.len()))?;
-        dst.copy_from_slice(src);
-        Ok(())
+        if self.shared.heap.read(address, dst) {
+            Ok(())
+        } else {
+            Err(copy_error("copy to host", address, dst.len()))
+        }
     }
 
     fn record_event(&self, stream: &dyn BackendStream) -> Result<Arc<dyn BackendEvent>, Error> {
@@ -613,13 +601,14 @@ impl Backend for EmulatorBackend {
         }))
     }
 
-    /// Queues the launch on the stream's worker; a fault is reported by the stream's next
-    /// `synchronize` or `read` (see the module docs).
+    /// Queues the launch on the stream's worker, with the operand ranges the packet lends (the
+    /// only bytes it may touch) and, for a grid-stride body, a capped grid; a fault is reported
+    /// by the stream's next `synchronize` or `read` (see the module docs).
     ///
     /// # Safety
     /// Nothing the kernel does can touch host memory: every access is checked against the
-    /// emulator's own allocation table, so any packet is memory-safe to launch here. The
-    /// trait's contract still applies for the results to mean anything.
+    /// operand ranges, clipped to the emulator's own allocations, so any packet is memory-safe
+    /// to launch here. The trait's contract still applies for the results to mean anything.
     unsafe fn launch(
         &self,
         function: &dyn BackendFunction,
@@ -646,10 +635,15 @@ impl Backend for EmulatorBackend {
             });
         }
         let stream = queue_of(stream, "launch")?;
+        let mut operands = Vec::new();
+        packet
+            .operands()
+            .for_each_range(&mut |range| operands.push(range));
         stream.queue.push(Op::Launch {
             program: Arc::clone(program),
             packet: packet.bytes().to_vec(),
-            geometry,
+            operands,
+            geometry: grid_for(geometry, packet.grid_stride(), &self.shared.config),
         })
     }
 
@@ -665,9 +659,15 @@ impl Backend for EmulatorBackend {
 }
 
 impl Device {
-    /// A new emulator device: the PTX interpreter on the CPU, with every memory access checked
-    /// (see [`EmulatorBackend`]).
+    /// A new emulator device: the PTX interpreter on the CPU, on every core, with every memory
+    /// access checked (see [`EmulatorBackend`]).
     pub fn emulator() -> Self {
         Self::with_backend(Arc::new(EmulatorBackend::new()))
+    }
+
+    /// A new emulator device running launches as `config` says (an instruction budget, a
+    /// number of worker threads).
+    pub fn emulator_with(config: EmulatorConfig) -> Self {
+        Self::with_backend(Arc::new(EmulatorBackend::with_config(config)))
     }
 }

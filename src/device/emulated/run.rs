@@ -1,0 +1,135 @@
+//! One launch on a stream's worker: the emulator's settings, the grid a grid-stride body runs
+//! with, and the interpreter run over exactly the launch's operand bytes, its failures turned
+//! into [`Error`]s.
+
+use std::sync::atomic::AtomicBool;
+
+use jitseam_ptx::Program;
+use jitseam_ptx::interp::{
+    DEFAULT_BUDGET, ExecError, LaunchDims, RunOptions, ThreadSite, available_workers, run_with,
+};
+
+use super::heap::Heap;
+use crate::abi::OperandRange;
+use crate::device::Geometry;
+use crate::error::{Error, KernelSite, MemoryFault};
+
+/// How the emulator runs launches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EmulatorConfig {
+    /// Instruction steps one launch may run (one step: one instruction run by one lockstep
+    /// group of up to [`jitseam_ptx::interp::LANES`] threads) before it ends with
+    /// [`Error::BudgetExceeded`]. The default, [`DEFAULT_BUDGET`], is far beyond what a
+    /// legitimate kernel of 2^26 elements needs; tests that expect a kernel to spin set a small
+    /// one.
+    pub budget: u64,
+    /// Worker threads each launch runs its blocks on; 0 (the default) means one per available
+    /// core.
+    pub workers: usize,
+}
+
+impl Default for EmulatorConfig {
+    fn default() -> Self {
+        Self {
+            budget: DEFAULT_BUDGET,
+            workers: 0,
+        }
+    }
+}
+
+impl EmulatorConfig {
+    /// The worker threads a launch uses.
+    pub fn effective_workers(&self) -> usize {
+        match self.workers {
+            0 => available_workers(),
+            n => n,
+        }
+    }
+}
+
+/// Blocks per worker a grid-stride body is capped to: enough that a worker whose blocks end
+/// early finds more, few enough that per-thread setup (most of a one-element thread's
+/// instructions) is paid a handful of times per worker rather than once per element.
+pub(super) const BLOCKS_PER_WORKER: u32 = 4;
+
+/// The grid a launch runs with: for a grid-stride body (which covers every element whatever the
+/// grid) at most [`BLOCKS_PER_WORKER`] blocks per worker, otherwise the geometry's own.
+pub(super) fn grid_for(geometry: Geometry, grid_stride: bool, config: &EmulatorConfig) -> Geometry {
+    if !grid_stride {
+        return geometry;
+    }
+    let workers = u32::try_from(config.effective_workers()).unwrap_or(u32::MAX);
+    Geometry {
+        grid: geometry
+            .grid
+            .min(workers.saturating_mul(BLOCKS_PER_WORKER))
+            .max(1),
+        block: geometry.block,
+    }
+}
+
+/// Runs one launch to completion over exactly the bytes its operands reach (see
+/// [`Heap::lend`]), holding only those allocations' locks.
+pub(super) fn run_launch(
+    heap: &Heap,
+    config: &EmulatorConfig,
+    cancel: &AtomicBool,
+    program: &Program,
+    packet: &[u8],
+    operands: &[OperandRange],
+    geometry: Geometry,
+) -> Result<(), Error> {
+    let lent = heap.lend(operands);
+    let dims = LaunchDims::linear(geometry.grid, geometry.block);
+    let options = RunOptions {
+        budget: config.budget,
+        workers: config.workers,
+        cancel: Some(cancel),
+    };
+    lent.with_regions(|memory| run_with(program, packet, dims, memory, &options))
+        .map_err(|error| launch_error(program, error))
+}
+
+fn site(at: ThreadSite) -> Box<KernelSite> {
+    let ThreadSite {
+        entry,
+        block,
+        thread,
+        instruction,
+        line,
+    } = at;
+    Box::new(KernelSite {
+        entry,
+        block: block[0],
+        thread: thread[0],
+        instruction,
+        line,
+    })
+}
+
+fn launch_error(program: &Program, error: ExecError) -> Error {
+    match error {
+        ExecError::Fault(fault) => Error::MemoryFault(Box::new(MemoryFault {
+            entry: fault.entry,
+            block: fault.block[0],
+            thread: fault.thread[0],
+            instruction: fault.instruction,
+            line: fault.line,
+            address: fault.address,
+            size: fault.size,
+            access: fault.access,
+            kind: fault.kind,
+            nearest: fault.nearest.map(|a| (a.base, a.size)),
+        })),
+        ExecError::BudgetExceeded { at, budget } => Error::BudgetExceeded {
+            at: site(*at),
+            budget,
+        },
+        ExecError::Trap { at } => Error::Trap { at: site(*at) },
+        ExecError::Cancelled { entry } => Error::Cancelled { entry },
+        other => Error::Device {
+            stage: format!("launch of `{}`", program.entry()),
+            message: other.to_string(),
+        },
+    }
+}
