@@ -59,6 +59,7 @@ mod line_index;
 mod model;
 mod module;
 mod skip;
+pub mod verify;
 
 /// The integration tests' PTX samples, shared with the unit tests.
 #[cfg(test)]

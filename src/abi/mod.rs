@@ -1,6 +1,7 @@
 //! The three kernel ABIs (DESIGN §4): compile-time markers, the runtime [`AbiSpec`], the exact
 //! parameter list each ABI implies, and the check of a PTX entry against that list.
 
+mod contract;
 mod kind;
 mod layout;
 mod params;

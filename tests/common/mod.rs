@@ -10,3 +10,4 @@
 pub mod fixtures;
 pub mod launch_suite;
 pub mod recording;
+pub mod synth_matrix;

@@ -1,0 +1,253 @@
+//! The check of one global memory access: provenance, role, width, alignment and bounds.
+
+use super::analyze::Analyzer;
+use super::contract::{Extent, OperandRef, ParamContract};
+use super::facts::Facts;
+use super::ir::{Access, AddrBase, Ins, Kind};
+use super::poly::{Mono, Poly};
+use super::reject::RejectKind;
+use super::value::{State, Val};
+
+impl Analyzer<'_> {
+    pub(crate) fn access(&mut self, st: &State, idx: usize, ins: &Ins, final_run: bool) {
+        let Kind::Mem {
+            access,
+            addr,
+            offset,
+            bytes,
+            ..
+        } = &ins.kind
+        else {
+            return;
+        };
+        let verdict = self.check_access(st, *access, *addr, *offset, *bytes);
+        if !final_run {
+            return;
+        }
+        match verdict {
+            Ok(param) => self.record_access(param, *access, *bytes),
+            Err((kind, reason)) => self.reject(idx, kind, reason),
+        }
+    }
+
+    fn param_name(&self, param: u32) -> String {
+        self.param_names
+            .get(param as usize)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn check_access(
+        &mut self,
+        st: &State,
+        access: Access,
+        addr: AddrBase,
+        offset: i64,
+        bytes: u32,
+    ) -> Result<u32, (RejectKind, String)> {
+        let what = match access {
+            Access::Load => "a load",
+            Access::Store => "a store",
+            Access::Atomic => "an atomic",
+        };
+        let AddrBase::Reg(r) = addr else {
+            return Err((
+                RejectKind::UnattributedAddress,
+                format!("{what} from a fixed address"),
+            ));
+        };
+        let (param, off) = match st.get(r) {
+            Val::Ptr { param, off } => (*param, off.clone()),
+            Val::PtrData { param } => {
+                return Err((
+                    RejectKind::DataDependentIndex,
+                    format!(
+                        "{what} through `{}` at an offset computed from loaded data or a runtime value",
+                        self.param_name(*param)
+                    ),
+                ));
+            }
+            Val::Data => {
+                return Err((
+                    RejectKind::UnattributedAddress,
+                    format!("{what} through an address loaded from memory or a runtime value"),
+                ));
+            }
+            _ => {
+                return Err((
+                    RejectKind::UnattributedAddress,
+                    format!("{what} through an address not derived from a pointer parameter"),
+                ));
+            }
+        };
+        let name = self.param_name(param);
+        let Some(ParamContract::Pointer {
+            operand,
+            access_bytes,
+            elem_bytes,
+            extent,
+        }) = self.contract.params.get(param as usize).cloned()
+        else {
+            return Err((
+                RejectKind::UnattributedAddress,
+                format!("{what} through `{name}`, which is not a pointer parameter"),
+            ));
+        };
+        if access != Access::Load && !operand.writable() {
+            return Err((
+                RejectKind::StoreThroughInput,
+                format!("{what} through {operand} (`{name}`); inputs are read-only"),
+            ));
+        }
+        if bytes != access_bytes {
+            return Err((
+                RejectKind::WrongWidth,
+                format!(
+                    "{what} of {bytes} bytes through {operand} (`{name}`), whose accesses are {access_bytes} bytes"
+                ),
+            ));
+        }
+        let Some(total) = off.add_const(i128::from(offset)) else {
+            return Err((RejectKind::OutOfBounds, format!("{what} at an unbounded offset")));
+        };
+        let total = st.facts.normalize(&total).unwrap_or(total);
+        let Some(index) = total.div_exact(i128::from(access_bytes.max(1))) else {
+            return Err((
+                RejectKind::Misaligned,
+                format!(
+                    "{what} through {operand} (`{name}`) at an offset that is not a multiple of {access_bytes} bytes"
+                ),
+            ));
+        };
+        match extent {
+            Extent::Dense => self.check_dense(&st.facts, &index, what, operand, &name)?,
+            Extent::Strided { .. } => {
+                let per = i128::from((access_bytes / elem_bytes.max(1)).max(1));
+                let index = index.scale(per).unwrap_or(index);
+                self.check_strided(&st.facts, &index, what, operand, &name)?;
+            }
+        }
+        Ok(param)
+    }
+
+    fn bound_failure(&self, index: &Poly) -> RejectKind {
+        if index.atoms().any(|a| self.wrap_atoms.contains(&a)) {
+            RejectKind::MayWrap
+        } else {
+            RejectKind::OutOfBounds
+        }
+    }
+
+    fn check_dense(
+        &mut self,
+        facts: &Facts,
+        index: &Poly,
+        what: &str,
+        operand: OperandRef,
+        name: &str,
+    ) -> Result<(), (RejectKind, String)> {
+        let count = self.atoms.count.clone().unwrap_or_default();
+        if std::env::var_os("VERIFY_TRACE").is_some() {
+            eprintln!("TRACE index {index:?} count {count:?} q {:?}\n  ineqs {:?}\n  subs {:?}\n  bounds {:?}\n  neqs {:?}", self.atoms.q_existing(), facts.ineqs.iter().map(|f| &f.p).collect::<Vec<_>>(), facts.subs, facts.bounds, facts.neqs);
+        }
+        if !self.prove(facts, index) {
+            return Err((
+                self.bound_failure(index),
+                format!("{what} through {operand} (`{name}`) at an index that may be negative"),
+            ));
+        }
+        let upper = count.add_const(-1).and_then(|c| c.sub(index));
+        if !upper.is_some_and(|u| self.prove(facts, &u)) {
+            return Err((
+                self.bound_failure(index),
+                format!("{what} through {operand} (`{name}`) at an index that may reach n"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_strided(
+        &mut self,
+        facts: &Facts,
+        index: &Poly,
+        what: &str,
+        operand: OperandRef,
+        name: &str,
+    ) -> Result<(), (RejectKind, String)> {
+        // Σ_axis c_axis · stride(operand, axis): group monomials by their stride atom.
+        let mut coeffs: Vec<Vec<(Mono, i128)>> = vec![Vec::new(); self.shape_atoms.len()];
+        for &(m, c) in index.terms() {
+            let strides: Vec<(OperandRef, u8, Mono)> = m
+                .atoms()
+                .iter()
+                .filter_map(|a| {
+                    self.stride_atoms
+                        .iter()
+                        .find(|s| s.0 == *a)
+                        .map(|s| (s.1, s.2, m.without(*a).unwrap_or(Mono::ONE)))
+                })
+                .collect();
+            match strides.as_slice() {
+                [(op, axis, rest)] if *op == operand => {
+                    if let Some(slot) = coeffs.get_mut(usize::from(*axis)) {
+                        slot.push((*rest, c));
+                    }
+                }
+                [(op, _, _)] => {
+                    return Err((
+                        RejectKind::CrossedStride,
+                        format!(
+                            "{what} through {operand} (`{name}`) scaled by a stride of {op}"
+                        ),
+                    ));
+                }
+                _ => {
+                    return Err((
+                        self.bound_failure(index),
+                        format!(
+                            "{what} through {operand} (`{name}`) at an offset that is not a sum of coordinates times its strides"
+                        ),
+                    ));
+                }
+            }
+        }
+        for (axis, terms) in coeffs.iter().enumerate() {
+            let Some(c) = Poly::from_terms(terms.clone()) else {
+                return Err((RejectKind::OutOfBounds, format!("{what} at an unbounded offset")));
+            };
+            if c.is_zero() {
+                continue;
+            }
+            let Some(&shape) = self.shape_atoms.get(axis) else {
+                continue;
+            };
+            let within = |this: &mut Self, s: u32| {
+                let upper = Poly::atom(s).add_const(-1).and_then(|u| u.sub(&c));
+                this.prove(facts, &c) && upper.is_some_and(|u| this.prove(facts, &u))
+            };
+            if within(self, shape) {
+                continue;
+            }
+            let shapes = self.shape_atoms.clone();
+            if shapes
+                .iter()
+                .enumerate()
+                .any(|(other, &s)| other != axis && within(self, s))
+            {
+                return Err((
+                    RejectKind::CrossedStride,
+                    format!(
+                        "{what} through {operand} (`{name}`): the stride of axis {axis} is scaled by another axis's coordinate"
+                    ),
+                ));
+            }
+            return Err((
+                self.bound_failure(&c),
+                format!(
+                    "{what} through {operand} (`{name}`) with a coordinate on axis {axis} that may leave [0, shape{axis})"
+                ),
+            ));
+        }
+        Ok(())
+    }
+}

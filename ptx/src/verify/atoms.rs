@@ -1,0 +1,272 @@
+//! The atom table: what each symbol stands for, its static range, and the canonical forms of
+//! the launch geometry.
+//!
+//! Thread coordinates are canonicalized so that index arithmetic written in any order meets:
+//! `ctaid.x · ntid.x` is rewritten to `I0 − tid.x` (with `I0 = ctaid.x · ntid.x + tid.x`, the
+//! global thread index) and `nctaid.x · ntid.x` to `S` (the total thread count).
+
+use std::collections::HashMap;
+
+use super::poly::{Atom, Mono, Poly};
+
+/// Magnitudes at or beyond this are "unbounded" in interval arithmetic.
+pub(crate) const INF: i128 = 1 << 100;
+
+/// What an atom stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum AtomKind {
+    Tid,
+    Ntid,
+    Ctaid,
+    Nctaid,
+    /// `ctaid.x · ntid.x + tid.x`.
+    GlobalIndex,
+    /// `nctaid.x · ntid.x`.
+    Threads,
+    /// The value of `.param` `index` (count, shape or stride).
+    Param(u32),
+    /// `floor(num / den)`, defined where `den ≥ 1`.
+    Floor,
+    /// The iteration count of a loop.
+    Counter,
+    /// Something known only by its range.
+    Opaque,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct AtomInfo {
+    pub(crate) kind: AtomKind,
+    pub(crate) lo: i128,
+    pub(crate) hi: i128,
+    /// For a floor atom: (numerator, denominator).
+    pub(crate) floor: Option<(Poly, Poly)>,
+}
+
+/// Fixed atom ids.
+pub(crate) const TID: Atom = 0;
+pub(crate) const NTID: Atom = 1;
+pub(crate) const CTAID: Atom = 2;
+pub(crate) const NCTAID: Atom = 3;
+pub(crate) const I0: Atom = 4;
+pub(crate) const S: Atom = 5;
+
+/// Largest grid × block the launch check allows.
+pub(crate) const MAX_THREADS: i128 = ((1i128 << 31) - 1) * 1024;
+
+/// Every atom of one verification.
+#[derive(Debug, Clone)]
+pub(crate) struct Atoms {
+    list: Vec<AtomInfo>,
+    floors: HashMap<(Poly, Poly), Atom>,
+    keyed: HashMap<(u32, u32, u32), Atom>,
+    /// The canonical polynomial of the `Count` param (`Π shape_k` for strided).
+    pub(crate) count: Option<Poly>,
+    /// Shape atoms (strided).
+    pub(crate) shapes: Vec<Atom>,
+    /// Facts true everywhere (definitions of floor atoms with a provably positive divisor,
+    /// launch geometry).
+    pub(crate) global: Vec<Poly>,
+    q_atom: Option<Atom>,
+}
+
+impl Atoms {
+    pub(crate) fn new() -> Atoms {
+        let mut atoms = Atoms {
+            list: Vec::with_capacity(64),
+            floors: HashMap::new(),
+            keyed: HashMap::new(),
+            count: None,
+            shapes: Vec::new(),
+            global: Vec::new(),
+            q_atom: None,
+        };
+        atoms.push(AtomKind::Tid, 0, 1023);
+        atoms.push(AtomKind::Ntid, 1, 1024);
+        atoms.push(AtomKind::Ctaid, 0, (1 << 31) - 2);
+        atoms.push(AtomKind::Nctaid, 1, (1 << 31) - 1);
+        atoms.push(AtomKind::GlobalIndex, 0, MAX_THREADS - 1);
+        atoms.push(AtomKind::Threads, 1, MAX_THREADS);
+        // I0 < S, tid ≤ I0, tid < ntid, ntid ≤ S.
+        let s = Poly::atom(S);
+        let i0 = Poly::atom(I0);
+        let tid = Poly::atom(TID);
+        let ntid = Poly::atom(NTID);
+        let facts = [
+            s.sub(&i0).and_then(|p| p.add_const(-1)),
+            i0.sub(&tid),
+            ntid.sub(&tid).and_then(|p| p.add_const(-1)),
+            s.sub(&ntid),
+        ];
+        atoms.global.extend(facts.into_iter().flatten());
+        atoms
+    }
+
+    pub(crate) fn push(&mut self, kind: AtomKind, lo: i128, hi: i128) -> Atom {
+        let id = self.list.len() as Atom;
+        self.list.push(AtomInfo {
+            kind,
+            lo,
+            hi,
+            floor: None,
+        });
+        id
+    }
+
+    /// An atom identified by `key`, created once.
+    pub(crate) fn keyed(&mut self, key: (u32, u32, u32), kind: AtomKind, lo: i128, hi: i128) -> Atom {
+        if let Some(&a) = self.keyed.get(&key) {
+            return a;
+        }
+        let a = self.push(kind, lo, hi);
+        self.keyed.insert(key, a);
+        a
+    }
+
+    pub(crate) fn set_range(&mut self, a: Atom, (lo, hi): (i128, i128)) {
+        if let Some(info) = self.list.get_mut(a as usize) {
+            info.lo = lo;
+            info.hi = hi;
+        }
+    }
+
+    pub(crate) fn info(&self, a: Atom) -> Option<&AtomInfo> {
+        self.list.get(a as usize)
+    }
+
+    pub(crate) fn range(&self, a: Atom) -> (i128, i128) {
+        self.info(a).map_or((-INF, INF), |i| (i.lo, i.hi))
+    }
+
+    pub(crate) fn is_counter(&self, a: Atom) -> bool {
+        self.info(a).is_some_and(|i| i.kind == AtomKind::Counter)
+    }
+
+    /// `floor(num / den)` as an atom (one per pair), with its defining facts added globally:
+    /// the caller has proven `den ≥ 1`.
+    pub(crate) fn floor(&mut self, num: &Poly, den: &Poly, lo: i128, hi: i128) -> Option<Atom> {
+        // floor(floor(x / a) / d) = floor(x / (a·d)) for x ≥ 0 and a, d ≥ 1.
+        let inner = num
+            .as_atom()
+            .and_then(|f| self.info(f))
+            .and_then(|i| i.floor.clone());
+        let key = match &inner {
+            Some((x, a)) => (x.clone(), a.mul(den)?),
+            None => (num.clone(), den.clone()),
+        };
+        let a = match self.floors.get(&key) {
+            Some(&a) => a,
+            None => {
+                let a = self.push(AtomKind::Floor, lo, hi);
+                if let Some(info) = self.list.get_mut(a as usize) {
+                    info.floor = Some(key.clone());
+                }
+                self.floors.insert(key.clone(), a);
+                self.define(&key.0, &key.1, a)?;
+                a
+            }
+        };
+        if inner.is_some() {
+            self.define(num, den, a)?;
+        }
+        Some(a)
+    }
+
+    /// Adds `num − den·f ≥ 0` and `den − 1 − num + den·f ≥ 0`.
+    fn define(&mut self, num: &Poly, den: &Poly, f: Atom) -> Option<()> {
+        let df = den.mul(&Poly::atom(f))?;
+        let low = num.sub(&df)?;
+        let high = den.add_const(-1)?.sub(&low)?;
+        for p in [low, high] {
+            if !self.global.contains(&p) {
+                self.global.push(p);
+            }
+        }
+        Some(())
+    }
+
+    /// `q = floor((n − 1 − I0) / S)`: `i0 + J·S < n ⟺ J ≤ q`.
+    pub(crate) fn q(&mut self) -> Option<Atom> {
+        let count = self.count.clone()?;
+        let num = count.add_const(-1)?.sub(&Poly::atom(I0))?;
+        let a = self.floor(&num, &Poly::atom(S), -1, INF)?;
+        // q ≥ −1 because n ≥ 0 and I0 < S.
+        self.global.push(Poly::atom(a).add_const(1)?);
+        self.q_atom = Some(a);
+        Some(a)
+    }
+
+    pub(crate) fn q_existing(&self) -> Option<Atom> {
+        self.q_atom
+    }
+
+    /// Rewrites `ctaid·ntid → I0 − tid` and `nctaid·ntid → S`.
+    pub(crate) fn canon(&self, p: &Poly) -> Option<Poly> {
+        let needs = p
+            .terms()
+            .iter()
+            .any(|(m, _)| m.contains(NTID) && (m.contains(CTAID) || m.contains(NCTAID)));
+        if !needs {
+            return Some(p.clone());
+        }
+        let mut out = Poly::zero();
+        for &(m, c) in p.terms() {
+            let mut term = Poly::from_terms(vec![(Mono::ONE, c)])?;
+            let mut rest = m;
+            loop {
+                if rest.contains(NTID) && rest.contains(CTAID) {
+                    rest = rest.without(NTID)?.without(CTAID)?;
+                    term = term.mul(&Poly::atom(I0).sub(&Poly::atom(TID))?)?;
+                } else if rest.contains(NTID) && rest.contains(NCTAID) {
+                    rest = rest.without(NTID)?.without(NCTAID)?;
+                    term = term.mul(&Poly::atom(S))?;
+                } else {
+                    break;
+                }
+            }
+            term = term.mul(&Poly::from_terms(vec![(rest, 1)])?)?;
+            out = out.add(&term)?;
+        }
+        Some(out)
+    }
+}
+
+/// Saturating interval arithmetic on `i128` with ±[`INF`] as unbounded.
+pub(crate) fn clamp(x: i128) -> i128 {
+    x.clamp(-INF, INF)
+}
+
+pub(crate) fn imul(a: (i128, i128), b: (i128, i128)) -> (i128, i128) {
+    let products = [
+        a.0.saturating_mul(b.0),
+        a.0.saturating_mul(b.1),
+        a.1.saturating_mul(b.0),
+        a.1.saturating_mul(b.1),
+    ];
+    let lo = products.iter().copied().min().unwrap_or(-INF);
+    let hi = products.iter().copied().max().unwrap_or(INF);
+    (clamp(lo), clamp(hi))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn geometry_is_canonical() {
+        let atoms = Atoms::new();
+        // (nctaid + ctaid)·ntid + tid = S + I0.
+        let e = Poly::atom(NCTAID)
+            .add(&Poly::atom(CTAID))
+            .and_then(|p| p.mul(&Poly::atom(NTID)))
+            .and_then(|p| p.add(&Poly::atom(TID)))
+            .unwrap();
+        let c = atoms.canon(&e).unwrap();
+        assert_eq!(c, Poly::atom(S).add(&Poly::atom(I0)).unwrap());
+    }
+
+    #[test]
+    fn intervals_saturate() {
+        assert_eq!(imul((-INF, INF), (1, 2)), (-INF, INF));
+        assert_eq!(imul((-2, 3), (4, 5)), (-10, 15));
+    }
+}

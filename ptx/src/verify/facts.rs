@@ -1,0 +1,488 @@
+//! Path facts and the prover.
+//!
+//! A [`Facts`] holds what is known on one path: inequalities `p ≥ 0` (integer-tightened),
+//! equalities kept as substitutions `atom := poly`, disequalities `p ≠ 0`, and atom ranges.
+//! [`Facts::prove`] decides `g ≥ 0` by a bounded search: interval evaluation, cancelling a
+//! monomial of the goal against a fact that contains it, the grid-stride rule
+//! (`I0 + J·S < n ⟺ J ≤ q`), splitting on a nonnegative atom, and multiplying through the
+//! divisor of a floor atom. Every step is sound for integers; a failed search proves nothing.
+
+use std::cell::Cell;
+
+use super::atoms::{Atoms, I0, INF, S, clamp, imul};
+use super::poly::{Atom, Mono, Poly};
+
+/// Condition tags carried by facts that a launch condition introduced.
+pub(crate) type Tags = u8;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Fact {
+    pub(crate) p: Poly,
+    pub(crate) tags: Tags,
+}
+
+/// What is known on one path.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Facts {
+    pub(crate) ineqs: Vec<Fact>,
+    pub(crate) subs: Vec<(Atom, Poly)>,
+    pub(crate) neqs: Vec<Poly>,
+    pub(crate) bounds: Vec<(Atom, i128, i128)>,
+    /// The path is infeasible.
+    pub(crate) dead: bool,
+}
+
+const DEPTH: u32 = 6;
+const BUDGET: u32 = 400;
+
+impl Facts {
+    pub(crate) fn normalize(&self, p: &Poly) -> Option<Poly> {
+        let mut out = p.clone();
+        for (a, v) in &self.subs {
+            out = out.subst(*a, v)?;
+        }
+        Some(out)
+    }
+
+    pub(crate) fn atom_range(&self, atoms: &Atoms, a: Atom) -> (i128, i128) {
+        let (mut lo, mut hi) = atoms.range(a);
+        for &(b, l, h) in &self.bounds {
+            if b == a {
+                lo = lo.max(l);
+                hi = hi.min(h);
+            }
+        }
+        (lo, hi)
+    }
+
+    pub(crate) fn mono_range(&self, atoms: &Atoms, m: &Mono) -> (i128, i128) {
+        let mut r = (1, 1);
+        let list = m.atoms();
+        let mut i = 0;
+        while i < list.len() {
+            let a = list[i];
+            let mut power = 1;
+            while i + power < list.len() && list[i + power] == a {
+                power += 1;
+            }
+            let ar = self.atom_range(atoms, a);
+            let mut pr = ar;
+            for _ in 1..power {
+                pr = imul(pr, ar);
+            }
+            if power % 2 == 0 && ar.0 < 0 {
+                pr.0 = pr.0.max(0);
+            }
+            r = imul(r, pr);
+            i += power;
+        }
+        // A product of distinct shapes, all ≥ 1, is at most their full product n < 2^63.
+        if m.degree() > 1
+            && !atoms.shapes.is_empty()
+            && m.atoms().windows(2).all(|w| w[0] != w[1])
+            && m.atoms().iter().all(|a| atoms.shapes.contains(a))
+            && atoms.shapes.iter().all(|&s| self.atom_range(atoms, s).0 >= 1)
+        {
+            r.1 = r.1.min((1i128 << 63) - 1);
+        }
+        r
+    }
+
+    /// Interval of `p` (no normalization).
+    pub(crate) fn range(&self, atoms: &Atoms, p: &Poly) -> (i128, i128) {
+        let mut lo: i128 = 0;
+        let mut hi: i128 = 0;
+        for (m, c) in p.terms() {
+            let (a, b) = self.mono_range(atoms, m);
+            let (x, y) = imul((a, b), (*c, *c));
+            lo = clamp(lo.saturating_add(x));
+            hi = clamp(hi.saturating_add(y));
+        }
+        (lo, hi)
+    }
+
+    /// Adds `p ≥ 0`.
+    pub(crate) fn assume(&mut self, atoms: &Atoms, p: &Poly, tags: Tags) {
+        if self.dead {
+            return;
+        }
+        let Some(p) = self.normalize(p) else {
+            return;
+        };
+        let p = p.tighten();
+        if let Some(c) = p.as_const() {
+            if c < 0 {
+                self.dead = true;
+            }
+            return;
+        }
+        let (lo, hi) = self.range(atoms, &p);
+        if hi < 0 {
+            self.dead = true;
+            return;
+        }
+        if lo >= 0 || self.ineqs.iter().any(|f| f.p == p) {
+            return;
+        }
+        // A single atom: refine its range.
+        let linear: Vec<&(Mono, i128)> = p.terms().iter().filter(|t| !t.0.is_one()).collect();
+        if let [(m, c)] = linear.as_slice()
+            && tags == 0
+            && m.degree() == 1
+            && let Some(&a) = m.atoms().first()
+        {
+            let k = p.constant_term();
+            let (old_lo, old_hi) = self.atom_range(atoms, a);
+            if *c > 0 {
+                let bound = (-k).div_euclid(*c) + i128::from((-k).rem_euclid(*c) != 0);
+                self.bounds.push((a, bound.max(old_lo), old_hi));
+            } else {
+                let bound = k.div_euclid(-*c);
+                self.bounds.push((a, old_lo, bound.min(old_hi)));
+            }
+            let (l, h) = self.atom_range(atoms, a);
+            if l > h {
+                self.dead = true;
+            }
+        }
+        // The grid-stride rule on facts: `n − I0 − S·J + c ≥ 0` with `c ≤ −1` gives `J ≤ q`;
+        // with `J ≥ 0` it also gives `n ≥ 1`, hence every shape ≥ 1.
+        if let Some((j, c)) = match_q(atoms, &p)
+            && c <= -1
+            && tags == 0
+            && self.range(atoms, &j).0 >= 0
+        {
+            for &s in &atoms.shapes {
+                let (_, hi) = self.atom_range(atoms, s);
+                self.bounds.push((s, 1, hi));
+            }
+            if let Some(n) = atoms.count.as_ref().and_then(Poly::as_atom) {
+                let (_, hi) = self.atom_range(atoms, n);
+                self.bounds.push((n, 1, hi));
+            }
+        }
+        if let Some((j, c)) = match_q(atoms, &p)
+            && c <= -1
+            && let Some(q) = atoms.q_existing()
+            && let Some(d) = Poly::atom(q).sub(&j)
+        {
+            let d = self.normalize(&d).unwrap_or(d).tighten();
+            if !self.ineqs.iter().any(|f| f.p == d) && d.as_const().is_none() {
+                self.ineqs.push(Fact { p: d, tags });
+            }
+        }
+        self.ineqs.push(Fact { p, tags });
+    }
+
+    /// Adds `p = 0`.
+    pub(crate) fn assume_eq(&mut self, atoms: &Atoms, p: &Poly) {
+        if self.dead {
+            return;
+        }
+        let Some(p) = self.normalize(p) else {
+            return;
+        };
+        if let Some(c) = p.as_const() {
+            if c != 0 {
+                self.dead = true;
+            }
+            return;
+        }
+        // Pivot: the newest atom occurring only linearly with coefficient ±1.
+        let mut pivot = None;
+        for &(m, c) in p.terms() {
+            if m.degree() == 1
+                && (c == 1 || c == -1)
+                && let Some(&a) = m.atoms().first()
+                && p.terms().iter().filter(|t| t.0.contains(a)).count() == 1
+                && pivot.is_none_or(|(b, _)| a > b)
+            {
+                pivot = Some((a, c));
+            }
+        }
+        let Some((a, c)) = pivot else {
+            if let Some(n) = p.neg() {
+                self.assume(atoms, &p, 0);
+                self.assume(atoms, &n, 0);
+            }
+            return;
+        };
+        // c·a + rest = 0  ⟹  a = −rest / c.
+        let Some(value) = p
+            .sub(&Poly::from_terms(vec![(Mono::atom(a), c)]).unwrap_or_default())
+            .and_then(|rest| rest.scale(-c))
+        else {
+            return;
+        };
+        let Some(subs) = self
+            .subs
+            .iter()
+            .map(|(b, v)| v.subst(a, &value).map(|v| (*b, v)))
+            .collect::<Option<Vec<_>>>()
+        else {
+            return;
+        };
+        self.subs = subs;
+        self.subs.push((a, value.clone()));
+        let old = std::mem::take(&mut self.ineqs);
+        let neqs = std::mem::take(&mut self.neqs);
+        // Keep the atom's range as a fact on its value.
+        let (lo, hi) = self.atom_range(atoms, a);
+        for f in old {
+            if let Some(q) = f.p.subst(a, &value) {
+                self.assume(atoms, &q, f.tags);
+            }
+        }
+        if lo > -INF
+            && let Some(q) = value.add_const(-lo)
+        {
+            self.assume(atoms, &q, 0);
+        }
+        if hi < INF
+            && let Some(q) = value.neg().and_then(|v| v.add_const(hi))
+        {
+            self.assume(atoms, &q, 0);
+        }
+        for n in neqs {
+            if let Some(q) = n.subst(a, &value) {
+                self.assume_ne(atoms, &q);
+            }
+        }
+    }
+
+    /// Adds `p ≠ 0`.
+    pub(crate) fn assume_ne(&mut self, atoms: &Atoms, p: &Poly) {
+        if self.dead {
+            return;
+        }
+        let Some(p) = self.normalize(p) else {
+            return;
+        };
+        if let Some(c) = p.as_const() {
+            if c == 0 {
+                self.dead = true;
+            }
+            return;
+        }
+        let used = Cell::new(0);
+        if self.prove(atoms, &p, &used).is_some()
+            && let Some(q) = p.add_const(-1)
+        {
+            self.assume(atoms, &q, used.get());
+        } else if let Some(n) = p.neg()
+            && self.prove(atoms, &n, &used).is_some()
+            && let Some(q) = n.add_const(-1)
+        {
+            self.assume(atoms, &q, used.get());
+        }
+        if !self.neqs.contains(&p) {
+            self.neqs.push(p);
+        }
+    }
+
+    /// Proves `g ≥ 0`; returns the condition tags the proof used.
+    pub(crate) fn prove(&self, atoms: &Atoms, g: &Poly, _used: &Cell<Tags>) -> Option<Tags> {
+        if self.dead {
+            return Some(0);
+        }
+        let g = self.normalize(g)?;
+        let budget = Cell::new(BUDGET);
+        self.search(atoms, &g, DEPTH, &budget)
+    }
+
+    /// Proves `g = 0` (syntactically, after normalization).
+    pub(crate) fn equal_zero(&self, g: &Poly) -> bool {
+        self.dead || self.normalize(g).is_some_and(|p| p.is_zero())
+    }
+
+    fn facts<'s>(&'s self, atoms: &'s Atoms) -> impl Iterator<Item = (Poly, Tags)> + 's {
+        self.ineqs.iter().map(|f| (f.p.clone(), f.tags)).chain(
+            atoms
+                .global
+                .iter()
+                .filter_map(|g| self.normalize(g).map(|p| (p, 0))),
+        )
+    }
+
+    fn search(&self, atoms: &Atoms, g: &Poly, depth: u32, budget: &Cell<u32>) -> Option<Tags> {
+        let g = g.tighten();
+        let (lo, _) = self.range(atoms, &g);
+        if lo >= 0 {
+            return Some(0);
+        }
+        if depth == 0 || budget.get() == 0 {
+            return None;
+        }
+        budget.set(budget.get() - 1);
+        // The grid-stride rule.
+        if let Some((j, c)) = match_q(atoms, &g)
+            && c >= -1
+            && let Some(q) = atoms.q_existing()
+            && let Some(goal) = Poly::atom(q).sub(&j)
+            && let Some(t) = self.search(atoms, &goal, depth - 1, budget)
+        {
+            return Some(t);
+        }
+        // Cancel one monomial against a fact containing it with the same sign: bad ones
+        // (negative contribution) first, then, when only the constant is short, any other.
+        let mut bad: Vec<Mono> = Vec::new();
+        let mut other: Vec<Mono> = Vec::new();
+        for (m, c) in g.terms() {
+            if m.is_one() {
+                continue;
+            }
+            let r = imul(self.mono_range(atoms, m), (*c, *c));
+            if r.0 < 0 {
+                bad.push(*m);
+            } else {
+                other.push(*m);
+            }
+        }
+        let candidates: Vec<Mono> = if bad.is_empty() {
+            other
+        } else {
+            bad.truncate(1);
+            bad
+        };
+        let facts: Vec<(Poly, Tags)> = self.facts(atoms).collect();
+        for m in &candidates {
+            let c = g.coeff(m);
+            for (f, tags) in &facts {
+                let e = f.coeff(m);
+                if e == 0 || (e > 0) != (c > 0) {
+                    continue;
+                }
+                let s = e.abs();
+                let t = c.abs();
+                let Some(g2) = g
+                    .scale(s)
+                    .and_then(|x| x.add_const(s - 1))
+                    .and_then(|x| x.sub(&f.scale(t)?))
+                else {
+                    continue;
+                };
+                if let Some(u) = self.search(atoms, &g2, depth - 1, budget) {
+                    return Some(u | tags);
+                }
+                if budget.get() == 0 {
+                    return None;
+                }
+            }
+        }
+        // Split on a nonnegative atom: g = rest + a·cof with rest ≥ 0 and cof ≥ 0.
+        let mut seen: Vec<Atom> = Vec::new();
+        for a in g.atoms() {
+            if seen.contains(&a) {
+                continue;
+            }
+            seen.push(a);
+            if self.atom_range(atoms, a).0 < 0 {
+                continue;
+            }
+            let Some((rest, cof)) = g.split_on(a) else {
+                continue;
+            };
+            if rest.is_zero() && cof.as_const().is_some() {
+                continue;
+            }
+            if cof.as_const().is_some() && rest.terms().len() + 1 >= g.terms().len() {
+                // Nothing to gain from a linear term alone.
+                continue;
+            }
+            if let Some(t1) = self.search(atoms, &rest, depth - 1, budget)
+                && let Some(t2) = self.search(atoms, &cof, depth - 1, budget)
+            {
+                return Some(t1 | t2);
+            }
+        }
+        // Through a floor atom's divisor: d·(g + 1) − 1 ≥ 0 with d ≥ 1 gives g ≥ 0.
+        for a in g.atoms() {
+            let Some((_, den)) = atoms.info(a).and_then(|i| i.floor.clone()) else {
+                continue;
+            };
+            if den.as_atom() == Some(S) {
+                continue;
+            }
+            let Some(g2) = g
+                .add_const(1)
+                .and_then(|x| x.mul(&den))
+                .and_then(|x| x.add_const(-1))
+            else {
+                continue;
+            };
+            if let Some(t) = self.search(atoms, &g2, depth - 1, budget) {
+                return Some(t);
+            }
+        }
+        None
+    }
+
+    /// Facts of both paths: each kept where the other path proves it.
+    pub(crate) fn join(atoms: &Atoms, a: &Facts, b: &Facts) -> Facts {
+        if a.dead {
+            return b.clone();
+        }
+        if b.dead {
+            return a.clone();
+        }
+        let mut out = Facts::default();
+        let used = Cell::new(0);
+        for (x, y) in [(a, b), (b, a)] {
+            for (v, value) in &x.subs {
+                let Some(d) = Poly::atom(*v).sub(value) else {
+                    continue;
+                };
+                if y.equal_zero(&d) {
+                    out.assume_eq(atoms, &d);
+                } else {
+                    // Keep the inequalities the equality implies where they hold.
+                    for d in [Some(d.clone()), d.neg()].into_iter().flatten() {
+                        if let Some(t) = y.prove(atoms, &d, &used) {
+                            out.assume(atoms, &d, t);
+                        }
+                    }
+                }
+            }
+        }
+        for (x, y) in [(a, b), (b, a)] {
+            for f in &x.ineqs {
+                if y.ineqs.contains(f) {
+                    out.assume(atoms, &f.p, f.tags);
+                } else if let Some(t) = y.prove(atoms, &f.p, &used) {
+                    out.assume(atoms, &f.p, f.tags | t);
+                }
+            }
+            for &(atom, lo, hi) in &x.bounds {
+                let (l, h) = y.atom_range(atoms, atom);
+                let (lo, hi) = (lo.min(l), hi.max(h));
+                let (sl, sh) = atoms.range(atom);
+                if lo > sl || hi < sh {
+                    out.bounds.push((atom, lo, hi));
+                }
+            }
+        }
+        for n in &a.neqs {
+            if b.neqs.contains(n) {
+                out.neqs.push(n.clone());
+            }
+        }
+        out
+    }
+}
+
+/// Matches `g = N − I0 − S·J + c` (N the count's polynomial); returns `(J, c)`.
+pub(crate) fn match_q(atoms: &Atoms, g: &Poly) -> Option<(Poly, i128)> {
+    let count = atoms.count.as_ref()?;
+    if !g.contains_atom(I0) || g.coeff(&Mono::atom(I0)) != -1 {
+        return None;
+    }
+    let rest = g.sub(count)?.add(&Poly::atom(I0))?;
+    let c = rest.constant_term();
+    let body = rest.add_const(-c)?;
+    let (without, cof) = body.split_on(S)?;
+    if !without.is_zero() || cof.contains_atom(I0) {
+        return None;
+    }
+    // rest − c = −S·J.
+    Some((cof.neg()?, c))
+}

@@ -1,0 +1,230 @@
+//! The body verifier: proves, without a driver, that an entry touches only its operands.
+//!
+//! [`verify_entry`] decodes the entry (inlining every `.func` it calls) and runs an abstract
+//! interpreter over its control-flow graph. Each integer register holds a polynomial over
+//! symbols — thread coordinates, the count, shapes and strides, loop iteration counts,
+//! quotients — exact modulo 2^width; each pointer is `base(param) + offset`. Facts from branch
+//! guards, divisions and loop invariants are kept per path, and a small prover discharges, for
+//! every global load, store and atomic:
+//!
+//! - provenance: the address is one pointer parameter's base plus an offset;
+//! - role: stores and atomics only through outputs;
+//! - width: exactly one element (one vector for the vectorized ABI), at a multiple of it;
+//! - bounds: dense, `0 ≤ offset/width < n`; strided, `offset/size = Σ c_k · stride(p, k)` with
+//!   `0 ≤ c_k < shape_k`, each axis paired with its own operand's stride.
+//!
+//! What cannot be proven is a [`Rejection`] naming the first offending line.
+//!
+//! # What the proof assumes (the launch check guarantees it)
+//!
+//! - launches are one-dimensional: `%tid.y = %tid.z = %ctaid.y = %ctaid.z = 0`,
+//!   `%ntid.y = … = 1`; `1 ≤ %ntid.x ≤ 1024`, `1 ≤ %nctaid.x ≤ 2^31 − 1`;
+//! - `0 ≤ n < 2^63` and every shape `0 ≤ shape_k < 2^63`; for strided, `n = Π shape_k`;
+//! - each pointer is the base of an operand whose byte range covers the view the ABI
+//!   describes: `n` accesses (dense) or every `Σ c_k · stride_k` (strided);
+//! - the conditions in [`Proof::conditions`] hold (e.g. `n + threads ≤ 2^63 − 1`, so that an
+//!   index stepping one stride past `n` does not wrap).
+
+mod access;
+mod analyze;
+mod atoms;
+mod contract;
+mod facts;
+mod ir;
+mod lower;
+mod poly;
+mod proof;
+mod reject;
+mod transfer;
+mod value;
+
+pub use contract::{EntryContract, Extent, OperandRef, ParamContract};
+pub use proof::{AccessSummary, Coverage, LaunchCondition, Proof};
+pub use reject::{RejectKind, Rejection};
+
+use analyze::{Analyzer, initial_state};
+use atoms::{AtomKind, Atoms};
+use facts::Facts;
+use poly::Poly;
+
+/// Launch conditions the verifier may assume, by tag bit.
+const CONDITIONS: [(u8, u64); 3] = [
+    (1, (1 << 63) - 1),
+    (2, (1 << 32) - 1),
+    (4, (1 << 31) - 1),
+];
+
+/// Proves the body of `entry` in `text` safe under `contract`.
+pub fn verify_entry(text: &str, entry: &str, contract: &EntryContract) -> Result<Proof, Rejection> {
+    let module = crate::parse_module(text).map_err(|e| Rejection {
+        line: e.line,
+        instruction: String::new(),
+        kind: RejectKind::Unsupported,
+        reason: format!("the module does not parse: {e}"),
+    })?;
+    let Some(found) = module.entry(entry) else {
+        return Err(Rejection {
+            line: 0,
+            instruction: String::new(),
+            kind: RejectKind::Unsupported,
+            reason: format!("no entry `{entry}`"),
+        });
+    };
+    if found.params.len() != contract.params.len() {
+        return Err(Rejection {
+            line: 0,
+            instruction: String::new(),
+            kind: RejectKind::Unsupported,
+            reason: format!(
+                "the entry has {} parameters; the contract describes {}",
+                found.params.len(),
+                contract.params.len()
+            ),
+        });
+    }
+    let names: Vec<String> = found.params.iter().map(|p| p.name.clone()).collect();
+    let body = lower::Lowerer::new(text, &module)
+        .entry(entry)
+        .map_err(|e| Rejection {
+            line: e.line,
+            instruction: e.text,
+            kind: RejectKind::Unsupported,
+            reason: e.reason,
+        })?;
+    let mut first: Option<Rejection> = None;
+    for tags in [1u8, 1 | 2, 1 | 4] {
+        match attempt(&body, contract, &names, tags) {
+            Ok(proof) => return Ok(proof),
+            Err(r) => {
+                if first.is_none() {
+                    first = Some(r);
+                }
+                if first.as_ref().is_some_and(|r| r.kind != RejectKind::MayWrap && r.kind != RejectKind::OutOfBounds) {
+                    break;
+                }
+            }
+        }
+    }
+    Err(first.unwrap_or(Rejection {
+        line: 0,
+        instruction: String::new(),
+        kind: RejectKind::Unsupported,
+        reason: "no proof".to_owned(),
+    }))
+}
+
+fn attempt(
+    body: &ir::Body,
+    contract: &EntryContract,
+    names: &[String],
+    tags: u8,
+) -> Result<Proof, Rejection> {
+    let mut atoms = Atoms::new();
+    let big = (1i128 << 63) - 1;
+    let mut param_atoms = Vec::with_capacity(contract.params.len());
+    let mut shapes: Vec<(u8, u32)> = Vec::new();
+    let mut strides = Vec::new();
+    let mut count_atom = None;
+    for (i, p) in contract.params.iter().enumerate() {
+        let a = match p {
+            ParamContract::Count => {
+                let a = atoms.push(AtomKind::Param(i as u32), 0, big);
+                count_atom = Some(a);
+                Some(a)
+            }
+            ParamContract::Shape { axis } => {
+                let a = atoms.push(AtomKind::Param(i as u32), 0, big);
+                shapes.push((*axis, a));
+                Some(a)
+            }
+            ParamContract::Stride { operand, axis } => {
+                let a = atoms.push(AtomKind::Param(i as u32), -(1i128 << 63), big);
+                strides.push((a, *operand, *axis));
+                Some(a)
+            }
+            _ => None,
+        };
+        param_atoms.push(a);
+    }
+    shapes.sort_unstable();
+    let strided = contract
+        .params
+        .iter()
+        .any(|p| matches!(p, ParamContract::Pointer { extent: Extent::Strided { .. }, .. }));
+    let shape_atoms: Vec<u32> = shapes.iter().map(|s| s.1).collect();
+    atoms.count = if strided && !shape_atoms.is_empty() {
+        shape_atoms
+            .iter()
+            .try_fold(Poly::constant(1), |acc, &s| acc.mul(&Poly::atom(s)))
+    } else {
+        count_atom.map(Poly::atom)
+    };
+    atoms.shapes = if strided { shape_atoms.clone() } else { Vec::new() };
+    let _ = atoms.q();
+    let mut facts = Facts::default();
+    if let Some(count) = atoms.count.clone() {
+        let s = Poly::atom(atoms::S);
+        for (bit, limit) in CONDITIONS {
+            if tags & bit == 0 {
+                continue;
+            }
+            let l = i128::from(limit);
+            for p in [
+                count.add(&s).and_then(|x| x.neg()).and_then(|x| x.add_const(l)),
+                s.neg().and_then(|x| x.add_const(l)),
+                count.neg().and_then(|x| x.add_const(l)),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                facts.assume(&atoms, &p, bit);
+            }
+        }
+    }
+    let mut an = Analyzer::new(body, contract, atoms);
+    an.param_atoms = param_atoms;
+    an.param_names = names.to_vec();
+    an.shape_atoms = shape_atoms;
+    an.stride_atoms = strides;
+    an.summaries = contract
+        .params
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| matches!(p, ParamContract::Pointer { .. }))
+        .map(|(i, _)| AccessSummary {
+            param: i as u32,
+            ..AccessSummary::default()
+        })
+        .collect();
+    if let Err(block) = an.prepare() {
+        let idx = body.blocks.get(block).map_or(0, |b| b.start);
+        an.reject_unsupported(idx, "an irreducible loop is not verified");
+    } else {
+        an.run(initial_state(body.num_regs, facts));
+    }
+    if an.too_complex {
+        return Err(Rejection {
+            line: 0,
+            instruction: String::new(),
+            kind: RejectKind::Unsupported,
+            reason: "the body is too complex to verify".to_owned(),
+        });
+    }
+    if let Some((_, r)) = an.rejections.iter().min_by_key(|(idx, _)| *idx) {
+        return Err(r.clone());
+    }
+    let conditions = CONDITIONS
+        .iter()
+        .filter(|(bit, _)| an.used_tags & bit != 0)
+        .map(|&(_, limit)| LaunchCondition::CountPlusThreadsAtMost { limit })
+        .collect();
+    Ok(Proof {
+        coverage: if an.grid_stride {
+            Coverage::GridStride
+        } else {
+            Coverage::OneThreadPerElement
+        },
+        conditions,
+        accesses: an.summaries,
+    })
+}

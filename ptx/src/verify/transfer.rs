@@ -1,0 +1,713 @@
+//! The abstract semantics of one instruction, branch refinement, and the join of values.
+
+use super::analyze::{Analyzer, Outcome};
+use super::atoms::{AtomKind, CTAID, INF, NCTAID, NTID, TID};
+use super::contract::ParamContract;
+use super::facts::Facts;
+use super::ir::{Cmp, Ins, IntOp, Kind, PredOp, Src};
+use super::poly::Poly;
+use super::value::{PredVal, State, Val};
+
+pub(crate) fn signed_range(w: u8) -> (i128, i128) {
+    let half = 1i128 << (w.clamp(1, 64) - 1);
+    (-half, half - 1)
+}
+
+pub(crate) fn unsigned_range(w: u8) -> (i128, i128) {
+    (0, (1i128 << w.clamp(1, 64)) - 1)
+}
+
+/// The value of immediate bits at width `w`, read as signed.
+fn imm_value(bits: u64, w: u8) -> i128 {
+    let w = w.clamp(1, 64);
+    let masked = if w >= 64 {
+        bits
+    } else {
+        bits & ((1u64 << w) - 1)
+    };
+    let v = i128::from(masked);
+    if masked >> (w - 1) & 1 == 1 {
+        v - (1i128 << w)
+    } else {
+        v
+    }
+}
+
+impl Analyzer<'_> {
+    /// `lo ≤ p ≤ hi` on this path.
+    pub(crate) fn fits(&mut self, facts: &Facts, p: &Poly, (lo, hi): (i128, i128)) -> bool {
+        let (Some(a), Some(b)) = (p.add_const(-lo), p.neg().and_then(|n| n.add_const(hi))) else {
+            return false;
+        };
+        self.prove(facts, &a) && self.prove(facts, &b)
+    }
+
+    pub(crate) fn prove(&mut self, facts: &Facts, g: &Poly) -> bool {
+        let used = std::cell::Cell::new(0);
+        match facts.prove(&self.atoms, g, &used) {
+            Some(t) => {
+                self.used_tags |= t;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// A fresh (or, for the same key, the same) opaque integer in `range`.
+    pub(crate) fn opaque(&mut self, key: (u32, u32, u32), range: (i128, i128), wrap: bool) -> Poly {
+        let a = self.atoms.keyed(key, AtomKind::Opaque, range.0, range.1);
+        self.atoms.set_range(a, range);
+        if wrap {
+            self.wrap_atoms.insert(a);
+        }
+        Poly::atom(a)
+    }
+
+    fn read(&mut self, st: &State, src: Src, w: u8, key: (u32, u32, u32)) -> Val {
+        match src {
+            Src::Imm(bits) => Val::Int {
+                p: Poly::constant(imm_value(bits, w)),
+                w,
+            },
+            Src::Special(code) => {
+                let (group, dim) = (code / 3, code % 3);
+                let p = if dim == 0 {
+                    Poly::atom([TID, NTID, CTAID, NCTAID][usize::from(group.min(3))])
+                } else {
+                    // Launches are one-dimensional.
+                    Poly::constant(if group == 1 || group == 3 { 1 } else { 0 })
+                };
+                Val::Int { p, w: 32 }
+            }
+            Src::Reg(r) => match st.get(r) {
+                Val::Int { p, w: w0 } if *w0 < w => {
+                    // The upper bits were never defined at this width.
+                    let _ = p;
+                    Val::Int {
+                        p: self.opaque(key, unsigned_range(w), false),
+                        w,
+                    }
+                }
+                Val::Undef => Val::Int {
+                    p: self.opaque(key, unsigned_range(w), false),
+                    w,
+                },
+                other => other.clone(),
+            },
+        }
+    }
+
+    fn read_raw(&self, st: &State, src: Src) -> Option<Val> {
+        match src {
+            Src::Reg(r) => Some(st.get(r).clone()),
+            _ => None,
+        }
+    }
+
+    /// Executes one instruction; `idx` is its index in the body.
+    pub(crate) fn exec(&mut self, st: &mut State, idx: usize, ins: &Ins, final_run: bool) -> Outcome {
+        let key = |n: u32| (1, idx as u32, n);
+        match &ins.kind {
+            Kind::Nop | Kind::Bra { .. } => Outcome::Continue,
+            Kind::Ret => Outcome::Stop,
+            Kind::Refuse { reason } => {
+                if final_run {
+                    self.reject_unsupported(idx, reason);
+                }
+                Outcome::Stop
+            }
+            Kind::Mov { d, a, w } => {
+                let v = self.read(st, *a, *w, key(0));
+                let v = match v {
+                    Val::Int { p, w: w0 } => Val::Int { p, w: w0.min(*w) },
+                    other => other,
+                };
+                st.set(*d, v);
+                Outcome::Continue
+            }
+            Kind::LdKParam {
+                d,
+                index,
+                offset,
+                bytes,
+            } => {
+                let v = self.load_param(*index, *offset, *bytes, key(0));
+                st.set(*d, v);
+                Outcome::Continue
+            }
+            Kind::Cvt {
+                d,
+                a,
+                dw,
+                sw,
+                ssigned,
+            } => {
+                let v = self.read(st, *a, *sw, key(1));
+                let out = match v {
+                    Val::Int { p, .. } if dw <= sw => Val::Int { p, w: *dw },
+                    Val::Int { p, .. } => {
+                        let range = if *ssigned {
+                            signed_range(*sw)
+                        } else {
+                            unsigned_range(*sw)
+                        };
+                        if self.fits(&st.facts, &p, range) {
+                            Val::Int { p, w: *dw }
+                        } else {
+                            Val::Int {
+                                p: self.opaque(key(0), range, true),
+                                w: *dw,
+                            }
+                        }
+                    }
+                    Val::Ptr { .. } | Val::PtrData { .. } | Val::Wild => Val::Wild,
+                    other => other,
+                };
+                st.set(*d, out);
+                Outcome::Continue
+            }
+            Kind::Int {
+                op,
+                d,
+                a,
+                b,
+                c,
+                w,
+                signed,
+            } => {
+                let out = self.int_op(st, idx, *op, *a, *b, *c, *w, *signed);
+                st.set(*d, out);
+                Outcome::Continue
+            }
+            Kind::Setp {
+                d,
+                d2,
+                cmp,
+                w,
+                signed,
+                a,
+                b,
+                combine,
+            } => {
+                let va = self.read(st, *a, *w, key(0));
+                let vb = self.read(st, *b, *w, key(1));
+                let mut pred = match (&va, &vb, cmp) {
+                    (Val::HiTest(list), Val::Int { p, .. }, Cmp::Eq | Cmp::Ne) if p.is_zero() => {
+                        PredVal::HiZero(list.clone(), *cmp == Cmp::Eq)
+                    }
+                    (Val::Int { p: pa, .. }, Val::Int { p: pb, .. }, _) => PredVal::Cmp {
+                        cmp: *cmp,
+                        signed: *signed,
+                        w: *w,
+                        a: pa.clone(),
+                        b: pb.clone(),
+                    },
+                    _ => PredVal::Unknown,
+                };
+                if let Some((op, r, neg)) = combine {
+                    let other = match st.get(*r) {
+                        Val::Pred(p) => p.clone(),
+                        _ => PredVal::Unknown,
+                    };
+                    let other = if *neg { other.not() } else { other };
+                    pred = match op {
+                        PredOp::And => PredVal::And(Box::new(pred), Box::new(other)),
+                        PredOp::Or => PredVal::Or(Box::new(pred), Box::new(other)),
+                        _ => PredVal::Unknown,
+                    };
+                }
+                if let Some(d2) = d2 {
+                    st.set(*d2, Val::Pred(pred.clone().not()));
+                }
+                st.set(*d, Val::Pred(pred));
+                Outcome::Continue
+            }
+            Kind::Pred { op, d, a, a_neg, b } => {
+                let get = |st: &State, r: u32, neg: bool| {
+                    let p = match st.get(r) {
+                        Val::Pred(p) => p.clone(),
+                        _ => PredVal::Unknown,
+                    };
+                    if neg { p.not() } else { p }
+                };
+                let pa = get(st, *a, *a_neg);
+                let pb = b.map(|(r, n)| get(st, r, n));
+                let out = match (op, pb) {
+                    (PredOp::Mov, _) => pa,
+                    (PredOp::Not, _) => pa.not(),
+                    (PredOp::And, Some(pb)) => PredVal::And(Box::new(pa), Box::new(pb)),
+                    (PredOp::Or, Some(pb)) => PredVal::Or(Box::new(pa), Box::new(pb)),
+                    _ => PredVal::Unknown,
+                };
+                st.set(*d, Val::Pred(out));
+                Outcome::Continue
+            }
+            Kind::Selp { d, a, b, p, neg } => {
+                let va = self.read(st, *a, 64, key(0));
+                let vb = self.read(st, *b, 64, key(1));
+                let _ = (p, neg);
+                let out = self.join_val(&va, &vb, &st.facts, &st.facts, key(2));
+                st.set(*d, out);
+                Outcome::Continue
+            }
+            Kind::Opaque { dests, srcs } => {
+                let mut data = false;
+                let mut wild = false;
+                for s in srcs {
+                    match self.read_raw(st, *s) {
+                        Some(Val::Data | Val::PtrData { .. }) => data = true,
+                        Some(Val::Ptr { .. } | Val::Wild) => wild = true,
+                        _ => {}
+                    }
+                }
+                for (n, dst) in dests.iter().enumerate() {
+                    let v = if data {
+                        Val::Data
+                    } else if wild {
+                        Val::Wild
+                    } else if matches!(st.get(*dst), Val::Pred(_)) {
+                        Val::Pred(PredVal::Unknown)
+                    } else {
+                        Val::Int {
+                            p: self.opaque(key(n as u32), (-(1i128 << 63), (1i128 << 64) - 1), false),
+                            w: 64,
+                        }
+                    };
+                    st.set(*dst, v);
+                }
+                Outcome::Continue
+            }
+            Kind::Mem { .. } => {
+                self.access(st, idx, ins, final_run);
+                if let Kind::Mem { dests, .. } = &ins.kind {
+                    for dst in dests {
+                        st.set(*dst, Val::Data);
+                    }
+                }
+                Outcome::Continue
+            }
+        }
+    }
+
+    fn load_param(&mut self, index: u32, offset: i64, bytes: u32, key: (u32, u32, u32)) -> Val {
+        let w = (bytes.min(8) * 8) as u8;
+        let Some(role) = self.contract.params.get(index as usize) else {
+            return Val::Wild;
+        };
+        match role {
+            ParamContract::Pointer { .. } => {
+                if offset == 0 && bytes == 8 {
+                    Val::Ptr {
+                        param: index,
+                        off: Poly::zero(),
+                    }
+                } else {
+                    Val::Wild
+                }
+            }
+            ParamContract::Value => Val::Data,
+            ParamContract::Count | ParamContract::Shape { .. } | ParamContract::Stride { .. } => {
+                if offset != 0 {
+                    return Val::Int {
+                        p: self.opaque(key, unsigned_range(w), false),
+                        w,
+                    };
+                }
+                let p = if matches!(role, ParamContract::Count) {
+                    self.atoms.count.clone().unwrap_or_default()
+                } else {
+                    self.param_atoms
+                        .get(index as usize)
+                        .copied()
+                        .flatten()
+                        .map(Poly::atom)
+                        .unwrap_or_default()
+                };
+                Val::Int { p, w }
+            }
+        }
+    }
+
+    fn as_int(&mut self, v: Val, w: u8, key: (u32, u32, u32)) -> Result<Poly, Val> {
+        match v {
+            Val::Int { p, .. } => Ok(p),
+            Val::Data => Err(Val::Data),
+            Val::PtrData { param } => Err(Val::PtrData { param }),
+            Val::Ptr { .. } | Val::Wild => Err(Val::Wild),
+            Val::Pred(_) => Err(Val::Wild),
+            _ => Ok(self.opaque(key, unsigned_range(w), false)),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn int_op(
+        &mut self,
+        st: &mut State,
+        idx: usize,
+        op: IntOp,
+        a: Src,
+        b: Option<Src>,
+        c: Option<Src>,
+        w: u8,
+        signed: bool,
+    ) -> Val {
+        let key = |n: u32| (1, idx as u32, n);
+        let va = self.read(st, a, w, key(10));
+        let vb = b.map(|b| self.read(st, b, if matches!(op, IntOp::Shl | IntOp::Shr) { 32 } else { w }, key(11)));
+        let dw = if matches!(op, IntOp::MulWide | IntOp::MadWide) {
+            w.saturating_mul(2).min(64)
+        } else {
+            w
+        };
+        let vc = c.map(|c| self.read(st, c, dw, key(12)));
+        // Pointer arithmetic.
+        if let (IntOp::Add | IntOp::Sub, Some(vb)) = (op, &vb) {
+            match (&va, vb) {
+                (Val::Ptr { param, off }, Val::Int { p, .. }) => {
+                    let off = if op == IntOp::Add { off.add(p) } else { off.sub(p) };
+                    return off.map_or(Val::Wild, |off| Val::Ptr { param: *param, off });
+                }
+                (Val::Int { p, .. }, Val::Ptr { param, off }) if op == IntOp::Add => {
+                    return off.add(p).map_or(Val::Wild, |off| Val::Ptr { param: *param, off });
+                }
+                (Val::Ptr { param, .. } | Val::PtrData { param }, Val::Data)
+                | (Val::Data | Val::PtrData { .. }, Val::Ptr { param, .. })
+                | (Val::PtrData { param }, Val::Int { .. } | Val::PtrData { .. }) => {
+                    return Val::PtrData { param: *param };
+                }
+                (Val::Int { .. }, Val::PtrData { param }) => return Val::PtrData { param: *param },
+                (Val::Ptr { param: p1, off: o1 }, Val::Ptr { param: p2, off: o2 })
+                    if op == IntOp::Sub && p1 == p2 =>
+                {
+                    return o1.sub(o2).map_or(Val::Wild, |p| Val::Int { p, w });
+                }
+                _ => {}
+            }
+        }
+        if let (IntOp::Or, Some(vb)) = (op, &vb) {
+            let part = |v: &Val| -> Option<Vec<Poly>> {
+                match v {
+                    Val::Int { p, .. } => Some(vec![p.clone()]),
+                    Val::OrOf(list) => Some(list.clone()),
+                    _ => None,
+                }
+            };
+            if let (Some(mut x), Some(y)) = (part(&va), part(vb)) {
+                if y.iter().all(|p| p.is_zero()) {
+                    if let [only] = x.as_slice() {
+                        return Val::Int { p: only.clone(), w };
+                    }
+                } else {
+                    x.extend(y);
+                    return Val::OrOf(x);
+                }
+            }
+        }
+        if let (IntOp::And, Some(Val::Int { p: mask, .. }), Val::OrOf(list)) = (op, &vb, &va)
+            && w == 64
+            && mask.as_const() == Some(-(1i128 << 32))
+        {
+            return Val::HiTest(list.clone());
+        }
+        let pa = match self.as_int(va, w, key(20)) {
+            Ok(p) => p,
+            Err(v) => return v,
+        };
+        let pb = match vb.map(|v| self.as_int(v, w, key(21))) {
+            Some(Ok(p)) => Some(p),
+            Some(Err(v)) => return v,
+            None => None,
+        };
+        let pc = match vc.map(|v| self.as_int(v, dw, key(22))) {
+            Some(Ok(p)) => Some(p),
+            Some(Err(v)) => return v,
+            None => None,
+        };
+        let range = if signed {
+            signed_range(w)
+        } else {
+            unsigned_range(w)
+        };
+        let canon = |this: &Self, p: Option<Poly>| p.and_then(|p| this.atoms.canon(&p));
+        let unknown = |this: &mut Self, r: (i128, i128)| Val::Int {
+            p: this.opaque(key(0), r, false),
+            w: dw,
+        };
+        let full = (-(1i128 << 63), (1i128 << 64) - 1);
+        let result: Option<Poly> = match (op, pb.as_ref()) {
+            (IntOp::Add, Some(pb)) => canon(self, pa.add(pb)),
+            (IntOp::Sub, Some(pb)) => canon(self, pa.sub(pb)),
+            (IntOp::MulLo, Some(pb)) => canon(self, pa.mul(pb)),
+            (IntOp::MadLo, Some(pb)) => canon(self, pa.mul(pb).and_then(|x| x.add(pc.as_ref()?))),
+            (IntOp::MulWide | IntOp::MadWide, Some(pb)) => {
+                if self.fits(&st.facts, &pa, range) && self.fits(&st.facts, pb, range) {
+                    let prod = pa.mul(pb);
+                    let prod = if op == IntOp::MadWide {
+                        prod.and_then(|x| x.add(pc.as_ref()?))
+                    } else {
+                        prod
+                    };
+                    canon(self, prod)
+                } else {
+                    return Val::Int {
+                        p: self.opaque(key(0), full, true),
+                        w: dw,
+                    };
+                }
+            }
+            (IntOp::Not, _) => pa.neg().and_then(|x| x.add_const(-1)),
+            (IntOp::Neg, _) => pa.neg(),
+            (IntOp::Shl, Some(pb)) => match pb.as_const() {
+                Some(k) if (0..i128::from(w)).contains(&k) => pa.scale(1i128 << k),
+                Some(_) => Some(Poly::zero()),
+                None => None,
+            },
+            (IntOp::Shr, Some(pb)) => match pb.as_const() {
+                Some(k) if (0..i128::from(w)).contains(&k) => {
+                    if k == 0 {
+                        Some(pa.clone())
+                    } else {
+                        self.floor_div(st, idx, &pa, &Poly::constant(1i128 << k), range)
+                    }
+                }
+                _ => None,
+            },
+            (IntOp::Div, Some(pb)) => self.floor_div(st, idx, &pa, pb, range),
+            (IntOp::Rem, Some(pb)) => self
+                .floor_div(st, idx, &pa, pb, range)
+                .and_then(|f| pa.sub(&pb.mul(&f)?)),
+            (IntOp::And, Some(pb)) => match pb.as_const() {
+                Some(m) if m > 0 && (m + 1) & m == 0 => self
+                    .floor_div(st, idx, &pa, &Poly::constant(m + 1), unsigned_range(w))
+                    .and_then(|f| pa.sub(&f.scale(m + 1)?)),
+                Some(m) if m < 0 && (-m) & (-m - 1) == 0 => self
+                    .floor_div(st, idx, &pa, &Poly::constant(-m), unsigned_range(w))
+                    .and_then(|f| f.scale(-m)),
+                Some(m) if m >= 0 => return unknown(self, (0, m)),
+                _ => None,
+            },
+            (IntOp::Min | IntOp::Max, Some(pb)) => {
+                if self.fits(&st.facts, &pa, range) && self.fits(&st.facts, pb, range) {
+                    let ra = st.facts.range(&self.atoms, &pa);
+                    let rb = st.facts.range(&self.atoms, pb);
+                    let r = if op == IntOp::Min {
+                        (ra.0.min(rb.0), ra.1.min(rb.1))
+                    } else {
+                        (ra.0.max(rb.0), ra.1.max(rb.1))
+                    };
+                    let m = self.opaque(key(0), r, false);
+                    for x in [&pa, pb] {
+                        let f = if op == IntOp::Min { x.sub(&m) } else { m.sub(x) };
+                        if let Some(f) = f {
+                            st.facts.assume(&self.atoms, &f, 0);
+                        }
+                    }
+                    Some(m)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        };
+        match result {
+            Some(p) => Val::Int { p, w: dw },
+            None => unknown(self, full),
+        }
+    }
+
+    /// `floor(a / d)` as an atom when `a` and `d` read exactly in `range` and `d ≥ 1`, `a ≥ 0`.
+    fn floor_div(
+        &mut self,
+        st: &mut State,
+        idx: usize,
+        a: &Poly,
+        d: &Poly,
+        range: (i128, i128),
+    ) -> Option<Poly> {
+        let _ = idx;
+        let a = st.facts.normalize(a)?;
+        let d = st.facts.normalize(d)?;
+        if !self.fits(&st.facts, &a, (0, range.1)) || !self.fits(&st.facts, &d, (1, range.1)) {
+            return None;
+        }
+        if d.as_const() == Some(1) {
+            return Some(a);
+        }
+        let (_, hi) = st.facts.range(&self.atoms, &a);
+        let (dlo, _) = st.facts.range(&self.atoms, &d);
+        let hi = if dlo >= 1 { hi / dlo } else { hi };
+        let f = self.atoms.floor(&a, &d, 0, hi.min(INF))?;
+        let fp = Poly::atom(f);
+        if let Some(x) = a.sub(&fp) {
+            st.facts.assume(&self.atoms, &x, 0);
+        }
+        Some(fp)
+    }
+
+    /// Refines `st` by `pred == truth`.
+    pub(crate) fn refine(&mut self, st: &mut State, pred: &PredVal, truth: bool) {
+        match pred {
+            PredVal::Unknown => {}
+            PredVal::Not(x) => self.refine(st, x, !truth),
+            PredVal::And(x, y) if truth => {
+                self.refine(st, x, true);
+                self.refine(st, y, true);
+            }
+            PredVal::Or(x, y) if !truth => {
+                self.refine(st, x, false);
+                self.refine(st, y, false);
+            }
+            PredVal::And(..) | PredVal::Or(..) => {}
+            PredVal::HiZero(list, polarity) => {
+                if truth != *polarity {
+                    return;
+                }
+                for p in list {
+                    if self.fits(&st.facts, p, signed_range(64)) {
+                        if let Some(hi) = p.neg().and_then(|n| n.add_const((1i128 << 32) - 1)) {
+                            st.facts.assume(&self.atoms, p, 0);
+                            st.facts.assume(&self.atoms, &hi, 0);
+                        }
+                    }
+                }
+            }
+            PredVal::Cmp {
+                cmp,
+                signed,
+                w,
+                a,
+                b,
+            } => {
+                let cmp = if truth { *cmp } else { cmp.negate() };
+                let range = if *signed {
+                    signed_range(*w)
+                } else {
+                    unsigned_range(*w)
+                };
+                let (Some(a), Some(b)) = (st.facts.normalize(a), st.facts.normalize(b)) else {
+                    return;
+                };
+                // Different bits are different numbers; any other conclusion needs both sides
+                // to read exactly (no wrap). A probe for candidate invariants skips the check:
+                // its facts are only guesses, proven later.
+                if cmp != Cmp::Ne
+                    && !self.optimistic
+                    && (!self.fits(&st.facts, &a, range) || !self.fits(&st.facts, &b, range))
+                {
+                    return;
+                }
+                let atoms = &self.atoms;
+                let f = &mut st.facts;
+                let diff = |x: &Poly, y: &Poly, c: i128| x.sub(y).and_then(|d| d.add_const(c));
+                match cmp {
+                    Cmp::Lt => {
+                        if let Some(d) = diff(&b, &a, -1) {
+                            f.assume(atoms, &d, 0);
+                        }
+                    }
+                    Cmp::Le => {
+                        if let Some(d) = diff(&b, &a, 0) {
+                            f.assume(atoms, &d, 0);
+                        }
+                    }
+                    Cmp::Gt => {
+                        if let Some(d) = diff(&a, &b, -1) {
+                            f.assume(atoms, &d, 0);
+                        }
+                    }
+                    Cmp::Ge => {
+                        if let Some(d) = diff(&a, &b, 0) {
+                            f.assume(atoms, &d, 0);
+                        }
+                    }
+                    Cmp::Eq => {
+                        if let Some(d) = diff(&a, &b, 0) {
+                            f.assume_eq(atoms, &d);
+                        }
+                    }
+                    Cmp::Ne => {
+                        if let Some(d) = diff(&a, &b, 0) {
+                            f.assume_ne(atoms, &d);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A value valid on both paths.
+    pub(crate) fn join_val(
+        &mut self,
+        a: &Val,
+        b: &Val,
+        fa: &Facts,
+        fb: &Facts,
+        key: (u32, u32, u32),
+    ) -> Val {
+        if a == b {
+            return a.clone();
+        }
+        match (a, b) {
+            (Val::Int { p: pa, w: wa }, Val::Int { p: pb, w: wb }) => {
+                let w = (*wa).min(*wb);
+                match self.join_poly(pa, pb, fa, fb, key) {
+                    Some(p) => Val::Int { p, w },
+                    None => Val::Wild,
+                }
+            }
+            (Val::Ptr { param: x, off: oa }, Val::Ptr { param: y, off: ob }) if x == y => {
+                match self.join_poly(oa, ob, fa, fb, key) {
+                    Some(off) => Val::Ptr { param: *x, off },
+                    None => Val::Wild,
+                }
+            }
+            (Val::Ptr { param: x, .. } | Val::PtrData { param: x }, Val::PtrData { param: y })
+            | (Val::PtrData { param: x }, Val::Ptr { param: y, .. })
+                if x == y =>
+            {
+                Val::PtrData { param: *x }
+            }
+            (Val::Data, Val::Int { .. } | Val::Data | Val::Undef)
+            | (Val::Int { .. } | Val::Undef, Val::Data) => Val::Data,
+            (Val::Pred(_), Val::Pred(_) | Val::Undef) | (Val::Undef, Val::Pred(_)) => {
+                Val::Pred(PredVal::Unknown)
+            }
+            (Val::Undef, Val::Int { w, .. }) | (Val::Int { w, .. }, Val::Undef) => Val::Int {
+                p: self.opaque(key, unsigned_range(*w), false),
+                w: *w,
+            },
+            (Val::OrOf(_) | Val::HiTest(_), _) | (_, Val::OrOf(_) | Val::HiTest(_)) => Val::Int {
+                p: self.opaque(key, unsigned_range(64), false),
+                w: 64,
+            },
+            _ => Val::Wild,
+        }
+    }
+
+    fn join_poly(
+        &mut self,
+        pa: &Poly,
+        pb: &Poly,
+        fa: &Facts,
+        fb: &Facts,
+        key: (u32, u32, u32),
+    ) -> Option<Poly> {
+        let pa = fa.normalize(pa)?;
+        let pb = fb.normalize(pb)?;
+        if pa == pb {
+            return Some(pa);
+        }
+        let d = pa.sub(&pb)?;
+        if fb.equal_zero(&d) {
+            return Some(pa);
+        }
+        if fa.equal_zero(&d) {
+            return Some(pb);
+        }
+        let ra = fa.range(&self.atoms, &pa);
+        let rb = fb.range(&self.atoms, &pb);
+        let r = (ra.0.min(rb.0), ra.1.max(rb.1));
+        let wrap = pa.atoms().chain(pb.atoms()).any(|x| self.wrap_atoms.contains(&x));
+        Some(self.opaque(key, r, wrap))
+    }
+}
