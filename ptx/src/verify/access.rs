@@ -20,6 +20,10 @@ impl Analyzer<'_> {
         else {
             return;
         };
+        // Accesses change no state: only the final pass checks them.
+        if !final_run {
+            return;
+        }
         let verdict = self.check_access(st, *access, *addr, *offset, *bytes);
         if !final_run {
             return;
@@ -99,7 +103,14 @@ impl Analyzer<'_> {
                 format!("{what} through {operand} (`{name}`); inputs are read-only"),
             ));
         }
-        if bytes != access_bytes {
+        // One whole access, or (vectorized) an aligned piece of whole elements inside one.
+        let piece_ok = bytes == access_bytes
+            || (bytes < access_bytes
+                && bytes >= elem_bytes
+                && elem_bytes > 0
+                && bytes % elem_bytes == 0
+                && access_bytes % bytes == 0);
+        if !piece_ok {
             return Err((
                 RejectKind::WrongWidth,
                 format!(
@@ -111,11 +122,15 @@ impl Analyzer<'_> {
             return Err((RejectKind::OutOfBounds, format!("{what} at an unbounded offset")));
         };
         let total = st.facts.normalize(&total).unwrap_or(total);
-        let Some(index) = total.div_exact(i128::from(access_bytes.max(1))) else {
+        let unit = i128::from(access_bytes.max(1));
+        let inner = total.constant_term().rem_euclid(unit);
+        let aligned = inner % i128::from(bytes.max(1)) == 0 && inner + i128::from(bytes) <= unit;
+        let index = total.add_const(-inner).and_then(|t| t.div_exact(unit));
+        let Some(index) = index.filter(|_| aligned) else {
             return Err((
                 RejectKind::Misaligned,
                 format!(
-                    "{what} through {operand} (`{name}`) at an offset that is not a multiple of {access_bytes} bytes"
+                    "{what} through {operand} (`{name}`) at an offset that is not a multiple of {bytes} bytes inside one {access_bytes}-byte access"
                 ),
             ));
         };
@@ -147,9 +162,6 @@ impl Analyzer<'_> {
         name: &str,
     ) -> Result<(), (RejectKind, String)> {
         let count = self.atoms.count.clone().unwrap_or_default();
-        if std::env::var_os("VERIFY_TRACE").is_some() {
-            eprintln!("TRACE index {index:?} count {count:?} q {:?}\n  ineqs {:?}\n  subs {:?}\n  bounds {:?}\n  neqs {:?}", self.atoms.q_existing(), facts.ineqs.iter().map(|f| &f.p).collect::<Vec<_>>(), facts.subs, facts.bounds, facts.neqs);
-        }
         if !self.prove(facts, index) {
             return Err((
                 self.bound_failure(index),

@@ -42,6 +42,7 @@ struct RegionOut {
 
 /// Work limits: beyond them the body is declined as too complex.
 const MAX_BLOCK_VISITS: u64 = 20_000;
+const MAX_PROVER_STEPS: u64 = 3_000_000;
 
 pub(crate) struct Analyzer<'c> {
     pub(crate) body: &'c Body,
@@ -255,7 +256,7 @@ impl<'c> Analyzer<'c> {
                 continue;
             }
             self.visits += 1;
-            if self.visits > MAX_BLOCK_VISITS {
+            if self.visits > MAX_BLOCK_VISITS || self.atoms.steps.get() > MAX_PROVER_STEPS {
                 self.too_complex = true;
                 return out;
             }
@@ -323,11 +324,6 @@ impl<'c> Analyzer<'c> {
                 None => {
                     if let Outcome::Stop = self.exec(&mut st, idx, ins, final_run) {
                         return Vec::new();
-                    }
-                    if std::env::var_os("VERIFY_TRACE2").is_some() && final_run {
-                        let site = self.body.sites.get(ins.site as usize).cloned().unwrap_or_default();
-                        let vals: Vec<String> = defs(&ins.kind).iter().map(|r| format!("{:?}", st.get(*r))).collect();
-                        eprintln!("{idx} {site} => {}   ineqs={:?}", vals.join(", "), st.facts.ineqs.iter().map(|f| &f.p).collect::<Vec<_>>());
                     }
                 }
                 Some((p, neg)) => {
@@ -507,14 +503,14 @@ impl<'c> Analyzer<'c> {
         if let Some(b) = &probe.back {
             let km1 = kp.add_const(-1).unwrap_or_default();
             for f in &b.facts.ineqs {
-                if entry.facts.ineqs.iter().any(|e| e.p == f.p) {
+                if !f.p.contains_atom(k) || entry.facts.ineqs.iter().any(|e| e.p == f.p) {
                     continue;
                 }
                 if let Some(c) = f.p.subst(k, &km1) {
                     cands.push(c);
                 }
             }
-            for n in &b.facts.neqs {
+            for n in b.facts.neqs.iter().filter(|n| n.contains_atom(k)) {
                 if let Some(c) = n.subst(k, &km1) {
                     cands.extend(c.add_const(-1));
                     cands.extend(c.neg().and_then(|x| x.add_const(-1)));

@@ -93,7 +93,8 @@ pub fn verify_entry(text: &str, entry: &str, contract: &EntryContract) -> Result
         })?;
     let mut first: Option<Rejection> = None;
     for tags in [1u8, 1 | 2, 1 | 4] {
-        match attempt(&body, contract, &names, tags) {
+        let result = attempt(&body, contract, &names, tags);
+        match result {
             Ok(proof) => return Ok(proof),
             Err(r) => {
                 if first.is_none() {

@@ -473,9 +473,7 @@ impl Analyzer<'_> {
                 _ => None,
             },
             (IntOp::Div, Some(pb)) => self.floor_div(st, idx, &pa, pb, range),
-            (IntOp::Rem, Some(pb)) => self
-                .floor_div(st, idx, &pa, pb, range)
-                .and_then(|f| pa.sub(&pb.mul(&f)?)),
+            (IntOp::Rem, Some(pb)) => self.remainder(st, idx, &pa, pb, range),
             (IntOp::And, Some(pb)) => match pb.as_const() {
                 Some(m) if m > 0 && (m + 1) & m == 0 => self
                     .floor_div(st, idx, &pa, &Poly::constant(m + 1), unsigned_range(w))
@@ -509,10 +507,34 @@ impl Analyzer<'_> {
             }
             _ => None,
         };
+        // `x − (x/d)·d` is the remainder.
+        let result = result.map(|p| match self.atoms.rem_form(&p) {
+            Some(r) => Poly::atom(r),
+            None => p,
+        });
         match result {
             Some(p) => Val::Int { p, w: dw },
             None => unknown(self, full),
         }
+    }
+
+    fn remainder(
+        &mut self,
+        st: &mut State,
+        idx: usize,
+        a: &Poly,
+        d: &Poly,
+        range: (i128, i128),
+    ) -> Option<Poly> {
+        let f = self.floor_div(st, idx, a, d, range)?;
+        let f = f.as_atom()?;
+        let a = st.facts.normalize(a)?;
+        let d = st.facts.normalize(d)?;
+        let (_, dhi) = st.facts.range(&self.atoms, &d);
+        let (_, static_hi) = Facts::default().range(&self.atoms, &d);
+        let r = self.atoms.rem(&a, &d, f, static_hi.saturating_sub(1))?;
+        st.facts.bound(r, 0, dhi.saturating_sub(1));
+        Some(Poly::atom(r))
     }
 
     /// `floor(a / d)` as an atom when `a` and `d` read exactly in `range` and `d ≥ 1`, `a ≥ 0`.
