@@ -11,3 +11,4 @@ pub mod fixtures;
 pub mod launch_suite;
 pub mod recording;
 pub mod synth_matrix;
+pub mod verify_corpus;

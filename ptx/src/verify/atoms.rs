@@ -36,8 +36,6 @@ pub(crate) enum AtomKind {
 
 #[derive(Debug, Clone)]
 pub(crate) struct AtomInfo {
-    /// Kept for diagnostics (`Debug`).
-    #[allow(dead_code)]
     pub(crate) kind: AtomKind,
     pub(crate) lo: i128,
     pub(crate) hi: i128,
@@ -131,7 +129,13 @@ impl Atoms {
     }
 
     /// An atom identified by `key`, created once.
-    pub(crate) fn keyed(&mut self, key: (u32, u32, u32), kind: AtomKind, lo: i128, hi: i128) -> Atom {
+    pub(crate) fn keyed(
+        &mut self,
+        key: (u32, u32, u32),
+        kind: AtomKind,
+        lo: i128,
+        hi: i128,
+    ) -> Atom {
         if let Some(&a) = self.keyed.get(&key) {
             return a;
         }
@@ -147,6 +151,11 @@ impl Atoms {
         }
     }
 
+    /// Whether `a` stands for a value the analysis lost track of.
+    pub(crate) fn is_opaque(&self, a: Atom) -> bool {
+        self.info(a).is_some_and(|i| i.kind == AtomKind::Opaque)
+    }
+
     pub(crate) fn info(&self, a: Atom) -> Option<&AtomInfo> {
         self.list.get(a as usize)
     }
@@ -154,7 +163,6 @@ impl Atoms {
     pub(crate) fn range(&self, a: Atom) -> (i128, i128) {
         self.info(a).map_or((-INF, INF), |i| (i.lo, i.hi))
     }
-
 
     /// `floor(num / den)` as an atom (one per pair), with its defining facts added globally:
     /// the caller has proven `den ≥ 1`.
@@ -199,7 +207,14 @@ impl Atoms {
         self.rem_forms.insert(form.clone(), r);
         // form − r = 0, r ≤ den − 1.
         let d = form.sub(&Poly::atom(r))?;
-        for p in [Some(d.clone()), d.neg(), den.add_const(-1)?.sub(&Poly::atom(r)).ok_or(()).ok()].into_iter().flatten() {
+        for p in [
+            Some(d.clone()),
+            d.neg(),
+            den.add_const(-1)?.sub(&Poly::atom(r)).ok_or(()).ok(),
+        ]
+        .into_iter()
+        .flatten()
+        {
             self.add_global(p);
         }
         Some(r)

@@ -90,7 +90,10 @@ impl Facts {
             && !atoms.shapes.is_empty()
             && m.atoms().windows(2).all(|w| w[0] != w[1])
             && m.atoms().iter().all(|a| atoms.shapes.contains(a))
-            && atoms.shapes.iter().all(|&s| self.atom_range(atoms, s).0 >= 1)
+            && atoms
+                .shapes
+                .iter()
+                .all(|&s| self.atom_range(atoms, s).0 >= 1)
         {
             r.1 = r.1.min((1i128 << 63) - 1);
         }
@@ -362,7 +365,8 @@ impl Facts {
             && g.coeff(&lead) == 0
         {
             for (f, tags) in facts {
-                if f.coeff(&lead) == -1 && f.coeff(&Mono::atom(I0)) == 0
+                if f.coeff(&lead) == -1
+                    && f.coeff(&Mono::atom(I0)) == 0
                     && let Some(g2) = g.sub(f)
                     && let Some(t) = self.search(atoms, facts, &g2, depth - 1, budget)
                 {
