@@ -703,6 +703,8 @@ impl Error {
             Self::DriverParamCount { .. } => "driver_param_count",
             Self::Unsupported { .. } => "unsupported",
             Self::MemoryFault(_) => "memory_fault",
+            Self::BodyRejected { .. } => "body_rejected",
+            Self::LaunchCondition { .. } => "launch_condition",
             Self::BudgetExceeded { .. } => "budget_exceeded",
             Self::Trap { .. } => "trap",
             Self::Cancelled { .. } => "cancelled",

@@ -67,6 +67,7 @@ mod marks;
 mod model;
 mod module;
 mod skip;
+pub mod verify;
 
 /// The integration tests' PTX samples, shared with the unit tests.
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! each ABI implies, where each parameter sits in the argument packet, and the packet itself with
 //! the byte ranges its operands reach.
 
+mod contract;
 mod kind;
 mod layout;
 mod packet;

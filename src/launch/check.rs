@@ -132,7 +132,9 @@ pub fn check<'a, I: AsViewDesc, O: AsViewDesc>(
 /// that handles one element per thread, and every launch condition (e.g. an `int` index that
 /// must not wrap: `n + threads ≤ 2^31 − 1`).
 #[inline]
-fn check_proof(checked: &CheckedLaunch<'_>) -> Result<(), Error> {
+fn check_proof<I: AsViewDesc, O: AsViewDesc>(
+    checked: &CheckedLaunch<'_, I, O>,
+) -> Result<(), Error> {
     let Some(proof) = checked.facts.proof else {
         return Ok(());
     };

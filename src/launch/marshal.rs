@@ -145,6 +145,7 @@ mod tests {
                     device,
                     max_grid_x: u32::MAX,
                     grid_stride: false,
+                    proof: None,
                 };
                 let view = |k: u64| {
                     ViewDesc::contiguous(device, ElementKind::F32, 4096 * (k + 1), 64, 4, 16)

@@ -16,3 +16,5 @@ pub mod launch_suite;
 pub mod noop;
 pub mod nvrtc_env;
 pub mod recording;
+pub mod synth_matrix;
+pub mod verify_corpus;

@@ -20,6 +20,10 @@ impl Analyzer<'_> {
         else {
             return;
         };
+        // Accesses change no state: only the final pass checks them.
+        if !final_run {
+            return;
+        }
         let verdict = self.check_access(st, *access, *addr, *offset, *bytes);
         if !final_run {
             return;
@@ -99,25 +103,56 @@ impl Analyzer<'_> {
                 format!("{what} through {operand} (`{name}`); inputs are read-only"),
             ));
         }
-        if bytes != access_bytes {
-            return Err((
-                RejectKind::WrongWidth,
-                format!(
-                    "{what} of {bytes} bytes through {operand} (`{name}`), whose accesses are {access_bytes} bytes"
-                ),
-            ));
-        }
         let Some(total) = off.add_const(i128::from(offset)) else {
-            return Err((RejectKind::OutOfBounds, format!("{what} at an unbounded offset")));
+            return Err((
+                RejectKind::OutOfBounds,
+                format!("{what} at an unbounded offset"),
+            ));
         };
         let total = st.facts.normalize(&total).unwrap_or(total);
-        let Some(index) = total.div_exact(i128::from(access_bytes.max(1))) else {
-            return Err((
-                RejectKind::Misaligned,
-                format!(
-                    "{what} through {operand} (`{name}`) at an offset that is not a multiple of {access_bytes} bytes"
-                ),
-            ));
+        let unit = i128::from(access_bytes.max(1));
+        // An offset built from values the analysis lost track of says nothing about alignment.
+        let inexact = total.atoms().any(|a| self.atoms.is_opaque(a));
+        let inner = total.constant_term().rem_euclid(unit);
+        let index = total.add_const(-inner).and_then(|t| t.div_exact(unit));
+        if bytes != access_bytes {
+            // A narrower piece of whole elements inside one vector (NVRTC splits unaligned
+            // structs this way); anything else is the wrong width.
+            let piece = bytes < access_bytes
+                && bytes >= elem_bytes
+                && elem_bytes > 0
+                && bytes.is_multiple_of(elem_bytes)
+                && access_bytes.is_multiple_of(bytes)
+                && inner % i128::from(bytes) == 0
+                && inner + i128::from(bytes) <= unit
+                && index.is_some();
+            if !piece {
+                return Err((
+                    RejectKind::WrongWidth,
+                    format!(
+                        "{what} of {bytes} bytes through {operand} (`{name}`), whose accesses are {access_bytes} bytes"
+                    ),
+                ));
+            }
+        }
+        let index = match index {
+            Some(index) if inner == 0 || bytes != access_bytes => index,
+            _ if inexact => {
+                return Err((
+                    self.bound_failure(&total),
+                    format!(
+                        "{what} through {operand} (`{name}`) at an offset that cannot be bounded"
+                    ),
+                ));
+            }
+            _ => {
+                return Err((
+                    RejectKind::Misaligned,
+                    format!(
+                        "{what} through {operand} (`{name}`) at an offset that is not a multiple of {access_bytes} bytes"
+                    ),
+                ));
+            }
         };
         match extent {
             Extent::Dense => self.check_dense(&st.facts, &index, what, operand, &name)?,
@@ -147,9 +182,6 @@ impl Analyzer<'_> {
         name: &str,
     ) -> Result<(), (RejectKind, String)> {
         let count = self.atoms.count.clone().unwrap_or_default();
-        if std::env::var_os("VERIFY_TRACE").is_some() {
-            eprintln!("TRACE index {index:?} count {count:?} q {:?}\n  ineqs {:?}\n  subs {:?}\n  bounds {:?}\n  neqs {:?}", self.atoms.q_existing(), facts.ineqs.iter().map(|f| &f.p).collect::<Vec<_>>(), facts.subs, facts.bounds, facts.neqs);
-        }
         if !self.prove(facts, index) {
             return Err((
                 self.bound_failure(index),
@@ -196,9 +228,7 @@ impl Analyzer<'_> {
                 [(op, _, _)] => {
                     return Err((
                         RejectKind::CrossedStride,
-                        format!(
-                            "{what} through {operand} (`{name}`) scaled by a stride of {op}"
-                        ),
+                        format!("{what} through {operand} (`{name}`) scaled by a stride of {op}"),
                     ));
                 }
                 _ => {
@@ -213,7 +243,10 @@ impl Analyzer<'_> {
         }
         for (axis, terms) in coeffs.iter().enumerate() {
             let Some(c) = Poly::from_terms(terms.clone()) else {
-                return Err((RejectKind::OutOfBounds, format!("{what} at an unbounded offset")));
+                return Err((
+                    RejectKind::OutOfBounds,
+                    format!("{what} at an unbounded offset"),
+                ));
             };
             if c.is_zero() {
                 continue;

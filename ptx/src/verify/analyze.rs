@@ -42,6 +42,7 @@ struct RegionOut {
 
 /// Work limits: beyond them the body is declined as too complex.
 const MAX_BLOCK_VISITS: u64 = 20_000;
+const MAX_PROVER_STEPS: u64 = 3_000_000;
 
 pub(crate) struct Analyzer<'c> {
     pub(crate) body: &'c Body,
@@ -200,7 +201,12 @@ impl<'c> Analyzer<'c> {
                 let mut modified: Vec<Reg> = Vec::new();
                 for &b in &blocks {
                     let block = &self.body.blocks[b];
-                    for ins in self.body.insts.get(block.start..block.end).unwrap_or_default() {
+                    for ins in self
+                        .body
+                        .insts
+                        .get(block.start..block.end)
+                        .unwrap_or_default()
+                    {
                         modified.extend(defs(&ins.kind));
                     }
                 }
@@ -233,7 +239,13 @@ impl<'c> Analyzer<'c> {
         self.region(&all, None, entry, true);
     }
 
-    fn region(&mut self, blocks: &[usize], own: Option<usize>, entry: State, final_run: bool) -> RegionOut {
+    fn region(
+        &mut self,
+        blocks: &[usize],
+        own: Option<usize>,
+        entry: State,
+        final_run: bool,
+    ) -> RegionOut {
         let mut out = RegionOut::default();
         let Some(&first) = blocks.first() else {
             return out;
@@ -255,15 +267,11 @@ impl<'c> Analyzer<'c> {
                 continue;
             }
             self.visits += 1;
-            if self.visits > MAX_BLOCK_VISITS {
+            if self.visits > MAX_BLOCK_VISITS || self.atoms.steps.get() > MAX_PROVER_STEPS {
                 self.too_complex = true;
                 return out;
             }
-            let nested = self
-                .loop_at
-                .get(&b)
-                .copied()
-                .filter(|_| Some(b) != own);
+            let nested = self.loop_at.get(&b).copied().filter(|_| Some(b) != own);
             let leaving: Vec<(usize, State)> = match nested {
                 Some(li) => {
                     let l = self.loops[li].clone();
@@ -324,11 +332,6 @@ impl<'c> Analyzer<'c> {
                     if let Outcome::Stop = self.exec(&mut st, idx, ins, final_run) {
                         return Vec::new();
                     }
-                    if std::env::var_os("VERIFY_TRACE2").is_some() && final_run {
-                        let site = self.body.sites.get(ins.site as usize).cloned().unwrap_or_default();
-                        let vals: Vec<String> = defs(&ins.kind).iter().map(|r| format!("{:?}", st.get(*r))).collect();
-                        eprintln!("{idx} {site} => {}   ineqs={:?}", vals.join(", "), st.facts.ineqs.iter().map(|f| &f.p).collect::<Vec<_>>());
-                    }
                 }
                 Some((p, neg)) => {
                     let pred = match st.get(p) {
@@ -355,7 +358,13 @@ impl<'c> Analyzer<'c> {
                         continue;
                     }
                     for r in defs(&ins.kind) {
-                        let v = self.join_val(on.get(r), st.get(r), &on.facts, &st.facts, (4, idx as u32, r));
+                        let v = self.join_val(
+                            on.get(r),
+                            st.get(r),
+                            &on.facts,
+                            &st.facts,
+                            (4, idx as u32, r),
+                        );
                         st.set(r, v);
                     }
                 }
@@ -391,7 +400,13 @@ impl<'c> Analyzer<'c> {
             if va == vb {
                 regs.push(va.clone());
             } else {
-                regs.push(self.join_val(va, vb, &a.facts, &b.facts, (key.0, key.1 * 2 + key.2, r as u32)));
+                regs.push(self.join_val(
+                    va,
+                    vb,
+                    &a.facts,
+                    &b.facts,
+                    (key.0, key.1 * 2 + key.2, r as u32),
+                ));
             }
         }
         let facts = Facts::join(&self.atoms, &a.facts, &b.facts);
@@ -428,7 +443,9 @@ impl<'c> Analyzer<'c> {
         let first = self.region(&l.blocks, Some(l.header), phi, false);
         let Some(back) = first.back else {
             // The body never returns to its header.
-            return self.region(&l.blocks, Some(l.header), entry, final_run).exits;
+            return self
+                .region(&l.blocks, Some(l.header), entry, final_run)
+                .exits;
         };
         // Induction variables.
         let k = self.atoms.keyed((5, li, 0), AtomKind::Counter, 0, INF);
@@ -436,6 +453,7 @@ impl<'c> Analyzer<'c> {
         let loop_symbols: Vec<Atom> = symbols.values().copied().collect();
         let mut head = entry.clone();
         let mut grid = false;
+        let mut varying_regs: Vec<Reg> = Vec::new();
         for &r in &l.modified {
             let Some(&a) = symbols.get(&r) else {
                 continue;
@@ -451,6 +469,7 @@ impl<'c> Analyzer<'c> {
                 let _ = w;
                 this.opaque((6, li, r), (-(1i128 << 63), (1i128 << 64) - 1), false)
             };
+            varying_regs.push(r);
             let v = match (entry.get(r), back.get(r)) {
                 (Val::Int { p: init, w }, Val::Int { p: b, .. }) => match step(init, b) {
                     Some((p, d)) => {
@@ -471,11 +490,10 @@ impl<'c> Analyzer<'c> {
                         },
                     }
                 }
-                (Val::Ptr { param, .. } | Val::PtrData { param }, Val::Ptr { param: p2, .. } | Val::PtrData { param: p2 })
-                    if param == p2 =>
-                {
-                    Val::PtrData { param: *param }
-                }
+                (
+                    Val::Ptr { param, .. } | Val::PtrData { param },
+                    Val::Ptr { param: p2, .. } | Val::PtrData { param: p2 },
+                ) if param == p2 => Val::PtrData { param: *param },
                 (Val::Pred(_), _) | (_, Val::Pred(_)) => Val::Pred(PredVal::Unknown),
                 (Val::Data, _) | (_, Val::Data) => Val::Data,
                 (Val::Int { w, .. }, _) => Val::Int {
@@ -491,9 +509,13 @@ impl<'c> Analyzer<'c> {
             };
             head.set(r, v);
         }
-        // Candidate invariants.
-        let run_with = |this: &mut Self, cands: &[Poly], final_run: bool| {
+        // Candidate invariants: facts, and closed forms of registers that are functions of the
+        // induction variables (`rd = sext(r)` of an `int` index).
+        let run_with = |this: &mut Self, cands: &[Poly], values: &[(Reg, Val)], final_run: bool| {
             let mut st = head.clone();
+            for (r, v) in values {
+                st.set(*r, v.clone());
+            }
             for c in cands {
                 st.facts.assume(&this.atoms, c, 0);
             }
@@ -501,20 +523,20 @@ impl<'c> Analyzer<'c> {
         };
         let was = self.optimistic;
         self.optimistic = true;
-        let probe = run_with(self, &[], false);
+        let probe = run_with(self, &[], &[], false);
         self.optimistic = was;
         let mut cands: Vec<Poly> = Vec::new();
         if let Some(b) = &probe.back {
             let km1 = kp.add_const(-1).unwrap_or_default();
             for f in &b.facts.ineqs {
-                if entry.facts.ineqs.iter().any(|e| e.p == f.p) {
+                if !f.p.contains_atom(k) || entry.facts.ineqs.iter().any(|e| e.p == f.p) {
                     continue;
                 }
                 if let Some(c) = f.p.subst(k, &km1) {
                     cands.push(c);
                 }
             }
-            for n in &b.facts.neqs {
+            for n in b.facts.neqs.iter().filter(|n| n.contains_atom(k)) {
                 if let Some(c) = n.subst(k, &km1) {
                     cands.extend(c.add_const(-1));
                     cands.extend(c.neg().and_then(|x| x.add_const(-1)));
@@ -522,6 +544,48 @@ impl<'c> Analyzer<'c> {
             }
         }
         let zero = Poly::zero();
+        let km1 = kp.add_const(-1).unwrap_or_default();
+        let mut values: Vec<(Reg, Val)> = Vec::new();
+        if let Some(b) = &probe.back {
+            for &r in &varying_regs {
+                let guess = match (b.get(r), head.get(r), entry.get(r)) {
+                    (Val::Int { p, w }, Val::Int { p: h, .. }, Val::Int { p: e, .. })
+                        if !h.contains_atom(k) =>
+                    {
+                        p.subst(k, &km1)
+                            .filter(|g| {
+                                g.subst(k, &zero).is_some_and(|g0| {
+                                    entry.facts.equal_zero(&g0.sub(e).unwrap_or_default())
+                                        && g0.sub(e).is_some()
+                                })
+                            })
+                            .map(|g| Val::Int { p: g, w: *w })
+                    }
+                    (
+                        Val::Ptr { param, off },
+                        Val::Ptr { param: hp, off: h },
+                        Val::Ptr { param: ep, off: e },
+                    ) if param == hp && param == ep && !h.contains_atom(k) => off
+                        .subst(k, &km1)
+                        .filter(|g| {
+                            g.subst(k, &zero).is_some_and(|g0| {
+                                entry.facts.equal_zero(&g0.sub(e).unwrap_or_default())
+                                    && g0.sub(e).is_some()
+                            })
+                        })
+                        .map(|g| Val::Ptr {
+                            param: *param,
+                            off: g,
+                        }),
+                    _ => None,
+                };
+                if let Some(v) = guess
+                    && head.get(r) != &v
+                {
+                    values.push((r, v));
+                }
+            }
+        }
         let mut kept: Vec<Poly> = Vec::new();
         for c in cands {
             if let Some(at0) = c.subst(k, &zero)
@@ -533,14 +597,32 @@ impl<'c> Analyzer<'c> {
         }
         let kp1 = kp.add_const(1).unwrap_or_default();
         for _ in 0..6 {
-            if kept.is_empty() {
+            if kept.is_empty() && values.is_empty() {
                 break;
             }
-            let out = run_with(self, &kept, false);
+            let out = run_with(self, &kept, &values, false);
             let Some(b) = out.back else {
                 break;
             };
-            let before = kept.len();
+            let before = kept.len() + values.len();
+            values.retain(|(r, v)| {
+                let next = match v {
+                    Val::Int { p, w } => p.subst(k, &kp1).map(|p| Val::Int { p, w: *w }),
+                    Val::Ptr { param, off } => off
+                        .subst(k, &kp1)
+                        .map(|off| Val::Ptr { param: *param, off }),
+                    _ => None,
+                };
+                match (next, b.get(*r)) {
+                    (Some(Val::Int { p, .. }), Val::Int { p: q, .. }) => {
+                        p.sub(q).is_some_and(|d| b.facts.equal_zero(&d))
+                    }
+                    (Some(Val::Ptr { param, off }), Val::Ptr { param: p2, off: o2 }) => {
+                        param == *p2 && off.sub(o2).is_some_and(|d| b.facts.equal_zero(&d))
+                    }
+                    _ => false,
+                }
+            });
             let mut next = Vec::with_capacity(before);
             for c in kept {
                 if let Some(shifted) = c.subst(k, &kp1)
@@ -550,14 +632,14 @@ impl<'c> Analyzer<'c> {
                 }
             }
             kept = next;
-            if kept.len() == before {
+            if kept.len() + values.len() == before {
                 break;
             }
         }
         if final_run && grid {
             self.grid_stride = true;
         }
-        run_with(self, &kept, final_run).exits
+        run_with(self, &kept, &values, final_run).exits
     }
 }
 

@@ -5,7 +5,8 @@
 //! `ctaid.x · ntid.x` is rewritten to `I0 − tid.x` (with `I0 = ctaid.x · ntid.x + tid.x`, the
 //! global thread index) and `nctaid.x · ntid.x` to `S` (the total thread count).
 
-use std::collections::HashMap;
+use std::cell::Cell;
+use std::collections::{HashMap, HashSet};
 
 use super::poly::{Atom, Mono, Poly};
 
@@ -65,8 +66,16 @@ pub(crate) struct Atoms {
     pub(crate) shapes: Vec<Atom>,
     /// Facts true everywhere (definitions of floor atoms with a provably positive divisor,
     /// launch geometry).
-    pub(crate) global: Vec<Poly>,
+    global: Vec<Poly>,
+    /// Global facts by monomial.
+    global_index: HashMap<Mono, Vec<usize>>,
+    global_set: HashSet<Poly>,
+    /// Prover steps taken (a work limit).
+    pub(crate) steps: Cell<u64>,
     q_atom: Option<Atom>,
+    /// `x − d·floor(x/d)` → its remainder atom.
+    rem_forms: HashMap<Poly, Atom>,
+    rems: HashMap<(Poly, Poly), Atom>,
 }
 
 impl Atoms {
@@ -78,7 +87,12 @@ impl Atoms {
             count: None,
             shapes: Vec::new(),
             global: Vec::new(),
+            global_index: HashMap::new(),
+            global_set: HashSet::new(),
+            steps: Cell::new(0),
             q_atom: None,
+            rem_forms: HashMap::new(),
+            rems: HashMap::new(),
         };
         atoms.push(AtomKind::Tid, 0, 1023);
         atoms.push(AtomKind::Ntid, 1, 1024);
@@ -97,7 +111,9 @@ impl Atoms {
             ntid.sub(&tid).and_then(|p| p.add_const(-1)),
             s.sub(&ntid),
         ];
-        atoms.global.extend(facts.into_iter().flatten());
+        for f in facts.into_iter().flatten() {
+            atoms.add_global(f);
+        }
         atoms
     }
 
@@ -113,7 +129,13 @@ impl Atoms {
     }
 
     /// An atom identified by `key`, created once.
-    pub(crate) fn keyed(&mut self, key: (u32, u32, u32), kind: AtomKind, lo: i128, hi: i128) -> Atom {
+    pub(crate) fn keyed(
+        &mut self,
+        key: (u32, u32, u32),
+        kind: AtomKind,
+        lo: i128,
+        hi: i128,
+    ) -> Atom {
         if let Some(&a) = self.keyed.get(&key) {
             return a;
         }
@@ -129,16 +151,17 @@ impl Atoms {
         }
     }
 
+    /// Whether `a` stands for a value the analysis lost track of.
+    pub(crate) fn is_opaque(&self, a: Atom) -> bool {
+        self.info(a).is_some_and(|i| i.kind == AtomKind::Opaque)
+    }
+
     pub(crate) fn info(&self, a: Atom) -> Option<&AtomInfo> {
         self.list.get(a as usize)
     }
 
     pub(crate) fn range(&self, a: Atom) -> (i128, i128) {
         self.info(a).map_or((-INF, INF), |i| (i.lo, i.hi))
-    }
-
-    pub(crate) fn is_counter(&self, a: Atom) -> bool {
-        self.info(a).is_some_and(|i| i.kind == AtomKind::Counter)
     }
 
     /// `floor(num / den)` as an atom (one per pair), with its defining facts added globally:
@@ -171,15 +194,44 @@ impl Atoms {
         Some(a)
     }
 
+    /// `num mod den` as an atom `r = num − den·floor(num/den)`, `0 ≤ r ≤ den − 1` (the caller
+    /// has proven `num ≥ 0`, `den ≥ 1`); `hi` bounds `den − 1` statically.
+    pub(crate) fn rem(&mut self, num: &Poly, den: &Poly, f: Atom, hi: i128) -> Option<Atom> {
+        let key = (num.clone(), den.clone());
+        if let Some(&r) = self.rems.get(&key) {
+            return Some(r);
+        }
+        let r = self.push(AtomKind::Floor, 0, hi);
+        self.rems.insert(key, r);
+        let form = num.sub(&den.mul(&Poly::atom(f))?)?;
+        self.rem_forms.insert(form.clone(), r);
+        // form − r = 0, r ≤ den − 1.
+        let d = form.sub(&Poly::atom(r))?;
+        for p in [
+            Some(d.clone()),
+            d.neg(),
+            den.add_const(-1)?.sub(&Poly::atom(r)).ok_or(()).ok(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            self.add_global(p);
+        }
+        Some(r)
+    }
+
+    /// The remainder atom a polynomial of the form `x − d·floor(x/d)` stands for.
+    pub(crate) fn rem_form(&self, p: &Poly) -> Option<Atom> {
+        self.rem_forms.get(p).copied()
+    }
+
     /// Adds `num − den·f ≥ 0` and `den − 1 − num + den·f ≥ 0`.
     fn define(&mut self, num: &Poly, den: &Poly, f: Atom) -> Option<()> {
         let df = den.mul(&Poly::atom(f))?;
         let low = num.sub(&df)?;
         let high = den.add_const(-1)?.sub(&low)?;
         for p in [low, high] {
-            if !self.global.contains(&p) {
-                self.global.push(p);
-            }
+            self.add_global(p);
         }
         Some(())
     }
@@ -190,9 +242,32 @@ impl Atoms {
         let num = count.add_const(-1)?.sub(&Poly::atom(I0))?;
         let a = self.floor(&num, &Poly::atom(S), -1, INF)?;
         // q ≥ −1 because n ≥ 0 and I0 < S.
-        self.global.push(Poly::atom(a).add_const(1)?);
+        self.add_global(Poly::atom(a).add_const(1)?);
         self.q_atom = Some(a);
         Some(a)
+    }
+
+    /// Adds a fact true everywhere.
+    pub(crate) fn add_global(&mut self, p: Poly) {
+        if !self.global_set.insert(p.clone()) {
+            return;
+        }
+        let at = self.global.len();
+        for (m, _) in p.terms() {
+            if !m.is_one() {
+                self.global_index.entry(*m).or_default().push(at);
+            }
+        }
+        self.global.push(p);
+    }
+
+    /// Global facts containing monomial `m`.
+    pub(crate) fn global_with(&self, m: &Mono) -> impl Iterator<Item = &Poly> + '_ {
+        self.global_index
+            .get(m)
+            .into_iter()
+            .flatten()
+            .filter_map(|&i| self.global.get(i))
     }
 
     pub(crate) fn q_existing(&self) -> Option<Atom> {

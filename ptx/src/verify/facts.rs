@@ -46,13 +46,22 @@ impl Facts {
 
     pub(crate) fn atom_range(&self, atoms: &Atoms, a: Atom) -> (i128, i128) {
         let (mut lo, mut hi) = atoms.range(a);
-        for &(b, l, h) in &self.bounds {
-            if b == a {
-                lo = lo.max(l);
-                hi = hi.min(h);
-            }
+        if let Some(&(_, l, h)) = self.bounds.iter().find(|b| b.0 == a) {
+            lo = lo.max(l);
+            hi = hi.min(h);
         }
         (lo, hi)
+    }
+
+    /// Narrows the range of `a` on this path.
+    pub(crate) fn bound(&mut self, a: Atom, lo: i128, hi: i128) {
+        match self.bounds.iter_mut().find(|b| b.0 == a) {
+            Some(b) => {
+                b.1 = b.1.max(lo);
+                b.2 = b.2.min(hi);
+            }
+            None => self.bounds.push((a, lo, hi)),
+        }
     }
 
     pub(crate) fn mono_range(&self, atoms: &Atoms, m: &Mono) -> (i128, i128) {
@@ -81,7 +90,10 @@ impl Facts {
             && !atoms.shapes.is_empty()
             && m.atoms().windows(2).all(|w| w[0] != w[1])
             && m.atoms().iter().all(|a| atoms.shapes.contains(a))
-            && atoms.shapes.iter().all(|&s| self.atom_range(atoms, s).0 >= 1)
+            && atoms
+                .shapes
+                .iter()
+                .all(|&s| self.atom_range(atoms, s).0 >= 1)
         {
             r.1 = r.1.min((1i128 << 63) - 1);
         }
@@ -135,10 +147,10 @@ impl Facts {
             let (old_lo, old_hi) = self.atom_range(atoms, a);
             if *c > 0 {
                 let bound = (-k).div_euclid(*c) + i128::from((-k).rem_euclid(*c) != 0);
-                self.bounds.push((a, bound.max(old_lo), old_hi));
+                self.bound(a, bound.max(old_lo), old_hi);
             } else {
                 let bound = k.div_euclid(-*c);
-                self.bounds.push((a, old_lo, bound.min(old_hi)));
+                self.bound(a, old_lo, bound.min(old_hi));
             }
             let (l, h) = self.atom_range(atoms, a);
             if l > h {
@@ -154,11 +166,11 @@ impl Facts {
         {
             for &s in &atoms.shapes {
                 let (_, hi) = self.atom_range(atoms, s);
-                self.bounds.push((s, 1, hi));
+                self.bound(s, 1, hi);
             }
             if let Some(n) = atoms.count.as_ref().and_then(Poly::as_atom) {
                 let (_, hi) = self.atom_range(atoms, n);
-                self.bounds.push((n, 1, hi));
+                self.bound(n, 1, hi);
             }
         }
         if let Some((j, c)) = match_q(atoms, &p)
@@ -282,12 +294,31 @@ impl Facts {
 
     /// Proves `g ≥ 0`; returns the condition tags the proof used.
     pub(crate) fn prove(&self, atoms: &Atoms, g: &Poly, _used: &Cell<Tags>) -> Option<Tags> {
+        self.prove_within(atoms, g, DEPTH, BUDGET)
+    }
+
+    /// A cheap attempt (joins): shallow and with a small budget.
+    pub(crate) fn prove_cheap(&self, atoms: &Atoms, g: &Poly) -> Option<Tags> {
+        self.prove_within(atoms, g, 2, 24)
+    }
+
+    fn prove_within(&self, atoms: &Atoms, g: &Poly, max_depth: u32, budget: u32) -> Option<Tags> {
         if self.dead {
             return Some(0);
         }
         let g = self.normalize(g)?;
-        let budget = Cell::new(BUDGET);
-        self.search(atoms, &g, DEPTH, &budget)
+        let budget = Cell::new(budget);
+        let facts: Vec<(Poly, Tags)> = self.facts(atoms).collect();
+        // Iterative deepening: shallow proofs first, within one budget.
+        for depth in 1..=max_depth {
+            if let Some(t) = self.search(atoms, &facts, &g, depth, &budget) {
+                return Some(t);
+            }
+            if budget.get() == 0 {
+                break;
+            }
+        }
+        None
     }
 
     /// Proves `g = 0` (syntactically, after normalization).
@@ -296,15 +327,18 @@ impl Facts {
     }
 
     fn facts<'s>(&'s self, atoms: &'s Atoms) -> impl Iterator<Item = (Poly, Tags)> + 's {
-        self.ineqs.iter().map(|f| (f.p.clone(), f.tags)).chain(
-            atoms
-                .global
-                .iter()
-                .filter_map(|g| self.normalize(g).map(|p| (p, 0))),
-        )
+        let _ = atoms;
+        self.ineqs.iter().map(|f| (f.p.clone(), f.tags))
     }
 
-    fn search(&self, atoms: &Atoms, g: &Poly, depth: u32, budget: &Cell<u32>) -> Option<Tags> {
+    fn search(
+        &self,
+        atoms: &Atoms,
+        facts: &[(Poly, Tags)],
+        g: &Poly,
+        depth: u32,
+        budget: &Cell<u32>,
+    ) -> Option<Tags> {
         let g = g.tighten();
         let (lo, _) = self.range(atoms, &g);
         if lo >= 0 {
@@ -314,14 +348,31 @@ impl Facts {
             return None;
         }
         budget.set(budget.get() - 1);
+        atoms.steps.set(atoms.steps.get().saturating_add(1));
         // The grid-stride rule.
         if let Some((j, c)) = match_q(atoms, &g)
             && c >= -1
             && let Some(q) = atoms.q_existing()
             && let Some(goal) = Poly::atom(q).sub(&j)
-            && let Some(t) = self.search(atoms, &goal, depth - 1, budget)
+            && let Some(t) = self.search(atoms, facts, &goal, depth - 1, budget)
         {
             return Some(t);
+        }
+        // Lift a bound on `I0 + S·J` to one against n through a fact `L − n − … ≥ 0`.
+        if let Some(count) = &atoms.count
+            && g.coeff(&Mono::atom(I0)) == -1
+            && let Some(lead) = count.terms().last().map(|t| t.0)
+            && g.coeff(&lead) == 0
+        {
+            for (f, tags) in facts {
+                if f.coeff(&lead) == -1
+                    && f.coeff(&Mono::atom(I0)) == 0
+                    && let Some(g2) = g.sub(f)
+                    && let Some(t) = self.search(atoms, facts, &g2, depth - 1, budget)
+                {
+                    return Some(t | tags);
+                }
+            }
         }
         // Cancel one monomial against a fact containing it with the same sign: bad ones
         // (negative contribution) first, then, when only the constant is short, any other.
@@ -344,10 +395,19 @@ impl Facts {
             bad.truncate(1);
             bad
         };
-        let facts: Vec<(Poly, Tags)> = self.facts(atoms).collect();
         for m in &candidates {
             let c = g.coeff(m);
-            for (f, tags) in &facts {
+            let global: Vec<(Poly, Tags)> = atoms
+                .global_with(m)
+                .filter_map(|p| {
+                    if self.subs.is_empty() {
+                        Some((p.clone(), 0))
+                    } else {
+                        self.normalize(p).map(|p| (p, 0))
+                    }
+                })
+                .collect();
+            for (f, tags) in facts.iter().chain(global.iter()) {
                 let e = f.coeff(m);
                 if e == 0 || (e > 0) != (c > 0) {
                     continue;
@@ -361,7 +421,7 @@ impl Facts {
                 else {
                     continue;
                 };
-                if let Some(u) = self.search(atoms, &g2, depth - 1, budget) {
+                if let Some(u) = self.search(atoms, facts, &g2, depth - 1, budget) {
                     return Some(u | tags);
                 }
                 if budget.get() == 0 {
@@ -389,8 +449,8 @@ impl Facts {
                 // Nothing to gain from a linear term alone.
                 continue;
             }
-            if let Some(t1) = self.search(atoms, &rest, depth - 1, budget)
-                && let Some(t2) = self.search(atoms, &cof, depth - 1, budget)
+            if let Some(t1) = self.search(atoms, facts, &rest, depth - 1, budget)
+                && let Some(t2) = self.search(atoms, facts, &cof, depth - 1, budget)
             {
                 return Some(t1 | t2);
             }
@@ -410,7 +470,7 @@ impl Facts {
             else {
                 continue;
             };
-            if let Some(t) = self.search(atoms, &g2, depth - 1, budget) {
+            if let Some(t) = self.search(atoms, facts, &g2, depth - 1, budget) {
                 return Some(t);
             }
         }
@@ -426,7 +486,6 @@ impl Facts {
             return a.clone();
         }
         let mut out = Facts::default();
-        let used = Cell::new(0);
         for (x, y) in [(a, b), (b, a)] {
             for (v, value) in &x.subs {
                 let Some(d) = Poly::atom(*v).sub(value) else {
@@ -437,7 +496,7 @@ impl Facts {
                 } else {
                     // Keep the inequalities the equality implies where they hold.
                     for d in [Some(d.clone()), d.neg()].into_iter().flatten() {
-                        if let Some(t) = y.prove(atoms, &d, &used) {
+                        if let Some(t) = y.prove_cheap(atoms, &d) {
                             out.assume(atoms, &d, t);
                         }
                     }
@@ -448,13 +507,17 @@ impl Facts {
             for f in &x.ineqs {
                 if y.ineqs.contains(f) {
                     out.assume(atoms, &f.p, f.tags);
-                } else if let Some(t) = y.prove(atoms, &f.p, &used) {
+                } else if let Some(t) = y.prove_cheap(atoms, &f.p) {
                     out.assume(atoms, &f.p, f.tags | t);
                 }
             }
-            for &(atom, lo, hi) in &x.bounds {
-                let (l, h) = y.atom_range(atoms, atom);
-                let (lo, hi) = (lo.min(l), hi.max(h));
+            for &(atom, _, _) in &x.bounds {
+                if out.bounds.iter().any(|b| b.0 == atom) {
+                    continue;
+                }
+                let (l1, h1) = x.atom_range(atoms, atom);
+                let (l2, h2) = y.atom_range(atoms, atom);
+                let (lo, hi) = (l1.min(l2), h1.max(h2));
                 let (sl, sh) = atoms.range(atom);
                 if lo > sl || hi < sh {
                     out.bounds.push((atom, lo, hi));

@@ -91,7 +91,11 @@ pub(crate) enum AddrBase {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Kind {
     /// `d = a` truncated/kept at `w` bits.
-    Mov { d: Reg, a: Src, w: u8 },
+    Mov {
+        d: Reg,
+        a: Src,
+        w: u8,
+    },
     /// Integer arithmetic at width `w` (the destination's width for `.wide`: `2w`).
     Int {
         op: IntOp,
@@ -122,10 +126,27 @@ pub(crate) enum Kind {
         /// `.and/.or/.xor` with a predicate (negated?).
         combine: Option<(PredOp, Reg, bool)>,
     },
-    Selp { d: Reg, a: Src, b: Src, p: Reg, neg: bool },
-    Pred { op: PredOp, d: Reg, a: Reg, a_neg: bool, b: Option<(Reg, bool)> },
+    Selp {
+        d: Reg,
+        a: Src,
+        b: Src,
+        p: Reg,
+        neg: bool,
+    },
+    Pred {
+        op: PredOp,
+        d: Reg,
+        a: Reg,
+        a_neg: bool,
+        b: Option<(Reg, bool)>,
+    },
     /// A kernel `.param` read: `bytes` at `offset` of param `index`.
-    LdKParam { d: Reg, index: u32, offset: i64, bytes: u32 },
+    LdKParam {
+        d: Reg,
+        index: u32,
+        offset: i64,
+        bytes: u32,
+    },
     /// A memory access (global or generic).
     Mem {
         access: Access,
@@ -139,11 +160,18 @@ pub(crate) enum Kind {
     },
     /// A value computed by something not modeled exactly: data if any source is, else an
     /// unknown integer.
-    Opaque { dests: Vec<Reg>, srcs: Vec<Src> },
-    Bra { target: usize },
+    Opaque {
+        dests: Vec<Reg>,
+        srcs: Vec<Src>,
+    },
+    Bra {
+        target: usize,
+    },
     Ret,
     /// Reaching it is a rejection (`unsupported`).
-    Refuse { reason: &'static str },
+    Refuse {
+        reason: &'static str,
+    },
     Nop,
 }
 

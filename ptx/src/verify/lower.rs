@@ -166,6 +166,11 @@ impl<'a> Lowerer<'a> {
                         scope.names.insert(name, Sym::Reg(r));
                     }
                 }
+                // A call prototype declares a signature; only a call through it matters.
+                Statement::Directive {
+                    name: ".callprototype",
+                    ..
+                } => {}
                 Statement::Directive { name, offset, .. } => {
                     let reason = match name {
                         ".shared" => "shared memory is not verified",
@@ -293,10 +298,16 @@ impl<'a> Lowerer<'a> {
             return refuse(self, "calls to functions without a body are not verified");
         };
         if func.params.len() != args.len() || func.returns.len() != rets.len() {
-            return Err(self.err(ins.range.start, "argument count differs from the function's"));
+            return Err(self.err(
+                ins.range.start,
+                "argument count differs from the function's",
+            ));
         }
         if self.depth >= MAX_INLINE_DEPTH {
-            return refuse(self, "calls nested too deeply (or recursive) are not verified");
+            return refuse(
+                self,
+                "calls nested too deeply (or recursive) are not verified",
+            );
         }
         let Some(range) = func.body.clone() else {
             return refuse(self, "calls to functions without a body are not verified");
@@ -429,8 +440,11 @@ impl<'a> Lowerer<'a> {
                         if let Operand::Name(n) = a
                             && !matches!(lookup(scopes, n), Some(Sym::Reg(_)))
                         {
-                            return Some(Kind::Refuse {
-                                reason: "addresses of variables, functions or parameters are not verified",
+                            // The address of a function or variable: an integer no access may
+                            // use (calling through it is refused at the call).
+                            return Some(Kind::Opaque {
+                                dests: vec![self.dst(scopes, d)?],
+                                srcs: Vec::new(),
                             });
                         }
                         Kind::Mov {
@@ -478,7 +492,9 @@ impl<'a> Lowerer<'a> {
                             },
                         }
                     }
-                    None | Some(".global") => self.mem(scopes, Access::Load, *base, *offset, bytes, dests, m.space)?,
+                    None | Some(".global") => {
+                        self.mem(scopes, Access::Load, *base, *offset, bytes, dests, m.space)?
+                    }
                     Some(_) => Kind::Refuse {
                         reason: "accesses outside the global state space are not verified",
                     },
@@ -503,7 +519,15 @@ impl<'a> Lowerer<'a> {
                             },
                         }
                     }
-                    None | Some(".global") => self.mem(scopes, Access::Store, *base, *offset, bytes, Vec::new(), m.space)?,
+                    None | Some(".global") => self.mem(
+                        scopes,
+                        Access::Store,
+                        *base,
+                        *offset,
+                        bytes,
+                        Vec::new(),
+                        m.space,
+                    )?,
                     Some(_) => Kind::Refuse {
                         reason: "accesses outside the global state space are not verified",
                     },
@@ -521,7 +545,15 @@ impl<'a> Lowerer<'a> {
                     Vec::new()
                 };
                 match m.space {
-                    None | Some(".global") => self.mem(scopes, Access::Atomic, *base, *offset, bytes, dests, m.space)?,
+                    None | Some(".global") => self.mem(
+                        scopes,
+                        Access::Atomic,
+                        *base,
+                        *offset,
+                        bytes,
+                        dests,
+                        m.space,
+                    )?,
                     Some(_) => Kind::Refuse {
                         reason: "atomics outside the global state space are not verified",
                     },
@@ -692,16 +724,54 @@ impl<'a> Lowerer<'a> {
             "bar" | "barrier" | "membar" | "fence" | "pragma" => Kind::Nop,
             "trap" => Kind::Ret,
             "ret" | "exit" => Kind::Ret,
-            "tex" | "tld4" | "suld" | "sust" | "sured" | "prefetch" | "prefetchu" | "cp"
-            | "ldmatrix" | "stmatrix" | "mma" | "wmma" | "isspacep" | "cvta.to" | "alloca"
-            | "vote" | "shfl" | "match" | "activemask" | "redux" | "elect" | "mapa"
-            | "getctarank" | "discard" | "applypriority" | "createpolicy" | "brkpt"
-            | "nanosleep" | "pmevent" | "griddepcontrol" | "setmaxnreg" | "stackrestore"
-            | "stacksave" | "multimem" | "tensormap" | "clusterlaunchcontrol" | "st.async"
-            | "red.async" | "mbarrier" | "bra.uni" | "brx" => Kind::Refuse {
+            "tex"
+            | "tld4"
+            | "suld"
+            | "sust"
+            | "sured"
+            | "prefetch"
+            | "prefetchu"
+            | "cp"
+            | "ldmatrix"
+            | "stmatrix"
+            | "mma"
+            | "wmma"
+            | "isspacep"
+            | "cvta.to"
+            | "alloca"
+            | "vote"
+            | "shfl"
+            | "match"
+            | "activemask"
+            | "redux"
+            | "elect"
+            | "mapa"
+            | "getctarank"
+            | "discard"
+            | "applypriority"
+            | "createpolicy"
+            | "brkpt"
+            | "nanosleep"
+            | "pmevent"
+            | "griddepcontrol"
+            | "setmaxnreg"
+            | "stackrestore"
+            | "stacksave"
+            | "multimem"
+            | "tensormap"
+            | "clusterlaunchcontrol"
+            | "st.async"
+            | "red.async"
+            | "mbarrier"
+            | "bra.uni"
+            | "brx" => Kind::Refuse {
                 reason: "this instruction is not verified",
             },
-            _ if ins.operands.iter().any(|o| matches!(o, Operand::Address { .. })) => {
+            _ if ins
+                .operands
+                .iter()
+                .any(|o| matches!(o, Operand::Address { .. })) =>
+            {
                 Kind::Refuse {
                     reason: "this memory instruction is not verified",
                 }
@@ -887,4 +957,3 @@ impl Mods {
         m
     }
 }
-

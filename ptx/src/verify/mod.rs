@@ -48,11 +48,7 @@ use facts::Facts;
 use poly::Poly;
 
 /// Launch conditions the verifier may assume, by tag bit.
-const CONDITIONS: [(u8, u64); 3] = [
-    (1, (1 << 63) - 1),
-    (2, (1 << 32) - 1),
-    (4, (1 << 31) - 1),
-];
+const CONDITIONS: [(u8, u64); 3] = [(1, (1 << 63) - 1), (2, (1 << 32) - 1), (4, (1 << 31) - 1)];
 
 /// Proves the body of `entry` in `text` safe under `contract`.
 pub fn verify_entry(text: &str, entry: &str, contract: &EntryContract) -> Result<Proof, Rejection> {
@@ -93,13 +89,16 @@ pub fn verify_entry(text: &str, entry: &str, contract: &EntryContract) -> Result
         })?;
     let mut first: Option<Rejection> = None;
     for tags in [1u8, 1 | 2, 1 | 4] {
-        match attempt(&body, contract, &names, tags) {
+        let result = attempt(&body, contract, &names, tags);
+        match result {
             Ok(proof) => return Ok(proof),
             Err(r) => {
                 if first.is_none() {
                     first = Some(r);
                 }
-                if first.as_ref().is_some_and(|r| r.kind != RejectKind::MayWrap && r.kind != RejectKind::OutOfBounds) {
+                if first.as_ref().is_some_and(|r| {
+                    r.kind != RejectKind::MayWrap && r.kind != RejectKind::OutOfBounds
+                }) {
                     break;
                 }
             }
@@ -147,10 +146,15 @@ fn attempt(
         param_atoms.push(a);
     }
     shapes.sort_unstable();
-    let strided = contract
-        .params
-        .iter()
-        .any(|p| matches!(p, ParamContract::Pointer { extent: Extent::Strided { .. }, .. }));
+    let strided = contract.params.iter().any(|p| {
+        matches!(
+            p,
+            ParamContract::Pointer {
+                extent: Extent::Strided { .. },
+                ..
+            }
+        )
+    });
     let shape_atoms: Vec<u32> = shapes.iter().map(|s| s.1).collect();
     atoms.count = if strided && !shape_atoms.is_empty() {
         shape_atoms
@@ -159,7 +163,11 @@ fn attempt(
     } else {
         count_atom.map(Poly::atom)
     };
-    atoms.shapes = if strided { shape_atoms.clone() } else { Vec::new() };
+    atoms.shapes = if strided {
+        shape_atoms.clone()
+    } else {
+        Vec::new()
+    };
     let _ = atoms.q();
     let mut facts = Facts::default();
     if let Some(count) = atoms.count.clone() {
@@ -170,7 +178,10 @@ fn attempt(
             }
             let l = i128::from(limit);
             for p in [
-                count.add(&s).and_then(|x| x.neg()).and_then(|x| x.add_const(l)),
+                count
+                    .add(&s)
+                    .and_then(|x| x.neg())
+                    .and_then(|x| x.add_const(l)),
                 s.neg().and_then(|x| x.add_const(l)),
                 count.neg().and_then(|x| x.add_const(l)),
             ]

@@ -150,7 +150,7 @@ impl Poly {
     }
 
     pub(crate) fn from_terms(mut terms: Vec<(Mono, i128)>) -> Option<Poly> {
-        terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        terms.sort_unstable_by_key(|t| t.0);
         let mut out: Vec<(Mono, i128)> = Vec::with_capacity(terms.len());
         for (m, c) in terms {
             match out.last_mut() {
@@ -201,7 +201,9 @@ impl Poly {
     }
 
     pub(crate) fn atoms(&self) -> impl Iterator<Item = Atom> + '_ {
-        self.terms.iter().flat_map(|(m, _)| m.atoms().iter().copied())
+        self.terms
+            .iter()
+            .flat_map(|(m, _)| m.atoms().iter().copied())
     }
 
     pub(crate) fn add(&self, other: &Poly) -> Option<Poly> {

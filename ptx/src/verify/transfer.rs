@@ -36,6 +36,9 @@ fn imm_value(bits: u64, w: u8) -> i128 {
 impl Analyzer<'_> {
     /// `lo ≤ p ≤ hi` on this path.
     pub(crate) fn fits(&mut self, facts: &Facts, p: &Poly, (lo, hi): (i128, i128)) -> bool {
+        if self.optimistic {
+            return true;
+        }
         let (Some(a), Some(b)) = (p.add_const(-lo), p.neg().and_then(|n| n.add_const(hi))) else {
             return false;
         };
@@ -105,7 +108,13 @@ impl Analyzer<'_> {
     }
 
     /// Executes one instruction; `idx` is its index in the body.
-    pub(crate) fn exec(&mut self, st: &mut State, idx: usize, ins: &Ins, final_run: bool) -> Outcome {
+    pub(crate) fn exec(
+        &mut self,
+        st: &mut State,
+        idx: usize,
+        ins: &Ins,
+        final_run: bool,
+    ) -> Outcome {
         let key = |n: u32| (1, idx as u32, n);
         match &ins.kind {
             Kind::Nop | Kind::Bra { .. } => Outcome::Continue,
@@ -269,7 +278,11 @@ impl Analyzer<'_> {
                         Val::Pred(PredVal::Unknown)
                     } else {
                         Val::Int {
-                            p: self.opaque(key(n as u32), (-(1i128 << 63), (1i128 << 64) - 1), false),
+                            p: self.opaque(
+                                key(n as u32),
+                                (-(1i128 << 63), (1i128 << 64) - 1),
+                                false,
+                            ),
                             w: 64,
                         }
                     };
@@ -353,7 +366,18 @@ impl Analyzer<'_> {
     ) -> Val {
         let key = |n: u32| (1, idx as u32, n);
         let va = self.read(st, a, w, key(10));
-        let vb = b.map(|b| self.read(st, b, if matches!(op, IntOp::Shl | IntOp::Shr) { 32 } else { w }, key(11)));
+        let vb = b.map(|b| {
+            self.read(
+                st,
+                b,
+                if matches!(op, IntOp::Shl | IntOp::Shr) {
+                    32
+                } else {
+                    w
+                },
+                key(11),
+            )
+        });
         let dw = if matches!(op, IntOp::MulWide | IntOp::MadWide) {
             w.saturating_mul(2).min(64)
         } else {
@@ -364,11 +388,17 @@ impl Analyzer<'_> {
         if let (IntOp::Add | IntOp::Sub, Some(vb)) = (op, &vb) {
             match (&va, vb) {
                 (Val::Ptr { param, off }, Val::Int { p, .. }) => {
-                    let off = if op == IntOp::Add { off.add(p) } else { off.sub(p) };
+                    let off = if op == IntOp::Add {
+                        off.add(p)
+                    } else {
+                        off.sub(p)
+                    };
                     return off.map_or(Val::Wild, |off| Val::Ptr { param: *param, off });
                 }
                 (Val::Int { p, .. }, Val::Ptr { param, off }) if op == IntOp::Add => {
-                    return off.add(p).map_or(Val::Wild, |off| Val::Ptr { param: *param, off });
+                    return off
+                        .add(p)
+                        .map_or(Val::Wild, |off| Val::Ptr { param: *param, off });
                 }
                 (Val::Ptr { param, .. } | Val::PtrData { param }, Val::Data)
                 | (Val::Data | Val::PtrData { .. }, Val::Ptr { param, .. })
@@ -473,9 +503,7 @@ impl Analyzer<'_> {
                 _ => None,
             },
             (IntOp::Div, Some(pb)) => self.floor_div(st, idx, &pa, pb, range),
-            (IntOp::Rem, Some(pb)) => self
-                .floor_div(st, idx, &pa, pb, range)
-                .and_then(|f| pa.sub(&pb.mul(&f)?)),
+            (IntOp::Rem, Some(pb)) => self.remainder(st, idx, &pa, pb, range),
             (IntOp::And, Some(pb)) => match pb.as_const() {
                 Some(m) if m > 0 && (m + 1) & m == 0 => self
                     .floor_div(st, idx, &pa, &Poly::constant(m + 1), unsigned_range(w))
@@ -497,7 +525,11 @@ impl Analyzer<'_> {
                     };
                     let m = self.opaque(key(0), r, false);
                     for x in [&pa, pb] {
-                        let f = if op == IntOp::Min { x.sub(&m) } else { m.sub(x) };
+                        let f = if op == IntOp::Min {
+                            x.sub(&m)
+                        } else {
+                            m.sub(x)
+                        };
                         if let Some(f) = f {
                             st.facts.assume(&self.atoms, &f, 0);
                         }
@@ -509,10 +541,34 @@ impl Analyzer<'_> {
             }
             _ => None,
         };
+        // `x − (x/d)·d` is the remainder.
+        let result = result.map(|p| match self.atoms.rem_form(&p) {
+            Some(r) => Poly::atom(r),
+            None => p,
+        });
         match result {
             Some(p) => Val::Int { p, w: dw },
             None => unknown(self, full),
         }
+    }
+
+    fn remainder(
+        &mut self,
+        st: &mut State,
+        idx: usize,
+        a: &Poly,
+        d: &Poly,
+        range: (i128, i128),
+    ) -> Option<Poly> {
+        let f = self.floor_div(st, idx, a, d, range)?;
+        let f = f.as_atom()?;
+        let a = st.facts.normalize(a)?;
+        let d = st.facts.normalize(d)?;
+        let (_, dhi) = st.facts.range(&self.atoms, &d);
+        let (_, static_hi) = Facts::default().range(&self.atoms, &d);
+        let r = self.atoms.rem(&a, &d, f, static_hi.saturating_sub(1))?;
+        st.facts.bound(r, 0, dhi.saturating_sub(1));
+        Some(Poly::atom(r))
     }
 
     /// `floor(a / d)` as an atom when `a` and `d` read exactly in `range` and `d ≥ 1`, `a ≥ 0`.
@@ -563,11 +619,11 @@ impl Analyzer<'_> {
                     return;
                 }
                 for p in list {
-                    if self.fits(&st.facts, p, signed_range(64)) {
-                        if let Some(hi) = p.neg().and_then(|n| n.add_const((1i128 << 32) - 1)) {
-                            st.facts.assume(&self.atoms, p, 0);
-                            st.facts.assume(&self.atoms, &hi, 0);
-                        }
+                    if self.fits(&st.facts, p, signed_range(64))
+                        && let Some(hi) = p.neg().and_then(|n| n.add_const((1i128 << 32) - 1))
+                    {
+                        st.facts.assume(&self.atoms, p, 0);
+                        st.facts.assume(&self.atoms, &hi, 0);
                     }
                 }
             }
@@ -707,7 +763,10 @@ impl Analyzer<'_> {
         let ra = fa.range(&self.atoms, &pa);
         let rb = fb.range(&self.atoms, &pb);
         let r = (ra.0.min(rb.0), ra.1.max(rb.1));
-        let wrap = pa.atoms().chain(pb.atoms()).any(|x| self.wrap_atoms.contains(&x));
+        let wrap = pa
+            .atoms()
+            .chain(pb.atoms())
+            .any(|x| self.wrap_atoms.contains(&x));
         Some(self.opaque(key, r, wrap))
     }
 }

@@ -10,11 +10,19 @@ pub(crate) enum Val {
     /// Never written on some path.
     Undef,
     /// An integer whose low `w` bits are those of `p` (the polynomial is exact modulo 2^w).
-    Int { p: Poly, w: u8 },
+    Int {
+        p: Poly,
+        w: u8,
+    },
     /// `base(param) + off` (mod 2^64).
-    Ptr { param: u32, off: Poly },
+    Ptr {
+        param: u32,
+        off: Poly,
+    },
     /// A pointer plus an offset that depends on data.
-    PtrData { param: u32 },
+    PtrData {
+        param: u32,
+    },
     /// Derived from loaded memory or a runtime value parameter.
     Data,
     /// An address-like value with no single provenance (pointer arithmetic gone astray).
