@@ -96,11 +96,13 @@ fn every_entry_loads_with_its_declared_abi() {
         );
         let spec = spec(e);
         let expected = spec.expected_params().len();
-        let kernel = Kernel::describe(Artifact::ptx(ptx.as_str(), entry, spec))
-            .unwrap_or_else(|err| panic!("{file}: {err}"))
-            .load()
+        let described = Kernel::describe(Artifact::ptx(ptx.as_str(), entry, spec))
+            .unwrap_or_else(|err| panic!("{file}: {err}"));
+        // The parameter list only: the bodies (rejects among them) are the verifier's tests.
+        // SAFETY: the kernel is inspected and dropped, never bound or launched.
+        let kernel = unsafe { described.load_unverified() }
             .unwrap_or_else(|err| panic!("{file}: {}", err.error));
-        assert_eq!(kernel.loaded().entry().name, entry);
+        assert_eq!(kernel.loaded().entry().map(|e| e.name.as_str()), Some(entry));
         assert_eq!(kernel.loaded().layout().params().len(), expected, "{file}");
         assert!(e["features"].as_array().is_some(), "{file}: no features");
     }

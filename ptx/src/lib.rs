@@ -60,7 +60,6 @@ mod fast;
 pub mod fatbin;
 mod index;
 pub mod interp;
-pub mod verify;
 mod lexer;
 mod line_index;
 mod marks;

@@ -6,7 +6,6 @@ mod contract;
 mod kind;
 mod layout;
 mod packet;
-mod contract;
 mod params;
 mod prototype;
 mod reach;
