@@ -4,8 +4,9 @@
 //! through typed states, and only the last one can launch:
 //!
 //! 1. [`Kernel::describe`] — metadata only: the artifact's [`AbiSpec`] must describe a kernel;
-//! 2. [`Kernel::load`] — on the host, no driver: the PTX is parsed, the entry found, and its own
-//!    `.param` list verified against the ABI by class, size and alignment;
+//! 2. [`Kernel::load`] — on the host, no driver: the PTX is parsed, the entry found, its own
+//!    `.param` list verified against the ABI by class, size and alignment, and its body proven
+//!    to touch only its operands, within their bounds, storing only through outputs;
 //! 3. [`Kernel::bind`] — on a [`Device`]: the module is loaded, the symbol resolved, the
 //!    architecture checked, the driver's parameter layout cross-checked where it reports one;
 //! 4. `launch` — [`launch::check`] refuses every mismatch (devices, dtypes, counts, alignment,

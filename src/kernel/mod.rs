@@ -96,8 +96,12 @@ impl<S: State> Kernel<Erased, S> {
 }
 
 impl<Sig> Kernel<Sig, Described> {
-    /// Parses the PTX on the host, finds the entry named by the link's symbol and verifies its
-    /// `.param` list against the spec by class, size and alignment. No driver is involved.
+    /// Parses the PTX on the host, finds the entry named by the link's symbol, verifies its
+    /// `.param` list against the spec by class, size and alignment, and proves its body safe:
+    /// every global access through exactly one operand pointer, within the bounds the ABI gives
+    /// it, stores only through outputs (see [`Loaded`] for exactly what is proven). A body that
+    /// cannot be proven is declined with [`Error::BodyRejected`], naming the PTX line. No driver
+    /// is involved.
     ///
     /// On a decline the described kernel comes back inside the error.
     ///
