@@ -102,7 +102,10 @@ fn every_entry_loads_with_its_declared_abi() {
         // SAFETY: the kernel is inspected and dropped, never bound or launched.
         let kernel = unsafe { described.load_unverified() }
             .unwrap_or_else(|err| panic!("{file}: {}", err.error));
-        assert_eq!(kernel.loaded().entry().map(|e| e.name.as_str()), Some(entry));
+        assert_eq!(
+            kernel.loaded().entry().map(|e| e.name.as_str()),
+            Some(entry)
+        );
         assert_eq!(kernel.loaded().layout().params().len(), expected, "{file}");
         assert!(e["features"].as_array().is_some(), "{file}: no features");
     }

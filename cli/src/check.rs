@@ -43,7 +43,10 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
             }
             println!("ok");
             if let Some(proof) = proof {
-                println!("body proven safe; coverage: {}", coverage_name(proof.coverage));
+                println!(
+                    "body proven safe; coverage: {}",
+                    coverage_name(proof.coverage)
+                );
                 for condition in &proof.conditions {
                     println!("every launch checks: {condition}");
                 }

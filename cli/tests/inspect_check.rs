@@ -59,7 +59,72 @@ fn check_accepts_the_true_abi() {
         "--outputs",
         "f32",
     ]);
-    assert_eq!((code, text.trim()), (0, "ok"));
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.starts_with("ok\nbody proven safe; coverage: grid-stride"),
+        "{text}"
+    );
+    assert!(
+        text.contains("every launch checks: n + threads <="),
+        "{text}"
+    );
+}
+
+#[test]
+fn check_names_the_line_of_a_body_it_cannot_prove_and_reports_a_proof_as_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let ptx = dir.path().join("poke.ptx");
+    // The right scalar parameter list, and a store through input 0.
+    std::fs::write(
+        &ptx,
+        ".version 8.0\n.target sm_80\n.address_size 64\n\
+         .visible .entry poke(.param .u64 a, .param .u64 o, .param .u64 n)\n{\n\
+         .reg .b64 %rd<3>;\n.reg .f32 %f<2>;\n\
+         ld.param.u64 %rd1, [a];\ncvta.to.global.u64 %rd2, %rd1;\n\
+         mov.f32 %f1, 0f3F800000;\nst.global.f32 [%rd2], %f1;\nret;\n}\n",
+    )
+    .unwrap();
+    let poke = ptx.display().to_string();
+    let args = [
+        "--entry",
+        "poke",
+        "--abi",
+        "scalar",
+        "--inputs",
+        "f32",
+        "--outputs",
+        "f32",
+    ];
+    let (code, stdout, stderr) = jitseam_streams(&[&["check", &poke][..], &args[..]].concat());
+    assert_eq!((code, stdout.as_str()), (1, ""), "{stderr}");
+    assert!(
+        stderr.contains("body rejected: line 11 `st.global.f32 [%rd2], %f1;`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("a store through input 0"), "{stderr}");
+
+    let (code, text) = jitseam(&[
+        "check",
+        "--json",
+        &fixture("add_f32_scalar.ptx"),
+        "--entry",
+        "baracuda_gen_add_f32_scalar",
+        "--abi",
+        "scalar",
+        "--inputs",
+        "f32,f32",
+        "--outputs",
+        "f32",
+    ]);
+    assert_eq!(code, 0, "{text}");
+    let doc: serde_json::Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(doc["verified"], true);
+    assert_eq!(doc["coverage"], "grid_stride");
+    assert_eq!(
+        doc["accesses"][2]["stores"].as_u64().map(|s| s > 0),
+        Some(true)
+    );
+    assert_eq!(doc["accesses"][0]["stores"], 0);
 }
 
 #[test]
@@ -154,7 +219,8 @@ fn check_verifies_cubin_offsets_and_fatbin_ptx() {
         "scalar",
     ];
     let (code, text) = jitseam(&[&args[..], &["--inputs", "f32,f32", "--outputs", "f32"]].concat());
-    assert_eq!((code, text.trim()), (0, "ok"));
+    assert_eq!(code, 0, "{text}");
+    assert!(text.starts_with("ok\nbody proven safe"), "{text}");
     let (code, text) = jitseam(&[&args[..], &["--inputs", "f32", "--outputs", "f32"]].concat());
     assert_eq!(code, 1, "{text}");
 }
