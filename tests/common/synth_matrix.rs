@@ -1,9 +1,10 @@
 //! Every kernel the reference elementwise synthesizer emits: ops × dtypes × ABIs (every vector
-//! width, scalar, strided ranks 1 to 8), as in `tests/synth_ptxas.rs`.
+//! width, scalar, strided ranks 1 to 8). Shared by the ptxas test and the verifier's tests.
 
 use jitseam::synth::elementwise::{OPS, op_signature, supports};
 use jitseam::synth::{
-    Arch, ElementwiseSynthesizer, JitBudget, JitRequest, OperandDesc, Region, Synthesizer,
+    Arch, ElementwiseSynthesizer, JitBudget, JitRequest, OperandDesc, Region, SynthDecline,
+    Synthesizer,
 };
 use jitseam::{Artifact, ElementKind};
 
@@ -31,6 +32,8 @@ fn view(dtype: ElementKind, shape: &[u64], strides: &[i64], align: u32) -> Opera
     }
 }
 
+/// Operand layouts (two inputs and the output) that steer the synthesizer to each ABI, and
+/// whether every region is synthesized in them.
 fn layouts(dtype: ElementKind) -> Vec<(Vec<OperandDesc>, bool)> {
     let size = dtype.size() as u32;
     let dense = |shape: &[u64], align| OperandDesc::contiguous(dtype, shape, align);
@@ -56,6 +59,7 @@ fn layouts(dtype: ElementKind) -> Vec<(Vec<OperandDesc>, bool)> {
     out
 }
 
+/// Every op alone, plus a three-op region with two params; each with its input count.
 fn regions() -> Vec<(Region, usize)> {
     let mut out: Vec<(Region, usize)> = OPS
         .iter()
@@ -84,8 +88,24 @@ fn regions() -> Vec<(Region, usize)> {
     out
 }
 
-/// Every artifact of the matrix.
-pub fn artifacts() -> Vec<Artifact> {
+/// One request of the matrix: its op (empty for a composite region), its dtype, and the
+/// synthesizer's answer.
+pub struct Outcome {
+    pub op: String,
+    pub dtype: ElementKind,
+    pub result: Result<Artifact, SynthDecline>,
+}
+
+impl Outcome {
+    /// Whether the synthesizer computes this op in this dtype (f64 transcendentals are not).
+    pub fn supported(&self) -> bool {
+        !OPS.contains(&self.op.as_str()) || supports(&self.op, self.dtype)
+    }
+}
+
+/// Every request of the matrix, answered. Strided ranks other than 2 get only the three-op
+/// region: the unravel code is what differs between ranks.
+pub fn outcomes() -> Vec<Outcome> {
     let synth = ElementwiseSynthesizer::new();
     let mut out = Vec::new();
     for dtype in DTYPES {
@@ -93,13 +113,10 @@ pub fn artifacts() -> Vec<Artifact> {
             let regions = regions();
             let skip = if all_regions { 0 } else { regions.len() - 1 };
             for (region, arity) in regions.into_iter().skip(skip) {
-                let name = match &region {
+                let op = match &region {
                     Region::Op { op, .. } => op.clone(),
                     Region::Bind { .. } => String::new(),
                 };
-                if OPS.contains(&name.as_str()) && !supports(&name, dtype) {
-                    continue;
-                }
                 let mut operands: Vec<OperandDesc> = layout[..arity].to_vec();
                 operands.extend(layout.last().cloned());
                 let request = JitRequest {
@@ -108,11 +125,22 @@ pub fn artifacts() -> Vec<Artifact> {
                     arch: Arch::sm(80),
                     budget: JitBudget::millis(10_000),
                 };
-                if let Ok(artifact) = synth.synthesize(&request) {
-                    out.push(artifact);
-                }
+                out.push(Outcome {
+                    op,
+                    dtype,
+                    result: synth.synthesize(&request),
+                });
             }
         }
     }
     out
+}
+
+/// Every artifact of the matrix (the supported requests).
+pub fn artifacts() -> Vec<Artifact> {
+    outcomes()
+        .into_iter()
+        .filter(Outcome::supported)
+        .filter_map(|outcome| outcome.result.ok())
+        .collect()
 }
