@@ -27,6 +27,7 @@
 
 pub mod api;
 mod context;
+pub mod cudarc_symbols;
 mod device;
 mod driver;
 mod event;
