@@ -328,7 +328,13 @@ fn reference(dst: T, src: T, m: Mods, bits: u64) -> u64 {
             };
             let n = dst.bits() as i32;
             let v: i128 = if r.is_nan() {
-                0
+                // "Zero if source is not .f64 and destination is not .s64, .u64. Otherwise
+                // 1 << (BitWidth(dst) - 1)."
+                if src == F64 || dst.bits() == 64 {
+                    1i128 << (n - 1)
+                } else {
+                    0
+                }
             } else if dst.signed() {
                 if r >= 2f64.powi(n - 1) {
                     (1i128 << (n - 1)) - 1

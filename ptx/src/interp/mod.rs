@@ -52,6 +52,7 @@ mod exec;
 mod fault;
 mod float;
 mod grid;
+mod half;
 mod memory;
 mod meter;
 
