@@ -108,7 +108,7 @@ impl<'a> Decoder<'a> {
                 _ => return Err("this modifier"),
             }
         }
-        if ins.opcode == "setp" && m.cmp.is_none() {
+        if matches!(ins.opcode, "setp" | "set") && m.cmp.is_none() {
             if m.lo {
                 m.cmp = Some(".lo");
             } else if m.hi {
