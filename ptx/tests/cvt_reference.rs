@@ -827,7 +827,13 @@ fn reference_rounding_agrees_with_the_half_crate() {
         let x = f32::from_bits(bits as u32);
         let f16 = u64::from(half::f16::from_f32(x).to_bits());
         let bf16 = u64::from(half::bf16::from_f32(x).to_bits());
-        assert!(same(reference(F16, F32, rn, bits), f16, F16), "f16 {bits:#x}");
-        assert!(same(reference(BF16, F32, rn, bits), bf16, BF16), "bf16 {bits:#x}");
+        assert!(
+            same(reference(F16, F32, rn, bits), f16, F16),
+            "f16 {bits:#x}"
+        );
+        assert!(
+            same(reference(BF16, F32, rn, bits), bf16, BF16),
+            "bf16 {bits:#x}"
+        );
     }
 }

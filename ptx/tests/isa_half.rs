@@ -330,11 +330,7 @@ fn half_min_max_zeros_nans_and_xorsign_abs() {
     );
     assert_eq!(h16("max.NaN.bf16", 2, &[[0x7fc1, 0x3f80, 0]]), [0x7fff]);
     assert_eq!(
-        r32(
-            "max.f16x2",
-            2,
-            &[[ONE | (NEG_ZERO << 16), TWO, 0]]
-        ),
+        r32("max.f16x2", 2, &[[ONE | (NEG_ZERO << 16), TWO, 0]]),
         [TWO]
     );
     // f32 with .NaN and .xorsign.abs (canonical f32 NaN 0x7fffffff).
