@@ -69,6 +69,7 @@ impl<'a> Decoder<'a> {
             | "tanh" => self.unary(ctx, m, opcode),
             "and" | "or" | "xor" | "shl" | "shr" => self.bitwise(ctx, m, opcode),
             "setp" => self.setp(ctx, m),
+            "set" => self.set(ctx, m),
             "selp" => self.selp(ctx, m),
             "cvt" => self.cvt(ctx, m),
             "bra" => self.bra(ctx),

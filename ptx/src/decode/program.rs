@@ -42,6 +42,24 @@ pub(crate) const AR_MUL: u8 = 2;
 pub(crate) const AR_FMA: u8 = 3;
 pub(crate) const AR_NEG: u8 = 4;
 pub(crate) const AR_ABS: u8 = 5;
+pub(crate) const AR_MIN: u8 = 6;
+pub(crate) const AR_MAX: u8 = 7;
+pub(crate) const AR_EX2: u8 = 8;
+pub(crate) const AR_TANH: u8 = 9;
+
+/// Modifier bits in `imm` of [`Op::Half`] and [`Op::CvtHalf`].
+pub(crate) const HM_RELU: i64 = 1;
+pub(crate) const HM_NAN: i64 = 2;
+pub(crate) const HM_XORSIGN_ABS: i64 = 4;
+pub(crate) const HM_SATFINITE: i64 = 8;
+
+/// What [`Op::Set`] writes for true (false is all zero bits): `imm >> 8`.
+pub(crate) const SET_PRED: i64 = 0;
+pub(crate) const SET_INT16: i64 = 1;
+pub(crate) const SET_INT32: i64 = 2;
+pub(crate) const SET_F32: i64 = 3;
+pub(crate) const SET_F16: i64 = 4;
+pub(crate) const SET_BF16: i64 = 5;
 
 /// Comparisons of `setp`.
 pub(crate) const CMP_EQ: u8 = 0;
@@ -114,7 +132,17 @@ pub(crate) enum Op {
     SqrtF64,
     RsqrtF64,
     RcpF64,
+    /// Half precision lanes (`F_X2`: two of them), and the f32 `min`/`max` forms that share
+    /// their semantics: `k` an `AR_*` kind, `w` the format, `imm` `HM_*` modifiers.
     Half,
+    /// A comparison that writes a value (`set`, and `setp` on half precision): `a CMP b`
+    /// (`k`; `w` the source format, or integer width with `F_SIGNED`), combined with predicate
+    /// `c` (`imm & 0xff`: 0 none, 1 and, 2 or, 3 xor), written as `SET_*` (`imm >> 8 & 0xff`);
+    /// `F_X2` compares both halves, or with `SET_PRED` only the half `imm >> 16`.
+    Set,
+    /// `cvt` from f32 to f16/bf16 (`w`) with `.relu`/`.satfinite` (`imm`), rounding `k`; with
+    /// `b` present, `b` goes to the low half and `a` to the high half.
+    CvtHalf,
     CvtInt,
     CvtIntToFloat,
     CvtFloatToInt,

@@ -12,18 +12,19 @@
 use super::bits::bits_op;
 use super::fault::{Access, ExecError, Fault, FaultKind, LaunchDims};
 use super::float::{
-    arith_f32, f64_to_f32, f64_to_half, from_half, ftz, half_lane, int_to_float, max32, max64,
+    arith_f32, cmp_float, f64_to_f32, f64_to_half, from_half, ftz, int_to_float, max32, max64,
     min32, min64, round_integral, sat32, sat64, to_half,
 };
+use super::half::{cvt_half, packed, set};
 use super::memory::Memory;
 use super::meter::{Halt, LaneId, Meter, SLICE, thread_site};
 use crate::decode::{
     ATOM_ADD, ATOM_ADD_F32, ATOM_ADD_F64, ATOM_AND, ATOM_CAS, ATOM_DEC, ATOM_EXCH, ATOM_INC,
-    ATOM_MAX, ATOM_MIN, ATOM_OR, CMP_EQ, CMP_GE, CMP_GT, CMP_LE, CMP_LT, CMP_NAN, CMP_NE, CMP_NUM,
-    CMP_UNORDERED, F_BRANCH, F_BRANCH_NEG, F_FTZ, F_GUARD_NEG, F_NEG_C, F_SAT, F_SIGNED, F_X2,
-    FMT_F32, FMT_F64, Inst, NONE, Op, Program, SPECIAL_CLOCK, SPECIAL_CLOCK64, SPECIAL_GLOBALTIMER,
-    SPECIAL_LANEID, SPECIAL_LANEMASK_EQ, SPECIAL_LANEMASK_GE, SPECIAL_LANEMASK_GT,
-    SPECIAL_LANEMASK_LE, SPECIAL_LANEMASK_LT, SPECIAL_NWARPID, SPECIAL_ONE, SPECIAL_WARPID,
+    ATOM_MAX, ATOM_MIN, ATOM_OR, CMP_EQ, CMP_GT, CMP_LE, CMP_LT, CMP_NE, F_BRANCH, F_BRANCH_NEG,
+    F_FTZ, F_GUARD_NEG, F_NEG_C, F_SAT, F_SIGNED, FMT_F32, FMT_F64, Inst, NONE, Op, Program,
+    SPECIAL_CLOCK, SPECIAL_CLOCK64, SPECIAL_GLOBALTIMER, SPECIAL_LANEID, SPECIAL_LANEMASK_EQ,
+    SPECIAL_LANEMASK_GE, SPECIAL_LANEMASK_GT, SPECIAL_LANEMASK_LE, SPECIAL_LANEMASK_LT,
+    SPECIAL_NWARPID, SPECIAL_ONE, SPECIAL_WARPID,
 };
 
 #[inline(always)]
@@ -86,24 +87,6 @@ fn read_le(bytes: &[u8]) -> u64 {
             .iter()
             .rev()
             .fold(0u64, |acc, &b| (acc << 8) | u64::from(b)),
-    }
-}
-
-fn cmp_float(k: u8, a: f64, b: f64) -> bool {
-    let unordered = a.is_nan() || b.is_nan();
-    match k {
-        CMP_NUM => !unordered,
-        CMP_NAN => unordered,
-        _ if unordered => k >= CMP_UNORDERED,
-        _ => match k & !CMP_UNORDERED {
-            CMP_EQ => a == b,
-            CMP_NE => a != b,
-            CMP_LT => a < b,
-            CMP_LE => a <= b,
-            CMP_GT => a > b,
-            CMP_GE => a >= b,
-            _ => false,
-        },
     }
 }
 
@@ -1225,23 +1208,9 @@ fn pure(inst: &Inst, a: u64, b: u64, c: u64) -> u64 {
         Op::SqrtF64 => f64v(a).sqrt().to_bits(),
         Op::RsqrtF64 => (1.0 / f64v(a).sqrt()).to_bits(),
         Op::RcpF64 => (1.0 / f64v(a)).to_bits(),
-        Op::Half => {
-            let lanes_n = if inst.f & F_X2 != 0 { 2 } else { 1 };
-            let c = if inst.c == NONE { 0 } else { c };
-            let mut out = 0u64;
-            for lane in 0..lanes_n {
-                let shift = 16 * lane;
-                let v = half_lane(
-                    inst.k,
-                    inst.w,
-                    (a >> shift) as u16,
-                    (b >> shift) as u16,
-                    (c >> shift) as u16,
-                );
-                out |= u64::from(v) << shift;
-            }
-            out
-        }
+        Op::Half => packed(inst, a, b, c),
+        Op::Set => set(inst, a, b, c),
+        Op::CvtHalf => cvt_half(inst, a, b),
         Op::CvtInt => {
             let out = inst.imm as u8;
             let v = if inst.f & F_SIGNED != 0 {
@@ -1276,6 +1245,14 @@ fn pure(inst: &Inst, a: u64, b: u64, c: u64) -> u64 {
         }
         Op::CvtFloatToInt => {
             let x = float_in(a, inst.k, inst.f & F_FTZ != 0);
+            if x.is_nan() {
+                // The ISA's NaN: zero, but the top bit alone from f64 or into 64 bits.
+                return if inst.k == FMT_F64 || w >= 64 {
+                    1u64 << (w - 1).min(63)
+                } else {
+                    0
+                };
+            }
             let x = round_integral(x, inst.imm as u8);
             let v = if inst.f & F_SIGNED != 0 {
                 let lo = if w >= 64 {

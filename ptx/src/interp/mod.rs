@@ -46,12 +46,20 @@
 //! `sin`, `cos`, `tanh`, `rsqrt`, `div.approx`/`div.full`, `rcp.approx`, `sqrt.approx`) are
 //! computed with Rust's `f32` functions, which are within 1 ulp of exact; the GPU guarantees
 //! only its documented bound (2 ulp for `ex2.approx.f32`), so the two may differ by a few ulp.
+//! `ex2.approx` and `tanh.approx` on f16/bf16 return the correctly rounded value of the exact
+//! function, within the ISA's bounds. Half-precision arithmetic writes the canonical NaN
+//! (`0x7fff`) where the ISA leaves the NaN unspecified; `.relu` turns any negative result, -0
+//! included, into +0.
+//!
+//! `%clock`, `%clock64` and `%globaltimer` read nanoseconds since the process first read one of
+//! them (`%clock` the low 32 bits): non-decreasing within a thread, not a cycle count.
 
 mod bits;
 mod exec;
 mod fault;
 mod float;
 mod grid;
+mod half;
 mod memory;
 mod meter;
 
