@@ -9,6 +9,10 @@
 //! write; the write event is recorded once queued). So a cudarc user's next copy on another
 //! stream waits for jitseam's launch, and jitseam's launch for the cudarc user's earlier work.
 //!
+//! The way out, [`DeviceBuffer::as_cudarc`] and [`DeviceBuffer::as_cudarc_mut`], hands a
+//! jitseam buffer to cudarc as a view of a cudarc slice made over its memory (`shadow.rs`),
+//! whose events the buffer's access log keeps in step with its own.
+//!
 //! A slice is checked like any operand: its context names the device (the live [`Device`]
 //! opened on that context, see `registry.rs`), which must be the kernel's; on a stream of
 //! another device — the emulator's, say — it is refused with [`Error::DeviceMismatch`] before
@@ -24,9 +28,12 @@ use cudarc::driver::{
 use super::backend::CudaBackend;
 use super::probe::{check_symbols, guarded};
 use super::registry;
+use super::shadow::CudaShadow;
 use super::stream::{CudaStreamHandle, cudarc_of};
 use crate::device::operand::{Acquired, Foreign, ForeignMut, ForeignRef, Source, SourceMut};
-use crate::device::{Arg, ArgMut, BackendStream, Device, DeviceId, Stream, ViewDesc};
+use crate::device::{
+    Arg, ArgMut, BackendStream, Device, DeviceBuffer, DeviceId, ExternalUses, Stream, ViewDesc,
+};
 use crate::dtype::Element;
 use crate::error::Error;
 
@@ -101,6 +108,104 @@ impl Stream {
     /// The cudarc stream behind this stream; `None` on a device that is not a CUDA device.
     pub fn as_cudarc(&self) -> Option<&Arc<CudaStream>> {
         cudarc_of(self.raw())
+    }
+}
+
+impl<T: Element + DeviceRepr> DeviceBuffer<T> {
+    /// The buffer as a cudarc view, for cudarc code to read; an [`Error::Interop`] on a device
+    /// that is not a CUDA device (the emulator's, say).
+    ///
+    /// The view is over a cudarc slice made for this buffer on its first hand-out, whose read
+    /// and write events the buffer's stream ordering keeps in step with its own:
+    ///
+    /// - cudarc's uses of the view on any stream (a copy, a launch, a jitseam launch with the
+    ///   view as an operand) wait, on the device, for every write jitseam queued on the buffer
+    ///   before this call;
+    /// - jitseam's later writes to the buffer, on any stream, wait for cudarc's reads of it (the
+    ///   last one cudarc recorded in the slice's read event; see below).
+    ///
+    /// Jitseam keeps reading the buffer meanwhile without waiting. Holding the view borrows the
+    /// buffer, so nothing can write it until the view is gone.
+    ///
+    /// The guarantee rests on cudarc's own discipline: it holds while the context manages
+    /// stream synchronization, which this call checks (event tracking must be on; the private
+    /// stream made for the slice keeps the context in multi-stream mode), and the caller must
+    /// not turn event tracking off while the view is alive. cudarc keeps one read event per
+    /// slice: if the caller reads the view on two of its streams, only the later-recorded read
+    /// is waited for, and the caller must order the other, as for any slice of its own. Use the
+    /// view in calls that take it through cudarc's guards (`DevicePtr`); a raw pointer taken
+    /// out of it is not ordered.
+    pub fn as_cudarc(&self) -> Result<CudaView<'_, T>, Error> {
+        let ctx = cuda_context(self.device())?;
+        let backend = self.device().backend();
+        let (address, len) = (self.address(), self.len());
+        let external = self
+            .log()
+            .hand_out(backend, || shadow::<T>(&ctx, address, len))?;
+        Ok(shadow_of::<T>(external.as_any())?.view())
+    }
+
+    /// The buffer as an exclusive cudarc view, for cudarc code to write (or read); an
+    /// [`Error::Interop`] on a device that is not a CUDA device.
+    ///
+    /// As [`DeviceBuffer::as_cudarc`], for writing: cudarc's uses of the view on any stream wait
+    /// for every use (read or write) jitseam queued on the buffer before this call, and every
+    /// later jitseam use of the buffer, on any stream, waits for cudarc's last write (and a
+    /// later jitseam write for cudarc's last read) recorded in the slice's events. The same
+    /// conditions apply.
+    pub fn as_cudarc_mut(&mut self) -> Result<CudaViewMut<'_, T>, Error> {
+        let ctx = cuda_context(self.device())?;
+        let device = self.device().clone();
+        let (address, len) = (self.address(), self.len());
+        let external = self
+            .log_mut()
+            .hand_out_mut(device.backend(), || shadow::<T>(&ctx, address, len))?;
+        let shadow = external
+            .as_any_mut()
+            .downcast_mut::<CudaShadow<T>>()
+            .ok_or_else(mistyped)?;
+        Ok(shadow.view_mut())
+    }
+}
+
+/// The cudarc context of `device`, refused for a device that is not a CUDA device.
+fn cuda_context(device: &Device) -> Result<Arc<CudaContext>, Error> {
+    let ctx = registry::ctx_of(device.id()).ok_or_else(|| Error::Interop {
+        reason: format!(
+            "{} is not a cuda device: only a cuda device's buffers can be handed to cudarc",
+            device.id()
+        ),
+    })?;
+    if !ctx.is_event_tracking() {
+        return Err(Error::Interop {
+            reason: "event tracking is disabled in this cuda context, so cudarc would not order                      its uses of the buffer after jitseam's"
+                .to_owned(),
+        });
+    }
+    Ok(ctx)
+}
+
+fn shadow<T: Element + DeviceRepr>(
+    ctx: &Arc<CudaContext>,
+    address: u64,
+    len: usize,
+) -> Result<Box<dyn ExternalUses>, Error> {
+    Ok(Box::new(CudaShadow::<T>::new(ctx, address, len)?))
+}
+
+fn shadow_of<T: Element + DeviceRepr>(
+    external: &dyn std::any::Any,
+) -> Result<&CudaShadow<T>, Error> {
+    external
+        .downcast_ref::<CudaShadow<T>>()
+        .ok_or_else(mistyped)
+}
+
+/// The buffer's external user is not its cudarc slice: only a buffer of one element type and
+/// one context ever gets one, so this is not reached.
+fn mistyped() -> Error {
+    Error::Interop {
+        reason: "the buffer was handed to another runtime than cudarc".to_owned(),
     }
 }
 
