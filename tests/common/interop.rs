@@ -136,9 +136,12 @@ pub fn as_cudarc_round_trip(ctx: Arc<CudaContext>, n: usize, busy: (usize, usize
     );
     drop((view, again));
 
-    // Read after write, cudarc → jitseam: cudarc writes on held `b`, jitseam launches on `a`.
+    // Read after write, cudarc → jitseam: cudarc writes on held `b` (a device-to-device copy,
+    // which the host does not wait for), jitseam launches on `a`.
+    let [threes, sevens, nines] = [3.0f32, 7.0, 9.0].map(|v| b_cu.clone_htod(&vec![v; n]).unwrap());
+    b_cu.synchronize().unwrap();
     busy.hold(&b);
-    b_cu.memcpy_htod(&vec![3.0f32; n], &mut buf.as_cudarc_mut().unwrap())
+    b_cu.memcpy_dtod(&threes, &mut buf.as_cudarc_mut().unwrap())
         .unwrap();
     let mut out = device.upload(&vec![0.0f32; n]).unwrap();
     add.launch(
@@ -155,8 +158,8 @@ pub fn as_cudarc_round_trip(ctx: Arc<CudaContext>, n: usize, busy: (usize, usize
         "jitseam reads cudarc's write"
     );
 
-    // Write after write and read, jitseam → cudarc: jitseam writes on held `a`, cudarc
-    // overwrites on `b`; cudarc's write lands last.
+    // Write after write, jitseam → cudarc: jitseam writes on held `a`, cudarc overwrites on
+    // `b`; cudarc's write lands last.
     busy.hold(&a);
     add.launch(
         &a,
@@ -166,7 +169,7 @@ pub fn as_cudarc_round_trip(ctx: Arc<CudaContext>, n: usize, busy: (usize, usize
         &[],
     )
     .unwrap();
-    b_cu.memcpy_htod(&vec![7.0f32; n], &mut buf.as_cudarc_mut().unwrap())
+    b_cu.memcpy_dtod(&sevens, &mut buf.as_cudarc_mut().unwrap())
         .unwrap();
     assert_eq!(
         b.read(&buf).unwrap(),
@@ -176,7 +179,7 @@ pub fn as_cudarc_round_trip(ctx: Arc<CudaContext>, n: usize, busy: (usize, usize
 
     // The view is a launch operand too, ordered by the same events.
     busy.hold(&b);
-    b_cu.memcpy_htod(&vec![9.0f32; n], &mut buf.as_cudarc_mut().unwrap())
+    b_cu.memcpy_dtod(&nines, &mut buf.as_cudarc_mut().unwrap())
         .unwrap();
     let view = buf.as_cudarc().unwrap();
     add.launch(
@@ -196,7 +199,7 @@ pub fn as_cudarc_round_trip(ctx: Arc<CudaContext>, n: usize, busy: (usize, usize
 
     // Freed while cudarc's last use may still run: the free waits for it.
     busy.hold(&b);
-    b_cu.memcpy_htod(&vec![1.0f32; n], &mut buf.as_cudarc_mut().unwrap())
+    b_cu.memcpy_dtod(&threes, &mut buf.as_cudarc_mut().unwrap())
         .unwrap();
     drop(buf);
     device.synchronize().unwrap();
