@@ -120,3 +120,9 @@ fn an_emulator_buffer_is_not_handed_to_cudarc() {
     assert!(matches!(buffer.as_cudarc(), Err(Error::Interop { .. })));
     assert!(matches!(buffer.as_cudarc_mut(), Err(Error::Interop { .. })));
 }
+
+model_test! {
+    fn half_precision_cudarc_views_are_operands() {
+        common::interop::half_views(CudaContext::new(0).unwrap(), N);
+    }
+}

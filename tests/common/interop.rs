@@ -205,3 +205,59 @@ pub fn as_cudarc_round_trip(ctx: Arc<CudaContext>, n: usize, busy: (usize, usize
     device.synchronize().unwrap();
     b.synchronize().unwrap();
 }
+
+/// f16 and bf16 through cudarc views: jitseam buffers handed out as views, the views launch
+/// operands (inputs and output) on another stream than the uploads.
+pub fn half_views(ctx: Arc<CudaContext>, n: usize) {
+    use half::{bf16, f16};
+
+    use super::launch_suite::{ADD_BF16, ADD_F16};
+
+    let device = Device::from_cudarc(Arc::clone(&ctx)).unwrap();
+    let stream = device.new_stream().unwrap();
+    let xs: Vec<f32> = (0..n).map(|i| (i % 64) as f32 * 0.25).collect();
+
+    let a = device
+        .upload(&xs.iter().map(|&x| f16::from_f32(x)).collect::<Vec<_>>())
+        .unwrap();
+    let b = device.upload(&vec![f16::ONE; n]).unwrap();
+    let mut out = device.upload(&vec![f16::ZERO; n]).unwrap();
+    let (va, vb) = (a.as_cudarc().unwrap(), b.as_cudarc().unwrap());
+    bind(&device, ADD_F16)
+        .launch(
+            &stream,
+            &[Arg::from(&va), Arg::from(&vb)],
+            &mut [ArgMut::from(&mut out.as_cudarc_mut().unwrap())],
+            &[n],
+            &[],
+        )
+        .unwrap();
+    let want: Vec<f16> = xs.iter().map(|&x| f16::from_f32(x + 1.0)).collect();
+    assert_eq!(
+        stream.read(&out).unwrap(),
+        want,
+        "f16 cudarc views as operands"
+    );
+
+    let a = device
+        .upload(&xs.iter().map(|&x| bf16::from_f32(x)).collect::<Vec<_>>())
+        .unwrap();
+    let b = device.upload(&vec![bf16::ONE; n]).unwrap();
+    let mut out = device.upload(&vec![bf16::ZERO; n]).unwrap();
+    let (va, vb) = (a.as_cudarc().unwrap(), b.as_cudarc().unwrap());
+    bind(&device, ADD_BF16)
+        .launch(
+            &stream,
+            &[Arg::from(&va), Arg::from(&vb)],
+            &mut [ArgMut::from(&mut out.as_cudarc_mut().unwrap())],
+            &[n],
+            &[],
+        )
+        .unwrap();
+    let want: Vec<bf16> = xs.iter().map(|&x| bf16::from_f32(x + 1.0)).collect();
+    assert_eq!(
+        stream.read(&out).unwrap(),
+        want,
+        "bf16 cudarc views as operands"
+    );
+}

@@ -13,6 +13,10 @@
 //! jitseam buffer to cudarc as a view of a cudarc slice made over its memory (`shadow.rs`),
 //! whose events the buffer's access log keeps in step with its own.
 //!
+//! Any slice or view of an [`Element`] type is an operand, `half::f16` and `half::bf16`
+//! included: an operand is only ever passed by its device address, so cudarc's `DeviceRepr`
+//! (which `f16`/`bf16` implement only under cudarc's `f16` feature) is not asked for.
+//!
 //! A slice is checked like any operand: its context names the device (the live [`Device`]
 //! opened on that context, see `registry.rs`), which must be the kernel's; on a stream of
 //! another device — the emulator's, say — it is refused with [`Error::DeviceMismatch`] before
@@ -21,8 +25,7 @@
 use std::sync::Arc;
 
 use cudarc::driver::{
-    CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceRepr,
-    DeviceSlice,
+    CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice,
 };
 
 use super::backend::CudaBackend;
@@ -111,7 +114,7 @@ impl Stream {
     }
 }
 
-impl<T: Element + DeviceRepr> DeviceBuffer<T> {
+impl<T: Element> DeviceBuffer<T> {
     /// The buffer as a cudarc view, for cudarc code to read; an [`Error::Interop`] on a device
     /// that is not a CUDA device (the emulator's, say).
     ///
@@ -185,7 +188,7 @@ fn cuda_context(device: &Device) -> Result<Arc<CudaContext>, Error> {
     Ok(ctx)
 }
 
-fn shadow<T: Element + DeviceRepr>(
+fn shadow<T: Element>(
     ctx: &Arc<CudaContext>,
     address: u64,
     len: usize,
@@ -193,9 +196,7 @@ fn shadow<T: Element + DeviceRepr>(
     Ok(Box::new(CudaShadow::<T>::new(ctx, address, len)?))
 }
 
-fn shadow_of<T: Element + DeviceRepr>(
-    external: &dyn std::any::Any,
-) -> Result<&CudaShadow<T>, Error> {
+fn shadow_of<T: Element>(external: &dyn std::any::Any) -> Result<&CudaShadow<T>, Error> {
     external
         .downcast_ref::<CudaShadow<T>>()
         .ok_or_else(mistyped)
@@ -253,31 +254,31 @@ fn acquire_mut<'s, T: Element, S: DevicePtrMut<T>>(
     }
 }
 
-impl<T: Element + DeviceRepr> Foreign for CudaSlice<T> {
+impl<T: Element> Foreign for CudaSlice<T> {
     fn acquire<'s>(&'s self, stream: &'s dyn BackendStream) -> Result<Acquired<'s>, Error> {
         Ok(acquire::<T, _>(self, stream))
     }
 }
 
-impl<T: Element + DeviceRepr> Foreign for CudaView<'_, T> {
+impl<T: Element> Foreign for CudaView<'_, T> {
     fn acquire<'s>(&'s self, stream: &'s dyn BackendStream) -> Result<Acquired<'s>, Error> {
         Ok(acquire::<T, _>(self, stream))
     }
 }
 
-impl<T: Element + DeviceRepr> ForeignMut for CudaSlice<T> {
+impl<T: Element> ForeignMut for CudaSlice<T> {
     fn acquire_mut<'s>(&'s mut self, stream: &'s dyn BackendStream) -> Result<Acquired<'s>, Error> {
         Ok(acquire_mut::<T, _>(self, stream))
     }
 }
 
-impl<T: Element + DeviceRepr> ForeignMut for CudaViewMut<'_, T> {
+impl<T: Element> ForeignMut for CudaViewMut<'_, T> {
     fn acquire_mut<'s>(&'s mut self, stream: &'s dyn BackendStream) -> Result<Acquired<'s>, Error> {
         Ok(acquire_mut::<T, _>(self, stream))
     }
 }
 
-impl<'a, T: Element + DeviceRepr> From<&'a CudaSlice<T>> for Arg<'a> {
+impl<'a, T: Element> From<&'a CudaSlice<T>> for Arg<'a> {
     fn from(slice: &'a CudaSlice<T>) -> Self {
         Self {
             desc: describe::<T>(slice.context(), slice.len(), 0),
@@ -286,7 +287,7 @@ impl<'a, T: Element + DeviceRepr> From<&'a CudaSlice<T>> for Arg<'a> {
     }
 }
 
-impl<'a, T: Element + DeviceRepr> From<&'a CudaView<'_, T>> for Arg<'a> {
+impl<'a, T: Element> From<&'a CudaView<'_, T>> for Arg<'a> {
     fn from(view: &'a CudaView<'_, T>) -> Self {
         Self {
             desc: describe::<T>(DeviceSlice::stream(view).context(), view.len(), 0),
@@ -295,7 +296,7 @@ impl<'a, T: Element + DeviceRepr> From<&'a CudaView<'_, T>> for Arg<'a> {
     }
 }
 
-impl<'a, T: Element + DeviceRepr> From<&'a mut CudaSlice<T>> for ArgMut<'a> {
+impl<'a, T: Element> From<&'a mut CudaSlice<T>> for ArgMut<'a> {
     fn from(slice: &'a mut CudaSlice<T>) -> Self {
         Self {
             desc: describe::<T>(slice.context(), slice.len(), 0),
@@ -304,7 +305,7 @@ impl<'a, T: Element + DeviceRepr> From<&'a mut CudaSlice<T>> for ArgMut<'a> {
     }
 }
 
-impl<'a, T: Element + DeviceRepr> From<&'a mut CudaViewMut<'_, T>> for ArgMut<'a> {
+impl<'a, T: Element> From<&'a mut CudaViewMut<'_, T>> for ArgMut<'a> {
     fn from(view: &'a mut CudaViewMut<'_, T>) -> Self {
         Self {
             desc: describe::<T>(DeviceSlice::stream(view).context(), view.len(), 0),
