@@ -66,11 +66,18 @@ impl Device {
     ///     let stream = Stream::from_cudarc(&device, Arc::clone(&cu_stream))?;
     ///     let kernel = Kernel::describe(ptx)?.load()?.bind(&device)?;
     ///
-    ///     // cudarc slices are launch operands: every check applies, and cudarc's per-slice events
-    ///     // order the launch after cudarc's writes and cudarc's later reads after the launch.
+    ///     // The way in: cudarc slices are operands, every check applies, and cudarc's per-slice
+    ///     // events order the launch after cudarc's writes and cudarc's later reads after it.
     ///     kernel.launch(&stream, &[Arg::from(&a)], &mut [ArgMut::from(&mut out)], &[1024], &[])?;
     ///     let result: Vec<f32> = ctx.new_stream()?.clone_dtoh(&out)?;
     ///     assert!(stream.as_cudarc().is_some() && result.len() == 1024);
+    ///
+    ///     // The way out: a jitseam buffer as a cudarc view. cudarc's uses of it, on any stream,
+    ///     // wait for jitseam's writes so far; jitseam's later writes wait for cudarc's reads.
+    ///     let mut mine = device.alloc::<f32>(1024)?;
+    ///     kernel.launch(&stream, &[Arg::from(&a)], &mut [ArgMut::from(&mut mine)], &[1024], &[])?;
+    ///     let back: Vec<f32> = ctx.new_stream()?.clone_dtoh(&mine.as_cudarc()?)?;
+    ///     assert_eq!(back.len(), 1024);
     ///     Ok(())
     /// }
     /// ```
