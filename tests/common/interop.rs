@@ -122,19 +122,20 @@ pub fn as_cudarc_round_trip(ctx: Arc<CudaContext>, n: usize, busy: (usize, usize
         &[],
     )
     .unwrap();
-    let view = buf.as_cudarc().unwrap();
-    let again = buf.as_cudarc().unwrap();
-    assert_eq!(
-        x_cu.clone_dtoh(&view).unwrap(),
-        vec![2.0; n],
-        "a second hand-out"
-    );
-    assert_eq!(
-        b_cu.clone_dtoh(&again).unwrap(),
-        vec![2.0; n],
-        "a third, on another stream"
-    );
-    drop((view, again));
+    {
+        let view = buf.as_cudarc().unwrap();
+        let again = buf.as_cudarc().unwrap();
+        assert_eq!(
+            x_cu.clone_dtoh(&view).unwrap(),
+            vec![2.0; n],
+            "a second hand-out"
+        );
+        assert_eq!(
+            b_cu.clone_dtoh(&again).unwrap(),
+            vec![2.0; n],
+            "a third, on another stream"
+        );
+    }
 
     // Read after write, cudarc → jitseam: cudarc writes on held `b` (a device-to-device copy,
     // which the host does not wait for), jitseam launches on `a`.
@@ -181,16 +182,14 @@ pub fn as_cudarc_round_trip(ctx: Arc<CudaContext>, n: usize, busy: (usize, usize
     busy.hold(&b);
     b_cu.memcpy_dtod(&nines, &mut buf.as_cudarc_mut().unwrap())
         .unwrap();
-    let view = buf.as_cudarc().unwrap();
     add.launch(
         &a,
-        &[Arg::from(&view), (&ones).into()],
+        &[Arg::from(&buf.as_cudarc().unwrap()), (&ones).into()],
         &mut [(&mut out).into()],
         &[n],
         &[],
     )
     .unwrap();
-    drop(view);
     assert_eq!(
         a.read(&out).unwrap(),
         vec![10.0; n],
