@@ -19,7 +19,7 @@ mod stream;
 mod view;
 
 pub use crate::liveness::{DeviceId, is_live};
-pub(crate) use access::{AccessKind, Ticket};
+pub(crate) use access::{AccessKind, ExternalUses, Ticket};
 pub use backend::{
     Backend, BackendEvent, BackendFunction, BackendKind, BackendStream, CompletedEvent,
     DeviceProperties, Geometry,
