@@ -87,24 +87,30 @@ pub fn verify_entry(text: &str, entry: &str, contract: &EntryContract) -> Result
             kind: RejectKind::Unsupported,
             reason: e.reason,
         })?;
-    let mut first: Option<Rejection> = None;
+    // Each attempt assumes more launch conditions than the one before. When none proves the
+    // body, the last rejection is reported: it is what remains wrong under every condition the
+    // verifier could impose, so an index that wraps only without a condition (and under one is
+    // merely out of bounds) is reported as out of bounds, and an earlier access that a condition
+    // makes safe is not named in place of the first real violation.
+    let mut last: Option<Rejection> = None;
     for tags in [1u8, 1 | 2, 1 | 4] {
-        let result = attempt(&body, contract, &names, tags);
-        match result {
+        match attempt(&body, contract, &names, tags) {
             Ok(proof) => return Ok(proof),
             Err(r) => {
-                if first.is_none() {
-                    first = Some(r);
+                // A stronger attempt that ran out of work says nothing about the violation.
+                if r.line == 0 && last.is_some() {
+                    break;
                 }
-                if first.as_ref().is_some_and(|r| {
-                    r.kind != RejectKind::MayWrap && r.kind != RejectKind::OutOfBounds
-                }) {
+                // Other kinds do not depend on the conditions: more facts cannot change them.
+                let settled = r.kind != RejectKind::MayWrap && r.kind != RejectKind::OutOfBounds;
+                last = Some(r);
+                if settled {
                     break;
                 }
             }
         }
     }
-    Err(first.unwrap_or(Rejection {
+    Err(last.unwrap_or(Rejection {
         line: 0,
         instruction: String::new(),
         kind: RejectKind::Unsupported,

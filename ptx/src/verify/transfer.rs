@@ -493,12 +493,9 @@ impl Analyzer<'_> {
                 None => None,
             },
             (IntOp::Shr, Some(pb)) => match pb.as_const() {
-                Some(k) if (0..i128::from(w)).contains(&k) => {
-                    if k == 0 {
-                        Some(pa.clone())
-                    } else {
-                        self.floor_div(st, idx, &pa, &Poly::constant(1i128 << k), range)
-                    }
+                Some(0) => Some(pa.clone()),
+                Some(k) if (1..i128::from(w)).contains(&k) => {
+                    self.shift_right(st, &pa, k as u32, w, signed)
                 }
                 _ => None,
             },
@@ -571,6 +568,44 @@ impl Analyzer<'_> {
         Some(Poly::atom(r))
     }
 
+    /// `a >> k` (arithmetic when `signed`) at width `w`, `1 ≤ k < w`.
+    fn shift_right(
+        &mut self,
+        st: &mut State,
+        a: &Poly,
+        k: u32,
+        w: u8,
+        signed: bool,
+    ) -> Option<Poly> {
+        let a = st.facts.normalize(a)?;
+        let den = 1i128 << k;
+        // A constant is its low `w` bits, read as the shift reads them; both shifts floor
+        // (the arithmetic one rounds toward −∞, the logical one sees a nonnegative number).
+        if let Some(c) = a.as_const() {
+            let modulus = 1i128 << w.clamp(1, 64);
+            let mut v = c.rem_euclid(modulus);
+            if signed && v >= modulus / 2 {
+                v -= modulus;
+            }
+            return Some(Poly::constant(v.div_euclid(den)));
+        }
+        // Otherwise `a` must read exactly as a nonnegative number: then either shift is
+        // `floor(a / 2^k)`. The divisor is not a register, so unlike `div` it needs no range
+        // check (`2^63` is a fine divisor for `shr.s64 x, 63` though it is no `s64` value).
+        let range = if signed {
+            signed_range(w)
+        } else {
+            unsigned_range(w)
+        };
+        if !self.fits(&st.facts, &a, (0, range.1)) {
+            return None;
+        }
+        if st.facts.range(&self.atoms, &a).1 < den {
+            return Some(Poly::zero());
+        }
+        self.floor_atom(st, &a, &Poly::constant(den))
+    }
+
     /// `floor(a / d)` as an atom when `a` and `d` read exactly in `range` and `d ≥ 1`, `a ≥ 0`.
     fn floor_div(
         &mut self,
@@ -589,6 +624,12 @@ impl Analyzer<'_> {
         if d.as_const() == Some(1) {
             return Some(a);
         }
+        self.floor_atom(st, &a, &d)
+    }
+
+    /// `floor(a / d)` as an atom; the caller has proven `a ≥ 0` and `d ≥ 1`.
+    fn floor_atom(&mut self, st: &mut State, a: &Poly, d: &Poly) -> Option<Poly> {
+        let (a, d) = (a.clone(), d.clone());
         let (_, hi) = st.facts.range(&self.atoms, &a);
         let (dlo, _) = st.facts.range(&self.atoms, &d);
         let hi = if dlo >= 1 { hi / dlo } else { hi };
