@@ -3,7 +3,7 @@
 use super::analyze::{Analyzer, Outcome};
 use super::atoms::{AtomKind, CTAID, INF, NCTAID, NTID, TID};
 use super::contract::ParamContract;
-use super::facts::Facts;
+use super::facts::{Fact, Facts};
 use super::ir::{Cmp, Ins, IntOp, Kind, PredOp, Src};
 use super::poly::Poly;
 use super::value::{PredVal, State, Val};
@@ -255,7 +255,11 @@ impl Analyzer<'_> {
                 let va = self.read(st, *a, 64, key(0));
                 let vb = self.read(st, *b, 64, key(1));
                 let _ = (p, neg);
-                let out = self.join_val(&va, &vb, &st.facts, &st.facts, key(2));
+                let mut extra = Vec::new();
+                let out = self.join_val(&va, &vb, &st.facts, &st.facts, key(2), &mut extra);
+                for f in extra {
+                    st.facts.assume(&self.atoms, &f.p, f.tags);
+                }
                 st.set(*d, out);
                 Outcome::Continue
             }
@@ -624,6 +628,13 @@ impl Analyzer<'_> {
         if d.as_const() == Some(1) {
             return Some(a);
         }
+        if let Some(t) = self.grid_trip(&a, &d) {
+            // floor(a / S) ≤ a for a ≥ 0, as for any other quotient below.
+            if let Some(x) = a.sub(&t) {
+                st.facts.assume(&self.atoms, &x, 0);
+            }
+            return Some(t);
+        }
         self.floor_atom(st, &a, &d)
     }
 
@@ -740,6 +751,7 @@ impl Analyzer<'_> {
         fa: &Facts,
         fb: &Facts,
         key: (u32, u32, u32),
+        extra: &mut Vec<Fact>,
     ) -> Val {
         if a == b {
             return a.clone();
@@ -747,13 +759,13 @@ impl Analyzer<'_> {
         match (a, b) {
             (Val::Int { p: pa, w: wa }, Val::Int { p: pb, w: wb }) => {
                 let w = (*wa).min(*wb);
-                match self.join_poly(pa, pb, fa, fb, key) {
+                match self.join_poly(pa, pb, fa, fb, key, extra) {
                     Some(p) => Val::Int { p, w },
                     None => Val::Wild,
                 }
             }
             (Val::Ptr { param: x, off: oa }, Val::Ptr { param: y, off: ob }) if x == y => {
-                match self.join_poly(oa, ob, fa, fb, key) {
+                match self.join_poly(oa, ob, fa, fb, key, &mut Vec::new()) {
                     Some(off) => Val::Ptr { param: *x, off },
                     None => Val::Wild,
                 }
@@ -788,6 +800,7 @@ impl Analyzer<'_> {
         fa: &Facts,
         fb: &Facts,
         key: (u32, u32, u32),
+        extra: &mut Vec<Fact>,
     ) -> Option<Poly> {
         let pa = fa.normalize(pa)?;
         let pb = fb.normalize(pb)?;
@@ -808,6 +821,9 @@ impl Analyzer<'_> {
             .atoms()
             .chain(pb.atoms())
             .any(|x| self.wrap_atoms.contains(&x));
+        if let Some(p) = self.join_grid_index(&pa, &pb, fa, fb, key, extra) {
+            return Some(p);
+        }
         Some(self.opaque(key, r, wrap))
     }
 }
