@@ -357,6 +357,7 @@ impl<'c> Analyzer<'c> {
                         st = off;
                         continue;
                     }
+                    let mut extra = Vec::new();
                     for r in defs(&ins.kind) {
                         let v = self.join_val(
                             on.get(r),
@@ -364,8 +365,12 @@ impl<'c> Analyzer<'c> {
                             &on.facts,
                             &st.facts,
                             (4, idx as u32, r),
+                            &mut extra,
                         );
                         st.set(r, v);
+                    }
+                    for f in extra {
+                        st.facts.assume(&self.atoms, &f.p, f.tags);
                     }
                 }
             }
@@ -396,6 +401,7 @@ impl<'c> Analyzer<'c> {
             return a.clone();
         }
         let mut regs = Vec::with_capacity(a.regs.len());
+        let mut extra = Vec::new();
         for (r, (va, vb)) in a.regs.iter().zip(&b.regs).enumerate() {
             if va == vb {
                 regs.push(va.clone());
@@ -406,10 +412,14 @@ impl<'c> Analyzer<'c> {
                     &a.facts,
                     &b.facts,
                     (key.0, key.1 * 2 + key.2, r as u32),
+                    &mut extra,
                 ));
             }
         }
-        let facts = Facts::join(&self.atoms, &a.facts, &b.facts);
+        let mut facts = Facts::join(&self.atoms, &a.facts, &b.facts);
+        for f in extra {
+            facts.assume(&self.atoms, &f.p, f.tags);
+        }
         State { regs, facts }
     }
 

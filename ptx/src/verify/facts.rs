@@ -276,16 +276,19 @@ impl Facts {
             }
             return;
         }
+        // `p ≥ 0` and `p ≠ 0` give `p ≥ 1`. The strengthened fact rests on whatever launch
+        // conditions proved `p ≥ 0`, so it carries their tags: a proof that uses it later must
+        // report them.
         let used = Cell::new(0);
-        if self.prove(atoms, &p, &used).is_some()
+        if let Some(t) = self.prove(atoms, &p, &used)
             && let Some(q) = p.add_const(-1)
         {
-            self.assume(atoms, &q, used.get());
+            self.assume(atoms, &q, t);
         } else if let Some(n) = p.neg()
-            && self.prove(atoms, &n, &used).is_some()
+            && let Some(t) = self.prove(atoms, &n, &used)
             && let Some(q) = n.add_const(-1)
         {
-            self.assume(atoms, &q, used.get());
+            self.assume(atoms, &q, t);
         }
         if !self.neqs.contains(&p) {
             self.neqs.push(p);
