@@ -47,21 +47,26 @@
 //! computed with Rust's `f32` functions, which are within 1 ulp of exact; the GPU guarantees
 //! only its documented bound (2 ulp for `ex2.approx.f32`), so the two may differ by a few ulp.
 
+mod barrier;
 mod bits;
+mod block;
 mod exec;
 mod fault;
 mod float;
 mod grid;
 mod memory;
 mod meter;
+mod shared;
+mod warp;
 
 pub use fault::{Access, Allocation, ExecError, Fault, FaultKind, LaunchDims, ThreadSite};
 pub use memory::{Memory, Region, Regions, merge_ranges};
 
 use std::sync::atomic::AtomicBool;
 
-use crate::decode::Program;
+use crate::decode::{Program, SHARED_WINDOW};
 
+pub use crate::decode::MAX_SHARED_BYTES;
 pub use exec::LANES;
 
 /// The default instruction budget of a launch, in steps (one step: one decoded instruction run
@@ -133,10 +138,47 @@ pub fn run_with<M: Memory>(
             found: params.len(),
         });
     }
+    if program.block_scoped {
+        check_shared(program, dims, memory)?;
+    }
     let workers = match options.workers {
         0 => available_workers(),
         n => n,
     };
     let meter = meter::Meter::new(options.budget, options.cancel);
     grid::run_grid(program, params, dims, memory, &meter, workers)
+}
+
+/// Refuses a launch whose blocks would have more shared memory than a block may, or whose
+/// memory maps part of the generic window of shared memory.
+fn check_shared<M: Memory>(
+    program: &Program,
+    dims: LaunchDims,
+    memory: &M,
+) -> Result<(), ExecError> {
+    let dynamic = dims.dynamic_shared_bytes;
+    let bytes = program.shared_bytes(u64::from(dynamic));
+    if bytes > MAX_SHARED_BYTES {
+        return Err(ExecError::SharedTooLarge {
+            entry: program.entry.clone(),
+            bytes,
+            static_bytes: program.shared_static,
+            dynamic_bytes: dynamic,
+            limit: MAX_SHARED_BYTES,
+        });
+    }
+    let end = SHARED_WINDOW + shared::WINDOW_SPAN;
+    let overlaps = |a: Allocation| a.base < end && a.base.saturating_add(a.size) > SHARED_WINDOW;
+    let taken = [memory.nearest(SHARED_WINDOW), memory.nearest(end - 1)]
+        .into_iter()
+        .flatten()
+        .find(|&a| overlaps(a));
+    if let Some(allocation) = taken {
+        return Err(ExecError::SharedWindowTaken {
+            entry: program.entry.clone(),
+            allocation,
+            window: (SHARED_WINDOW, end),
+        });
+    }
+    Ok(())
 }
