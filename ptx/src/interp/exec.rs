@@ -4,10 +4,11 @@
 //!
 //! Divergence: every lane has its own pc. The running group is the set of lanes at the lowest
 //! pc; the others are parked. When a branch splits the running lanes, or the running pc passes
-//! a parked lane's pc, the lanes at the lowest pc run next. Threads never wait for one another
-//! (barriers and shared memory are refused at decode time), so any schedule runs every thread's
-//! own instruction sequence exactly; "lowest pc first" just makes the lanes of an `if` meet
-//! again after it.
+//! a parked lane's pc, the lanes at the lowest pc run next; "lowest pc first" makes the lanes
+//! of an `if` meet again after it, which warp-level instructions rely on. A lane that reaches a
+//! block barrier waits (its group keeps its state in a [`Group`]) and the group runs its other
+//! lanes; when none is left to run, the run ends and the block's scheduler (`block`) resumes
+//! the group once the barrier has completed.
 
 use super::barrier::BlockSync;
 use super::bits::bits_op;
@@ -895,14 +896,7 @@ impl<'p> Machine<'p> {
                                         Ok(generic) => regs[inst.d][lane] = generic,
                                         Err(kind) => {
                                             return Err(Halt::Fail(shared_fault(
-                                                program,
-                                                pc,
-                                                ids[lane],
-                                                s,
-                                                inst.w,
-                                                inst.k != 0,
-                                                len,
-                                                kind,
+                                                program, pc, ids[lane], s, inst, len, kind,
                                             )));
                                         }
                                     }

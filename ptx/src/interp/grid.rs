@@ -4,7 +4,9 @@
 //! being as many whole blocks as make about [`CHUNK_THREADS`] threads, and never less than one
 //! block. The cut depends only on the geometry, never on the number of workers. Workers take
 //! chunks in increasing order from a shared counter; within a chunk, threads fill lockstep
-//! groups of [`LANES`](super::LANES) in launch order, exactly as a one-worker run would.
+//! groups of [`LANES`](super::LANES) in launch order, exactly as a one-worker run would (in a
+//! block-scoped launch, the blocks of a chunk run one after the other, each with its own groups:
+//! see `block`).
 //!
 //! Faults: a worker whose chunk faults records the fault with the chunk's index; no worker takes
 //! a chunk after the lowest faulting one, and every chunk before it still runs to its end, so

@@ -15,11 +15,28 @@
 //! decoded instruction is applied to every active lane, in lane order, before the next
 //! instruction runs, so its dispatch is paid once per group rather than once per thread. Each
 //! lane has its own pc: when a branch splits the lanes, the lanes at the lowest pc run first,
-//! and lanes meet again when the running pc reaches a waiting lane's. The interpreter refuses
-//! barriers and shared memory at decode time, so threads never wait for one another and every
-//! thread runs exactly its own instruction sequence under any schedule: for a kernel whose
-//! threads do not read what other threads of the launch write, the result is the same as
+//! and lanes meet again when the running pc reaches a waiting lane's. A program without shared
+//! memory, barriers or warp-level instructions has threads that never wait for one another, so
+//! every thread runs exactly its own instruction sequence under any schedule: for a kernel
+//! whose threads do not read what other threads of the launch write, the result is the same as
 //! running the threads one at a time, whatever the number of workers.
+//!
+//! A program with any of those is *block-scoped*: a group then holds threads of one block only
+//! (its lanes 0–31 and 32–63 are two warps: 32 consecutive threads of the block in linear
+//! order), every block has its own `.shared` memory (static variables plus
+//! [`LaunchDims::dynamic_shared_bytes`], at most [`MAX_SHARED_BYTES`]), and the groups of a
+//! block take turns, in a fixed order, each running until its lanes exit or wait at a barrier
+//! (`bar.sync`, `bar.arrive`, `bar.red`, with the ISA's counting of warps and of exited
+//! threads). A block runs on one worker, so its result does not depend on the number of
+//! workers either. Shared memory starts unwritten and a read of an unwritten byte is a fault
+//! ([`FaultKind::UninitializedShared`]): the GPU leaves it holding an earlier block's data.
+//! What the GPU leaves undefined or would hang on is a typed error: a barrier that can never
+//! complete ([`ExecError::BarrierDeadlock`]), a warp-level instruction whose member threads
+//! are not converged at it or a misused barrier ([`ExecError::Collective`]).
+//!
+//! Special registers: `%laneid` is the thread's lane in its warp, `%warpid` its warp's number
+//! in the block and `%nwarpid` the block's warps (on the GPU `%warpid` is a hardware slot that
+//! may change; the block's numbering is one of its values); `%lanemask_*` follow `%laneid`.
 //!
 //! A register that a thread reads before it ever wrote it reads zero (PTX leaves the value
 //! undefined; the emulator defines it).
@@ -37,6 +54,9 @@
 //!   runs;
 //! - with one worker, threads of later groups have not started; with several, threads of later
 //!   chunks may have run, in part or wholly (their writes stay).
+//!
+//! In a block-scoped launch, "earlier group" reads "earlier block", and the other groups of
+//! the faulting block may have run in part, up to a barrier or to the end.
 //!
 //! The reported fault is the same for any number of workers: the first lane, in lane order, to
 //! fault at the first faulting instruction of the first faulting group in launch order.

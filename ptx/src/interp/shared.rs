@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use super::fault::{Access, Allocation, ExecError, Fault, FaultKind};
 use super::memory::Memory;
 use super::meter::LaneId;
-use crate::decode::{Program, SHARED_WINDOW};
+use crate::decode::{Inst, Program, SHARED_WINDOW};
 
 /// Generic addresses the window reserves.
 pub(crate) const WINDOW_SPAN: u64 = 1 << 32;
@@ -117,15 +117,15 @@ pub(crate) fn to_generic(s: u64, size: u8, len: u64) -> Result<u64, FaultKind> {
     }
 }
 
-/// The fault of a shared-space access at `s` by thread `lane` at instruction `pc`.
+/// The fault of the shared-space access at `s` that the `ToShared` instruction
+/// `inst`, at `pc`, checks for thread `lane`, in a window of `len` bytes.
 #[cold]
 pub(crate) fn shared_fault(
     program: &Program,
     pc: usize,
     (block, thread): LaneId,
     s: u64,
-    size: u8,
-    store: bool,
+    inst: &Inst,
     len: u64,
     kind: FaultKind,
 ) -> ExecError {
@@ -137,8 +137,12 @@ pub(crate) fn shared_fault(
         instruction: site.map(|s| s.text.clone()).unwrap_or_default(),
         line: site.map_or(0, |s| s.line),
         address: s,
-        size: u32::from(size),
-        access: if store { Access::Store } else { Access::Load },
+        size: u32::from(inst.w),
+        access: if inst.k != 0 {
+            Access::Store
+        } else {
+            Access::Load
+        },
         kind,
         nearest: Some(Allocation { base: 0, size: len }),
     }))
