@@ -14,7 +14,9 @@
 //! the launch, as its group runs until it waits or exits.
 
 use super::barrier::BlockSync;
-use super::exec::{BlockScope, Group, LANES, Machine, Start};
+use super::exec::{BlockScope, Machine, Start};
+use super::lanes::LANES;
+use super::group::Group;
 use super::fault::{ExecError, LaunchDims};
 use super::memory::Memory;
 use super::meter::{Halt, Meter, thread_site};

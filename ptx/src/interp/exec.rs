@@ -12,6 +12,8 @@
 
 use super::barrier::BlockSync;
 use super::bits::bits_op;
+use super::group::{Group, Wait, collective};
+use super::lanes::{LANES, Registers, Row, bits};
 use super::fault::{Access, ExecError, Fault, FaultKind, LaunchDims};
 use super::float::{
     arith_f32, f64_to_f32, f64_to_half, from_half, ftz, half_lane, int_to_float, max32, max64,
@@ -23,7 +25,7 @@ use super::shared::{shared_fault, to_generic};
 use super::warp::warp_op;
 use crate::decode::{
     ATOM_ADD, ATOM_ADD_F32, ATOM_ADD_F64, ATOM_AND, ATOM_CAS, ATOM_DEC, ATOM_EXCH, ATOM_INC,
-    ATOM_MAX, ATOM_MIN, ATOM_OR, BAR_ARRIVE, BAR_RED_AND, BAR_RED_OR, BAR_RED_POPC, CMP_EQ, CMP_GE,
+    ATOM_MAX, ATOM_MIN, ATOM_OR, BAR_ARRIVE, CMP_EQ, CMP_GE,
     CMP_GT, CMP_LE, CMP_LT, CMP_NAN, CMP_NE, CMP_NUM, CMP_UNORDERED, F_BRANCH, F_BRANCH_NEG, F_FTZ,
     F_GUARD_NEG, F_NEG_C, F_SAT, F_SIGNED, F_X2, FMT_F32, FMT_F64, Inst, NONE, Op, Program,
     SPECIAL_CLOCK, SPECIAL_CLOCK64, SPECIAL_GLOBALTIMER, SPECIAL_LANEID, SPECIAL_LANEMASK_EQ,
@@ -136,61 +138,6 @@ fn float_in(bits: u64, fmt: u8, flush: bool) -> f64 {
         }
         _ => f64::from(from_half(bits as u16, fmt)),
     }
-}
-
-/// Threads in one lockstep group: they run each decoded instruction together, lane by lane.
-pub const LANES: usize = 64;
-
-/// One register slot across the lanes of a group (lane-major: `regs[slot][lane]`).
-pub(crate) type Row = [u64; LANES];
-
-/// The register file: one row per slot, and a last row that absent operands ([`NONE`]) read.
-/// Every slot index is clamped to the last row, so no access can fail.
-pub(crate) struct Registers {
-    rows: Vec<Row>,
-}
-
-impl Registers {
-    fn new(slots: usize) -> Self {
-        Self {
-            rows: vec![[0; LANES]; slots.saturating_add(1)],
-        }
-    }
-
-    #[inline(always)]
-    fn ix(&self, slot: u32) -> usize {
-        (slot as usize).min(self.rows.len().saturating_sub(1))
-    }
-}
-
-impl std::ops::Index<u32> for Registers {
-    type Output = Row;
-
-    #[inline(always)]
-    fn index(&self, slot: u32) -> &Row {
-        &self.rows[self.ix(slot)]
-    }
-}
-
-impl std::ops::IndexMut<u32> for Registers {
-    #[inline(always)]
-    fn index_mut(&mut self, slot: u32) -> &mut Row {
-        let i = self.ix(slot);
-        &mut self.rows[i]
-    }
-}
-
-/// Lane indices of the set bits of `mask`, lowest first.
-#[inline(always)]
-fn bits(mut mask: u64) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        if mask == 0 {
-            return None;
-        }
-        let lane = mask.trailing_zeros() as usize;
-        mask &= mask - 1;
-        Some(lane % LANES)
-    })
 }
 
 /// Lane indices of the set bits of `mask`, lowest first, by a scan of every lane: cheaper than
@@ -389,125 +336,6 @@ fn schedule(pcs: &[usize; LANES], lanes: u64) -> (usize, u64, u64, usize) {
         }
     }
     (min, act, lanes & !act, rest_min)
-}
-
-/// Where a thread waits at a barrier: the barrier, the use it arrived at, and the barrier
-/// instruction.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Wait {
-    id: u8,
-    generation: u64,
-    pc: usize,
-}
-
-/// One lockstep group of lanes: its registers and control state, kept while it waits at a
-/// barrier.
-pub(crate) struct Group {
-    regs: Registers,
-    /// Return addresses: `stack[depth][lane]`.
-    stack: Vec<Row>,
-    depth: [usize; LANES],
-    /// The pc of each lane that waits while another group of lanes runs.
-    pcs: [usize; LANES],
-    /// Block and thread of each lane of the current group.
-    ids: [LaneId; LANES],
-    /// Whether a lane has called a function since the group started.
-    called: bool,
-    /// Lanes that have not exited.
-    live: u64,
-    /// Lanes waiting at a barrier, and where.
-    blocked: u64,
-    waits: [Wait; LANES],
-    /// The block's warp number of lanes 0–31 (block-scoped launches).
-    warp0: usize,
-}
-
-impl Group {
-    pub(crate) fn new(program: &Program, dims: &LaunchDims) -> Self {
-        let mut regs = Registers::new(program.num_regs);
-        for &(slot, value) in &program.consts {
-            regs[slot] = [value; LANES];
-        }
-        for axis in 0..3 {
-            regs[3 + axis as u32] = [u64::from(dims.block[axis]); LANES];
-            regs[9 + axis as u32] = [u64::from(dims.grid[axis]); LANES];
-        }
-        Self {
-            regs,
-            stack: vec![[0; LANES]; program.max_depth + 1],
-            depth: [0; LANES],
-            pcs: [0; LANES],
-            ids: [([0; 3], [0; 3]); LANES],
-            called: false,
-            live: 0,
-            blocked: 0,
-            waits: [Wait::default(); LANES],
-            warp0: 0,
-        }
-    }
-
-    /// Makes `lane` of the next run the thread `thread` of block `block`.
-    #[inline]
-    pub(crate) fn set_lane(&mut self, lane: usize, block: [u32; 3], thread: [u32; 3]) {
-        let lane = lane % LANES;
-        for axis in 0..3 {
-            self.regs[axis as u32][lane] = u64::from(thread[axis]);
-            self.regs[6 + axis as u32][lane] = u64::from(block[axis]);
-        }
-        self.ids[lane] = (block, thread);
-    }
-
-    /// Sets the block's warp number of lanes 0–31.
-    pub(crate) fn set_first_warp(&mut self, warp: usize) {
-        self.warp0 = warp;
-    }
-
-    /// Lanes that have not exited.
-    pub(crate) fn live(&self) -> u64 {
-        self.live
-    }
-
-    /// Lanes that may run: not exited, not waiting at a barrier.
-    pub(crate) fn runnable(&self) -> u64 {
-        self.live & !self.blocked
-    }
-
-    /// Lets the lanes whose barrier has completed go on, with the result of a `bar.red`.
-    pub(crate) fn release(&mut self, program: &Program, sync: &BlockSync) -> Result<(), Halt> {
-        for lane in bits(self.blocked) {
-            let wait = self.waits[lane];
-            if !sync.passed(wait.id, wait.generation) {
-                continue;
-            }
-            if let Some(inst) = program.insts.get(wait.pc)
-                && matches!(inst.k, BAR_RED_POPC | BAR_RED_AND | BAR_RED_OR)
-            {
-                match sync.reduction(wait.id, wait.generation, inst.k) {
-                    Ok(v) => self.regs[inst.d][lane] = v,
-                    Err(reason) => {
-                        return Err(collective(program, wait.pc, self.ids[lane], reason));
-                    }
-                }
-            }
-            self.blocked &= !(1u64 << lane);
-        }
-        Ok(())
-    }
-
-    /// A lane waiting at a barrier, and that barrier instruction, if any lane waits.
-    pub(crate) fn waiting(&self) -> Option<(usize, LaneId)> {
-        let lane = bits(self.blocked).next()?;
-        Some((self.waits[lane].pc, self.ids[lane]))
-    }
-}
-
-/// The error of a barrier or warp-level instruction that cannot run exactly.
-#[cold]
-pub(crate) fn collective(program: &Program, pc: usize, lane: LaneId, reason: &'static str) -> Halt {
-    Halt::Fail(ExecError::Collective {
-        at: Box::new(thread_site(program, pc, lane)),
-        reason,
-    })
 }
 
 /// How a run of a group begins.

@@ -17,7 +17,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::block::BlockRunner;
-use super::exec::{LANES, Machine};
+use super::exec::Machine;
+use super::lanes::LANES;
 use super::fault::{ExecError, LaunchDims};
 use super::memory::Memory;
 use super::meter::{Halt, Meter, Stop};

@@ -74,6 +74,8 @@ mod exec;
 mod fault;
 mod float;
 mod grid;
+mod group;
+mod lanes;
 mod memory;
 mod meter;
 mod shared;
@@ -87,7 +89,7 @@ use std::sync::atomic::AtomicBool;
 use crate::decode::{Program, SHARED_WINDOW};
 
 pub use crate::decode::MAX_SHARED_BYTES;
-pub use exec::LANES;
+pub use lanes::LANES;
 
 /// The default instruction budget of a launch, in steps (one step: one decoded instruction run
 /// by one lockstep group of up to [`LANES`] threads): 2^35. A launch of 2^26 threads may run

@@ -15,7 +15,7 @@
 //! runs converged exactly the threads at the same instruction, one of the results the GPU may
 //! give (it promises no more than that the executing thread is in the mask).
 
-use super::exec::{LANES, Registers};
+use super::lanes::{LANES, Registers};
 use crate::decode::{
     F_NEG_C, F_SIGNED, Inst, NONE, WARP_ACTIVEMASK, WARP_MATCH_ALL, WARP_MATCH_ANY, WARP_REDUX_ADD,
     WARP_REDUX_AND, WARP_REDUX_MAX, WARP_REDUX_MIN, WARP_REDUX_OR, WARP_REDUX_XOR, WARP_SHFL_BFLY,
