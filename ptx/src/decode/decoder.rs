@@ -133,7 +133,7 @@ pub(super) struct Decoder<'a> {
     /// Instructions the current instruction needs run just before it (special registers).
     pub(super) pre: Vec<Inst>,
     /// The block's shared memory.
-    pub(super) shared: super::shared::SharedLayout<'a>,
+    pub(super) shared: super::layout::SharedLayout<'a>,
 }
 
 pub(super) type DResult<T> = Result<T, DecodeError>;
@@ -255,7 +255,7 @@ impl<'a> Decoder<'a> {
             }
         }
         fuse_compare_and_branch(&mut insts);
-        let shared = self.shared_info();
+        let shared = self.shared.info();
         let mut consts: Vec<(u32, u64)> = self.consts.drain().map(|(v, s)| (s, v)).collect();
         consts.extend(shared.dynamic_const);
         consts.sort_unstable();

@@ -28,6 +28,7 @@ mod decoder;
 mod functions;
 mod instruction;
 mod intbits;
+mod layout;
 mod memory;
 mod mods;
 mod operands;

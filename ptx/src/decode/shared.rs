@@ -23,35 +23,6 @@ use crate::body::Operand;
 use crate::lexer::{Lexer, Punct, Token, TokenKind};
 use crate::model::ScalarType;
 
-/// Alignment of the dynamic shared arrays at the least.
-const DYNAMIC_ALIGN: u64 = 16;
-
-/// The block's shared memory as the decoder lays it out.
-#[derive(Debug, Default)]
-pub(super) struct SharedLayout<'a> {
-    /// End of the static variables placed so far.
-    end: u64,
-    /// The slot that holds the offset of the dynamic arrays, once one is named.
-    dynamic_slot: Option<u32>,
-    /// The largest alignment a dynamic array asks for.
-    dynamic_align: u64,
-    /// Module-scope variables: name and symbol.
-    module: Vec<(&'a str, Sym)>,
-    /// Whether the program needs the threads of a block together: it uses shared memory,
-    /// barriers or warp-level instructions.
-    pub(super) block_scoped: bool,
-}
-
-/// What the linked program needs to know about its shared memory.
-pub(super) struct SharedInfo {
-    /// Bytes of static shared variables.
-    pub(super) static_bytes: u64,
-    /// Offset of the dynamic arrays.
-    pub(super) dynamic_offset: u64,
-    /// The slot holding that offset and its value, if a dynamic array is used.
-    pub(super) dynamic_const: Option<(u32, u64)>,
-}
-
 /// One declared variable.
 struct Decl<'a> {
     name: &'a str,
@@ -95,8 +66,8 @@ impl<'a> Decoder<'a> {
                         let decls = parse_decls(src, from..end)
                             .map_err(|reason| self.unsupported_at(from, ".shared", reason))?;
                         for decl in decls {
-                            let sym = self.place_shared(&decl, from)?;
-                            self.shared.module.push((decl.name, sym));
+                            let slot = self.place_shared(&decl, from)?;
+                            self.shared.module.push((decl.name, slot));
                         }
                     }
                 }
@@ -109,8 +80,8 @@ impl<'a> Decoder<'a> {
 
     /// Adds the module-scope shared variables to a function's outermost scope.
     pub(super) fn module_shared_into(&self, scope: &mut Scope<'a>) {
-        for &(name, sym) in &self.shared.module {
-            scope.names.entry(name).or_insert(sym);
+        for &(name, slot) in &self.shared.module {
+            scope.names.entry(name).or_insert(Sym::Shared(slot));
         }
     }
 
@@ -123,15 +94,16 @@ impl<'a> Decoder<'a> {
         let decls = parse_decls(self.src, range.clone())
             .map_err(|reason| self.unsupported_at(range.start, ".shared", reason))?;
         for decl in decls {
-            let sym = self.place_shared(&decl, range.start)?;
+            let slot = self.place_shared(&decl, range.start)?;
             if let Some(scope) = scopes.last_mut() {
-                scope.names.insert(decl.name, sym);
+                scope.names.insert(decl.name, Sym::Shared(slot));
             }
         }
         Ok(())
     }
 
-    fn place_shared(&mut self, decl: &Decl<'a>, offset: usize) -> DResult<Sym> {
+    /// Places a variable; returns the slot of its address.
+    fn place_shared(&mut self, decl: &Decl<'a>, offset: usize) -> DResult<u32> {
         let layout = &mut self.shared;
         layout.block_scoped = true;
         if decl.external || decl.bytes.is_none() {
@@ -151,7 +123,7 @@ impl<'a> Decoder<'a> {
                     slot
                 }
             };
-            return Ok(Sym::Shared(slot));
+            return Ok(slot);
         }
         let bytes = decl.bytes.unwrap_or(0);
         let at = layout.end.next_multiple_of(decl.align.max(1));
@@ -164,19 +136,7 @@ impl<'a> Decoder<'a> {
             ));
         };
         layout.end = end;
-        Ok(Sym::Shared(self.const_slot(at)?))
-    }
-
-    /// The layout once every body is compiled.
-    pub(super) fn shared_info(&self) -> SharedInfo {
-        let layout = &self.shared;
-        let align = layout.dynamic_align.max(DYNAMIC_ALIGN);
-        let dynamic_offset = layout.end.next_multiple_of(align);
-        SharedInfo {
-            static_bytes: layout.end,
-            dynamic_offset,
-            dynamic_const: layout.dynamic_slot.map(|slot| (slot, dynamic_offset)),
-        }
+        self.const_slot(at)
     }
 
     /// The shared-memory forms of `ld`, `st`, `atom`, `red`, `cvta` and `mov`, emitted; `None`

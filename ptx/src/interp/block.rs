@@ -15,9 +15,9 @@
 
 use super::barrier::BlockSync;
 use super::exec::{BlockScope, Machine, Start};
-use super::lanes::LANES;
-use super::group::Group;
 use super::fault::{ExecError, LaunchDims};
+use super::group::Group;
+use super::lanes::LANES;
 use super::memory::Memory;
 use super::meter::{Halt, Meter, thread_site};
 use super::shared::{SharedMemory, Windowed};

@@ -12,25 +12,25 @@
 
 use super::barrier::BlockSync;
 use super::bits::bits_op;
-use super::group::{Group, Wait, collective};
-use super::lanes::{LANES, Registers, Row, bits};
 use super::fault::{Access, ExecError, Fault, FaultKind, LaunchDims};
 use super::float::{
     arith_f32, f64_to_f32, f64_to_half, from_half, ftz, half_lane, int_to_float, max32, max64,
     min32, min64, round_integral, sat32, sat64, to_half,
 };
+use super::group::{Group, Wait, collective};
+use super::lanes::{LANES, Registers, Row, bits};
 use super::memory::Memory;
 use super::meter::{Halt, LaneId, Meter, SLICE, thread_site};
 use super::shared::{shared_fault, to_generic};
 use super::warp::warp_op;
 use crate::decode::{
     ATOM_ADD, ATOM_ADD_F32, ATOM_ADD_F64, ATOM_AND, ATOM_CAS, ATOM_DEC, ATOM_EXCH, ATOM_INC,
-    ATOM_MAX, ATOM_MIN, ATOM_OR, BAR_ARRIVE, CMP_EQ, CMP_GE,
-    CMP_GT, CMP_LE, CMP_LT, CMP_NAN, CMP_NE, CMP_NUM, CMP_UNORDERED, F_BRANCH, F_BRANCH_NEG, F_FTZ,
-    F_GUARD_NEG, F_NEG_C, F_SAT, F_SIGNED, F_X2, FMT_F32, FMT_F64, Inst, NONE, Op, Program,
-    SPECIAL_CLOCK, SPECIAL_CLOCK64, SPECIAL_GLOBALTIMER, SPECIAL_LANEID, SPECIAL_LANEMASK_EQ,
-    SPECIAL_LANEMASK_GE, SPECIAL_LANEMASK_GT, SPECIAL_LANEMASK_LE, SPECIAL_LANEMASK_LT,
-    SPECIAL_NWARPID, SPECIAL_ONE, SPECIAL_WARPID,
+    ATOM_MAX, ATOM_MIN, ATOM_OR, BAR_ARRIVE, CMP_EQ, CMP_GE, CMP_GT, CMP_LE, CMP_LT, CMP_NAN,
+    CMP_NE, CMP_NUM, CMP_UNORDERED, F_BRANCH, F_BRANCH_NEG, F_FTZ, F_GUARD_NEG, F_NEG_C, F_SAT,
+    F_SIGNED, F_X2, FMT_F32, FMT_F64, Inst, NONE, Op, Program, SPECIAL_CLOCK, SPECIAL_CLOCK64,
+    SPECIAL_GLOBALTIMER, SPECIAL_LANEID, SPECIAL_LANEMASK_EQ, SPECIAL_LANEMASK_GE,
+    SPECIAL_LANEMASK_GT, SPECIAL_LANEMASK_LE, SPECIAL_LANEMASK_LT, SPECIAL_NWARPID, SPECIAL_ONE,
+    SPECIAL_WARPID,
 };
 
 #[inline(always)]

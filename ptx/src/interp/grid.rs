@@ -18,8 +18,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::block::BlockRunner;
 use super::exec::Machine;
-use super::lanes::LANES;
 use super::fault::{ExecError, LaunchDims};
+use super::lanes::LANES;
 use super::memory::Memory;
 use super::meter::{Halt, Meter, Stop};
 use crate::decode::Program;

@@ -3,8 +3,8 @@
 //! completed.
 
 use super::barrier::BlockSync;
-use super::lanes::{LANES, Registers, Row, bits};
 use super::fault::{ExecError, LaunchDims};
+use super::lanes::{LANES, Registers, Row, bits};
 use super::meter::{Halt, LaneId, thread_site};
 use crate::decode::{BAR_RED_AND, BAR_RED_OR, BAR_RED_POPC, Op, Program};
 
@@ -127,4 +127,3 @@ pub(crate) fn collective(program: &Program, pc: usize, lane: LaneId, reason: &'s
         reason,
     })
 }
-

@@ -55,4 +55,3 @@ pub(crate) fn bits(mut mask: u64) -> impl Iterator<Item = usize> {
         Some(lane % LANES)
     })
 }
-
