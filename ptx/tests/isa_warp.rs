@@ -379,3 +379,106 @@ fn unconverged_member_threads_are_a_typed_error() {
         }
     }
 }
+
+/// The reduction of CUDA's samples in the form nvcc emits: every warp sums its values with
+/// `shfl.sync.down`, lane 0 stores the warp's sum in shared memory, and after `bar.sync` the
+/// first warp sums the warps' sums.
+const WARP_REDUCE: &str = "
+    .shared .align 4 .b8 _ZZ6reduceE6warps[128];
+    mov.u32 %r6, %r5;
+    shfl.sync.down.b32 %r7|%p1, %r6, 16, 31, -1;
+    add.s32 %r6, %r6, %r7;
+    shfl.sync.down.b32 %r7|%p1, %r6, 8, 31, -1;
+    add.s32 %r6, %r6, %r7;
+    shfl.sync.down.b32 %r7|%p1, %r6, 4, 31, -1;
+    add.s32 %r6, %r6, %r7;
+    shfl.sync.down.b32 %r7|%p1, %r6, 2, 31, -1;
+    add.s32 %r6, %r6, %r7;
+    shfl.sync.down.b32 %r7|%p1, %r6, 1, 31, -1;
+    add.s32 %r6, %r6, %r7;
+    shr.u32 %r8, %r1, 5;
+    mov.u32 %r9, _ZZ6reduceE6warps;
+    setp.ne.s32 %p2, %r20, 0;
+    @%p2 bra $L__BB0_2;
+    shl.b32 %r10, %r8, 2;
+    add.s32 %r11, %r9, %r10;
+    st.shared.u32 [%r11], %r6;
+$L__BB0_2:
+    bar.sync 0;
+    setp.gt.u32 %p3, %r1, 31;
+    @%p3 bra $L__BB0_5;
+    shr.u32 %r12, %r3, 5;
+    setp.ge.u32 %p4, %r20, %r12;
+    mov.u32 %r13, 0;
+    @%p4 bra $L__BB0_4;
+    shl.b32 %r14, %r20, 2;
+    add.s32 %r15, %r9, %r14;
+    ld.shared.u32 %r13, [%r15];
+$L__BB0_4:
+    redux.sync.add.u32 %r16, %r13, -1;
+    setp.ne.s32 %p5, %r1, 0;
+    @%p5 bra $L__BB0_5;
+    cvt.u64.u32 %out, %r16;
+$L__BB0_5:
+";
+
+#[test]
+fn warp_shuffles_and_shared_memory_reduce_a_block() {
+    for (blocks, block) in [(4u32, 64u32), (2, 1024), (3, 256)] {
+        let out = run_both(WARP_REDUCE, LaunchDims::linear(blocks, block)).unwrap();
+        for b in 0..blocks {
+            let expect = (b * block..(b + 1) * block).fold(0u32, |s, i| s.wrapping_add(input(i)));
+            let first = (b * block) as usize;
+            assert_eq!(out[first], u64::from(expect), "block {b} of {block}");
+            assert!(
+                out[first + 1..first + block as usize]
+                    .iter()
+                    .all(|&v| v == 0)
+            );
+        }
+    }
+}
+
+#[test]
+fn a_thread_spinning_on_another_group_ends_with_the_budget() {
+    // Thread 0 waits for thread 64 (another group) by spinning on shared memory: the GPU would
+    // run both; the emulator runs a group until it waits at a barrier, so the budget ends it.
+    let body = "
+    .shared .align 4 .b32 flag;
+    setp.eq.u32 %p1, %r1, 0;
+    @!%p1 bra SET;
+    st.shared.u32 [flag], 0;
+SPIN:
+    ld.volatile.shared.u32 %r6, [flag];
+    setp.eq.u32 %p2, %r6, 0;
+    @%p2 bra SPIN;
+SET:
+    setp.ne.u32 %p3, %r1, 64;
+    @%p3 bra END;
+    st.shared.u32 [flag], 1;
+END:
+";
+    let ptx = kernel(body);
+    let module = parse_module(&ptx).unwrap();
+    let program = decode(&ptx, &module, "k").unwrap();
+    let mut inp = vec![0u8; 4 * 128];
+    let mut out = vec![0u8; 8 * 128];
+    let memory = Regions::new(vec![(IN, &mut inp[..]), (OUT, &mut out[..])]);
+    let mut params = IN.to_le_bytes().to_vec();
+    params.extend_from_slice(&OUT.to_le_bytes());
+    let options = RunOptions {
+        budget: 1 << 16,
+        workers: 1,
+        ..RunOptions::default()
+    };
+    assert!(matches!(
+        run_with(
+            &program,
+            &params,
+            LaunchDims::linear(1, 128),
+            &memory,
+            &options
+        ),
+        Err(ExecError::BudgetExceeded { .. })
+    ));
+}
