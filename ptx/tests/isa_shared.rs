@@ -602,3 +602,33 @@ fn generic_accesses_through_a_shared_name_are_refused() {
         assert!(decode(&ptx, &module, "k").is_err(), "{body}");
     }
 }
+
+#[test]
+fn memory_inside_the_shared_window_is_refused() {
+    let ptx = kernel("", ".shared .align 4 .b32 s;\n st.shared.u32 [s], %r5;");
+    let module = parse_module(&ptx).unwrap();
+    let program = decode(&ptx, &module, "k").unwrap();
+    let mut inp = vec![0u8; 4 * 32];
+    let mut out = vec![0u8; 8 * 32];
+    let mut inside = vec![0u8; 64];
+    // Below, at the input; inside the window (0x6000_0000_0000 .. + 4 GiB), away from its ends.
+    let memory = Regions::new(vec![
+        (IN, &mut inp[..]),
+        (OUT, &mut out[..]),
+        (0x6000_8000_0000, &mut inside[..]),
+    ]);
+    let mut params = IN.to_le_bytes().to_vec();
+    params.extend_from_slice(&OUT.to_le_bytes());
+    match run_with(
+        &program,
+        &params,
+        LaunchDims::linear(1, 32),
+        &memory,
+        &RunOptions::default(),
+    ) {
+        Err(ExecError::SharedWindowTaken { allocation, .. }) => {
+            assert_eq!(allocation.base, 0x6000_8000_0000);
+        }
+        other => panic!("{other:?}"),
+    }
+}

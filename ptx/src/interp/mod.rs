@@ -190,12 +190,7 @@ fn check_shared<M: Memory>(
         });
     }
     let end = SHARED_WINDOW + shared::WINDOW_SPAN;
-    let overlaps = |a: Allocation| a.base < end && a.base.saturating_add(a.size) > SHARED_WINDOW;
-    let taken = [memory.nearest(SHARED_WINDOW), memory.nearest(end - 1)]
-        .into_iter()
-        .flatten()
-        .find(|&a| overlaps(a));
-    if let Some(allocation) = taken {
+    if let Some(allocation) = memory.overlapping(SHARED_WINDOW, end) {
         return Err(ExecError::SharedWindowTaken {
             entry: program.entry.clone(),
             allocation,
