@@ -608,9 +608,9 @@ fn memory_inside_the_shared_window_is_refused() {
     let ptx = kernel("", ".shared .align 4 .b32 s;\n st.shared.u32 [s], %r5;");
     let module = parse_module(&ptx).unwrap();
     let program = decode(&ptx, &module, "k").unwrap();
-    let mut inp = vec![0u8; 4 * 32];
+    let mut inp = [0u8; 4 * 32];
     let mut out = vec![0u8; 8 * 32];
-    let mut inside = vec![0u8; 64];
+    let mut inside = [0u8; 64];
     // Below, at the input; inside the window (0x6000_0000_0000 .. + 4 GiB), away from its ends.
     let memory = Regions::new(vec![
         (IN, &mut inp[..]),
