@@ -489,10 +489,10 @@ fn one_barrier_at_two_places_in_a_warp_completes() {
     and.b32 %r9, %r1, 1;
     setp.eq.u32 %p1, %r9, 0;
     @%p1 bra EVEN;
-    bar.sync 0;
+    barrier.sync 0;
     bra JOIN;
 EVEN:
-    bar.sync 0;
+    barrier.sync 0;
 JOIN:
     xor.b32 %r10, %r1, 17;
     shl.b32 %r11, %r10, 2;
@@ -504,6 +504,20 @@ JOIN:
     for (i, &v) in out.iter().enumerate() {
         assert_eq!(v, u64::from(input(i as u32 ^ 17)), "thread {i}");
     }
+    // `bar.sync` is aligned: the whole warp must execute the same instruction together.
+    let aligned = body.replace("barrier.sync 0;", "bar.sync 0;");
+    match run(&kernel("", &aligned), LaunchDims::linear(1, 64), 1, input) {
+        Err(ExecError::Collective { at, reason }) => {
+            assert!(reason.contains("aligned"), "{reason}");
+            assert_eq!(at.thread, [1, 0, 0]);
+        }
+        other => panic!("{other:?}"),
+    }
+    let aligned = body.replace("barrier.sync 0;", "barrier.sync.aligned 0;");
+    assert!(matches!(
+        run(&kernel("", &aligned), LaunchDims::linear(1, 64), 1, input),
+        Err(ExecError::Collective { .. })
+    ));
 }
 
 #[test]
@@ -528,18 +542,19 @@ END:
             other => panic!("{other:?}"),
         }
     }
-    // A loop around a barrier that one thread leaves early and then waits elsewhere.
+    // A loop around a barrier that one thread leaves early and then waits elsewhere (the
+    // unaligned form: with `bar.sync` the warp splitting is already an error).
     let body = "
     mov.u32 %r6, 0;
 LOOP:
-    bar.sync 0;
+    barrier.sync 0;
     add.s32 %r6, %r6, 1;
     setp.lt.u32 %p1, %r6, 3;
     setp.eq.u32 %p2, %r1, 7;
     @%p2 bra OUT;
     @%p1 bra LOOP;
 OUT:
-    bar.sync 2;
+    barrier.sync 2;
 ";
     assert!(matches!(
         run(&kernel("", body), LaunchDims::linear(1, 128), 1, input),

@@ -28,6 +28,8 @@ impl<'a> Decoder<'a> {
         }
         let count = ctx.instruction.operands.len();
         let mut inst = Inst::new(Op::Barrier);
+        // `bar` is `barrier` `.aligned`: the whole warp executes it together.
+        inst.w = u8::from(ctx.instruction.opcode == "bar" || has(".aligned"));
         if has(".red") {
             inst.k = if has(".popc") {
                 BAR_RED_POPC

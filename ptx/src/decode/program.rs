@@ -149,7 +149,8 @@ pub(crate) enum Op {
     ToShared,
     /// A block barrier (`bar`/`barrier`): `k` is a `BAR_*` kind, `a` the barrier, `b` the
     /// thread count ([`NONE`]: every thread of the block), `c` the predicate of `bar.red`
-    /// (negated with [`F_NEG_C`]), `d` its result.
+    /// (negated with [`F_NEG_C`]), `d` its result; `w` is 1 for the aligned forms (`bar`,
+    /// `.aligned`).
     Barrier,
     /// A warp-level instruction: `k` is a `WARP_*` kind, `e` the member mask; `a`, `b`, `c`
     /// its sources (`c` the predicate of `vote`, negated with [`F_NEG_C`]); `d` its result and

@@ -8,7 +8,12 @@
 //! completion the threads waiting at it continue, `bar.red` delivers the reduction of every
 //! arrived thread's predicate, and the barrier starts over for its next use.
 //!
-//! What the GPU leaves undefined is refused (a typed error, never a guess): a barrier number
+//! The aligned forms (`bar.*`, `barrier.*.aligned`) must be executed by every thread of a warp
+//! that has not exited, at the same instruction; the others (`barrier.sync`, …) count threads
+//! wherever they arrive.
+//!
+//! What the GPU leaves undefined is refused (a typed error, never a guess): an aligned barrier
+//! reached by part of a warp, a barrier number
 //! past 15, a thread count that is zero, not a multiple of 32, larger than the block, or
 //! different from the one the barrier's other threads gave; a thread arriving twice before the
 //! barrier completes; `bar.red` mixed with another kind or another operation on one use.
@@ -204,6 +209,20 @@ impl BlockSync {
             _ => 0,
         })
     }
+}
+
+/// Checks that the lanes of `eff` are, in each warp of the group they touch, every lane of
+/// `live` (the lanes that have not exited): an aligned barrier must be executed by the whole
+/// warp at once. On failure: a lane of a warp that is only partly there.
+pub(crate) fn whole_warps(eff: u64, live: u64) -> Result<(), usize> {
+    for half in 0..2 {
+        let shift = 32 * half;
+        let (running, alive) = ((eff >> shift) as u32, (live >> shift) as u32);
+        if running != 0 && running != alive {
+            return Err(shift + running.trailing_zeros() as usize);
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 //! lanes; when none is left to run, the run ends and the block's scheduler (`block`) resumes
 //! the group once the barrier has completed.
 
-use super::barrier::BlockSync;
+use super::barrier::{BlockSync, whole_warps};
 use super::bits::bits_op;
 use super::fault::{Access, ExecError, Fault, FaultKind, LaunchDims};
 use super::float::{
@@ -741,6 +741,16 @@ impl<'p> Machine<'p> {
                                         "a barrier in a launch that is not block-scoped",
                                     ));
                                 };
+                                if inst.w != 0
+                                    && let Err(lane) = whole_warps(eff, *live)
+                                {
+                                    return Err(collective(
+                                        program,
+                                        pc,
+                                        ids[lane % LANES],
+                                        "an aligned barrier (`bar`, `.aligned`) reached by only part of a warp",
+                                    ));
+                                }
                                 let mut waiting = 0u64;
                                 for lane in bits(eff) {
                                     let id = regs[inst.a][lane];
