@@ -27,7 +27,7 @@
 //! [`LaunchDims::dynamic_shared_bytes`], at most [`MAX_SHARED_BYTES`]), and the groups of a
 //! block take turns, in a fixed order, each running until its lanes exit or wait at a barrier
 //! (`bar.sync`, `bar.arrive`, `bar.red`, with the ISA's counting of warps and of exited
-//! threads). A block runs on one worker, so its result does not depend on the number of
+//! threads; an aligned barrier must be reached by whole warps). A block runs on one worker, so its result does not depend on the number of
 //! workers either. Shared memory starts unwritten and a read of an unwritten byte is a fault
 //! ([`FaultKind::UninitializedShared`]): the GPU leaves it holding an earlier block's data.
 //! What the GPU leaves undefined or would hang on is a typed error: a barrier that can never
