@@ -283,19 +283,22 @@ fn decode_text(body: &str) -> Result<jitseam_ptx::Program, DecodeError> {
 #[test]
 fn unsupported_instructions_are_refused_with_their_line() {
     for (body, what) in [
-        (".reg .b32 %r<2>;\nbar.sync 0;", "bar.sync"),
-        (".shared .align 4 .b8 smem[64];", ".shared"),
+        (".shared .align 4 .b8 smem[];", "smem"),
         (
-            ".reg .b32 %r<2>;\nld.shared.u32 %r1, [%r0];",
-            "ld.shared.u32",
+            ".reg .b32 %r<2>;\nshfl.up.b32 %r1, %r0, 1, 0;",
+            "shfl.up.b32",
         ),
         (
-            ".reg .b32 %r<2>;\natom.shared.add.u32 %r1, [%r0], 1;",
-            "atom.shared.add.u32",
+            ".reg .pred %p<2>;\nvote.all.pred %p1, %p0;",
+            "vote.all.pred",
         ),
         (
-            ".reg .b32 %r<2>;\nshfl.sync.idx.b32 %r1, %r0, 0, 31, -1;",
-            "shfl.sync.idx.b32",
+            ".reg .b32 %r<2>;\nbarrier.cluster.arrive;",
+            "barrier.cluster.arrive",
+        ),
+        (
+            ".reg .f32 %f<2>;\nredux.sync.min.f32 %f1, %f0, -1;",
+            "redux.sync.min.f32",
         ),
     ] {
         match decode_text(body) {

@@ -61,6 +61,7 @@ impl<'a> Decoder<'a> {
                 Operand::Name(name) => match lookup(ctx.scopes, name) {
                     Some(Sym::ParamSlot { slot, .. } | Sym::Reg(slot)) => slot,
                     Some(Sym::KParam { .. }) => return bad("passing kernel parameters directly"),
+                    Some(Sym::Shared(_)) => return bad("passing a shared variable's address"),
                     None => {
                         return Err(Ok(self.parse_error(
                             at,

@@ -35,6 +35,7 @@ pub fn decode(src: &str, module: &Module, entry: &str) -> Result<Program, Decode
         )));
     };
     let mut decoder = Decoder::new(src, module, entry);
+    decoder.scan_module_shared()?;
     let (params, param_bytes) = kernel_layout(&found.params);
     let mut root = Scope::default();
     for (param, &(offset, size)) in found.params.iter().zip(&params) {
@@ -85,6 +86,8 @@ pub(super) enum Sym {
         offset: usize,
         size: usize,
     },
+    /// A `.shared` variable: the slot holding its shared-space address.
+    Shared(u32),
 }
 
 #[derive(Debug, Default)]
@@ -129,6 +132,8 @@ pub(super) struct Decoder<'a> {
     pub(super) reg_bits: Vec<u8>,
     /// Instructions the current instruction needs run just before it (special registers).
     pub(super) pre: Vec<Inst>,
+    /// The block's shared memory.
+    pub(super) shared: super::layout::SharedLayout<'a>,
 }
 
 pub(super) type DResult<T> = Result<T, DecodeError>;
@@ -150,6 +155,7 @@ impl<'a> Decoder<'a> {
             compiling: None,
             reg_bits: Vec::new(),
             pre: Vec::new(),
+            shared: Default::default(),
         }
     }
 
@@ -249,7 +255,9 @@ impl<'a> Decoder<'a> {
             }
         }
         fuse_compare_and_branch(&mut insts);
+        let shared = self.shared.info();
         let mut consts: Vec<(u32, u64)> = self.consts.drain().map(|(v, s)| (s, v)).collect();
+        consts.extend(shared.dynamic_const);
         consts.sort_unstable();
         let const_slots: Vec<u32> = consts.iter().map(|&(s, _)| s).collect();
         let zero_slots =
@@ -266,12 +274,16 @@ impl<'a> Decoder<'a> {
             param_bytes,
             max_depth,
             zero_slots,
+            block_scoped: self.shared.block_scoped,
+            shared_static: shared.static_bytes,
+            shared_dynamic_offset: shared.dynamic_offset,
         })
     }
 
     /// Compiles one body. The first scope holds the function's parameters.
-    fn function(&mut self, body: Range<usize>, root: Scope<'a>) -> DResult<Code<'a>> {
+    fn function(&mut self, body: Range<usize>, mut root: Scope<'a>) -> DResult<Code<'a>> {
         let statements = parse_body(self.src, body)?;
+        self.module_shared_into(&mut root);
         let mut scopes = vec![root];
         let mut code = Code {
             insts: Vec::new(),
@@ -350,6 +362,11 @@ impl<'a> Decoder<'a> {
                         scope.names.insert(name, Sym::ParamSlot { slot, size });
                     }
                 }
+                Statement::Directive {
+                    name: ".shared",
+                    range,
+                    ..
+                } => self.declare_shared(&mut scopes, range)?,
                 Statement::Directive { name, offset, .. } => {
                     let reason = match name {
                         ".shared" => "shared memory",

@@ -57,6 +57,9 @@ impl<'a> Decoder<'a> {
         if m.space.is_some() && !matches!(opcode, "ld" | "st" | "cvta" | "atom" | "red") {
             return bad("this state space");
         }
+        if let Some(done) = self.shared_dispatch(ctx, m, opcode) {
+            return done;
+        }
         match opcode {
             "mov" => self.mov(ctx, m),
             "ld" => self.load(ctx, m),
@@ -80,6 +83,8 @@ impl<'a> Decoder<'a> {
                 self.int_bits(ctx, m, opcode)
             }
             "atom" | "red" => self.atomic(ctx, m, opcode),
+            "bar" | "barrier" => self.barrier(ctx, m),
+            "shfl" | "vote" | "redux" | "match" | "activemask" => self.warp(ctx, m, opcode),
             "trap" | "brkpt" => {
                 self.expect_count(ctx, 0)?;
                 self.push(ctx, Inst::new(Op::Trap));

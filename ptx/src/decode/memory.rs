@@ -96,7 +96,9 @@ impl<'a> Decoder<'a> {
                         self.sign_extend_dst(ctx, d, ty);
                         Ok(())
                     }
-                    Some(Sym::Reg(_)) => bad("parameter-space loads through registers"),
+                    Some(Sym::Reg(_) | Sym::Shared(_)) => {
+                        bad("parameter-space loads through registers")
+                    }
                     None => Err(Ok(self.parse_error(
                         ctx.instruction.range.start,
                         ParseErrorKind::Undeclared {
@@ -169,7 +171,8 @@ impl<'a> Decoder<'a> {
         match base {
             None => self.const_slot(0).map_err(Ok),
             Some(name) => match lookup(ctx.scopes, name) {
-                Some(Sym::Reg(slot)) => Ok(slot),
+                // A shared variable's name reaches here only from a `.shared` access.
+                Some(Sym::Reg(slot) | Sym::Shared(slot)) => Ok(slot),
                 Some(_) => bad("addressing parameters as memory"),
                 None => {
                     if self.module.functions.iter().any(|f| f.name == name) {

@@ -75,6 +75,7 @@ impl<'a> Decoder<'a> {
                 ".global" | ".param" | ".local" | ".shared" | ".const" | ".tex" | ".generic" => {
                     m.space = Some(text);
                 }
+                ".shared::cta" => m.space = Some(".shared"),
                 ".ftz" => m.ftz = true,
                 ".sat" => m.sat = true,
                 ".approx" => m.approx = true,
@@ -89,7 +90,7 @@ impl<'a> Decoder<'a> {
                 | ".release" | ".sync" | ".aligned" | ".up" | ".down" | ".bfly" | ".idx"
                 | ".all" | ".any" | ".ballot" | ".any_sync" | ".red" | ".popc" | ".exch"
                 | ".cas" | ".inc" | ".dec" | ".add" | ".min" | ".max" | ".cluster" | ".proxy"
-                | ".async" | ".gl" => m.extra.push(text),
+                | ".async" | ".gl" | ".arrive" | ".warp" => m.extra.push(text),
                 // Float result modifiers, for the float families to check.
                 ".NaN" | ".xorsign" | ".abs" | ".relu" | ".satfinite" | ".oob" => {
                     m.extra.push(text);

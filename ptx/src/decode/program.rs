@@ -171,7 +171,56 @@ pub(crate) enum Op {
     /// becomes `old ∘ b` (`c`: the new value of a `cas`); `k` is an `ATOM_*` kind, `w` the size
     /// in bytes.
     Atom,
+    /// `d` = the generic address of the shared-space address `a + imm`, checked first against
+    /// the block's shared window for an access of `w` bytes (`k`: 0 a load, 1 a store or
+    /// atomic).
+    ToShared,
+    /// A block barrier (`bar`/`barrier`): `k` is a `BAR_*` kind, `a` the barrier, `b` the
+    /// thread count ([`NONE`]: every thread of the block), `c` the predicate of `bar.red`
+    /// (negated with [`F_NEG_C`]), `d` its result; `w` is 1 for the aligned forms (`bar`,
+    /// `.aligned`).
+    Barrier,
+    /// A warp-level instruction: `k` is a `WARP_*` kind, `e` the member mask; `a`, `b`, `c`
+    /// its sources (`c` the predicate of `vote`, negated with [`F_NEG_C`]); `d` its result and
+    /// `imm` the slot of its predicate result, or [`NONE`]; `w` the width in bits of `match`.
+    Warp,
 }
+
+/// Kinds of [`Op::Barrier`].
+pub(crate) const BAR_SYNC: u8 = 0;
+pub(crate) const BAR_ARRIVE: u8 = 1;
+pub(crate) const BAR_RED_POPC: u8 = 2;
+pub(crate) const BAR_RED_AND: u8 = 3;
+pub(crate) const BAR_RED_OR: u8 = 4;
+
+/// Kinds of [`Op::Warp`].
+pub(crate) const WARP_SHFL_UP: u8 = 0;
+pub(crate) const WARP_SHFL_DOWN: u8 = 1;
+pub(crate) const WARP_SHFL_BFLY: u8 = 2;
+pub(crate) const WARP_SHFL_IDX: u8 = 3;
+pub(crate) const WARP_VOTE_ALL: u8 = 4;
+pub(crate) const WARP_VOTE_ANY: u8 = 5;
+pub(crate) const WARP_VOTE_UNI: u8 = 6;
+pub(crate) const WARP_VOTE_BALLOT: u8 = 7;
+pub(crate) const WARP_REDUX_ADD: u8 = 8;
+pub(crate) const WARP_REDUX_MIN: u8 = 9;
+pub(crate) const WARP_REDUX_MAX: u8 = 10;
+pub(crate) const WARP_REDUX_AND: u8 = 11;
+pub(crate) const WARP_REDUX_OR: u8 = 12;
+pub(crate) const WARP_REDUX_XOR: u8 = 13;
+pub(crate) const WARP_MATCH_ANY: u8 = 14;
+pub(crate) const WARP_MATCH_ALL: u8 = 15;
+pub(crate) const WARP_ACTIVEMASK: u8 = 16;
+pub(crate) const WARP_SYNC: u8 = 17;
+
+/// The generic address of shared-space address 0: generic addresses from here to
+/// [`SHARED_WINDOW`] + 2^32 are the block's shared memory (the part past its size faults).
+/// It lies below every address the emulator device allocates.
+pub(crate) const SHARED_WINDOW: u64 = 0x6000_0000_0000;
+
+/// The most shared memory, static and dynamic, a block may have: 227 KiB, the largest a block
+/// may opt in to on sm_90.
+pub const MAX_SHARED_BYTES: u64 = 227 * 1024;
 
 /// Kinds of [`Op::Atom`].
 pub(crate) const ATOM_ADD: u8 = 0;
@@ -269,6 +318,13 @@ pub struct Program {
     /// Registers some path may read before writing them: cleared for every group of threads,
     /// so that a never-written register reads as zero.
     pub(crate) zero_slots: Vec<u32>,
+    /// Whether the threads of a block must run together (shared memory, barriers, warp-level
+    /// instructions): groups then never span two blocks, and may wait at barriers.
+    pub(crate) block_scoped: bool,
+    /// Bytes of static shared memory.
+    pub(crate) shared_static: u64,
+    /// Offset of the dynamic shared memory (after the static variables).
+    pub(crate) shared_dynamic_offset: u64,
 }
 
 impl Program {
@@ -296,6 +352,20 @@ impl Program {
     /// Whether the program has no instruction.
     pub fn is_empty(&self) -> bool {
         self.insts.is_empty()
+    }
+
+    /// Bytes of static `.shared` memory a block of this program has.
+    pub fn static_shared_bytes(&self) -> u64 {
+        self.shared_static
+    }
+
+    /// Bytes of shared memory a block has with `dynamic` bytes of dynamic shared memory.
+    pub fn shared_bytes(&self, dynamic: u64) -> u64 {
+        if dynamic == 0 {
+            self.shared_static
+        } else {
+            self.shared_dynamic_offset.saturating_add(dynamic)
+        }
     }
 
     /// Number of 64-bit register slots a thread uses.

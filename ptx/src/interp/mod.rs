@@ -15,11 +15,28 @@
 //! decoded instruction is applied to every active lane, in lane order, before the next
 //! instruction runs, so its dispatch is paid once per group rather than once per thread. Each
 //! lane has its own pc: when a branch splits the lanes, the lanes at the lowest pc run first,
-//! and lanes meet again when the running pc reaches a waiting lane's. The interpreter refuses
-//! barriers and shared memory at decode time, so threads never wait for one another and every
-//! thread runs exactly its own instruction sequence under any schedule: for a kernel whose
-//! threads do not read what other threads of the launch write, the result is the same as
+//! and lanes meet again when the running pc reaches a waiting lane's. A program without shared
+//! memory, barriers or warp-level instructions has threads that never wait for one another, so
+//! every thread runs exactly its own instruction sequence under any schedule: for a kernel
+//! whose threads do not read what other threads of the launch write, the result is the same as
 //! running the threads one at a time, whatever the number of workers.
+//!
+//! A program with any of those is *block-scoped*: a group then holds threads of one block only
+//! (its lanes 0–31 and 32–63 are two warps: 32 consecutive threads of the block in linear
+//! order), every block has its own `.shared` memory (static variables plus
+//! [`LaunchDims::dynamic_shared_bytes`], at most [`MAX_SHARED_BYTES`]), and the groups of a
+//! block take turns, in a fixed order, each running until its lanes exit or wait at a barrier
+//! (`bar.sync`, `bar.arrive`, `bar.red`, with the ISA's counting of warps and of exited
+//! threads; an aligned barrier must be reached by whole warps). A block runs on one worker, so its result does not depend on the number of
+//! workers either. Shared memory starts unwritten and a read of an unwritten byte is a fault
+//! ([`FaultKind::UninitializedShared`]): the GPU leaves it holding an earlier block's data.
+//! What the GPU leaves undefined or would hang on is a typed error: a barrier that can never
+//! complete ([`ExecError::BarrierDeadlock`]), a warp-level instruction whose member threads
+//! are not converged at it or a misused barrier ([`ExecError::Collective`]).
+//!
+//! Special registers: `%laneid` is the thread's lane in its warp, `%warpid` its warp's number
+//! in the block and `%nwarpid` the block's warps (on the GPU `%warpid` is a hardware slot that
+//! may change; the block's numbering is one of its values); `%lanemask_*` follow `%laneid`.
 //!
 //! A register that a thread reads before it ever wrote it reads zero (PTX leaves the value
 //! undefined; the emulator defines it).
@@ -38,6 +55,9 @@
 //! - with one worker, threads of later groups have not started; with several, threads of later
 //!   chunks may have run, in part or wholly (their writes stay).
 //!
+//! In a block-scoped launch, "earlier group" reads "earlier block", and the other groups of
+//! the faulting block may have run in part, up to a barrier or to the end.
+//!
 //! The reported fault is the same for any number of workers: the first lane, in lane order, to
 //! fault at the first faulting instruction of the first faulting group in launch order.
 //!
@@ -54,23 +74,30 @@
 //! `%clock`, `%clock64` and `%globaltimer` read nanoseconds since the process first read one of
 //! them (`%clock` the low 32 bits): non-decreasing within a thread, not a cycle count.
 
+mod barrier;
 mod bits;
+mod block;
 mod exec;
 mod fault;
 mod float;
 mod grid;
+mod group;
 mod half;
+mod lanes;
 mod memory;
 mod meter;
+mod shared;
+mod warp;
 
 pub use fault::{Access, Allocation, ExecError, Fault, FaultKind, LaunchDims, ThreadSite};
 pub use memory::{Memory, Region, Regions, merge_ranges};
 
 use std::sync::atomic::AtomicBool;
 
-use crate::decode::Program;
+use crate::decode::{Program, SHARED_WINDOW};
 
-pub use exec::LANES;
+pub use crate::decode::MAX_SHARED_BYTES;
+pub use lanes::LANES;
 
 /// The default instruction budget of a launch, in steps (one step: one decoded instruction run
 /// by one lockstep group of up to [`LANES`] threads): 2^35. A launch of 2^26 threads may run
@@ -141,10 +168,42 @@ pub fn run_with<M: Memory>(
             found: params.len(),
         });
     }
+    if program.block_scoped {
+        check_shared(program, dims, memory)?;
+    }
     let workers = match options.workers {
         0 => available_workers(),
         n => n,
     };
     let meter = meter::Meter::new(options.budget, options.cancel);
     grid::run_grid(program, params, dims, memory, &meter, workers)
+}
+
+/// Refuses a launch whose blocks would have more shared memory than a block may, or whose
+/// memory maps part of the generic window of shared memory.
+fn check_shared<M: Memory>(
+    program: &Program,
+    dims: LaunchDims,
+    memory: &M,
+) -> Result<(), ExecError> {
+    let dynamic = dims.dynamic_shared_bytes;
+    let bytes = program.shared_bytes(u64::from(dynamic));
+    if bytes > MAX_SHARED_BYTES {
+        return Err(ExecError::SharedTooLarge {
+            entry: program.entry.clone(),
+            bytes,
+            static_bytes: program.shared_static,
+            dynamic_bytes: dynamic,
+            limit: MAX_SHARED_BYTES,
+        });
+    }
+    let end = SHARED_WINDOW + shared::WINDOW_SPAN;
+    if let Some(allocation) = memory.overlapping(SHARED_WINDOW, end) {
+        return Err(ExecError::SharedWindowTaken {
+            entry: program.entry.clone(),
+            allocation,
+            window: (SHARED_WINDOW, end),
+        });
+    }
+    Ok(())
 }

@@ -799,7 +799,12 @@ fn geometry(grid: [c_uint; 3], block: [c_uint; 3], shared: c_uint) -> Result<Lau
     {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    Ok(LaunchDims { grid, block })
+    // Dynamic shared memory reaches the interpreter in a later change; none for now.
+    Ok(LaunchDims {
+        grid,
+        block,
+        dynamic_shared_bytes: 0,
+    })
 }
 
 #[unsafe(no_mangle)]
