@@ -643,3 +643,61 @@ $DONE:
         }
     }
 }
+
+/// `exit` inside a called `.func` ends the thread (PTX ISA: "terminate a thread"); it must not
+/// return to the caller like `ret`. Odd threads call a function that exits before the store
+/// that follows the call; even threads call one that returns.
+#[test]
+fn exit_in_a_function_ends_the_thread() {
+    let src = format!(
+        "{HEADER}
+.func leave(.param .b64 x)
+{{
+    .reg .pred %p<2>;
+    .reg .b64 %a<3>;
+    ld.param.b64 %a1, [x];
+    and.b64 %a2, %a1, 1;
+    setp.eq.u64 %p1, %a2, 0;
+    @%p1 ret;
+    exit;
+}}
+.visible .entry k(.param .u64 out)
+{{
+    .reg .b32 %r<2>;
+    .reg .b64 %rd<6>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    cvt.u64.u32 %rd2, %r1;
+    {{
+    .param .b64 arg;
+    st.param.b64 [arg+0], %rd2;
+    call.uni leave, (arg);
+    }}
+    shl.b64 %rd3, %rd2, 3;
+    add.s64 %rd4, %rd1, %rd3;
+    st.global.u64 [%rd4], %rd2;
+    ret;
+}}
+"
+    );
+    let module = parse_module(&src).unwrap();
+    let p = decode(&src, &module, "k").unwrap();
+    let mut mem = Mem::new();
+    let po = mem.alloc(vec![0xee; 8 * 10]);
+    run(
+        &p,
+        &packet(&[po]),
+        LaunchDims::linear(1, 10),
+        &mut mem.regions(),
+    )
+    .unwrap();
+    let got: Vec<u64> = mem.allocs[0]
+        .1
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let want: Vec<u64> = (0..10u64)
+        .map(|i| if i % 2 == 0 { i } else { 0xeeee_eeee_eeee_eeee })
+        .collect();
+    assert_eq!(got, want);
+}

@@ -21,8 +21,11 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
-    pub(super) fn ret(&mut self, ctx: &mut Ctx<'_, 'a, '_>) -> EResult<()> {
-        self.push(ctx, Inst::new(Op::Ret));
+    /// `ret`, or `exit` (`imm` 1): in a `.func`, `exit` ends the thread rather than returning.
+    pub(super) fn ret(&mut self, ctx: &mut Ctx<'_, 'a, '_>, exit: bool) -> EResult<()> {
+        let mut inst = Inst::new(Op::Ret);
+        inst.imm = i64::from(exit);
+        self.push(ctx, inst);
         Ok(())
     }
 

@@ -76,7 +76,8 @@ impl<'a> Decoder<'a> {
             "selp" => self.selp(ctx, m),
             "cvt" => self.cvt(ctx, m),
             "bra" => self.bra(ctx),
-            "ret" | "exit" => self.ret(ctx),
+            "ret" => self.ret(ctx, false),
+            "exit" => self.ret(ctx, true),
             "call" => self.call(ctx),
             "bfe" | "bfi" | "prmt" | "shf" | "brev" | "clz" | "popc" | "bfind" | "mul24"
             | "mad24" | "sad" | "dp4a" | "dp2a" | "copysign" | "testp" => {

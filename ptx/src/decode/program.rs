@@ -156,6 +156,7 @@ pub(crate) enum Op {
     Unpack,
     Bra,
     Call,
+    /// `ret`; with `imm` 1, `exit`: the thread ends even inside a called function.
     Ret,
     /// Integer bit manipulation, `copysign`, `testp`: `k` is a `BITS_*` kind; up to four
     /// sources `a`, `b`, `c`, `e`.

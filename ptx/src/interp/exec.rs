@@ -517,7 +517,7 @@ impl<'p> Machine<'p> {
                                 for lane in bits(act) {
                                     if (eff >> lane) & 1 == 0 {
                                         pcs[lane] = pc + 1;
-                                    } else if depth[lane] == 0 {
+                                    } else if depth[lane] == 0 || inst.imm == 1 {
                                         exited |= 1 << lane;
                                     } else {
                                         depth[lane] -= 1;
