@@ -322,8 +322,15 @@ impl Facts {
 
     fn search(&self, cx: &Search<'_>, g: &Poly, depth: u32) -> Option<Tags> {
         let (atoms, facts, budget) = (cx.atoms, cx.facts.as_slice(), &cx.budget);
-        let g = g.tighten();
-        let (lo, _) = cx.ranges.range(atoms, &g);
+        // Tightening allocates only when there is something to divide.
+        let tightened;
+        let g = if g.content() > 1 {
+            tightened = g.tighten();
+            &tightened
+        } else {
+            g
+        };
+        let (lo, _) = cx.ranges.range(atoms, g);
         if lo >= 0 {
             return Some(0);
         }
@@ -333,7 +340,7 @@ impl Facts {
         budget.set(budget.get() - 1);
         atoms.steps.set(atoms.steps.get().saturating_add(1));
         // The grid-stride rule.
-        if let Some((j, c)) = match_q(atoms, &g)
+        if let Some((j, c)) = match_q(atoms, g)
             && c >= -1
             && let Some(q) = atoms.q_existing()
             && let Some(goal) = Poly::atom(q).sub(&j)
@@ -401,11 +408,7 @@ impl Facts {
                 }
                 let s = e.abs();
                 let t = c.abs();
-                let Some(g2) = g
-                    .scale(s)
-                    .and_then(|x| x.add_const(s - 1))
-                    .and_then(|x| x.sub(&f.scale(t)?))
-                else {
+                let Some(g2) = g.combine(s, s - 1, t, f) else {
                     continue;
                 };
                 if let Some(u) = self.search(cx, &g2, depth - 1) {

@@ -257,6 +257,49 @@ impl Poly {
         self.add(&other.neg()?)
     }
 
+    /// `s·self + k − t·f` in one pass: `None` exactly where `self.scale(s)`, `add_const(k)`,
+    /// `f.scale(t)` and `sub` in turn would give `None`.
+    pub(crate) fn combine(&self, s: i128, k: i128, t: i128, f: &Poly) -> Option<Poly> {
+        let mut out = Vec::with_capacity(self.terms.len() + f.terms.len() + 1);
+        let (mut i, mut j) = (0, 0);
+        let mut constant_done = false;
+        loop {
+            let a = self.terms.get(i);
+            let b = f.terms.get(j);
+            // The next monomial in order: the constant (the least monomial) comes first.
+            let m = match (a, b) {
+                (Some(x), Some(y)) => x.0.min(y.0),
+                (Some(x), None) => x.0,
+                (None, Some(y)) => y.0,
+                (None, None) if !constant_done => Mono::ONE,
+                (None, None) => break,
+            };
+            let m = if constant_done { m } else { Mono::ONE.min(m) };
+            let mut x = 0i128;
+            if let Some(&(am, ac)) = a
+                && am == m
+            {
+                x = ac.checked_mul(s)?;
+                i += 1;
+            }
+            if m.is_one() {
+                x = x.checked_add(k)?;
+                constant_done = true;
+            }
+            if let Some(&(bm, bc)) = b
+                && bm == m
+            {
+                let y = bc.checked_mul(t)?.checked_mul(-1)?;
+                x = x.checked_add(y)?;
+                j += 1;
+            }
+            if x != 0 {
+                out.push((m, x));
+            }
+        }
+        Some(Poly { terms: out })
+    }
+
     pub(crate) fn add_const(&self, c: i128) -> Option<Poly> {
         self.add(&Poly::constant(c))
     }
@@ -438,6 +481,24 @@ mod tests {
         assert!(xn.mul(&x).is_none());
         let big = Poly::constant(i128::MAX);
         assert!(big.add(&Poly::constant(1)).is_none());
+    }
+
+    #[test]
+    fn combine_is_scale_add_const_sub() {
+        let g = p(&[(&[], -3), (&[1], 2), (&[2, 5], -1)]);
+        let f = p(&[(&[1], 4), (&[5], 1)]);
+        for (s, k, t) in [(1, 0, 1), (3, 2, 2), (2, -7, 5)] {
+            let want = g
+                .scale(s)
+                .and_then(|x| x.add_const(k))
+                .and_then(|x| x.sub(&f.scale(t)?));
+            assert_eq!(g.combine(s, k, t, &f), want);
+        }
+        let c = p(&[(&[], 5)]);
+        assert_eq!(c.combine(1, -5, 1, &Poly::zero()), Some(Poly::zero()));
+        let big = p(&[(&[1], i128::MAX)]);
+        assert_eq!(big.combine(2, 0, 1, &f), None);
+        assert_eq!(f.combine(1, 0, 2, &big), None);
     }
 
     #[test]
