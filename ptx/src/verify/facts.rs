@@ -429,6 +429,14 @@ impl Facts {
             if cx.ranges.atom(atoms, a).0 < 0 {
                 continue;
             }
+            // `a` only as a term of its own: the split would leave a constant cofactor and the
+            // rest, which gains nothing (skipped below); known without splitting.
+            let mut containing = g.terms().iter().filter(|(m, _)| m.contains(a));
+            if let (Some((m, _)), None) = (containing.next(), containing.next())
+                && m.degree() == 1
+            {
+                continue;
+            }
             let Some((rest, cof)) = g.split_on(a) else {
                 continue;
             };
