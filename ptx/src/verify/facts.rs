@@ -40,7 +40,10 @@ impl Facts {
     pub(crate) fn normalize(&self, p: &Poly) -> Option<Poly> {
         let mut out = p.clone();
         for (a, v) in &self.subs {
-            out = out.subst(*a, v)?;
+            // `subst` of an absent atom is a copy.
+            if out.contains_atom(*a) {
+                out = out.subst(*a, v)?;
+            }
         }
         Some(out)
     }
@@ -455,7 +458,7 @@ impl Facts {
         }
         // Through a floor atom's divisor: d·(g + 1) − 1 ≥ 0 with d ≥ 1 gives g ≥ 0.
         for a in g.atoms() {
-            let Some((_, den)) = atoms.info(a).and_then(|i| i.floor.clone()) else {
+            let Some((_, den)) = atoms.info(a).and_then(|i| i.floor.as_ref()) else {
                 continue;
             };
             if den.as_atom() == Some(S) {
@@ -463,7 +466,7 @@ impl Facts {
             }
             let Some(g2) = g
                 .add_const(1)
-                .and_then(|x| x.mul(&den))
+                .and_then(|x| x.mul(den))
                 .and_then(|x| x.add_const(-1))
             else {
                 continue;
