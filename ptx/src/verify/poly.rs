@@ -13,8 +13,9 @@ pub(crate) type Atom = u32;
 /// The highest degree a monomial may have.
 pub(crate) const MAX_DEGREE: usize = 12;
 
-/// A product of atoms (with repetition), sorted; the empty product is 1.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+/// A product of atoms (with repetition), sorted; the empty product is 1. Ordered by degree,
+/// then by atoms.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub(crate) struct Mono {
     len: u8,
     atoms: [Atom; MAX_DEGREE],
@@ -83,6 +84,22 @@ impl Mono {
     /// How many times `a` occurs.
     pub(crate) fn power(&self, a: Atom) -> usize {
         self.atoms().iter().filter(|&&x| x == a).count()
+    }
+}
+
+// By hand: the order the derive would give (degree, then every slot, the unused ones zero),
+// comparing only the used slots.
+impl Ord for Mono {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.len
+            .cmp(&other.len)
+            .then_with(|| self.atoms().cmp(other.atoms()))
+    }
+}
+
+impl PartialOrd for Mono {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
     }
 }
 
