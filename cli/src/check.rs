@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use jitseam::{ArtifactKind, Error, Kernel};
-use jitseam_ptx::verify::{Coverage, Proof};
+use jitseam_ptx::verify::Coverage;
 
 use crate::kernel_args::KernelArgs;
 
@@ -38,7 +38,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
         Ok(kernel) => {
             let proof = kernel.loaded().proof();
             if args.json {
-                println!("{}", proof_json(proof));
+                println!("{}", crate::verdict::proof_json(&spec, proof));
                 return Ok(ExitCode::SUCCESS);
             }
             println!("ok");
@@ -71,26 +71,4 @@ fn coverage_name(coverage: Coverage) -> &'static str {
         Coverage::GridStride => "grid-stride (any grid covers every element)",
         Coverage::OneThreadPerElement => "one thread per element",
     }
-}
-
-/// The proof as JSON: coverage, the launch conditions, and the accesses through each pointer.
-fn proof_json(proof: Option<&Proof>) -> serde_json::Value {
-    let Some(proof) = proof else {
-        return serde_json::json!({ "verified": false });
-    };
-    serde_json::json!({
-        "verified": true,
-        "coverage": match proof.coverage {
-            Coverage::GridStride => "grid_stride",
-            Coverage::OneThreadPerElement => "one_thread_per_element",
-        },
-        "conditions": proof.conditions.iter().map(ToString::to_string).collect::<Vec<_>>(),
-        "accesses": proof.accesses.iter().map(|a| serde_json::json!({
-            "param": a.param,
-            "loads": a.loads,
-            "stores": a.stores,
-            "atomics": a.atomics,
-            "width": a.width,
-        })).collect::<Vec<_>>(),
-    })
 }

@@ -29,13 +29,7 @@ pub(crate) struct KernelArgs {
 impl KernelArgs {
     /// The spec the flags describe.
     pub(crate) fn spec(&self) -> Result<AbiSpec, String> {
-        let abi: AbiKind = self.abi.parse()?;
-        Ok(AbiSpec::owned(
-            abi,
-            dtypes(&self.inputs)?,
-            dtypes(&self.outputs)?,
-            dtypes(&self.params)?,
-        ))
+        spec_of(&self.abi, &self.inputs, &self.outputs, &self.params)
     }
 
     /// The file as an artifact entered at `--entry` with the flags' spec: a cubin or fatbin by
@@ -49,6 +43,22 @@ impl KernelArgs {
             crate::Image::Ptx(text) => Artifact::ptx(text, entry, spec),
         })
     }
+}
+
+/// The spec of an `--abi` and its `--inputs`, `--outputs` and `--params` lists.
+pub(crate) fn spec_of(
+    abi: &str,
+    inputs: &[String],
+    outputs: &[String],
+    params: &[String],
+) -> Result<AbiSpec, String> {
+    let abi: AbiKind = abi.parse()?;
+    Ok(AbiSpec::owned(
+        abi,
+        dtypes(inputs)?,
+        dtypes(outputs)?,
+        dtypes(params)?,
+    ))
 }
 
 /// Parses a dtype list; an empty flag value means no dtypes.

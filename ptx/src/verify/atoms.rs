@@ -128,6 +128,11 @@ impl Atoms {
         id
     }
 
+    /// How many atoms there are.
+    pub(crate) fn len(&self) -> usize {
+        self.list.len()
+    }
+
     /// An atom identified by `key`, created once.
     pub(crate) fn keyed(
         &mut self,
