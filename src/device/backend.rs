@@ -4,6 +4,7 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
+use super::config::{LaunchConfig, LaunchLimits};
 use crate::abi::ArgPacket;
 use crate::error::Error;
 
@@ -32,18 +33,16 @@ pub struct DeviceProperties {
     pub max_grid_x: u32,
     /// Largest `blockDim.x`.
     pub max_block_x: u32,
+    /// Every limit a launch configuration must meet (threads per block, block and grid
+    /// extents, dynamic shared memory); its x extents agree with `max_grid_x` and
+    /// `max_block_x`.
+    pub limits: LaunchLimits,
     /// Driver version, where there is a driver.
     pub driver_version: Option<String>,
 }
 
-/// The launch geometry: a 1-D grid of 1-D blocks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Geometry {
-    /// Blocks in the grid.
-    pub grid: u32,
-    /// Threads per block.
-    pub block: u32,
-}
+/// The launch geometry a backend receives: the [`LaunchConfig`] of the launch.
+pub type Geometry = LaunchConfig;
 
 /// A function resolved on a backend. Dropping the last handle may unload its module, which the
 /// backend must defer until no queued launch can still use it.

@@ -6,7 +6,7 @@
 use jitseam_ptx::verify::{Coverage, Proof};
 
 use crate::abi::{AbiKind, AbiSpec, MAX_RANK, ParamLayout, ParamValue};
-use crate::device::{AsViewDesc, Geometry, ViewDesc};
+use crate::device::{AsViewDesc, ConfigLimits, Geometry, ViewDesc};
 use crate::dtype::ElementKind;
 use crate::error::{Error, Operand};
 use crate::liveness::DeviceId;
@@ -28,6 +28,9 @@ pub struct LaunchFacts<'k> {
     pub device: DeviceId,
     /// The device's largest `gridDim.x`.
     pub max_grid_x: u32,
+    /// What a launch configuration must fit (custom ABI): the device's limits and the kernel's
+    /// own block directives.
+    pub limits: &'k ConfigLimits,
     /// What the body verifier proved about the kernel (its coverage form and the conditions
     /// every launch must meet); `None` for a kernel loaded with `Kernel::load_unverified`.
     pub proof: Option<&'k Proof>,
@@ -138,7 +141,7 @@ fn check_proof<I: AsViewDesc, O: AsViewDesc>(
     let Some(proof) = checked.facts.proof else {
         return Ok(());
     };
-    let threads = u64::from(checked.geometry.grid) * u64::from(checked.geometry.block);
+    let threads = u64::try_from(checked.geometry.threads()).unwrap_or(u64::MAX);
     if proof.coverage == Coverage::OneThreadPerElement && threads < checked.count {
         return Err(Error::LaunchGeometry {
             entry: checked.facts.entry.to_owned(),
@@ -255,6 +258,12 @@ fn check_full<'a, I: AsViewDesc, O: AsViewDesc>(
             })?;
             n
         }
+        AbiKind::Custom => {
+            return Err(Error::LaunchConfig {
+                entry: entry.to_owned(),
+                problem: crate::error::ConfigProblem::NeedsConfig,
+            });
+        }
     };
     let count = u64::try_from(count)
         .ok()
@@ -281,10 +290,10 @@ fn check_full<'a, I: AsViewDesc, O: AsViewDesc>(
 pub fn grid_for(units: u64, max_grid_x: u32) -> Geometry {
     let blocks = units.div_ceil(u64::from(BLOCK)).max(1);
     let grid = u32::try_from(blocks.min(u64::from(max_grid_x.max(1)))).unwrap_or(u32::MAX);
-    Geometry { grid, block: BLOCK }
+    Geometry::linear(grid, BLOCK)
 }
 
-fn count_matches(
+pub(super) fn count_matches(
     entry: &str,
     what: &'static str,
     expected: usize,
@@ -305,7 +314,7 @@ fn count_matches(
 /// An operand's device, dtype and, where its parameter (number `param`) declares one, pointee
 /// alignment (inlined for the same reason as [`check_dense_view`]).
 #[inline(always)]
-fn check_operand(
+pub(super) fn check_operand(
     facts: &LaunchFacts<'_>,
     operand: Operand,
     param: usize,
@@ -568,7 +577,7 @@ const CACHED_RANGES: usize = 8;
 /// Kernels take `__restrict__` pointers: an output may share no byte with any other operand.
 ///
 /// `range(i, view)` is the byte range of operand `i` (inputs, then outputs), `view`.
-fn check_aliasing<I: AsViewDesc, O: AsViewDesc>(
+pub(super) fn check_aliasing<I: AsViewDesc, O: AsViewDesc>(
     entry: &str,
     inputs: &[I],
     outputs: &[O],
@@ -617,7 +626,7 @@ pub(super) fn byte_range_of_reach(view: &ViewDesc, (lowest, highest): (i128, i12
 /// its reach is `[offset, offset + n)` and no per-axis walk is needed. Every term is a `usize`
 /// or `u64` widened to `u128`: no overflow.
 #[inline]
-fn dense_byte_range(view: &ViewDesc, n: usize) -> ByteRange {
+pub(super) fn dense_byte_range(view: &ViewDesc, n: usize) -> ByteRange {
     if n == 0 {
         return None;
     }
@@ -714,6 +723,7 @@ mod tests {
                     layout: &layout,
                     device: DeviceId::from_raw(1),
                     max_grid_x: u32::MAX,
+                    limits: &ConfigLimits::TYPICAL,
                     proof: None,
                     grid_stride: false,
                 };

@@ -8,6 +8,7 @@
 
 mod agree;
 mod check;
+mod custom;
 mod dense;
 mod marshal;
 mod reach;
@@ -15,6 +16,7 @@ mod run;
 mod telemetry;
 
 pub use check::{BLOCK, CheckedLaunch, LaunchFacts, check, grid_for};
+pub use custom::check_custom;
 pub use marshal::{marshal, marshal_with};
 pub use run::Launch;
 pub(crate) use telemetry::dispatch_handle;

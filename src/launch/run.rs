@@ -1,12 +1,12 @@
 //! The one `unsafe` boundary of jitseam: a checked, marshaled launch handed to the backend.
 
-use super::{CheckedLaunch, LaunchFacts, check, marshal_with};
+use super::{CheckedLaunch, LaunchFacts, check, check_custom, marshal_with};
 use crate::abi::ParamValue;
 use crate::device::{
-    AccessKind, Arg, ArgMut, AsViewDesc, BackendFunction, Source, SourceMut, Stream, Ticket,
-    ViewDesc,
+    AccessKind, Arg, ArgMut, AsViewDesc, BackendFunction, LaunchConfig, Source, SourceMut, Stream,
+    Ticket, ViewDesc,
 };
-use crate::error::Error;
+use crate::error::{ConfigProblem, Error};
 use crate::telemetry::DispatchHandle;
 
 /// One launch of a resolved function on a stream, ready to take its operands. Every launch —
@@ -18,6 +18,17 @@ pub struct Launch<'k> {
     function: &'k dyn BackendFunction,
     stream: &'k Stream,
     telemetry: Option<&'k DispatchHandle>,
+    /// The launch configuration the caller chose (custom ABI only); `None`: the ABI's own.
+    config: Option<LaunchConfig>,
+}
+
+/// How a launch is shaped: by its logical shape (the scalar, vectorized and strided ABIs, whose
+/// grid jitseam chooses) or by a launch configuration (the custom ABI; `None` asks for one
+/// thread per element of the kernel's covered count).
+#[derive(Debug, Clone, Copy)]
+enum Plan<'s> {
+    Shape(&'s [usize]),
+    Config(Option<LaunchConfig>),
 }
 
 impl<'k> Launch<'k> {
@@ -34,7 +45,14 @@ impl<'k> Launch<'k> {
             function,
             stream,
             telemetry,
+            config: None,
         }
+    }
+
+    /// The same launch with the configuration `config`, which only a custom-ABI kernel takes.
+    pub(crate) fn with_config(mut self, config: LaunchConfig) -> Self {
+        self.config = Some(config);
+        self
     }
 
     /// The facts of the kernel this launch runs.
@@ -74,6 +92,41 @@ impl<'k> Launch<'k> {
         shape: &[usize],
         params: &[ParamValue],
     ) -> Result<(), Error> {
+        if self.config.is_some() {
+            return Err(self.declined(Error::LaunchConfig {
+                entry: self.facts.entry.to_owned(),
+                problem: ConfigProblem::NotCustom {
+                    abi: self.facts.spec.abi,
+                },
+            }));
+        }
+        self.run_plan(inputs, outputs, Plan::Shape(shape), params)
+    }
+
+    /// [`Launch::run`] for a custom-ABI kernel: `inputs`, `outputs` and `params` are its `In`
+    /// pointers, `Out` pointers and by-value params, each in declaration order; the launch
+    /// configuration is the one given with the launch, or one thread per element of the
+    /// kernel's covered count. Checked by [`check_custom`](super::check_custom), then marshaled
+    /// and queued exactly like every other launch.
+    #[doc(hidden)]
+    pub fn run_custom(
+        self,
+        inputs: &[Arg<'_>],
+        outputs: &[ArgMut<'_>],
+        params: &[ParamValue],
+    ) -> Result<(), Error> {
+        let config = self.config;
+        self.run_plan(inputs, outputs, Plan::Config(config), params)
+    }
+
+    #[inline(always)]
+    fn run_plan(
+        self,
+        inputs: &[Arg<'_>],
+        outputs: &[ArgMut<'_>],
+        shape: Plan<'_>,
+        params: &[ParamValue],
+    ) -> Result<(), Error> {
         let foreign = inputs
             .iter()
             .any(|arg| matches!(arg.source, Source::Foreign(_)))
@@ -103,18 +156,32 @@ impl<'k> Launch<'k> {
         &self,
         inputs: &[Arg<'_>],
         outputs: &[ArgMut<'_>],
-        shape: &[usize],
+        shape: Plan<'_>,
         params: &[ParamValue],
     ) -> Result<(), Error> {
-        let checked = check(
-            self.facts,
-            self.stream.device_id(),
-            inputs,
-            outputs,
-            shape,
-            params,
-        )?;
+        let checked = self.check(self.stream.device_id(), inputs, outputs, shape, params)?;
         self.queue(&checked, inputs, outputs)
+    }
+
+    /// The check of the launch's plan: [`check`] for a shape, [`check_custom`] for a config.
+    #[inline(always)]
+    fn check<'a, I: AsViewDesc, O: AsViewDesc>(
+        &self,
+        stream: crate::liveness::DeviceId,
+        inputs: &'a [I],
+        outputs: &'a [O],
+        shape: Plan<'a>,
+        params: &'a [ParamValue],
+    ) -> Result<CheckedLaunch<'a, I, O>, Error>
+    where
+        'k: 'a,
+    {
+        match shape {
+            Plan::Shape(shape) => check(self.facts, stream, inputs, outputs, shape, params),
+            Plan::Config(config) => {
+                check_custom(self.facts, stream, config, inputs, outputs, params)
+            }
+        }
     }
 
     /// [`Launch::run`] with foreign memory among the operands: its address is known only once
@@ -125,7 +192,7 @@ impl<'k> Launch<'k> {
         &self,
         inputs: &[Arg<'_>],
         outputs: &[ArgMut<'_>],
-        shape: &[usize],
+        shape: Plan<'_>,
         params: &[ParamValue],
     ) -> Result<(), Error> {
         let operands = inputs.len() + outputs.len();
@@ -165,14 +232,7 @@ impl<'k> Launch<'k> {
             };
         }
         let (in_descs, out_descs) = descs.split_at(inputs.len());
-        let checked = check(
-            self.facts,
-            stream.device_id(),
-            in_descs,
-            out_descs,
-            shape,
-            params,
-        )?;
+        let checked = self.check(stream.device_id(), in_descs, out_descs, shape, params)?;
         self.queue(&checked, inputs, outputs)?;
         drop(guards);
         Ok(())

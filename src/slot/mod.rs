@@ -87,7 +87,9 @@ use crate::sync::{AtomicPtr, AtomicU64, Mutex, MutexGuard, Ordering};
 
 use crate::abi::ParamValue;
 use crate::artifact::Artifact;
-use crate::device::{Arg, ArgMut, BackendFunction, DeviceId, Stream, WeakDevice, is_live};
+use crate::device::{
+    Arg, ArgMut, BackendFunction, ConfigLimits, DeviceId, Stream, WeakDevice, is_live,
+};
 use crate::error::{Error, TransitionError};
 use crate::kernel::{Kernel, launch_facts};
 use crate::launch::Launch;
@@ -249,6 +251,7 @@ struct Occupant {
     loaded: LoadedData,
     device: WeakDevice,
     max_grid_x: u32,
+    limits: ConfigLimits,
     function: Arc<dyn BackendFunction>,
     telemetry: Option<DispatchHandle>,
 }
@@ -494,6 +497,7 @@ impl SlotTable {
             loaded: parts.loaded,
             device: device.downgrade(),
             max_grid_x: device.properties().max_grid_x,
+            limits: parts.limits,
             function: parts.function,
             telemetry: parts.telemetry,
         });
@@ -577,6 +581,7 @@ impl SlotTable {
                 &occupant.loaded,
                 occupant.device.id(),
                 occupant.max_grid_x,
+                &occupant.limits,
             );
             Launch::new(
                 facts,
