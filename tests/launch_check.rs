@@ -42,10 +42,7 @@ fn scalar_packet_is_three_pointers_and_n() {
     let checked = check(k.facts(), dev.id(), &ins, &outs, &[1000], &[]).unwrap();
     assert_eq!(
         checked.geometry(),
-        Geometry {
-            grid: 4,
-            block: 256
-        }
+        Geometry::linear(4, 256)
     );
     let packet = marshal(&checked);
     assert_eq!(
@@ -430,10 +427,7 @@ fn n_beyond_u32_max_gets_a_valid_capped_grid() {
     assert_eq!(checked.count(), n);
     assert_eq!(
         checked.geometry(),
-        Geometry {
-            grid: 33_554_433,
-            block: 256
-        }
+        Geometry::linear(33_554_433, 256)
     );
 }
 
@@ -458,10 +452,7 @@ fn erased_launch_hands_the_backend_the_marshaled_packet() {
     assert_eq!(launched[0].symbol, ADD_F32);
     assert_eq!(
         launched[0].geometry,
-        Geometry {
-            grid: 2,
-            block: 256
-        }
+        Geometry::linear(2, 256)
     );
     assert_eq!(
         u64s(&launched[0].packet),

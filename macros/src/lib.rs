@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 mod expand;
+mod extent;
 mod model;
 mod names;
 mod parse;

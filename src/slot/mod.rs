@@ -874,6 +874,7 @@ mod tests {
                 compute_capability: None,
                 max_grid_x: 65_535,
                 max_block_x: 1024,
+                limits: crate::device::LaunchLimits::TYPICAL,
                 driver_version: None,
             },
             probe,
