@@ -401,10 +401,10 @@ fn strided_rank_and_shape_must_match() {
 #[test]
 fn n_beyond_u32_max_gets_a_valid_capped_grid() {
     let n: u64 = (1 << 33) + 5;
-    assert_eq!(grid_for(n, 2_147_483_647).grid, 33_554_433);
-    assert_eq!(grid_for(n, 65_535).grid, 65_535);
-    assert_eq!(grid_for(0, 65_535).grid, 1);
-    assert_eq!(grid_for(u64::MAX, u32::MAX).grid, u32::MAX);
+    assert_eq!(grid_for(n, 2_147_483_647).grid[0], 33_554_433);
+    assert_eq!(grid_for(n, 65_535).grid[0], 65_535);
+    assert_eq!(grid_for(0, 65_535).grid[0], 1);
+    assert_eq!(grid_for(u64::MAX, u32::MAX).grid[0], u32::MAX);
 
     // Through `check`, with descriptions of allocations that need not exist to be checked.
     let (dev, _) = recording::device();

@@ -114,9 +114,31 @@ fn param_value(env: &ExtentEnv<'_>, param: u16) -> Result<u64, ExtentProblem> {
 }
 
 /// Evaluates the program that starts at `*cursor` in `code`, leaving `*cursor` just past its
-/// `End`. Checked arithmetic throughout; a fixed stack of [`MAX_EXTENT_DEPTH`].
+/// `End` (also when it has no value, so the next program can still be evaluated). Checked
+/// arithmetic throughout; a fixed stack of [`MAX_EXTENT_DEPTH`].
 #[inline]
 pub fn eval_next(
+    code: &[ExtentOp],
+    cursor: &mut usize,
+    env: &ExtentEnv<'_>,
+) -> Result<u64, ExtentProblem> {
+    let value = eval_program(code, cursor, env);
+    let ended = cursor
+        .checked_sub(1)
+        .is_some_and(|last| code.get(last) == Some(&ExtentOp::End));
+    if value.is_err() && !ended {
+        while let Some(&op) = code.get(*cursor) {
+            *cursor += 1;
+            if op == ExtentOp::End {
+                break;
+            }
+        }
+    }
+    value
+}
+
+#[inline]
+fn eval_program(
     code: &[ExtentOp],
     cursor: &mut usize,
     env: &ExtentEnv<'_>,
