@@ -140,6 +140,17 @@ impl CustomAbi {
         texts
     }
 
+    /// Every extent program's value for `env`, in order: one per pointer, then the covered
+    /// count (each `Err` where it has none). For tools that size buffers from a signature.
+    pub fn evaluate(&self, env: &ExtentEnv<'_>) -> Vec<Result<u64, ExtentProblem>> {
+        let mut values = Vec::new();
+        let mut cursor = 0;
+        while cursor < self.code.len() {
+            values.push(eval_next(&self.code, &mut cursor, env));
+        }
+        values
+    }
+
     /// The text of pointer `index`'s extent (its index among all pointers, in order).
     pub fn extent_text(&self, pointer: usize) -> String {
         self.extent_texts().get(pointer).cloned().unwrap_or_default()
