@@ -155,7 +155,7 @@ fn emit(
                 Some(Named::Param { ty, .. }) => Err(Error::new(
                     ident.span(),
                     format!(
-                        "`{name}` is a `{ty}` param: {} takes integer params only",
+                        "`{name}` is a param of type `{ty}`: {} takes integer params only",
                         site.what()
                     ),
                 )),

@@ -551,19 +551,19 @@ fn len_attr(
     for attr in attrs {
         if !attr.path().is_ident("len") {
             return Err(Error::new(
-                attr.span(),
+                attr.meta.span(),
                 "unsupported attribute on a kernel argument: only `#[len(EXPR)]`, on the pointers of an `abi = custom` kernel",
             ));
         }
         if !custom {
             return Err(Error::new(
-                attr.span(),
+                attr.meta.span(),
                 "`#[len]` declares a pointer's extent in an `abi = custom` kernel; the operands of this abi all cover the launch's `n` elements",
             ));
         }
         if role == Role::Param {
             return Err(Error::new(
-                attr.span(),
+                attr.meta.span(),
                 format!(
                     "`#[len]` belongs on a pointer (`In<T>` or `Out<T>`); `{name}` is passed by value"
                 ),
@@ -571,7 +571,7 @@ fn len_attr(
         }
         if found.is_some() {
             return Err(Error::new(
-                attr.span(),
+                attr.meta.span(),
                 format!("duplicate `#[len]` on `{name}`: a pointer has one extent"),
             ));
         }
@@ -579,7 +579,7 @@ fn len_attr(
             syn::Meta::List(list) => list.parse_args::<syn::Expr>()?,
             _ => {
                 return Err(Error::new(
-                    attr.span(),
+                    attr.meta.span(),
                     "`#[len]` takes the pointer's extent in parentheses, as in `#[len(n)]`",
                 ));
             }
