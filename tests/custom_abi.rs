@@ -73,3 +73,44 @@ fn the_spec_travels_as_data() {
     wrong.params = vec![jitseam::ElementKind::I64, jitseam::ElementKind::F32].into();
     assert!(wrong.validate().is_err());
 }
+
+jitseam::slot_table!(static SLOTS: 2);
+
+#[test]
+fn a_custom_kernel_dispatches_through_a_slot() {
+    let device = Device::emulator();
+    let spec = AbiSpec::parse_custom(
+        "a: in f32[m * k], b: in f32[k * n], c: out f32[m * n], m: u32, n: u32, k: u32",
+        None,
+    )
+    .unwrap();
+    assert_eq!(spec, Matmul::SPEC);
+    let artifact = jitseam::Artifact::ptx(PTX, "matmul", spec);
+    // SAFETY: matmul touches `a`, `b` and `c` only below `m * k`, `k * n` and `m * n` (see
+    // custom_suite::bind_from).
+    let kernel = unsafe { Kernel::describe(artifact).unwrap().load_unverified() }
+        .unwrap()
+        .bind(&device)
+        .unwrap();
+    let slot = SLOTS.claim(kernel).unwrap();
+    let (m, n, k) = (3u32, 5u32, 2u32);
+    let a = device.upload(&[1.0f32; 6]).unwrap();
+    let b = device.upload(&[2.0f32; 10]).unwrap();
+    let mut c = device.upload(&[f32::NAN; 15]).unwrap();
+    let stream = device.default_stream();
+    let params = [
+        jitseam::ParamValue::U32(m),
+        jitseam::ParamValue::U32(n),
+        jitseam::ParamValue::U32(k),
+    ];
+    let inputs = [(&a).into(), (&b).into()];
+    let config = jitseam::LaunchConfig::new([1, 1, 1], [8, 4, 1]);
+    slot.launch(&slot.call_custom(&stream, Some(config), &inputs, &mut [(&mut c).into()], &params))
+        .unwrap();
+    assert_eq!(stream.read(&c).unwrap(), [4.0f32; 15]);
+    // Without a config (no `covers`): declined, as by the kernel itself.
+    let err = slot
+        .launch(&slot.call_custom(&stream, None, &inputs, &mut [(&mut c).into()], &params))
+        .unwrap_err();
+    assert_eq!(err.kind_name(), "launch_config");
+}
