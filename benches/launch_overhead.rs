@@ -347,7 +347,16 @@ fn main() {
         }
     }
     let summaries: Vec<Summary> = samples.into_iter().map(Summary::of).collect();
-    let [erased, cross, typed, slot, check_marshal, custom, cudarc1, cudarcn] = summaries[..]
+    let [
+        erased,
+        cross,
+        typed,
+        slot,
+        check_marshal,
+        custom,
+        cudarc1,
+        cudarcn,
+    ] = summaries[..]
     else {
         unreachable!()
     };
@@ -377,7 +386,11 @@ fn main() {
         "  custom (matmul, 3 extents, 2-D config) check+marshal: {:.1} ns, {:.2}x the scalar kernel's; goal <= 150 ns: {}",
         custom.median,
         custom.median / check_marshal.median,
-        if custom.median <= 150.0 { "met" } else { "NOT met" }
+        if custom.median <= 150.0 {
+            "met"
+        } else {
+            "NOT met"
+        }
     );
     println!(
         "  event bookkeeping, cross stream - same stream: {:+.1} ns per launch",

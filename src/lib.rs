@@ -116,7 +116,9 @@ pub use jitseam_macros::slot_table;
 /// compatibility promise, and naming it by hand opts out of every guarantee.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::abi::{AbiKind, AbiSpec, CustomAbi, CustomKind, CustomParam, ExtentOp, ParamValue};
+    pub use crate::abi::{
+        AbiKind, AbiSpec, CustomAbi, CustomKind, CustomParam, ExtentOp, ParamValue,
+    };
     pub use crate::device::{Arg, ArgMut};
     pub use crate::dtype::{Element, ElementKind};
     pub use crate::error::Error;

@@ -8,8 +8,8 @@
 mod custom_suite;
 
 use custom_suite::{Matmul, PTX, Saxpy};
-use jitseam_ptx::verify::RejectKind;
 use jitseam::{AbiSpec, Device, Error, In, Kernel, Out, Signature};
+use jitseam_ptx::verify::RejectKind;
 
 custom_suite_tests!(Device::emulator);
 
@@ -41,8 +41,7 @@ fn matmul_wide(
 
 #[test]
 fn the_param_list_is_checked_in_the_kernels_own_order() {
-    let described =
-        Kernel::<MatmulWide, _>::describe_typed(MatmulWide::ptx_artifact(PTX)).unwrap();
+    let described = Kernel::<MatmulWide, _>::describe_typed(MatmulWide::ptx_artifact(PTX)).unwrap();
     // SAFETY: the load is refused at the parameter list, before anything could launch.
     let err = unsafe { described.load_unverified() }
         .map(|_| ())
@@ -74,7 +73,7 @@ fn the_spec_travels_as_data() {
     assert!(wrong.validate().is_err());
 }
 
-jitseam::slot_table!(static SLOTS: 2);
+jitseam::slot_table!(static CUSTOM_TABLE: 2);
 
 #[test]
 fn a_custom_kernel_dispatches_through_a_slot() {
@@ -92,7 +91,7 @@ fn a_custom_kernel_dispatches_through_a_slot() {
         .unwrap()
         .bind(&device)
         .unwrap();
-    let slot = SLOTS.claim(kernel).unwrap();
+    let slot = CUSTOM_TABLE.claim(kernel).unwrap();
     let (m, n, k) = (3u32, 5u32, 2u32);
     let a = device.upload(&[1.0f32; 6]).unwrap();
     let b = device.upload(&[2.0f32; 10]).unwrap();
@@ -105,8 +104,14 @@ fn a_custom_kernel_dispatches_through_a_slot() {
     ];
     let inputs = [(&a).into(), (&b).into()];
     let config = jitseam::LaunchConfig::new([1, 1, 1], [8, 4, 1]);
-    slot.launch(&slot.call_custom(&stream, Some(config), &inputs, &mut [(&mut c).into()], &params))
-        .unwrap();
+    slot.launch(&slot.call_custom(
+        &stream,
+        Some(config),
+        &inputs,
+        &mut [(&mut c).into()],
+        &params,
+    ))
+    .unwrap();
     assert_eq!(stream.read(&c).unwrap(), [4.0f32; 15]);
     // Without a config (no `covers`): declined, as by the kernel itself.
     let err = slot

@@ -40,10 +40,7 @@ fn scalar_packet_is_three_pointers_and_n() {
     let out = dev.alloc::<f32>(1000).unwrap();
     let (ins, outs) = ([a.desc(), b.desc()], [out.desc()]);
     let checked = check(k.facts(), dev.id(), &ins, &outs, &[1000], &[]).unwrap();
-    assert_eq!(
-        checked.geometry(),
-        Geometry::linear(4, 256)
-    );
+    assert_eq!(checked.geometry(), Geometry::linear(4, 256));
     let packet = marshal(&checked);
     assert_eq!(
         u64s(packet.bytes()),
@@ -425,10 +422,7 @@ fn n_beyond_u32_max_gets_a_valid_capped_grid() {
     let shape = [n as usize];
     let checked = check(facts, dev.id(), &ins, &outs, &shape, &[]).unwrap();
     assert_eq!(checked.count(), n);
-    assert_eq!(
-        checked.geometry(),
-        Geometry::linear(33_554_433, 256)
-    );
+    assert_eq!(checked.geometry(), Geometry::linear(33_554_433, 256));
 }
 
 #[test]
@@ -450,10 +444,7 @@ fn erased_launch_hands_the_backend_the_marshaled_packet() {
     let launched = backend.launched();
     assert_eq!(launched.len(), 1);
     assert_eq!(launched[0].symbol, ADD_F32);
-    assert_eq!(
-        launched[0].geometry,
-        Geometry::linear(2, 256)
-    );
+    assert_eq!(launched[0].geometry, Geometry::linear(2, 256));
     assert_eq!(
         u64s(&launched[0].packet),
         [a.address(), b.address(), out.address(), 300]

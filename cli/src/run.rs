@@ -21,9 +21,11 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use half::{bf16, f16};
-use jitseam::device::{Arg, ArgMut};
 use jitseam::abi::{CustomKind, ExtentEnv};
-use jitseam::{AbiKind, Artifact, Device, DeviceBuffer, Element, ElementKind, Kernel, LaunchConfig};
+use jitseam::device::{Arg, ArgMut};
+use jitseam::{
+    AbiKind, Artifact, Device, DeviceBuffer, Element, ElementKind, Kernel, LaunchConfig,
+};
 use jitseam::{Erased, ParamValue};
 
 use crate::kernel_args::KernelArgs;
@@ -316,7 +318,9 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
         return run_custom(args, artifact, &param_values);
     }
     if !args.grid.is_empty() || args.smem != 0 {
-        return Err("--grid, --block and --smem are for custom-abi kernels (--signature)".to_owned());
+        return Err(
+            "--grid, --block and --smem are for custom-abi kernels (--signature)".to_owned(),
+        );
     }
     if !args.input_files.is_empty() && args.input_files.len() != inputs.len() {
         return Err(format!(
@@ -476,18 +480,30 @@ fn dims(flag: &str, values: &[u32]) -> Result<[u32; 3], String> {
 
 /// `jitseam run` for a custom-abi kernel: buffers sized by the declared extents, the launch
 /// through the erased face's `launch_custom`.
-fn run_custom(args: &Args, artifact: Artifact, param_values: &[ParamValue]) -> Result<ExitCode, String> {
+fn run_custom(
+    args: &Args,
+    artifact: Artifact,
+    param_values: &[ParamValue],
+) -> Result<ExitCode, String> {
     let spec = artifact.abi.clone();
-    let custom = spec.custom.clone().ok_or("the custom spec has no signature")?;
+    let custom = spec
+        .custom
+        .clone()
+        .ok_or("the custom spec has no signature")?;
     if !args.views.is_empty() {
-        return Err("--view is for strided kernels; a custom kernel's operands are dense".to_owned());
+        return Err(
+            "--view is for strided kernels; a custom kernel's operands are dense".to_owned(),
+        );
     }
     // The configuration the launch gets: the flags', or one thread per covered element in
     // blocks of 256 (what jitseam chooses for `covers`), to size the buffers the same way.
     let config = if args.grid.is_empty() {
         None
     } else {
-        Some(LaunchConfig::new(dims("grid", &args.grid)?, dims("block", &args.block)?).dynamic_shared_bytes(args.smem))
+        Some(
+            LaunchConfig::new(dims("grid", &args.grid)?, dims("block", &args.block)?)
+                .dynamic_shared_bytes(args.smem),
+        )
     };
     let names = |pointer: usize| custom.extent_text(pointer);
     let mut env = ExtentEnv {
@@ -501,7 +517,9 @@ fn run_custom(args: &Args, artifact: Artifact, param_values: &[ParamValue]) -> R
         let covered = match (custom.covers, values.get(pointers)) {
             (true, Some(Ok(count))) => *count,
             (true, _) => return Err("the covered count has no value for these --values".to_owned()),
-            (false, _) => return Err("this signature has no --covers: give --grid and --block".to_owned()),
+            (false, _) => {
+                return Err("this signature has no --covers: give --grid and --block".to_owned());
+            }
         };
         let blocks = u32::try_from(covered.div_ceil(256).max(1))
             .map_err(|_| format!("{covered} covered elements need more than 2^32 blocks"))?;
@@ -514,12 +532,20 @@ fn run_custom(args: &Args, artifact: Artifact, param_values: &[ParamValue]) -> R
         let len = value.as_ref().map_err(|problem| {
             format!("the extent `{}` has no value: {problem}", names(pointer))
         })?;
-        lens.push(usize::try_from(*len).map_err(|_| format!("an extent of {len} elements does not fit this host"))?);
+        lens.push(
+            usize::try_from(*len)
+                .map_err(|_| format!("an extent of {len} elements does not fit this host"))?,
+        );
     }
     // Buffers per pointer in kernel order, split into inputs and outputs.
     let mut in_lens = Vec::new();
     let mut out_lens = Vec::new();
-    for (param, &len) in custom.params.iter().filter(|p| p.kind.is_pointer()).zip(&lens) {
+    for (param, &len) in custom
+        .params
+        .iter()
+        .filter(|p| p.kind.is_pointer())
+        .zip(&lens)
+    {
         match param.kind {
             CustomKind::In(kind) => in_lens.push((kind, len)),
             CustomKind::Out(kind) => out_lens.push((kind, len)),
@@ -527,7 +553,11 @@ fn run_custom(args: &Args, artifact: Artifact, param_values: &[ParamValue]) -> R
         }
     }
     if !args.input_files.is_empty() && args.input_files.len() != in_lens.len() {
-        return Err(format!("{} inputs but {} --input-file", in_lens.len(), args.input_files.len()));
+        return Err(format!(
+            "{} inputs but {} --input-file",
+            in_lens.len(),
+            args.input_files.len()
+        ));
     }
     let mut total: u64 = 0;
     for &(kind, len) in in_lens.iter().chain(&out_lens) {

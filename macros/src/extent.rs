@@ -86,7 +86,9 @@ pub(crate) fn compile(
     if deepest > MAX_DEPTH {
         return Err(Error::new(
             expr.span(),
-            format!("this extent nests too deeply: it needs a stack of {deepest}, at most {MAX_DEPTH}"),
+            format!(
+                "this extent nests too deeply: it needs a stack of {deepest}, at most {MAX_DEPTH}"
+            ),
         ));
     }
     code.push(Op::End);
@@ -112,7 +114,10 @@ fn emit(
         Expr::Lit(lit) => match &lit.lit {
             Lit::Int(int) if int.suffix().is_empty() => {
                 let value = int.base10_parse::<u64>().map_err(|_| {
-                    Error::new(int.span(), "this literal does not fit a 64-bit unsigned extent")
+                    Error::new(
+                        int.span(),
+                        "this literal does not fit a 64-bit unsigned extent",
+                    )
                 })?;
                 push(Op::Lit(value), code);
                 Ok(())

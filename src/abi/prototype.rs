@@ -17,12 +17,17 @@ impl AbiSpec {
                 .params
                 .iter()
                 .map(|param| match param.kind {
-                    CustomKind::In(d) => format!("const {}* __restrict__ {}", scalar(d), param.name),
+                    CustomKind::In(d) => {
+                        format!("const {}* __restrict__ {}", scalar(d), param.name)
+                    }
                     CustomKind::Out(d) => format!("{}* __restrict__ {}", scalar(d), param.name),
                     CustomKind::Value(d) => format!("{} {}", scalar(d), param.name),
                 })
                 .collect();
-            return format!("extern \"C\" __global__ void {name}({});", params.join(", "));
+            return format!(
+                "extern \"C\" __global__ void {name}({});",
+                params.join(", ")
+            );
         }
         let mut out = String::new();
         let width = self.abi.width();

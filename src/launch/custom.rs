@@ -5,7 +5,9 @@
 //! nothing. Refused with a typed error before a device sees anything.
 
 use super::CheckedLaunch;
-use super::check::{BLOCK, LaunchFacts, check_aliasing, check_operand, count_matches, dense_byte_range};
+use super::check::{
+    BLOCK, LaunchFacts, check_aliasing, check_operand, count_matches, dense_byte_range,
+};
 use crate::abi::{
     AbiKind, CustomAbi, CustomKind, ExtentEnv, ExtentOp, ExtentProblem, ParamValue, eval_next,
 };
@@ -32,7 +34,10 @@ pub fn check_custom<'a, I: AsViewDesc, O: AsViewDesc>(
     let entry = facts.entry;
     let spec = facts.spec;
     let Some(custom) = spec.custom.as_ref().filter(|_| spec.abi == AbiKind::Custom) else {
-        return Err(config_error(entry, ConfigProblem::NotCustom { abi: spec.abi }));
+        return Err(config_error(
+            entry,
+            ConfigProblem::NotCustom { abi: spec.abi },
+        ));
     };
     count_matches(entry, "inputs", spec.inputs.len(), inputs.len())?;
     count_matches(entry, "outputs", spec.outputs.len(), outputs.len())?;
@@ -100,7 +105,9 @@ pub fn check_custom<'a, I: AsViewDesc, O: AsViewDesc>(
             })));
         }
     }
-    check_aliasing(entry, inputs, outputs, |_, view| dense_byte_range(view, view.len()))?;
+    check_aliasing(entry, inputs, outputs, |_, view| {
+        dense_byte_range(view, view.len())
+    })?;
     Ok(CheckedLaunch {
         facts,
         inputs,
@@ -176,7 +183,12 @@ fn check_config(entry: &str, config: &LaunchConfig, limits: &ConfigLimits) -> Re
     const GRID_AXES: [&str; 3] = ["grid.x", "grid.y", "grid.z"];
     for (axis, (&value, &limit)) in config.block.iter().zip(&device.max_block).enumerate() {
         if value > limit {
-            return refuse(over(BLOCK_AXES[axis], value.into(), limit.into(), "the device"));
+            return refuse(over(
+                BLOCK_AXES[axis],
+                value.into(),
+                limit.into(),
+                "the device",
+            ));
         }
     }
     let threads = config.threads_per_block();
@@ -190,7 +202,12 @@ fn check_config(entry: &str, config: &LaunchConfig, limits: &ConfigLimits) -> Re
     }
     for (axis, (&value, &limit)) in config.grid.iter().zip(&device.max_grid).enumerate() {
         if value > limit {
-            return refuse(over(GRID_AXES[axis], value.into(), limit.into(), "the device"));
+            return refuse(over(
+                GRID_AXES[axis],
+                value.into(),
+                limit.into(),
+                "the device",
+            ));
         }
     }
     if config.dynamic_shared_bytes > device.max_dynamic_shared_bytes {

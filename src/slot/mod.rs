@@ -88,8 +88,7 @@ use crate::sync::{AtomicPtr, AtomicU64, Mutex, MutexGuard, Ordering};
 use crate::abi::ParamValue;
 use crate::artifact::Artifact;
 use crate::device::{
-    Arg, ArgMut, BackendFunction, ConfigLimits, DeviceId, LaunchConfig, Stream, WeakDevice,
-    is_live,
+    Arg, ArgMut, BackendFunction, ConfigLimits, DeviceId, LaunchConfig, Stream, WeakDevice, is_live,
 };
 use crate::error::{Error, TransitionError};
 use crate::kernel::{Kernel, launch_facts};

@@ -16,9 +16,7 @@
 )]
 
 use jitseam::error::{ConfigProblem, Operand};
-use jitseam::{
-    Device, DeviceBound, DeviceBuffer, Error, In, Kernel, LaunchConfig, Out, Signature,
-};
+use jitseam::{Device, DeviceBound, DeviceBuffer, Error, In, Kernel, LaunchConfig, Out, Signature};
 
 /// NVRTC's PTX for tests/fixtures/custom/custom.cu.
 pub const PTX: &str = include_str!("../fixtures/custom/custom.ptx");
@@ -96,7 +94,9 @@ fn nan(device: &Device, len: usize) -> DeviceBuffer<f32> {
 }
 
 fn data(len: usize, seed: f32) -> Vec<f32> {
-    (0..len).map(|i| ((i * 7 + 3) % 23) as f32 * 0.25 - seed).collect()
+    (0..len)
+        .map(|i| ((i * 7 + 3) % 23) as f32 * 0.25 - seed)
+        .collect()
 }
 
 pub fn saxpy_out_first(device: &Device) {
@@ -173,7 +173,10 @@ pub fn matmul_2d_grid(device: &Device) {
     let got = stream.read(&c).unwrap();
     let want = host_matmul(&a, &b, m, n, k);
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-        assert!((g - w).abs() <= 1e-4 * w.abs().max(1.0), "c[{i}] = {g}, want {w}");
+        assert!(
+            (g - w).abs() <= 1e-4 * w.abs().max(1.0),
+            "c[{i}] = {g}, want {w}"
+        );
     }
 }
 
@@ -184,9 +187,16 @@ pub fn stencil_2d_grid(device: &Device) {
     let din = device.upload(&input).unwrap();
     let mut out = nan(device, w * h);
     let stream = device.default_stream();
-    let config = LaunchConfig::new([(w as u32).div_ceil(16), (h as u32).div_ceil(8), 1], [16, 8, 1]);
+    let config = LaunchConfig::new(
+        [(w as u32).div_ceil(16), (h as u32).div_ceil(8), 1],
+        [16, 8, 1],
+    );
     kernel
-        .launch_with(&stream, config, Stencil5::args(&din, &mut out, w as i32, h as i32))
+        .launch_with(
+            &stream,
+            config,
+            Stencil5::args(&din, &mut out, w as i32, h as i32),
+        )
         .unwrap();
     let got = stream.read(&out).unwrap();
     for y in 0..h {
@@ -197,7 +207,11 @@ pub fn stencil_2d_grid(device: &Device) {
             } else {
                 0.2 * (input[i] + input[i - 1] + input[i + 1] + input[i - w] + input[i + w])
             };
-            assert!((got[i] - want).abs() <= 1e-5, "({x}, {y}): {} vs {want}", got[i]);
+            assert!(
+                (got[i] - want).abs() <= 1e-5,
+                "({x}, {y}): {} vs {want}",
+                got[i]
+            );
         }
     }
 }
@@ -238,7 +252,10 @@ pub fn short_operands_are_declined(device: &Device) {
         assert!(err.is_decline());
         assert_eq!(err.kind_name(), "extent_short");
         let message = err.to_string();
-        assert!(message.contains(extent) && message.contains(&needed.to_string()), "{message}");
+        assert!(
+            message.contains(extent) && message.contains(&needed.to_string()),
+            "{message}"
+        );
         assert!(stream.read(&c).unwrap().iter().all(|v| v.is_nan()));
     }
 }
@@ -285,7 +302,8 @@ pub fn configs_over_device_limits_are_declined(device: &Device) {
     let over_threads = LaunchConfig::new([1, 1, 1], [32, limits.max_threads_per_block / 32 + 1, 1]);
     let over_z = LaunchConfig::new([1, 1, 1], [1, 1, limits.max_block[2] + 1]);
     let over_grid = LaunchConfig::new([1, limits.max_grid[1] + 1, 1], [1, 1, 1]);
-    let over_smem = LaunchConfig::linear(1, 32).dynamic_shared_bytes(limits.max_dynamic_shared_bytes + 1);
+    let over_smem =
+        LaunchConfig::linear(1, 32).dynamic_shared_bytes(limits.max_dynamic_shared_bytes + 1);
     let empty = LaunchConfig::new([1, 0, 1], [32, 1, 1]);
     for (config, what) in [
         (over_threads, "threads per block"),
@@ -299,14 +317,21 @@ pub fn configs_over_device_limits_are_declined(device: &Device) {
             .unwrap_err();
         match &err {
             Error::LaunchConfig {
-                problem: ConfigProblem::OverLimit { what: found, by, .. },
+                problem:
+                    ConfigProblem::OverLimit {
+                        what: found, by, ..
+                    },
                 ..
             } => {
                 assert_eq!(*found, what);
                 assert_eq!(*by, "the device");
             }
             Error::LaunchConfig {
-                problem: ConfigProblem::Empty { what: "grid", axis: 1 },
+                problem:
+                    ConfigProblem::Empty {
+                        what: "grid",
+                        axis: 1,
+                    },
                 ..
             } => assert!(what.is_empty()),
             other => panic!("{config:?}: expected a config decline, got {other}"),
@@ -317,7 +342,13 @@ pub fn configs_over_device_limits_are_declined(device: &Device) {
     let err = kernel
         .launch(&stream, Matmul::args(&da, &db, &mut c, 8, 8, 8))
         .unwrap_err();
-    assert!(matches!(err, Error::LaunchConfig { problem: ConfigProblem::NeedsConfig, .. }));
+    assert!(matches!(
+        err,
+        Error::LaunchConfig {
+            problem: ConfigProblem::NeedsConfig,
+            ..
+        }
+    ));
     assert!(stream.read(&c).unwrap().iter().all(|v| v.is_nan()));
 }
 
@@ -341,7 +372,12 @@ pub fn kernel_block_directives_are_enforced(device: &Device) {
         matches!(
             err,
             Error::LaunchConfig {
-                problem: ConfigProblem::OverLimit { value: 256, limit: 128, by: "the kernel's `.maxntid`", .. },
+                problem: ConfigProblem::OverLimit {
+                    value: 256,
+                    limit: 128,
+                    by: "the kernel's `.maxntid`",
+                    ..
+                },
                 ..
             }
         ),
@@ -354,14 +390,24 @@ pub fn kernel_block_directives_are_enforced(device: &Device) {
             VectorAdd128::args(&da, &db, &mut c, n as i32),
         )
         .unwrap();
-    assert!(stream.read(&c).unwrap().iter().zip(a.iter().zip(&b)).all(|(c, (a, b))| *c == a + b));
+    assert!(
+        stream
+            .read(&c)
+            .unwrap()
+            .iter()
+            .zip(a.iter().zip(&b))
+            .all(|(c, (a, b))| *c == a + b)
+    );
 
     let required = PTX.replacen(
         ".param .u32 vectorAdd_param_3\n)\n",
         ".param .u32 vectorAdd_param_3\n)\n.reqntid 256, 1, 1\n",
         1,
     );
-    assert_ne!(required, PTX, "the fixture's text changed: update the .reqntid splice");
+    assert_ne!(
+        required, PTX,
+        "the fixture's text changed: update the .reqntid splice"
+    );
     let kernel = bind_from::<VectorAdd>(device, &required);
     let mut c = nan(device, n);
     for block in [128, 512] {
@@ -376,7 +422,10 @@ pub fn kernel_block_directives_are_enforced(device: &Device) {
             matches!(
                 err,
                 Error::LaunchConfig {
-                    problem: ConfigProblem::RequiredBlock { required: [256, 1, 1], .. },
+                    problem: ConfigProblem::RequiredBlock {
+                        required: [256, 1, 1],
+                        ..
+                    },
                     ..
                 }
             ),
@@ -387,16 +436,21 @@ pub fn kernel_block_directives_are_enforced(device: &Device) {
     kernel
         .launch(&stream, VectorAdd::args(&da, &db, &mut c, n as i32))
         .unwrap();
-    assert!(stream.read(&c).unwrap().iter().zip(a.iter().zip(&b)).all(|(c, (a, b))| *c == a + b));
+    assert!(
+        stream
+            .read(&c)
+            .unwrap()
+            .iter()
+            .zip(a.iter().zip(&b))
+            .all(|(c, (a, b))| *c == a + b)
+    );
 }
 
 /// The erased face: a runtime spec from the CLI's signature text, the same check and marshal.
 pub fn erased_custom_launch(device: &Device) {
-    let spec = jitseam::AbiSpec::parse_custom(
-        "out: out f32[n], x: in f32[n], n: i32, a: f32",
-        Some("n"),
-    )
-    .unwrap();
+    let spec =
+        jitseam::AbiSpec::parse_custom("out: out f32[n], x: in f32[n], n: i32, a: f32", Some("n"))
+            .unwrap();
     assert_eq!(spec, Saxpy::SPEC, "the macro and the text form agree");
     let artifact = jitseam::Artifact::ptx(PTX, "saxpy_out_first", spec);
     // SAFETY: as in `bind_from`: saxpy touches `out` and `x` only below `n`.
@@ -415,14 +469,23 @@ pub fn erased_custom_launch(device: &Device) {
             None,
             &[(&xs).into()],
             &mut [(&mut out).into()],
-            &[jitseam::ParamValue::I32(n as i32), jitseam::ParamValue::F32(-1.0)],
+            &[
+                jitseam::ParamValue::I32(n as i32),
+                jitseam::ParamValue::F32(-1.0),
+            ],
         )
         .unwrap();
     let got = stream.read(&out).unwrap();
     assert!((0..n).all(|i| got[i] == -x[i] + y[i]));
     // The erased launch of another ABI's shape is refused for a custom kernel.
     let err = kernel
-        .launch(&stream, &[(&xs).into()], &mut [(&mut out).into()], &[n], &[])
+        .launch(
+            &stream,
+            &[(&xs).into()],
+            &mut [(&mut out).into()],
+            &[n],
+            &[],
+        )
         .unwrap_err();
     assert!(err.is_decline(), "{err}");
     // And promotes to the typed face, whose spec it equals.

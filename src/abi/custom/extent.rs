@@ -97,9 +97,8 @@ impl fmt::Display for ExtentProblem {
 /// The value of an integer param as an extent ingredient.
 #[inline]
 fn param_value(env: &ExtentEnv<'_>, param: u16) -> Result<u64, ExtentProblem> {
-    let signed = |value: i64| {
-        u64::try_from(value).map_err(|_| ExtentProblem::Negative { param, value })
-    };
+    let signed =
+        |value: i64| u64::try_from(value).map_err(|_| ExtentProblem::Negative { param, value });
     match env.params.get(usize::from(param)) {
         Some(ParamValue::U8(v)) => Ok(u64::from(*v)),
         Some(ParamValue::U16(v)) => Ok(u64::from(*v)),
@@ -266,13 +265,32 @@ mod tests {
         use ExtentOp::*;
         let params = [ParamValue::U32(3), ParamValue::I32(5), ParamValue::I32(-1)];
         let code = [
-            Param(0), Param(1), Mul, End, // m * k
-            Grid(0), Lit(7), Add, End, // grid.x + 7
-            Param(1), Lit(2), DivCeil, End, // div_ceil(k, 2)
-            Lit(u64::MAX), Lit(2), Mul, End,
-            Lit(1), Lit(0), Div, End,
-            Param(2), End,
-            Lit(0), Lit(1), Sub, End,
+            Param(0),
+            Param(1),
+            Mul,
+            End, // m * k
+            Grid(0),
+            Lit(7),
+            Add,
+            End, // grid.x + 7
+            Param(1),
+            Lit(2),
+            DivCeil,
+            End, // div_ceil(k, 2)
+            Lit(u64::MAX),
+            Lit(2),
+            Mul,
+            End,
+            Lit(1),
+            Lit(0),
+            Div,
+            End,
+            Param(2),
+            End,
+            Lit(0),
+            Lit(1),
+            Sub,
+            End,
         ];
         let env = env(&params);
         let mut cursor = 0;
@@ -282,7 +300,13 @@ mod tests {
         assert_eq!(next(), Ok(3));
         assert_eq!(next(), Err(ExtentProblem::Overflow));
         assert_eq!(next(), Err(ExtentProblem::DivisionByZero));
-        assert_eq!(next(), Err(ExtentProblem::Negative { param: 2, value: -1 }));
+        assert_eq!(
+            next(),
+            Err(ExtentProblem::Negative {
+                param: 2,
+                value: -1
+            })
+        );
         assert_eq!(next(), Err(ExtentProblem::Overflow));
     }
 

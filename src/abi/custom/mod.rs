@@ -8,6 +8,7 @@
 //! allocation at every launch.
 
 mod extent;
+mod param;
 mod text;
 
 use std::borrow::Cow;
@@ -17,53 +18,10 @@ use serde::{Deserialize, Serialize};
 
 use extent::write_infix;
 pub use extent::{ExtentEnv, ExtentOp, ExtentProblem, MAX_EXTENT_DEPTH, eval_next};
+pub use param::{CustomKind, CustomParam};
 pub use text::SignatureError;
 
 use crate::dtype::ElementKind;
-
-/// What one parameter of a custom kernel is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CustomKind {
-    /// A pointer the kernel only reads: `const T*`.
-    In(ElementKind),
-    /// A pointer the kernel writes (and may read): `T*`.
-    Out(ElementKind),
-    /// A scalar passed by value.
-    Value(ElementKind),
-}
-
-impl CustomKind {
-    /// The element (pointers) or value (scalars) type.
-    pub const fn dtype(self) -> ElementKind {
-        match self {
-            Self::In(d) | Self::Out(d) | Self::Value(d) => d,
-        }
-    }
-
-    /// Whether the parameter is a pointer.
-    pub const fn is_pointer(self) -> bool {
-        !matches!(self, Self::Value(_))
-    }
-}
-
-/// One parameter of a custom kernel, in the kernel's order.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct CustomParam {
-    /// The declared name (what extents and messages call it).
-    pub name: Cow<'static, str>,
-    /// Pointer or scalar, and its type.
-    pub kind: CustomKind,
-}
-
-impl CustomParam {
-    /// A parameter with a static name, for `const` tables.
-    pub const fn new(name: &'static str, kind: CustomKind) -> Self {
-        Self {
-            name: Cow::Borrowed(name),
-            kind,
-        }
-    }
-}
 
 /// The parameter table of a custom kernel: every parameter in order, and one extent program per
 /// pointer (in order) followed, for a kernel that covers an element count, by that count's
@@ -153,7 +111,10 @@ impl CustomAbi {
 
     /// The text of pointer `index`'s extent (its index among all pointers, in order).
     pub fn extent_text(&self, pointer: usize) -> String {
-        self.extent_texts().get(pointer).cloned().unwrap_or_default()
+        self.extent_texts()
+            .get(pointer)
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// The text of the covered count, if the kernel covers one.
@@ -187,7 +148,11 @@ impl CustomAbi {
         for &op in self.code.iter() {
             match op {
                 ExtentOp::Param(p) => match values.get(usize::from(p)) {
-                    None => return Err(format!("an extent names by-value param {p}, which does not exist")),
+                    None => {
+                        return Err(format!(
+                            "an extent names by-value param {p}, which does not exist"
+                        ));
+                    }
                     Some(dtype) if dtype.is_float() => {
                         return Err(format!(
                             "an extent names `{}`, a {dtype} param: extents take integer params",
@@ -234,7 +199,11 @@ impl CustomAbi {
         if seen != programs {
             return Err(format!(
                 "{seen} extent programs for {pointers} pointers{}",
-                if self.covers { " and a covered count" } else { "" }
+                if self.covers {
+                    " and a covered count"
+                } else {
+                    ""
+                }
             ));
         }
         Ok(())
@@ -265,7 +234,16 @@ impl CustomAbi {
     /// both over the extent grammar: integer literals, integer params by name, `grid.{x,y,z}`,
     /// `block.{x,y,z}`, `+ - * /`, `div_ceil(a, b)`, parentheses.
     pub fn parse(signature: &str, covers: Option<&str>) -> Result<Self, SignatureError> {
-        text::parse(signature, covers)
+        let (params, code) = text::parse(signature, covers)?;
+        let custom = Self {
+            params: Cow::Owned(params),
+            code: Cow::Owned(code),
+            covers: covers.is_some(),
+        };
+        custom
+            .validate()
+            .map_err(|message| SignatureError { offset: 0, message })?;
+        Ok(custom)
     }
 }
 
@@ -290,7 +268,7 @@ struct CustomText {
 impl TryFrom<CustomText> for CustomAbi {
     type Error = SignatureError;
     fn try_from(text: CustomText) -> Result<Self, Self::Error> {
-        text::parse(&text.signature, text.covers.as_deref())
+        Self::parse(&text.signature, text.covers.as_deref())
     }
 }
 

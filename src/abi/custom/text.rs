@@ -4,7 +4,8 @@
 
 use std::borrow::Cow;
 
-use super::{CustomAbi, CustomKind, CustomParam, ExtentOp};
+use super::extent::ExtentOp;
+use super::param::{CustomKind, CustomParam};
 use crate::dtype::ElementKind;
 
 /// A signature or extent that does not parse, with the byte offset where it went wrong.
@@ -34,7 +35,11 @@ struct Lexer<'t> {
 
 impl<'t> Lexer<'t> {
     fn new(text: &'t str) -> Self {
-        Self { text, pos: 0, at: 0 }
+        Self {
+            text,
+            pos: 0,
+            at: 0,
+        }
     }
 
     fn error(&self, message: impl Into<String>) -> SignatureError {
@@ -74,10 +79,12 @@ impl<'t> Lexer<'t> {
                 .unwrap_or(trimmed.len());
             let digits = trimmed[..len].replace('_', "");
             self.pos += len;
-            return digits
-                .parse::<u64>()
-                .map(Token::Int)
-                .map_err(|_| self.error(format!("`{}` is not a 64-bit unsigned integer", &trimmed[..len])));
+            return digits.parse::<u64>().map(Token::Int).map_err(|_| {
+                self.error(format!(
+                    "`{}` is not a 64-bit unsigned integer",
+                    &trimmed[..len]
+                ))
+            });
         }
         if ":,[]()+-*/.".contains(c) {
             self.pos += c.len_utf8();
@@ -111,7 +118,12 @@ struct Item<'t> {
     extent: Option<(usize, usize)>,
 }
 
-pub(super) fn parse(signature: &str, covers: Option<&str>) -> Result<CustomAbi, SignatureError> {
+/// The parameters and the extent programs (pointers in order, then the covered count) of a
+/// signature in text; the caller validates the whole.
+pub(super) fn parse(
+    signature: &str,
+    covers: Option<&str>,
+) -> Result<(Vec<CustomParam>, Vec<ExtentOp>), SignatureError> {
     let mut lexer = Lexer::new(signature);
     let mut items: Vec<Item<'_>> = Vec::new();
     loop {
@@ -170,7 +182,9 @@ pub(super) fn parse(signature: &str, covers: Option<&str>) -> Result<CustomAbi, 
                         Token::Punct(')') => depth = depth.saturating_sub(1),
                         Token::Punct(']') if depth == 0 => break lexer.at,
                         Token::Punct(']') => depth = depth.saturating_sub(1),
-                        Token::End => return Err(lexer.error(format!("`{name}`'s extent has no closing `]`"))),
+                        Token::End => {
+                            return Err(lexer.error(format!("`{name}`'s extent has no closing `]`")));
+                        }
                         _ => {}
                     }
                 };
@@ -215,21 +229,14 @@ pub(super) fn parse(signature: &str, covers: Option<&str>) -> Result<CustomAbi, 
     if let Some(covers) = covers {
         expression(covers, &values, true, &mut code)?;
     }
-    let custom = CustomAbi {
-        params: Cow::Owned(
-            items
-                .iter()
-                .map(|i| CustomParam {
-                    name: Cow::Owned(i.name.to_owned()),
-                    kind: i.kind,
-                })
-                .collect(),
-        ),
-        code: Cow::Owned(code),
-        covers: covers.is_some(),
-    };
-    custom.validate().map_err(|message| SignatureError { offset: 0, message })?;
-    Ok(custom)
+    let params = items
+        .iter()
+        .map(|i| CustomParam {
+            name: Cow::Owned(i.name.to_owned()),
+            kind: i.kind,
+        })
+        .collect();
+    Ok((params, code))
 }
 
 /// Parses one extent into `code` (postfix, ending with `End`).
@@ -249,10 +256,9 @@ fn expression(
     match parser.lexer.next()? {
         Token::End => {}
         other => {
-            return Err(parser.lexer.error(format!(
-                "unexpected {} in an extent",
-                describe(&other)
-            )));
+            return Err(parser
+                .lexer
+                .error(format!("unexpected {} in an extent", describe(&other))));
         }
     }
     parser.code.push(ExtentOp::End);
@@ -331,12 +337,20 @@ impl Parser<'_, '_, '_> {
                 self.sum()?;
                 match self.lexer.next()? {
                     Token::Punct(',') => {}
-                    _ => return Err(self.lexer.error("`div_ceil` takes two arguments: div_ceil(a, b)")),
+                    _ => {
+                        return Err(self
+                            .lexer
+                            .error("`div_ceil` takes two arguments: div_ceil(a, b)"));
+                    }
                 }
                 self.sum()?;
                 match self.lexer.next()? {
                     Token::Punct(')') => {}
-                    _ => return Err(self.lexer.error("`div_ceil` takes two arguments: div_ceil(a, b)")),
+                    _ => {
+                        return Err(self
+                            .lexer
+                            .error("`div_ceil` takes two arguments: div_ceil(a, b)"));
+                    }
                 }
                 self.code.push(ExtentOp::DivCeil);
             }
@@ -353,8 +367,8 @@ impl Parser<'_, '_, '_> {
                         "`{name}` is a {dtype} param: extents take integer params"
                     )));
                 }
-                let index = u16::try_from(index)
-                    .map_err(|_| self.lexer.error("too many params"))?;
+                let index =
+                    u16::try_from(index).map_err(|_| self.lexer.error("too many params"))?;
                 self.code.push(ExtentOp::Param(index));
             }
             other => {
@@ -370,7 +384,7 @@ impl Parser<'_, '_, '_> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::abi::CustomAbi;
 
     #[test]
     fn round_trips_through_text() {
@@ -391,7 +405,10 @@ mod tests {
     #[test]
     fn refuses_with_a_reason() {
         let err = |sig: &str, covers: Option<&str>| {
-            CustomAbi::parse(sig, covers).err().map(|e| e.message).unwrap_or_default()
+            CustomAbi::parse(sig, covers)
+                .err()
+                .map(|e| e.message)
+                .unwrap_or_default()
         };
         assert!(err("x: in f32[m], n: i32", None).contains("unknown name `m`"));
         assert!(err("x: in f32[a], a: f32", None).contains("extents take integer params"));
