@@ -64,7 +64,7 @@ impl Kernel<Erased, DeviceBound> {
         stream: &Stream,
         config: Option<LaunchConfig>,
         inputs: &[Arg<'_>],
-        outputs: &[ArgMut<'_>],
+        outputs: &mut [ArgMut<'_>],
         params: &[ParamValue],
     ) -> Result<(), Error> {
         let launch = self.launcher(stream);

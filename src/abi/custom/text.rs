@@ -183,7 +183,9 @@ pub(super) fn parse(
                         Token::Punct(']') if depth == 0 => break lexer.at,
                         Token::Punct(']') => depth = depth.saturating_sub(1),
                         Token::End => {
-                            return Err(lexer.error(format!("`{name}`'s extent has no closing `]`")));
+                            return Err(
+                                lexer.error(format!("`{name}`'s extent has no closing `]`"))
+                            );
                         }
                         _ => {}
                     }
