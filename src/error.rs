@@ -975,7 +975,7 @@ impl fmt::Display for ConfigProblem {
                 "the block is {block:?}, the kernel's `.reqntid` requires exactly {required:?}"
             ),
             Self::NeedsConfig => f.write_str(
-                "a custom-abi kernel without `covers` launches with an explicit launch config (`launch_with`)",
+                "a custom-abi kernel launches with a launch config (`launch_with`, or `launch_custom` on the erased face), or with none only when it declares `covers`",
             ),
             Self::NotCustom { abi } => write!(
                 f,
