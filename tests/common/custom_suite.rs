@@ -495,17 +495,25 @@ pub fn erased_custom_launch(device: &Device) {
 #[macro_export]
 macro_rules! custom_suite_tests {
     ($open:path) => {
-        $crate::custom_suite_tests!(@each $open;
+        $crate::custom_suite_tests!($open, via $crate::custom_suite::run_here);
+    };
+    ($open:path, via $run:path) => {
+        $crate::custom_suite_tests!(@each $open, $run;
             saxpy_out_first, vector_add_nvcc, matmul_2d_grid, stencil_2d_grid,
             short_operands_are_declined, overflowing_extent_is_declined,
             configs_over_device_limits_are_declined, kernel_block_directives_are_enforced,
             erased_custom_launch,
         );
     };
-    (@each $open:path; $($name:ident),* $(,)?) => {$(
+    (@each $open:path, $run:path; $($name:ident),* $(,)?) => {$(
         #[test]
         fn $name() {
-            custom_suite::$name(&$open());
+            $run(stringify!($name), || custom_suite::$name(&$open()));
         }
     )*};
+}
+
+/// Runs a suite test in this process (the default for [`custom_suite_tests!`]).
+pub fn run_here(_test: &str, body: impl FnOnce()) {
+    body();
 }
