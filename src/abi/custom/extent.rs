@@ -146,44 +146,40 @@ fn eval_program(
     let mut depth = 0usize;
     while let Some(&op) = code.get(*cursor) {
         *cursor += 1;
-        let leaf = match op {
-            ExtentOp::Lit(value) => Some(value),
-            ExtentOp::Param(p) => Some(param_value(env, p)?),
-            ExtentOp::Grid(axis) => Some(u64::from(axis_of(env.grid, axis)?)),
-            ExtentOp::Block(axis) => Some(u64::from(axis_of(env.block, axis)?)),
+        let value = match op {
+            ExtentOp::Lit(value) => value,
+            ExtentOp::Param(p) => param_value(env, p)?,
+            ExtentOp::Grid(axis) => u64::from(axis_of(env.grid, axis)?),
+            ExtentOp::Block(axis) => u64::from(axis_of(env.block, axis)?),
             ExtentOp::End => {
                 return match depth {
                     1 => Ok(stack[0]),
                     _ => Err(ExtentProblem::Malformed),
                 };
             }
-            _ => None,
-        };
-        if let Some(value) = leaf {
-            let slot = stack.get_mut(depth).ok_or(ExtentProblem::Malformed)?;
-            *slot = value;
-            depth += 1;
-            continue;
-        }
-        if depth < 2 {
-            return Err(ExtentProblem::Malformed);
-        }
-        let (a, b) = (stack[depth - 2], stack[depth - 1]);
-        let value = match op {
-            ExtentOp::Add => a.checked_add(b).ok_or(ExtentProblem::Overflow)?,
-            ExtentOp::Sub => a.checked_sub(b).ok_or(ExtentProblem::Overflow)?,
-            ExtentOp::Mul => a.checked_mul(b).ok_or(ExtentProblem::Overflow)?,
-            ExtentOp::Div => a.checked_div(b).ok_or(ExtentProblem::DivisionByZero)?,
-            ExtentOp::DivCeil => {
-                if b == 0 {
-                    return Err(ExtentProblem::DivisionByZero);
+            binary => {
+                if depth < 2 {
+                    return Err(ExtentProblem::Malformed);
                 }
-                a.div_ceil(b)
+                depth -= 1;
+                let (a, b) = (stack[depth - 1], stack[depth]);
+                stack[depth - 1] = match binary {
+                    ExtentOp::Add => a.checked_add(b).ok_or(ExtentProblem::Overflow)?,
+                    ExtentOp::Sub => a.checked_sub(b).ok_or(ExtentProblem::Overflow)?,
+                    ExtentOp::Mul => a.checked_mul(b).ok_or(ExtentProblem::Overflow)?,
+                    ExtentOp::Div => a.checked_div(b).ok_or(ExtentProblem::DivisionByZero)?,
+                    _ => {
+                        if b == 0 {
+                            return Err(ExtentProblem::DivisionByZero);
+                        }
+                        a.div_ceil(b)
+                    }
+                };
+                continue;
             }
-            _ => return Err(ExtentProblem::Malformed),
         };
-        depth -= 1;
-        stack[depth - 1] = value;
+        *stack.get_mut(depth).ok_or(ExtentProblem::Malformed)? = value;
+        depth += 1;
     }
     Err(ExtentProblem::Malformed)
 }
