@@ -141,7 +141,8 @@ fn check_proof<I: AsViewDesc, O: AsViewDesc>(
     let Some(proof) = checked.facts.proof else {
         return Ok(());
     };
-    let threads = u64::try_from(checked.geometry.threads()).unwrap_or(u64::MAX);
+    // `check` launches 1-D grids of 1-D blocks (`grid_for`): y and z are 1.
+    let threads = u64::from(checked.geometry.grid[0]) * u64::from(checked.geometry.block[0]);
     if proof.coverage == Coverage::OneThreadPerElement && threads < checked.count {
         return Err(Error::LaunchGeometry {
             entry: checked.facts.entry.to_owned(),

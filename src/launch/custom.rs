@@ -39,9 +39,14 @@ pub fn check_custom<'a, I: AsViewDesc, O: AsViewDesc>(
             ConfigProblem::NotCustom { abi: spec.abi },
         ));
     };
-    count_matches(entry, "inputs", spec.inputs.len(), inputs.len())?;
-    count_matches(entry, "outputs", spec.outputs.len(), outputs.len())?;
-    count_matches(entry, "params", spec.params.len(), params.len())?;
+    if spec.inputs.len() != inputs.len()
+        || spec.outputs.len() != outputs.len()
+        || spec.params.len() != params.len()
+    {
+        count_matches(entry, "inputs", spec.inputs.len(), inputs.len())?;
+        count_matches(entry, "outputs", spec.outputs.len(), outputs.len())?;
+        count_matches(entry, "params", spec.params.len(), params.len())?;
+    }
     if stream != facts.device {
         return Err(Error::DeviceMismatch {
             entry: entry.to_owned(),
@@ -282,8 +287,9 @@ fn over(what: &'static str, value: u64, limit: u64, by: &'static str) -> ConfigP
     }
 }
 
-/// A custom operand's element count: it must be dense (the kernel indexes it from its start)
+/// A custom operand's element count (inlined: it runs for every pointer): it must be dense (the kernel indexes it from its start)
 /// and lie inside its allocation.
+#[inline(always)]
 fn dense_len(entry: &str, operand: Operand, view: &ViewDesc) -> Result<usize, Error> {
     let plain = view.rank == 1 && view.strides[0] == 1;
     if !plain && !view.is_contiguous() {

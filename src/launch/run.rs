@@ -93,40 +93,8 @@ impl<'k> Launch<'k> {
         params: &[ParamValue],
     ) -> Result<(), Error> {
         if self.config.is_some() {
-            return Err(self.declined(Error::LaunchConfig {
-                entry: self.facts.entry.to_owned(),
-                problem: ConfigProblem::NotCustom {
-                    abi: self.facts.spec.abi,
-                },
-            }));
+            return Err(self.not_custom());
         }
-        self.run_plan(inputs, outputs, Plan::Shape(shape), params)
-    }
-
-    /// [`Launch::run`] for a custom-ABI kernel: `inputs`, `outputs` and `params` are its `In`
-    /// pointers, `Out` pointers and by-value params, each in declaration order; the launch
-    /// configuration is the one given with the launch, or one thread per element of the
-    /// kernel's covered count. Checked by [`check_custom`](super::check_custom), then marshaled
-    /// and queued exactly like every other launch.
-    #[doc(hidden)]
-    pub fn run_custom(
-        self,
-        inputs: &[Arg<'_>],
-        outputs: &[ArgMut<'_>],
-        params: &[ParamValue],
-    ) -> Result<(), Error> {
-        let config = self.config;
-        self.run_plan(inputs, outputs, Plan::Config(config), params)
-    }
-
-    #[inline(always)]
-    fn run_plan(
-        self,
-        inputs: &[Arg<'_>],
-        outputs: &[ArgMut<'_>],
-        shape: Plan<'_>,
-        params: &[ParamValue],
-    ) -> Result<(), Error> {
         let foreign = inputs
             .iter()
             .any(|arg| matches!(arg.source, Source::Foreign(_)))
@@ -134,10 +102,48 @@ impl<'k> Launch<'k> {
                 .iter()
                 .any(|arg| matches!(arg.source, SourceMut::Foreign(_)));
         let queued = if foreign {
-            self.run_foreign(inputs, outputs, shape, params)
+            self.run_foreign(inputs, outputs, Plan::Shape(shape), params)
         } else {
             self.run_local(inputs, outputs, shape, params)
         };
+        self.finish(queued)
+    }
+
+    /// [`Launch::run`] for a custom-ABI kernel: `inputs`, `outputs` and `params` are its `In`
+    /// pointers, `Out` pointers and by-value params, each in declaration order; the launch
+    /// configuration is the one given with the launch, or one thread per element of the
+    /// kernel's covered count. Checked by [`check_custom`](super::check_custom), then marshaled
+    /// and queued exactly like every other launch. Out of line: the other ABIs' launches keep
+    /// their frame.
+    #[doc(hidden)]
+    #[inline(never)]
+    pub fn run_custom(
+        self,
+        inputs: &[Arg<'_>],
+        outputs: &[ArgMut<'_>],
+        params: &[ParamValue],
+    ) -> Result<(), Error> {
+        // Through the path that completes every description into a copy first (for foreign
+        // memory; a copy of the others costs a few stores): one more caller of the queueing
+        // code would take it out of line for every ABI's launch.
+        let queued = self.run_foreign(inputs, outputs, Plan::Config(self.config), params);
+        self.finish(queued)
+    }
+
+    /// A launch with a configuration of a kernel whose ABI chooses its own grid.
+    #[cold]
+    fn not_custom(&self) -> Error {
+        self.declined(Error::LaunchConfig {
+            entry: self.facts.entry.to_owned(),
+            problem: ConfigProblem::NotCustom {
+                abi: self.facts.spec.abi,
+            },
+        })
+    }
+
+    /// Counts a queued launch in the kernel's telemetry cell, or reports a refused one.
+    #[inline(always)]
+    fn finish(&self, queued: Result<(), Error>) -> Result<(), Error> {
         match queued {
             Ok(()) => {
                 if let Some(cell) = self.telemetry {
@@ -156,10 +162,17 @@ impl<'k> Launch<'k> {
         &self,
         inputs: &[Arg<'_>],
         outputs: &[ArgMut<'_>],
-        shape: Plan<'_>,
+        shape: &[usize],
         params: &[ParamValue],
     ) -> Result<(), Error> {
-        let checked = self.check(self.stream.device_id(), inputs, outputs, shape, params)?;
+        let checked = check(
+            self.facts,
+            self.stream.device_id(),
+            inputs,
+            outputs,
+            shape,
+            params,
+        )?;
         self.queue(&checked, inputs, outputs)
     }
 
@@ -184,9 +197,10 @@ impl<'k> Launch<'k> {
         }
     }
 
-    /// [`Launch::run`] with foreign memory among the operands: its address is known only once
-    /// it is acquired (which orders the stream after its earlier uses), so the descriptions are
-    /// completed into a copy, checked and marshaled from there.
+    /// [`Launch::run`] with foreign memory among the operands (and every custom-ABI launch): a
+    /// foreign address is known only once it is acquired (which orders the stream after its
+    /// earlier uses), so the descriptions are completed into a copy, checked and marshaled
+    /// from there.
     #[inline(never)]
     fn run_foreign(
         &self,
