@@ -147,7 +147,9 @@ pub trait Backend: Send + Sync + fmt::Debug {
     ///
     /// # Safety
     /// `packet` must have been produced by [`crate::launch::marshal`] from a plan that
-    /// [`crate::launch::check`] accepted for this `function` on this device: every pointer in it
+    /// [`crate::launch::check`] (or [`crate::launch::check_custom`]) accepted for this
+    /// `function` on this device, with `geometry` the launch configuration it checked: every
+    /// pointer in it
     /// then addresses live allocations of this device large enough for every index the kernel's
     /// ABI lets it touch; the caller has made `stream` wait for every earlier conflicting use
     /// of those allocations on other streams, and logs the launch so that every later

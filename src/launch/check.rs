@@ -41,8 +41,9 @@ pub struct LaunchFacts<'k> {
     pub grid_stride: bool,
 }
 
-/// A launch that [`check`] accepted. Only `check` builds one, so a packet built from it (by
-/// [`marshal`](super::marshal)) rests on every precondition of the kernel's ABI.
+/// A launch that [`check`] (or, for the custom ABI, [`check_custom`](super::check_custom))
+/// accepted. Only they build one, so a packet built from it (by [`marshal`](super::marshal))
+/// rests on every precondition of the kernel's ABI.
 ///
 /// It keeps the operands `check` read (descriptions, or launch operands holding them) by shared
 /// borrow, so the packet is built from exactly what was checked.

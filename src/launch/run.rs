@@ -295,13 +295,16 @@ impl<'k> Launch<'k> {
                 *ticket = Some(log.before(backend, raw, AccessKind::Write)?);
             }
         }
-        // SAFETY: `packet` comes from `marshal_with` over a launch `check` accepted for this
-        // function's verified layout, and `check` proved the stream is on `facts.device`, the
+        // SAFETY: `packet` comes from `marshal_with` over a launch `check` (or `check_custom`)
+        // accepted for this function's verified layout, which proved the stream is on
+        // `facts.device`, the
         // device `function` was resolved on: the stream and every operand are on that device (ids
         // are never reused, the stream holds a live handle to it, and each description came from
         // a live buffer, view or cudarc slice borrowed for this call — read in place from the
         // operands, or completed from them once their foreign memory was acquired), every pointer
-        // plus every index the ABI lets the kernel touch lies inside its allocation, outputs
+        // plus every index the ABI lets the kernel touch lies inside its allocation (for the
+        // custom ABI: each buffer holds its declared extent for this launch's params and
+        // configuration, which fits the device and the kernel's block directives), outputs
         // overlap nothing else, and the count and params have exactly the declared types. The
         // stream now waits for every conflicting earlier use of each operand (the `before` calls
         // above, and the foreign guards), and each is logged once the launch is queued (below).
