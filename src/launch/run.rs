@@ -297,11 +297,11 @@ impl<'k> Launch<'k> {
         }
         // SAFETY: `packet` comes from `marshal_with` over a launch `check` (or `check_custom`)
         // accepted for this function's verified layout, which proved the stream is on
-        // `facts.device`, the
-        // device `function` was resolved on: the stream and every operand are on that device (ids
-        // are never reused, the stream holds a live handle to it, and each description came from
-        // a live buffer, view or cudarc slice borrowed for this call — read in place from the
-        // operands, or completed from them once their foreign memory was acquired), every pointer
+        // `facts.device`, the device `function` was resolved on: the stream and every operand
+        // are on that device (ids are never reused, the stream holds a live handle to it, and
+        // each description came from a live buffer, view or cudarc slice borrowed for this call
+        // — read in place from the operands, or completed from them once their foreign memory
+        // was acquired), every pointer
         // plus every index the ABI lets the kernel touch lies inside its allocation (for the
         // custom ABI: each buffer holds its declared extent for this launch's params and
         // configuration, which fits the device and the kernel's block directives), outputs
