@@ -108,7 +108,7 @@ fn float4_access_at_a_4_byte_aligned_address_is_misaligned() {
         backend.launch(
             v4.bound().function(),
             &*stream,
-            Geometry { grid: 1, block: 2 },
+            Geometry::linear(1, 2),
             &packet,
         )
     };
@@ -216,7 +216,7 @@ fn add_with_geometry(n: usize, grid: u32, block: u32) -> Vec<f32> {
             .launch(
                 k.bound().function(),
                 &*stream,
-                Geometry { grid, block },
+                Geometry::linear(grid, block),
                 &packet,
             )
             .unwrap();

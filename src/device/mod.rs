@@ -8,6 +8,7 @@
 mod access;
 mod backend;
 mod buffer;
+mod config;
 mod cuda;
 mod desc;
 mod emulated;
@@ -25,6 +26,8 @@ pub use backend::{
     DeviceProperties, Geometry,
 };
 pub use buffer::DeviceBuffer;
+pub(crate) use config::dims3;
+pub use config::{ConfigLimits, LaunchConfig, LaunchLimits};
 pub use desc::{AsViewDesc, ViewDesc};
 pub use emulated::{EmulatorBackend, EmulatorConfig};
 pub use event::Event;

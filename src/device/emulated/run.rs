@@ -59,13 +59,12 @@ pub(super) fn grid_for(geometry: Geometry, grid_stride: bool, config: &EmulatorC
         return geometry;
     }
     let workers = u32::try_from(config.effective_workers()).unwrap_or(u32::MAX);
-    Geometry {
-        grid: geometry
-            .grid
-            .min(workers.saturating_mul(BLOCKS_PER_WORKER))
-            .max(1),
-        block: geometry.block,
-    }
+    // Grid-stride bodies are the 1-D ABIs': only x is capped.
+    let mut capped = geometry;
+    capped.grid[0] = geometry.grid[0]
+        .min(workers.saturating_mul(BLOCKS_PER_WORKER))
+        .max(1);
+    capped
 }
 
 /// Runs one launch to completion over exactly the bytes its operands reach (see
@@ -80,7 +79,11 @@ pub(super) fn run_launch(
     geometry: Geometry,
 ) -> Result<(), Error> {
     let lent = heap.lend(operands);
-    let dims = LaunchDims::linear(geometry.grid, geometry.block);
+    let dims = LaunchDims {
+        grid: geometry.grid,
+        block: geometry.block,
+        dynamic_shared_bytes: geometry.dynamic_shared_bytes,
+    };
     let options = RunOptions {
         budget: config.budget,
         workers: config.workers,

@@ -799,11 +799,10 @@ fn geometry(grid: [c_uint; 3], block: [c_uint; 3], shared: c_uint) -> Result<Lau
     {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    // Dynamic shared memory reaches the interpreter in a later change; none for now.
     Ok(LaunchDims {
         grid,
         block,
-        dynamic_shared_bytes: 0,
+        dynamic_shared_bytes: shared,
     })
 }
 
