@@ -60,6 +60,8 @@ pub(crate) struct Analyzer<'c> {
     pub(crate) summaries: Vec<AccessSummary>,
     loops: Vec<Loop>,
     loop_at: HashMap<usize, usize>,
+    /// Per loop header: the first atom id its first analysis could create (see [`varies`]).
+    loop_marks: HashMap<usize, Atom>,
     rpo: Vec<usize>,
     rpo_pos: Vec<usize>,
     visits: u64,
@@ -85,6 +87,7 @@ impl<'c> Analyzer<'c> {
             summaries: Vec::new(),
             loops: Vec::new(),
             loop_at: HashMap::new(),
+            loop_marks: HashMap::new(),
             rpo: Vec::new(),
             rpo_pos: Vec::new(),
             visits: 0,
@@ -425,6 +428,13 @@ impl<'c> Analyzer<'c> {
 
     fn loop_run(&mut self, l: &Loop, entry: State, final_run: bool) -> Vec<(usize, State)> {
         let li = self.loop_at.get(&l.header).copied().unwrap_or(0) as u32;
+        // Atoms from this mark on may be the loop's own: see `varies`. The mark is that of
+        // the loop's first analysis, since a later one (in another pass of an enclosing loop)
+        // re-keys the atoms the first created.
+        let mark = *self
+            .loop_marks
+            .entry(l.header)
+            .or_insert_with(|| self.atoms.next_id());
         // Pass 1: symbols for everything the loop writes.
         let mut phi = entry.clone();
         let mut symbols: HashMap<Reg, Atom> = HashMap::new();
@@ -461,6 +471,12 @@ impl<'c> Analyzer<'c> {
         let k = self.atoms.keyed((5, li, 0), AtomKind::Counter, 0, INF);
         let kp = Poly::atom(k);
         let loop_symbols: Vec<Atom> = symbols.values().copied().collect();
+        // A step must be the same in every iteration: built from atoms that do not vary in
+        // the loop (`d` cannot hold `k`, made after the first pass or absent from it).
+        let mut memo = HashMap::new();
+        let fixed_now: HashSet<Atom> = (0..self.atoms.next_id())
+            .filter(|&a| !varies(&self.atoms, a, mark, k, &mut memo))
+            .collect();
         let mut head = entry.clone();
         let mut grid = false;
         let mut varying_regs: Vec<Reg> = Vec::new();
@@ -470,7 +486,9 @@ impl<'c> Analyzer<'c> {
             };
             let step = |init: &Poly, b: &Poly| -> Option<(Poly, Poly)> {
                 let d = back.facts.normalize(&b.sub(&Poly::atom(a))?)?;
-                if loop_symbols.iter().any(|s| d.contains_atom(*s)) {
+                if loop_symbols.iter().any(|s| d.contains_atom(*s))
+                    || d.atoms().any(|x| !fixed_now.contains(&x))
+                {
                     return None;
                 }
                 Some((init.add(&kp.mul(&d)?)?, d))
@@ -596,6 +614,22 @@ impl<'c> Analyzer<'c> {
                 }
             }
         }
+        // A candidate or closed form may speak of `k`, which the shifts rename, and of values
+        // fixed for the whole loop; of nothing else. The shifts leave every other atom as it
+        // is, yet one computed in the body names a new value each iteration (the same
+        // instruction re-run gets the same atom), as does a header value or a quotient of
+        // either: a fact assumed at the head about such an atom is a fact about the last
+        // iteration's value, and would bind the one the body computes anew.
+        let own = |this: &Self, p: &Poly, memo: &mut HashMap<Atom, bool>| {
+            p.atoms()
+                .any(|a| a != k && varies(&this.atoms, a, mark, k, memo))
+        };
+        cands.retain(|c| !own(self, c, &mut memo));
+        values.retain(|(_, v)| match v {
+            Val::Int { p, .. } => !own(self, p, &mut memo),
+            Val::Ptr { off, .. } => !own(self, off, &mut memo),
+            _ => false,
+        });
         let mut kept: Vec<Poly> = Vec::new();
         for c in cands {
             if let Some(at0) = c.subst(k, &zero)
@@ -651,6 +685,38 @@ impl<'c> Analyzer<'c> {
         }
         run_with(self, &kept, &values, final_run).exits
     }
+}
+
+/// Whether atom `a` may name a different value in different iterations of a loop whose first
+/// analysis began at atom id `mark` and whose iteration counter is `k`.
+///
+/// An atom made before the loop was first analyzed comes from the launch or from an
+/// instruction outside the loop (the loop's blocks are entered only through its header, so
+/// none of its instructions ran before): while the loop runs, it keeps one value. An atom made
+/// since may be keyed to an instruction of the body, a join in it, a header value or a nested
+/// loop's counter, all of which name a new value each iteration, so it varies; except a floor
+/// or remainder, which is keyed by what it is a function of and varies only if that does.
+/// Over-approximating only loses proofs.
+fn varies(atoms: &Atoms, a: Atom, mark: Atom, k: Atom, memo: &mut HashMap<Atom, bool>) -> bool {
+    if a == k {
+        return true;
+    }
+    if a < mark {
+        return false;
+    }
+    if let Some(&v) = memo.get(&a) {
+        return v;
+    }
+    let v = match atoms.operands(a) {
+        // The operands of a floor or remainder exist before it: the recursion ends.
+        Some((num, den)) => num
+            .atoms()
+            .chain(den.atoms())
+            .any(|x| x >= a || varies(atoms, x, mark, k, memo)),
+        None => true,
+    };
+    memo.insert(a, v);
+    v
 }
 
 fn is_grid_step(d: &Poly) -> bool {

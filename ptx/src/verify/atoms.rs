@@ -41,6 +41,8 @@ pub(crate) struct AtomInfo {
     pub(crate) hi: i128,
     /// For a floor atom: (numerator, denominator).
     pub(crate) floor: Option<(Poly, Poly)>,
+    /// For a remainder atom: (numerator, denominator).
+    pub(crate) rem: Option<(Poly, Poly)>,
 }
 
 /// Fixed atom ids.
@@ -124,8 +126,24 @@ impl Atoms {
             lo,
             hi,
             floor: None,
+            rem: None,
         });
         id
+    }
+
+    /// The id the next new atom gets: every atom below it exists already.
+    pub(crate) fn next_id(&self) -> Atom {
+        self.list.len() as Atom
+    }
+
+    /// The operands a floor or remainder atom is a function of: such an atom has one value
+    /// wherever its operands have one, whichever instruction computed it.
+    pub(crate) fn operands(&self, a: Atom) -> Option<(&Poly, &Poly)> {
+        let info = self.info(a)?;
+        info.floor
+            .as_ref()
+            .or(info.rem.as_ref())
+            .map(|(num, den)| (num, den))
     }
 
     /// An atom identified by `key`, created once.
@@ -202,6 +220,9 @@ impl Atoms {
             return Some(r);
         }
         let r = self.push(AtomKind::Floor, 0, hi);
+        if let Some(info) = self.list.get_mut(r as usize) {
+            info.rem = Some(key.clone());
+        }
         self.rems.insert(key, r);
         let form = num.sub(&den.mul(&Poly::atom(f))?)?;
         self.rem_forms.insert(form.clone(), r);
