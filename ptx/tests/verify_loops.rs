@@ -203,3 +203,24 @@ LOOP:
     faults(&body, 100);
     rejected(verify(&body), RejectKind::OutOfBounds);
 }
+
+/// `if (n < 10) t = n / 2; x[4 − n / 2]` with `n ≥ 5`: both quotients are the same value, but
+/// only the first is bounded by 4.
+#[test]
+fn bound_of_a_quotient_under_a_guard_does_not_hold_past_it() {
+    let body = format!(
+        "	setp.lt.s64 	%p1, %rd3, 5;
+	@%p1 bra 	DONE;
+	setp.ge.s64 	%p2, %rd3, 10;
+	@%p2 bra 	JOIN;
+	div.s64 	%rd20, %rd3, 2;
+JOIN:
+	div.s64 	%rd21, %rd3, 2;
+	mov.u64 	%rd22, 4;
+	sub.s64 	%rd23, %rd22, %rd21;
+{}",
+        bad_load_at(23)
+    );
+    faults(&body, 20);
+    rejected(verify(&body), RejectKind::OutOfBounds);
+}

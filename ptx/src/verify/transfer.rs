@@ -644,7 +644,11 @@ impl Analyzer<'_> {
         let (_, hi) = st.facts.range(&self.atoms, &a);
         let (dlo, _) = st.facts.range(&self.atoms, &d);
         let hi = if dlo >= 1 { hi / dlo } else { hi };
-        let f = self.atoms.floor(&a, &d, 0, hi.min(INF))?;
+        // The atom is keyed by its operands, so every path that computes this quotient shares
+        // it: its range for all of them is only what holds everywhere it is defined. The bound
+        // this path's facts give (under a guard `a < 10`, at most 4) is this path's alone.
+        let f = self.atoms.floor(&a, &d, 0, INF)?;
+        st.facts.bound(f, 0, hi.min(INF));
         let fp = Poly::atom(f);
         if let Some(x) = a.sub(&fp) {
             st.facts.assume(&self.atoms, &x, 0);
