@@ -148,6 +148,36 @@ LOOP:
     rejected(verify(&body), RejectKind::OutOfBounds);
 }
 
+/// The kernel above with `a` computed inside an inner loop (one trip): a value a nested loop
+/// makes is just as new in each iteration of the outer one.
+#[test]
+fn fact_about_a_value_an_inner_loop_recomputes_is_not_carried() {
+    let body = format!(
+        "	setp.lt.s64 	%p1, %rd3, 3;
+	@%p1 bra 	DONE;
+	mov.u64 	%rd20, 0;
+LOOP:
+	setp.ge.s64 	%p2, %rd20, %rd3;
+	@%p2 bra 	DONE;
+	mov.u64 	%rd25, 0;
+INNER:
+	add.s64 	%rd21, %rd20, 2;
+	and.b64 	%rd22, %rd21, 2;
+	add.s64 	%rd25, %rd25, 1;
+	setp.lt.s64 	%p4, %rd25, 1;
+	@%p4 bra 	INNER;
+	sub.s64 	%rd23, %rd22, %rd20;
+{}	add.s64 	%rd20, %rd20, 1;
+	setp.ge.s64 	%p3, %rd22, %rd20;
+	@%p3 bra 	LOOP;
+",
+        bad_load_at(23)
+    );
+    faults(&body, 3);
+    faults(&body, 100);
+    rejected(verify(&body), RejectKind::OutOfBounds);
+}
+
 /// `for (j = 0, r = 0; j < n; j++) { a = (j + 2) & 2; x[r − j·a]; r = (j + 1)·a; }`.
 ///
 /// The back edge has `r = (k + 1)·a`, so the head's closed form would be `r = k·a` (0 on
@@ -223,4 +253,42 @@ JOIN:
     );
     faults(&body, 20);
     rejected(verify(&body), RejectKind::OutOfBounds);
+}
+
+/// `out[t] = x[t]` for the index in `%rd{reg}`.
+fn copy_at(reg: u32) -> String {
+    format!(
+        "	shl.b64 	%rd40, %rd{reg}, 2;
+	add.s64 	%rd41, %rd1, %rd40;
+	ld.global.f32 	%f1, [%rd41];
+	add.s64 	%rd42, %rd2, %rd40;
+	st.global.f32 	[%rd42], %f1;
+"
+    )
+}
+
+/// `for (i = I0; i < n; i += S) for (t = i; t < n; t += S) out[t] = x[t]`, both loops rotated
+/// as NVRTC emits them. The inner loop's invariant `t ≤ n − 1` speaks of the outer loop's
+/// counter, fixed while the inner loop runs: it must survive.
+#[test]
+fn inner_loop_invariant_over_the_outer_counter_is_proven() {
+    let body = format!(
+        "	setp.ge.s64 	%p1, %rd6, %rd3;
+	@%p1 bra 	DONE;
+	mov.u64 	%rd20, %rd6;
+OUTER:
+	mov.u64 	%rd21, %rd20;
+INNER:
+{}	add.s64 	%rd21, %rd21, %rd7;
+	setp.lt.s64 	%p2, %rd21, %rd3;
+	@%p2 bra 	INNER;
+	add.s64 	%rd20, %rd20, %rd7;
+	setp.lt.s64 	%p3, %rd20, %rd3;
+	@%p3 bra 	OUTER;
+",
+        copy_at(21)
+    );
+    if let Err(r) = verify(&body) {
+        panic!("rejected: {r}");
+    }
 }

@@ -426,6 +426,28 @@ impl<'c> Analyzer<'c> {
         State { regs, facts }
     }
 
+    fn scope(&self, l: &Loop, li: u32, mark: Atom, k: Atom) -> Scope {
+        let blocks: HashSet<usize> = l.blocks.iter().copied().collect();
+        let mut loops: HashSet<u32> = HashSet::from([li]);
+        for (i, inner) in self.loops.iter().enumerate() {
+            if blocks.contains(&inner.header) {
+                loops.insert(i as u32);
+            }
+        }
+        Scope {
+            mark,
+            k,
+            insts: l
+                .blocks
+                .iter()
+                .filter_map(|&b| self.body.blocks.get(b))
+                .map(|b| (b.start, b.end))
+                .collect(),
+            blocks,
+            loops,
+        }
+    }
+
     fn loop_run(&mut self, l: &Loop, entry: State, final_run: bool) -> Vec<(usize, State)> {
         let li = self.loop_at.get(&l.header).copied().unwrap_or(0) as u32;
         // Atoms from this mark on may be the loop's own: see `varies`. The mark is that of
@@ -471,11 +493,12 @@ impl<'c> Analyzer<'c> {
         let k = self.atoms.keyed((5, li, 0), AtomKind::Counter, 0, INF);
         let kp = Poly::atom(k);
         let loop_symbols: Vec<Atom> = symbols.values().copied().collect();
+        let scope = self.scope(l, li, mark, k);
         // A step must be the same in every iteration: built from atoms that do not vary in
         // the loop (`d` cannot hold `k`, made after the first pass or absent from it).
         let mut memo = HashMap::new();
         let fixed_now: HashSet<Atom> = (0..self.atoms.next_id())
-            .filter(|&a| !varies(&self.atoms, a, mark, k, &mut memo))
+            .filter(|&a| !scope.varies(&self.atoms, a, &mut memo))
             .collect();
         let mut head = entry.clone();
         let mut grid = false;
@@ -622,7 +645,7 @@ impl<'c> Analyzer<'c> {
         // iteration's value, and would bind the one the body computes anew.
         let own = |this: &Self, p: &Poly, memo: &mut HashMap<Atom, bool>| {
             p.atoms()
-                .any(|a| a != k && varies(&this.atoms, a, mark, k, memo))
+                .any(|a| a != k && scope.varies(&this.atoms, a, memo))
         };
         cands.retain(|c| !own(self, c, &mut memo));
         values.retain(|(_, v)| match v {
@@ -687,36 +710,61 @@ impl<'c> Analyzer<'c> {
     }
 }
 
-/// Whether atom `a` may name a different value in different iterations of a loop whose first
-/// analysis began at atom id `mark` and whose iteration counter is `k`.
-///
-/// An atom made before the loop was first analyzed comes from the launch or from an
-/// instruction outside the loop (the loop's blocks are entered only through its header, so
-/// none of its instructions ran before): while the loop runs, it keeps one value. An atom made
-/// since may be keyed to an instruction of the body, a join in it, a header value or a nested
-/// loop's counter, all of which name a new value each iteration, so it varies; except a floor
-/// or remainder, which is keyed by what it is a function of and varies only if that does.
-/// Over-approximating only loses proofs.
-fn varies(atoms: &Atoms, a: Atom, mark: Atom, k: Atom, memo: &mut HashMap<Atom, bool>) -> bool {
-    if a == k {
-        return true;
+/// What belongs to one loop: enough to tell the atoms that name a new value in each of its
+/// iterations from those fixed while it runs.
+struct Scope {
+    /// The first atom id the loop's first analysis could create.
+    mark: Atom,
+    /// The iteration counter.
+    k: Atom,
+    /// Instruction ranges of the loop's blocks.
+    insts: Vec<(usize, usize)>,
+    blocks: HashSet<usize>,
+    /// The loop's index and those of the loops inside it.
+    loops: HashSet<u32>,
+}
+
+impl Scope {
+    /// Whether atom `a` may name a different value in different iterations of the loop.
+    ///
+    /// An atom made before the loop was first analyzed comes from the launch or from an
+    /// instruction outside the loop (its blocks are entered only through the header, so none
+    /// of its instructions ran before). A keyed atom names the last value of what its key
+    /// stands for: an instruction, a join at a block, a header value or counter of a loop;
+    /// the ones inside this loop (nested loops included) run anew each iteration, the others
+    /// not at all while it runs. A floor or remainder is keyed by its operands, a function of
+    /// them: it varies if they do. Anything else made since the mark is taken to vary, and `k`
+    /// varies. Over-approximating only loses proofs.
+    fn varies(&self, atoms: &Atoms, a: Atom, memo: &mut HashMap<Atom, bool>) -> bool {
+        if a == self.k {
+            return true;
+        }
+        if a < self.mark {
+            return false;
+        }
+        if let Some(&v) = memo.get(&a) {
+            return v;
+        }
+        let v = match atoms.operands(a) {
+            // The operands of a floor or remainder exist before it: the recursion ends.
+            Some((num, den)) => num
+                .atoms()
+                .chain(den.atoms())
+                .any(|x| x >= a || self.varies(atoms, x, memo)),
+            None => match atoms.info(a).and_then(|i| i.key) {
+                Some((1 | 4, idx, _)) => {
+                    let idx = idx as usize;
+                    self.insts.iter().any(|&(s, e)| (s..e).contains(&idx))
+                }
+                // Joins are keyed by `2·block + edge`.
+                Some((3, x, _)) => self.blocks.contains(&((x / 2) as usize)),
+                Some((2 | 5 | 6, li, _)) => self.loops.contains(&li),
+                _ => true,
+            },
+        };
+        memo.insert(a, v);
+        v
     }
-    if a < mark {
-        return false;
-    }
-    if let Some(&v) = memo.get(&a) {
-        return v;
-    }
-    let v = match atoms.operands(a) {
-        // The operands of a floor or remainder exist before it: the recursion ends.
-        Some((num, den)) => num
-            .atoms()
-            .chain(den.atoms())
-            .any(|x| x >= a || varies(atoms, x, mark, k, memo)),
-        None => true,
-    };
-    memo.insert(a, v);
-    v
 }
 
 fn is_grid_step(d: &Poly) -> bool {

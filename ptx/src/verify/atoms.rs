@@ -43,6 +43,8 @@ pub(crate) struct AtomInfo {
     pub(crate) floor: Option<(Poly, Poly)>,
     /// For a remainder atom: (numerator, denominator).
     pub(crate) rem: Option<(Poly, Poly)>,
+    /// For a keyed atom: its key.
+    pub(crate) key: Option<(u32, u32, u32)>,
 }
 
 /// Fixed atom ids.
@@ -127,6 +129,7 @@ impl Atoms {
             hi,
             floor: None,
             rem: None,
+            key: None,
         });
         id
     }
@@ -158,6 +161,9 @@ impl Atoms {
             return a;
         }
         let a = self.push(kind, lo, hi);
+        if let Some(info) = self.list.get_mut(a as usize) {
+            info.key = Some(key);
+        }
         self.keyed.insert(key, a);
         a
     }
