@@ -292,3 +292,42 @@ INNER:
         panic!("rejected: {r}");
     }
 }
+
+/// `if (i − 1 ≥ 0) t = (i − 1) / 2;` then `x[i − 1]` for `i = I0 < n`: the quotient exists
+/// only where `i − 1 ≥ 0`, which must not hold past the guard.
+#[test]
+fn quotient_under_a_guard_does_not_make_its_numerator_nonnegative() {
+    let body = format!(
+        "	setp.ge.s64 	%p1, %rd6, %rd3;
+	@%p1 bra 	DONE;
+	sub.s64 	%rd20, %rd6, 1;
+	setp.lt.s64 	%p2, %rd20, 0;
+	@%p2 bra 	JOIN;
+	div.s64 	%rd21, %rd20, 2;
+JOIN:
+{}",
+        bad_load_at(20)
+    );
+    match emulate(&body, 4, 1, 1) {
+        Err(ExecError::Fault(f)) => assert_eq!(f.kind, FaultKind::OutOfBounds, "{f}"),
+        other => panic!("no fault: {other:?}"),
+    }
+    rejected(verify(&body), RejectKind::OutOfBounds);
+}
+
+/// `if (n ≥ 1) t = I0 / n;` then `x[0]`: the quotient's divisor is at least 1 only under the
+/// guard, and `n = 0` leaves nothing to read.
+#[test]
+fn quotient_under_a_guard_does_not_make_its_divisor_positive() {
+    let body = format!(
+        "	setp.lt.s64 	%p2, %rd3, 1;
+	@%p2 bra 	JOIN;
+	div.s64 	%rd21, %rd6, %rd3;
+JOIN:
+	mov.u64 	%rd20, 0;
+{}",
+        bad_load_at(20)
+    );
+    faults(&body, 0);
+    rejected(verify(&body), RejectKind::OutOfBounds);
+}
