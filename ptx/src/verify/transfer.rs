@@ -567,7 +567,10 @@ impl Analyzer<'_> {
         let d = st.facts.normalize(d)?;
         let (_, dhi) = st.facts.range(&self.atoms, &d);
         let (_, static_hi) = Facts::default().range(&self.atoms, &d);
-        let r = self.atoms.rem(&a, &d, f, static_hi.saturating_sub(1))?;
+        let (r, local) = self.atoms.rem(&a, &d, f, static_hi.saturating_sub(1))?;
+        for p in local {
+            st.facts.assume(&self.atoms, &p, 0);
+        }
         st.facts.bound(r, 0, dhi.saturating_sub(1));
         Some(Poly::atom(r))
     }
@@ -644,7 +647,15 @@ impl Analyzer<'_> {
         let (_, hi) = st.facts.range(&self.atoms, &a);
         let (dlo, _) = st.facts.range(&self.atoms, &d);
         let hi = if dlo >= 1 { hi / dlo } else { hi };
-        let f = self.atoms.floor(&a, &d, 0, hi.min(INF))?;
+        // The atom is keyed by its operands, so every path that computes this quotient shares
+        // it: its range for all of them is only what holds everywhere it is defined, which is
+        // nothing (elsewhere `a` may be negative). The bound this path's facts give (`≥ 0`
+        // since `a ≥ 0` here; under a guard `a < 10`, at most 4) is this path's alone.
+        let (f, local) = self.atoms.floor(&a, &d, -INF, INF)?;
+        for p in local {
+            st.facts.assume(&self.atoms, &p, 0);
+        }
+        st.facts.bound(f, 0, hi.min(INF));
         let fp = Poly::atom(f);
         if let Some(x) = a.sub(&fp) {
             st.facts.assume(&self.atoms, &x, 0);
