@@ -43,6 +43,13 @@ mod custom_suite;
 // The custom ABI through the real CUDA backend: 3-D launch configs reach `cuLaunchKernel`.
 custom_suite_tests!(cuda, via in_model);
 
+#[path = "common/custom_shared_suite.rs"]
+mod custom_shared_suite;
+
+// Shared memory, barriers and shuffles through the real CUDA backend: the dynamic shared bytes
+// reach `cuLaunchKernel`.
+custom_shared_suite_tests!(cuda, via in_model);
+
 model_test! {
     fn opens_with_the_model_properties() {
         let device = cuda();

@@ -1,4 +1,5 @@
-//! The custom-ABI launch suite on a real GPU through the CUDA backend.
+//! The custom-ABI launch suites (tests/common/custom_suite.rs and custom_shared_suite.rs) on a
+//! real GPU through the CUDA backend.
 //!
 //! Compiled only with `--features gpu-tests`; under it a device that does not open is a failure,
 //! not a skip.
@@ -8,6 +9,9 @@
 #[path = "common/custom_suite.rs"]
 mod custom_suite;
 
+#[path = "common/custom_shared_suite.rs"]
+mod custom_shared_suite;
+
 use jitseam::Device;
 
 fn cuda() -> Device {
@@ -15,3 +19,4 @@ fn cuda() -> Device {
 }
 
 custom_suite_tests!(cuda);
+custom_shared_suite_tests!(cuda);

@@ -5,8 +5,8 @@
 //! never written fails). Instantiated with [`custom_suite_tests!`] for the emulator in
 //! tests/custom_abi.rs and for CUDA in tests/gpu_custom.rs (feature `gpu-tests`).
 //!
-//! Not here yet: a block reduction with dynamic shared memory and `bar.sync`, and a tiled
-//! matmul with static shared memory — they wait for the emulator's shared memory and barriers.
+//! Kernels with shared memory, barriers and warp shuffles have their own suite:
+//! tests/common/custom_shared_suite.rs.
 #![allow(
     dead_code,
     unreachable_pub,
