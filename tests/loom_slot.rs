@@ -80,6 +80,10 @@ impl Drop for Function {
 }
 
 impl BackendFunction for Function {
+    fn static_shared_bytes(&self) -> Result<u32, Error> {
+        Ok(0)
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }

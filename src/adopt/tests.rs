@@ -34,6 +34,10 @@ impl Drop for FakeFunction {
 }
 
 impl BackendFunction for FakeFunction {
+    fn static_shared_bytes(&self) -> Result<u32, Error> {
+        Ok(0)
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }

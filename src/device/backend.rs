@@ -53,6 +53,10 @@ pub trait BackendFunction: Send + Sync + fmt::Debug {
     /// `(offset, size)` of every parameter as the backend itself reports them, when it can
     /// (the CUDA driver from 12.4 on); `None` when it cannot tell.
     fn param_info(&self) -> Result<Option<Vec<(usize, usize)>>, Error>;
+
+    /// Bytes of static shared memory one block of the function has: what is left of the
+    /// device's per-block shared memory is all a launch may ask for dynamically.
+    fn static_shared_bytes(&self) -> Result<u32, Error>;
 }
 
 /// A queue of work on a backend.

@@ -66,20 +66,21 @@ pub struct LaunchLimits {
     pub max_block: [u32; 3],
     /// Largest `gridDim` along x, y and z.
     pub max_grid: [u32; 3],
-    /// Most dynamic shared memory one block may ask for without opting in to more.
-    pub max_dynamic_shared_bytes: u32,
+    /// Most shared memory, static and dynamic together, one block may have without opting in
+    /// to more (which jitseam never does).
+    pub max_shared_bytes_per_block: u32,
 }
 
 impl LaunchLimits {
     /// The limits of every CUDA GPU from compute capability 3.0 on: 1024 threads per block,
     /// blocks of at most 1024 × 1024 × 64, grids of at most (2^31 − 1) × 65535 × 65535, and 48 KiB
-    /// of dynamic shared memory by default. The emulator has exactly these, so that a launch
+    /// of shared memory per block by default. The emulator has exactly these, so that a launch
     /// it accepts is one a GPU accepts.
     pub const TYPICAL: Self = Self {
         max_threads_per_block: 1024,
         max_block: [1024, 1024, 64],
         max_grid: [i32::MAX as u32, 65_535, 65_535],
-        max_dynamic_shared_bytes: 48 * 1024,
+        max_shared_bytes_per_block: 48 * 1024,
     };
 }
 
@@ -100,6 +101,9 @@ pub struct ConfigLimits {
     pub maxntid: Option<[u32; 3]>,
     /// `.reqntid x, y, z`: the block must be exactly this.
     pub reqntid: Option<[u32; 3]>,
+    /// The kernel's static shared memory per block: a launch may ask for at most the device's
+    /// per-block shared memory less this, dynamically.
+    pub static_shared_bytes: u32,
 }
 
 impl ConfigLimits {
@@ -108,6 +112,7 @@ impl ConfigLimits {
         device: LaunchLimits::TYPICAL,
         maxntid: None,
         reqntid: None,
+        static_shared_bytes: 0,
     };
 }
 

@@ -11,12 +11,13 @@ use jitseam_ptx::{ImageKind, PerfDirective};
 use crate::state::{FatbinChoice, LoadedData, LoadedImage};
 
 /// Loads the module on `device`, resolves the entry, checks the architecture and cross-checks the
-/// parameter layout with the driver where it reports one: what `bind()` proves.
+/// parameter layout with the driver where it reports one: what `bind()` proves. Also answers
+/// what a launch configuration of the function must fit.
 pub(super) fn resolve(
     artifact: &Artifact,
     loaded: &LoadedData,
     device: &Device,
-) -> Result<Arc<dyn BackendFunction>, Error> {
+) -> Result<(Arc<dyn BackendFunction>, ConfigLimits), Error> {
     let function = load_image(artifact, loaded, device)?;
     if let Some(reported) = function.param_info()? {
         let entry = &artifact.link.entry_point;
@@ -41,17 +42,23 @@ pub(super) fn resolve(
             }
         }
     }
-    Ok(function)
+    let limits = config_limits(loaded, device, &*function)?;
+    Ok((function, limits))
 }
 
-/// What a launch configuration of this kernel on `device` must fit: the device's limits, and
-/// the block directives of the PTX entry (`.maxntid`, `.reqntid`) or, for a cubin loaded
-/// without PTX, what its `.nv.info` records of them.
-pub(crate) fn config_limits(loaded: &LoadedData, device: &Device) -> ConfigLimits {
+/// What a launch configuration of this kernel on `device` must fit: the device's limits, the
+/// function's static shared memory, and the block directives of the PTX entry (`.maxntid`,
+/// `.reqntid`) or, for a cubin loaded without PTX, what its `.nv.info` records of them.
+fn config_limits(
+    loaded: &LoadedData,
+    device: &Device,
+    function: &dyn BackendFunction,
+) -> Result<ConfigLimits, Error> {
     let mut limits = ConfigLimits {
         device: device.properties().limits,
         maxntid: None,
         reqntid: None,
+        static_shared_bytes: function.static_shared_bytes()?,
     };
     if let Some(entry) = loaded.entry() {
         for directive in &entry.directives {
@@ -65,7 +72,7 @@ pub(crate) fn config_limits(loaded: &LoadedData, device: &Device) -> ConfigLimit
         limits.maxntid = entry.max_threads;
         limits.reqntid = entry.required_threads;
     }
-    limits
+    Ok(limits)
 }
 
 /// Loads the image `load()` settled on — or, for a fatbin, the one for this device — after

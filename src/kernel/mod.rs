@@ -177,9 +177,8 @@ impl<Sig> Kernel<Sig, Loaded> {
         let resolved = bind::resolve(&self.artifact, &self.data, device);
         trace::outcome("bind", self.entry(), &resolved);
         match resolved {
-            Ok(function) => {
+            Ok((function, limits)) => {
                 let telemetry = dispatch_handle(&self.artifact, device);
-                let limits = bind::config_limits(&self.data, device);
                 let data = BoundData {
                     loaded: self.data,
                     device: device.clone(),

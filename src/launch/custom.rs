@@ -248,12 +248,20 @@ fn check_config(entry: &str, config: &LaunchConfig, limits: &ConfigLimits) -> Re
             ));
         }
     }
-    if config.dynamic_shared_bytes > device.max_dynamic_shared_bytes {
+    // The device's per-block shared memory holds the kernel's static shared memory too.
+    let dynamic_limit = device
+        .max_shared_bytes_per_block
+        .saturating_sub(limits.static_shared_bytes);
+    if config.dynamic_shared_bytes > dynamic_limit {
         return refuse(over(
             "dynamic shared memory bytes",
             config.dynamic_shared_bytes.into(),
-            device.max_dynamic_shared_bytes.into(),
-            "the device",
+            dynamic_limit.into(),
+            if limits.static_shared_bytes == 0 {
+                "the device"
+            } else {
+                "the device, less the kernel's static shared memory"
+            },
         ));
     }
     if let Some(max) = limits.maxntid {

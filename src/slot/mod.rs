@@ -831,6 +831,10 @@ mod tests {
     }
 
     impl BackendFunction for NullFunction {
+        fn static_shared_bytes(&self) -> Result<u32, Error> {
+            Ok(0)
+        }
+
         fn as_any(&self) -> &dyn Any {
             self
         }

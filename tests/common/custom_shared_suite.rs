@@ -302,7 +302,7 @@ pub fn partial_short_by_one_is_declined(device: &Device) {
 pub fn dynamic_shared_over_the_device_limit_is_declined(device: &Device) {
     let kernel = bind::<BlockSum>(device);
     let stream = device.default_stream();
-    let limit = device.properties().limits.max_dynamic_shared_bytes;
+    let limit = device.properties().limits.max_shared_bytes_per_block;
     let dx = device.upload(&data(256, 1.0)).unwrap();
     let mut partial = nan(device, 1);
     let err = kernel
@@ -345,6 +345,50 @@ pub fn dynamic_shared_over_the_device_limit_is_declined(device: &Device) {
     assert_eq!(stream.read(&partial).unwrap(), chunk_sums(&x, 256));
 }
 
+/// The device's per-block shared memory holds the kernel's static shared memory too: the
+/// transpose's 32 × 33 tile (4,224 bytes) leaves that much less for dynamic shared memory, as on
+/// a GPU, where the launch would fail.
+pub fn static_shared_memory_counts_against_the_limit(device: &Device) {
+    let kernel = bind::<Transpose>(device);
+    assert_eq!(kernel.bound().limits().static_shared_bytes, 32 * 33 * 4);
+    let stream = device.default_stream();
+    let left = device.properties().limits.max_shared_bytes_per_block - 32 * 33 * 4;
+    let (w, h) = (40usize, 20usize);
+    let input = data(w * h, 3.0);
+    let din = device.upload(&input).unwrap();
+    let mut out = nan(device, w * h);
+    let config = |dynamic| LaunchConfig::new([2, 1, 1], [32, 8, 1]).dynamic_shared_bytes(dynamic);
+    let err = kernel
+        .launch_with(
+            &stream,
+            config(left + 1),
+            Transpose::args(&mut out, &din, w as i32, h as i32),
+        )
+        .unwrap_err();
+    match &err {
+        Error::LaunchConfig {
+            problem: ConfigProblem::OverLimit {
+                what, limit, by, ..
+            },
+            ..
+        } => {
+            assert_eq!(*what, "dynamic shared memory bytes");
+            assert_eq!(*limit, u64::from(left));
+            assert_eq!(*by, "the device, less the kernel's static shared memory");
+        }
+        other => panic!("expected a config decline, got {other}"),
+    }
+    assert!(stream.read(&out).unwrap().iter().all(|v| v.is_nan()));
+    kernel
+        .launch_with(
+            &stream,
+            config(left),
+            Transpose::args(&mut out, &din, w as i32, h as i32),
+        )
+        .unwrap();
+    assert!(stream.read(&out).unwrap().iter().all(|v| !v.is_nan()));
+}
+
 #[macro_export]
 macro_rules! custom_shared_suite_tests {
     ($open:path) => {
@@ -355,6 +399,7 @@ macro_rules! custom_shared_suite_tests {
             block_sum_with_dynamic_shared_memory, matmul_tiled_with_static_shared_memory,
             warp_sum_with_shuffles, transpose_no_bank_conflicts, reduce3_first_add_during_load,
             partial_short_by_one_is_declined, dynamic_shared_over_the_device_limit_is_declined,
+            static_shared_memory_counts_against_the_limit,
         );
     };
     (@each $open:path, $run:path; $($name:ident),* $(,)?) => {$(

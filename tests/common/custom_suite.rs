@@ -303,7 +303,7 @@ pub fn configs_over_device_limits_are_declined(device: &Device) {
     let over_z = LaunchConfig::new([1, 1, 1], [1, 1, limits.max_block[2] + 1]);
     let over_grid = LaunchConfig::new([1, limits.max_grid[1] + 1, 1], [1, 1, 1]);
     let over_smem =
-        LaunchConfig::linear(1, 32).dynamic_shared_bytes(limits.max_dynamic_shared_bytes + 1);
+        LaunchConfig::linear(1, 32).dynamic_shared_bytes(limits.max_shared_bytes_per_block + 1);
     let empty = LaunchConfig::new([1, 0, 1], [32, 1, 1]);
     for (config, what) in [
         (over_threads, "threads per block"),

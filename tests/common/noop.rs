@@ -24,6 +24,10 @@ pub struct NoopBackend {
 struct Function;
 
 impl BackendFunction for Function {
+    fn static_shared_bytes(&self) -> Result<u32, Error> {
+        Ok(0)
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }

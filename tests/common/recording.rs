@@ -31,6 +31,10 @@ pub struct RecordingBackend {
 struct Function(String);
 
 impl BackendFunction for Function {
+    fn static_shared_bytes(&self) -> Result<u32, Error> {
+        Ok(0)
+    }
+
     fn as_any(&self) -> &dyn Any {
         self
     }

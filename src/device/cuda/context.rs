@@ -137,7 +137,7 @@ pub(super) fn properties_of(ctx: &CudaContext) -> Result<DeviceProperties, Error
         ],
         // The default a launch gets without opting in (`cudaFuncSetAttribute`), which jitseam
         // never does: 48 KiB on every architecture.
-        max_dynamic_shared_bytes: attribute(
+        max_shared_bytes_per_block: attribute(
             CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
             "shared memory per block",
         )?,

@@ -181,6 +181,25 @@ impl BackendFunction for CudaFunction {
         self
     }
 
+    fn static_shared_bytes(&self) -> Result<u32, Error> {
+        let stage = || format!("query the static shared memory of kernel `{}`", self.symbol);
+        self.shared.bind(stage())?;
+        let mut bytes: std::ffi::c_int = 0;
+        // SAFETY: `function` is a live handle of this (current) context — the module is
+        // unloaded only after this handle drops — and the out-pointer is a live local.
+        let status = unsafe {
+            sys::cuFuncGetAttribute(
+                &mut bytes,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                self.function,
+            )
+        };
+        match status {
+            CUresult::CUDA_SUCCESS => Ok(u32::try_from(bytes).unwrap_or(0)),
+            other => Err(driver_error(stage(), DriverError(other))),
+        }
+    }
+
     fn param_info(&self) -> Result<Option<Vec<(usize, usize)>>, Error> {
         if !param_info_available() {
             return Ok(None);

@@ -469,6 +469,11 @@ impl BackendFunction for EmulatedFunction {
     fn param_info(&self) -> Result<Option<Vec<(usize, usize)>>, Error> {
         Ok(Some(self.program.param_layout().to_vec()))
     }
+
+    fn static_shared_bytes(&self) -> Result<u32, Error> {
+        // Decoding refuses more static shared memory than any GPU has, so it fits a `u32`.
+        Ok(u32::try_from(self.program.static_shared_bytes()).unwrap_or(u32::MAX))
+    }
 }
 
 impl Backend for EmulatorBackend {
@@ -629,7 +634,8 @@ impl Backend for EmulatorBackend {
         if !fits(geometry.block, limits.max_block)
             || !fits(geometry.grid, limits.max_grid)
             || geometry.threads_per_block() > u64::from(limits.max_threads_per_block)
-            || geometry.dynamic_shared_bytes > limits.max_dynamic_shared_bytes
+            || u64::from(geometry.dynamic_shared_bytes) + program.static_shared_bytes()
+                > u64::from(limits.max_shared_bytes_per_block)
         {
             return Err(Error::Device {
                 stage: format!("launch of `{}`", program.entry()),

@@ -793,15 +793,21 @@ pub unsafe extern "C" fn cuFuncGetAttribute(
     })
 }
 
-/// Checks launch geometry against the device limits.
-fn geometry(grid: [c_uint; 3], block: [c_uint; 3], shared: c_uint) -> Result<LaunchDims, CUresult> {
+/// Checks launch geometry against the device limits; a block's shared memory is the function's
+/// static shared memory and the launch's dynamic shared memory together.
+fn geometry(
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared: c_uint,
+    static_shared: u64,
+) -> Result<LaunchDims, CUresult> {
     let within =
         |dims: [u32; 3], max: [u32; 3]| dims.iter().zip(max).all(|(&d, m)| d >= 1 && d <= m);
     let threads = block.iter().map(|&b| u64::from(b)).product::<u64>();
     if !within(grid, device::MAX_GRID)
         || !within(block, device::MAX_BLOCK)
         || threads > u64::from(device::MAX_THREADS_PER_BLOCK)
-        || shared > device::MAX_SHARED_PER_BLOCK
+        || u64::from(shared) + static_shared > u64::from(device::MAX_SHARED_PER_BLOCK)
     {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
@@ -838,6 +844,7 @@ pub unsafe extern "C" fn cuLaunchKernel(
             [gridDimX, gridDimY, gridDimZ],
             [blockDimX, blockDimY, blockDimZ],
             sharedMemBytes,
+            function.program.static_shared_bytes(),
         )?;
         let layout = function.program.param_layout();
         if !layout.is_empty() && kernelParams.is_null() {
