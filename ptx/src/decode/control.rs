@@ -61,6 +61,8 @@ impl<'a> Decoder<'a> {
                 Operand::Name(name) => match lookup(ctx.scopes, name) {
                     Some(Sym::ParamSlot { slot, .. } | Sym::Reg(slot)) => slot,
                     Some(Sym::KParam { .. }) => return bad("passing kernel parameters directly"),
+                    Some(Sym::Var { .. }) => return bad("passing a variable as an argument"),
+                    Some(Sym::Refused(reason)) => return bad(reason),
                     None => {
                         return Err(Ok(self.parse_error(
                             at,

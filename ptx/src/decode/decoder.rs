@@ -5,13 +5,14 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use super::{
-    DecodeError, F_BRANCH, F_BRANCH_NEG, F_GUARD_NEG, Inst, MAX_SLOTS, NONE, Op, Program,
-    SPECIAL_SLOTS, Site,
+    DecodeError, F_BRANCH, F_BRANCH_NEG, F_GUARD_NEG, Inst, MAX_SLOTS, ModuleImage, NONE, Op,
+    Program, SPECIAL_SLOTS, Site,
 };
 use crate::body::{Instruction, Statement, parse_body};
 use crate::error::{ParseError, ParseErrorKind, excerpt};
 use crate::line_index::LineIndex;
 use crate::model::{Module, Param, ScalarType};
+use crate::space::Space;
 
 /// Parses the body of `entry` (and of every `.func` it calls) and pre-decodes it.
 pub fn decode(src: &str, module: &Module, entry: &str) -> Result<Program, DecodeError> {
@@ -35,6 +36,7 @@ pub fn decode(src: &str, module: &Module, entry: &str) -> Result<Program, Decode
         )));
     };
     let mut decoder = Decoder::new(src, module, entry);
+    decoder.module_variables()?;
     let (params, param_bytes) = kernel_layout(&found.params);
     let mut root = Scope::default();
     for (param, &(offset, size)) in found.params.iter().zip(&params) {
@@ -85,9 +87,16 @@ pub(super) enum Sym {
         offset: usize,
         size: usize,
     },
+    /// A variable at address `addr` of its state space `space`.
+    Var {
+        space: Space,
+        addr: u64,
+    },
+    /// A name the emulator knows but cannot use, and why.
+    Refused(&'static str),
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct Scope<'a> {
     pub(super) names: HashMap<&'a str, Sym>,
     /// `prefix<count>` ranges: prefix, count, first slot.
@@ -129,6 +138,11 @@ pub(super) struct Decoder<'a> {
     pub(super) reg_bits: Vec<u8>,
     /// Instructions the current instruction needs run just before it (special registers).
     pub(super) pre: Vec<Inst>,
+    /// Bytes of the `.local` frame laid out so far.
+    pub(super) local_bytes: u64,
+    /// The module's variables: their bytes, and their names.
+    pub(super) image: ModuleImage,
+    pub(super) module_syms: HashMap<&'a str, Sym>,
 }
 
 pub(super) type DResult<T> = Result<T, DecodeError>;
@@ -150,6 +164,9 @@ impl<'a> Decoder<'a> {
             compiling: None,
             reg_bits: Vec::new(),
             pre: Vec::new(),
+            local_bytes: 0,
+            image: ModuleImage::default(),
+            module_syms: HashMap::new(),
         }
     }
 
@@ -266,12 +283,17 @@ impl<'a> Decoder<'a> {
             param_bytes,
             max_depth,
             zero_slots,
+            local_bytes: usize::try_from(self.local_bytes).unwrap_or(usize::MAX),
+            module: std::mem::take(&mut self.image),
         })
     }
 
     /// Compiles one body. The first scope holds the function's parameters.
-    fn function(&mut self, body: Range<usize>, root: Scope<'a>) -> DResult<Code<'a>> {
+    fn function(&mut self, body: Range<usize>, mut root: Scope<'a>) -> DResult<Code<'a>> {
         let statements = parse_body(self.src, body)?;
+        for (&name, &sym) in &self.module_syms {
+            root.names.entry(name).or_insert(sym);
+        }
         let mut scopes = vec![root];
         let mut code = Code {
             insts: Vec::new(),
@@ -348,6 +370,11 @@ impl<'a> Decoder<'a> {
                     let slot = self.alloc(1)?;
                     if let Some(scope) = scopes.last_mut() {
                         scope.names.insert(name, Sym::ParamSlot { slot, size });
+                    }
+                }
+                Statement::Variables(vars) => {
+                    if let Some(scope) = scopes.last_mut() {
+                        self.declare(&vars, scope)?;
                     }
                 }
                 Statement::Directive { name, offset, .. } => {

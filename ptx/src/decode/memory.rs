@@ -1,4 +1,6 @@
-//! Memory: `ld` and `st` on global memory (scalar and vector) and on `.param` variables.
+//! Memory: `ld` and `st` (scalar and vector) in every state space the emulator holds, and on
+//! `.param` variables by name. The state space travels in the instruction's `k` (see
+//! [`crate::space::Space`]); the interpreter resolves it to a window per access.
 
 use super::decoder::{Ctx, Decoder, Sym, lookup};
 use super::mods::Mods;
@@ -6,6 +8,7 @@ use super::operands::{EResult, bad};
 use super::{Inst, Op};
 use crate::body::Operand;
 use crate::error::{ParseErrorKind, excerpt};
+use crate::space::Space;
 
 impl<'a> Decoder<'a> {
     pub(super) fn load(&mut self, ctx: &mut Ctx<'_, 'a, '_>, m: &Mods<'a>) -> EResult<()> {
@@ -18,8 +21,16 @@ impl<'a> Decoder<'a> {
         if size > 8 {
             return bad("128-bit loads");
         }
+        let space = Space::from_modifier(m.space).ok_or(Err("this state space"))?;
+        let named_param = space == Space::Param
+            && base.is_some_and(|name| {
+                matches!(
+                    lookup(ctx.scopes, name),
+                    Some(Sym::KParam { .. } | Sym::ParamSlot { .. }) | None
+                )
+            });
         match m.space {
-            Some(".param") if m.vec != 1 => {
+            Some(".param") if named_param && m.vec != 1 => {
                 let Some(base) = base else {
                     return Err(self.invalid(ctx, "a parameter load needs a parameter name"));
                 };
@@ -60,7 +71,7 @@ impl<'a> Decoder<'a> {
                 }
                 Ok(())
             }
-            Some(".param") => {
+            Some(".param") if named_param => {
                 let Some(base) = base else {
                     return Err(self.invalid(ctx, "a parameter load needs a parameter name"));
                 };
@@ -96,7 +107,7 @@ impl<'a> Decoder<'a> {
                         self.sign_extend_dst(ctx, d, ty);
                         Ok(())
                     }
-                    Some(Sym::Reg(_)) => bad("parameter-space loads through registers"),
+                    Some(_) => bad("parameter-space loads through registers"),
                     None => Err(Ok(self.parse_error(
                         ctx.instruction.range.start,
                         ParseErrorKind::Undeclared {
@@ -105,13 +116,15 @@ impl<'a> Decoder<'a> {
                     ))),
                 }
             }
-            None | Some(".global") | Some(".generic") => {
-                let a = self.address_base(ctx, base)?;
+            Some(".shared") => bad("shared memory"),
+            _ => {
+                let a = self.base_slot(ctx, space, base)?;
                 if m.vec == 1 {
                     let mut inst = Inst::new(Op::LdGlobal);
                     let d = self.dst(ctx, 0)?;
                     inst.d = d;
                     inst.a = a;
+                    inst.k = space.code();
                     inst.imm = offset;
                     inst.w = size as u8;
                     self.push(ctx, inst);
@@ -138,6 +151,7 @@ impl<'a> Decoder<'a> {
                     inst.d = start;
                     inst.c = u32::from(m.vec);
                     inst.a = a;
+                    inst.k = space.code();
                     inst.imm = offset;
                     inst.w = size as u8;
                     self.push(ctx, inst);
@@ -152,34 +166,17 @@ impl<'a> Decoder<'a> {
                 }
                 Ok(())
             }
-            Some(_) => bad("memory other than global"),
         }
     }
 
-    /// The register holding the base of a global address (a constant 0 for `[imm]`).
+    /// The register holding the base of a global address (a constant for `[imm]` and for a
+    /// variable).
     pub(super) fn address_slot(
         &mut self,
         ctx: &Ctx<'_, 'a, '_>,
         base: Option<&'a str>,
     ) -> EResult<u32> {
-        self.address_base(ctx, base)
-    }
-
-    fn address_base(&mut self, ctx: &Ctx<'_, 'a, '_>, base: Option<&'a str>) -> EResult<u32> {
-        match base {
-            None => self.const_slot(0).map_err(Ok),
-            Some(name) => match lookup(ctx.scopes, name) {
-                Some(Sym::Reg(slot)) => Ok(slot),
-                Some(_) => bad("addressing parameters as memory"),
-                None => {
-                    if self.module.functions.iter().any(|f| f.name == name) {
-                        bad("addresses of functions")
-                    } else {
-                        bad("module variables")
-                    }
-                }
-            },
-        }
+        self.base_slot(ctx, Space::Global, base)
     }
 
     pub(super) fn store(&mut self, ctx: &mut Ctx<'_, 'a, '_>, m: &Mods<'a>) -> EResult<()> {
@@ -192,6 +189,7 @@ impl<'a> Decoder<'a> {
         if size > 8 {
             return bad("128-bit stores");
         }
+        let space = Space::from_modifier(m.space).ok_or(Err("this state space"))?;
         match m.space {
             Some(".param") => {
                 if m.vec != 1 {
@@ -212,7 +210,8 @@ impl<'a> Decoder<'a> {
                         self.push(ctx, inst);
                         Ok(())
                     }
-                    Some(_) => bad("stores to kernel parameters"),
+                    Some(Sym::KParam { .. } | Sym::Reg(_)) => bad("stores to kernel parameters"),
+                    Some(_) => Err(self.invalid(ctx, "a parameter store needs a parameter name")),
                     None => Err(Ok(self.parse_error(
                         ctx.instruction.range.start,
                         ParseErrorKind::Undeclared {
@@ -221,11 +220,14 @@ impl<'a> Decoder<'a> {
                     ))),
                 }
             }
-            None | Some(".global") | Some(".generic") => {
-                let a = self.address_base(ctx, base)?;
+            Some(".shared") => bad("shared memory"),
+            Some(".const") => Err(self.invalid(ctx, "a store to the constant space")),
+            _ => {
+                let a = self.base_slot(ctx, space, base)?;
                 if m.vec == 1 {
                     let mut inst = Inst::new(Op::StGlobal);
                     inst.a = a;
+                    inst.k = space.code();
                     inst.b = self.src(ctx, 1, ty)?;
                     inst.imm = offset;
                     inst.w = size as u8;
@@ -245,6 +247,7 @@ impl<'a> Decoder<'a> {
                     self.lanes.extend(slots);
                     let mut inst = Inst::new(Op::StGlobalV);
                     inst.a = a;
+                    inst.k = space.code();
                     inst.b = start;
                     inst.c = u32::from(m.vec);
                     inst.imm = offset;
@@ -253,7 +256,6 @@ impl<'a> Decoder<'a> {
                 }
                 Ok(())
             }
-            Some(_) => bad("memory other than global"),
         }
     }
 }

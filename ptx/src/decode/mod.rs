@@ -16,6 +16,7 @@
 //! `convert`, `memory`, `control` — which build on `operands` (slots of registers, immediates and
 //! special registers), `mods` (parsed modifiers) and `class` (how a type computes).
 
+mod address;
 mod arith;
 mod atomic;
 mod bits;
@@ -32,6 +33,7 @@ mod mods;
 mod operands;
 mod program;
 mod undefined;
+mod variables;
 
 pub use decoder::decode;
 pub(crate) use intbits::{
@@ -40,6 +42,7 @@ pub(crate) use intbits::{
     BITS_SHF_L, BITS_SHF_R, BITS_TESTP, TESTP_FINITE, TESTP_INFINITE, TESTP_NAN, TESTP_NORMAL,
     TESTP_NUMBER,
 };
+pub(crate) use program::ModuleImage;
 pub(crate) use program::{
     AR_ABS, AR_ADD, AR_FMA, AR_MUL, AR_NEG, AR_SUB, ATOM_ADD, ATOM_ADD_F32, ATOM_ADD_F64, ATOM_AND,
     ATOM_CAS, ATOM_DEC, ATOM_EXCH, ATOM_INC, ATOM_MAX, ATOM_MIN, ATOM_OR, ATOM_XOR, CMP_EQ, CMP_GE,

@@ -241,6 +241,18 @@ pub struct Program {
     /// Registers some path may read before writing them: cleared for every group of threads,
     /// so that a never-written register reads as zero.
     pub(crate) zero_slots: Vec<u32>,
+    /// Bytes of each thread's `.local` frame.
+    pub(crate) local_bytes: usize,
+    /// The module's variables.
+    pub(crate) module: ModuleImage,
+}
+
+/// The module's variables as a program addresses them: the initial bytes of its `.global`
+/// variables and the bytes of its `.const` ones.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ModuleImage {
+    pub(crate) globals: Vec<u8>,
+    pub(crate) consts: Vec<u8>,
 }
 
 impl Program {
@@ -273,6 +285,12 @@ impl Program {
     /// Number of 64-bit register slots a thread uses.
     pub fn register_slots(&self) -> usize {
         self.num_regs
+    }
+
+    /// Bytes of each thread's `.local` frame: every `.local` variable of the entry and of the
+    /// functions it calls.
+    pub fn local_frame_bytes(&self) -> usize {
+        self.local_bytes
     }
 }
 

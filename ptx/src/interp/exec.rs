@@ -10,13 +10,15 @@
 //! again after it.
 
 use super::bits::bits_op;
-use super::fault::{Access, ExecError, Fault, FaultKind, LaunchDims};
+use super::fault::{Access, Allocation, ExecError, Fault, FaultKind, LaunchDims};
 use super::float::{
     arith_f32, f64_to_f32, f64_to_half, from_half, ftz, half_lane, int_to_float, max32, max64,
     min32, min64, round_integral, sat32, sat64, to_half,
 };
+use super::local::LocalFrames;
 use super::memory::Memory;
 use super::meter::{Halt, LaneId, Meter, SLICE, thread_site};
+use super::spaces;
 use crate::decode::{
     ATOM_ADD, ATOM_ADD_F32, ATOM_ADD_F64, ATOM_AND, ATOM_CAS, ATOM_DEC, ATOM_EXCH, ATOM_INC,
     ATOM_MAX, ATOM_MIN, ATOM_OR, CMP_EQ, CMP_GE, CMP_GT, CMP_LE, CMP_LT, CMP_NAN, CMP_NE, CMP_NUM,
@@ -398,6 +400,8 @@ pub(crate) struct Machine<'p> {
     ids: [LaneId; LANES],
     /// Steps left before the next charge to the launch's [`Meter`].
     fuel: u64,
+    /// The `.local` frame of each lane.
+    local: LocalFrames,
 }
 
 impl<'p> Machine<'p> {
@@ -419,6 +423,7 @@ impl<'p> Machine<'p> {
             pcs: [0; LANES],
             ids: [([0; 3], [0; 3]); LANES],
             fuel: SLICE,
+            local: LocalFrames::new(program.local_bytes),
         }
     }
 
@@ -457,6 +462,8 @@ impl<'p> Machine<'p> {
         let pcs = &mut self.pcs;
         let ids = &self.ids;
         let fuel = &mut self.fuel;
+        let local = &mut self.local;
+        local.reset();
         *depth = [0; LANES];
 
         // The running group: its pc and lanes; the parked lanes and their lowest pc.
@@ -473,7 +480,7 @@ impl<'p> Machine<'p> {
             ($lane:expr, $addr:expr, $size:expr, $access:expr, $kind:expr) => {
                 return Err(Halt::Fail(lane_fault(
                     program,
-                    memory,
+                    spaces::nearest(memory, local, memory_space(insts.get(pc)), $addr),
                     pc,
                     ids[$lane % LANES],
                     $addr,
@@ -575,7 +582,9 @@ impl<'p> Machine<'p> {
                                             FaultKind::Misaligned
                                         );
                                     }
-                                    match memory.load(addr, size, hint) {
+                                    match spaces::load(
+                                        memory, local, inst.k, lane, addr, size, hint,
+                                    ) {
                                         Ok(v) => out[lane] = v,
                                         Err(kind) => fault!(lane, addr, size, Access::Load, kind),
                                     }
@@ -608,7 +617,9 @@ impl<'p> Machine<'p> {
                                             FaultKind::Misaligned
                                         );
                                     }
-                                    if let Err(kind) = memory.load_many(addr, size, values, hint) {
+                                    if let Err(kind) = spaces::load_many(
+                                        memory, local, inst.k, lane, addr, size, values, hint,
+                                    ) {
                                         fault!(lane, addr, total, Access::Load, kind);
                                     }
                                     for (&row, &v) in rows.iter().zip(values.iter()) {
@@ -635,8 +646,16 @@ impl<'p> Machine<'p> {
                                             FaultKind::Misaligned
                                         );
                                     }
-                                    if let Err(kind) = memory.store(addr, size, values[lane], hint)
-                                    {
+                                    if let Err(kind) = spaces::store(
+                                        memory,
+                                        local,
+                                        inst.k,
+                                        lane,
+                                        addr,
+                                        size,
+                                        values[lane],
+                                        hint,
+                                    ) {
                                         fault!(lane, addr, size, Access::Store, kind);
                                     }
                                 }
@@ -672,7 +691,9 @@ impl<'p> Machine<'p> {
                                         *value = regs.rows.get(row).map_or(0, |row| row[lane]);
                                     }
                                     // A faulting vector store writes none of its elements.
-                                    if let Err(kind) = memory.store_many(addr, size, values, hint) {
+                                    if let Err(kind) = spaces::store_many(
+                                        memory, local, inst.k, lane, addr, size, values, hint,
+                                    ) {
                                         fault!(lane, addr, total, Access::Store, kind);
                                     }
                                 }
@@ -1346,11 +1367,26 @@ fn encode(x: f64, fmt: u8, mode: u8) -> u64 {
     }
 }
 
+/// The state space code of a memory instruction (generic for anything else).
+fn memory_space(inst: Option<&Inst>) -> u8 {
+    match inst {
+        Some(inst)
+            if matches!(
+                inst.op,
+                Op::LdGlobal | Op::LdGlobalV | Op::StGlobal | Op::StGlobalV
+            ) =>
+        {
+            inst.k
+        }
+        _ => 0,
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 #[cold]
-fn lane_fault<M: Memory>(
+fn lane_fault(
     program: &Program,
-    memory: &M,
+    nearest: Option<Allocation>,
     pc: usize,
     (block, thread): LaneId,
     address: u64,
@@ -1369,6 +1405,6 @@ fn lane_fault<M: Memory>(
         size: size as u32,
         access,
         kind,
-        nearest: memory.nearest(address),
+        nearest,
     }))
 }

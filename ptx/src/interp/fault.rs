@@ -177,6 +177,13 @@ pub enum ExecError {
         /// The trapping thread and instruction.
         at: Box<ThreadSite>,
     },
+    /// The [`ModuleMemory`](super::ModuleMemory) given to the launch was not made for its
+    /// program.
+    #[error("entry `{entry}`: the module memory given to the launch belongs to another program")]
+    ModuleMismatch {
+        /// The entry point.
+        entry: String,
+    },
     /// A barrier was reached by only some threads of a block while the others had exited or
     /// wait at another barrier: on a GPU the block would hang.
     #[error(

@@ -51,12 +51,21 @@ mod bits;
 mod exec;
 mod fault;
 mod float;
+mod globals;
 mod grid;
+mod local;
 mod memory;
 mod meter;
+mod spaces;
 
 pub use fault::{Access, Allocation, ExecError, Fault, FaultKind, LaunchDims, ThreadSite};
+pub use globals::ModuleMemory;
 pub use memory::{Memory, Region, Regions, merge_ranges};
+
+/// Generic addresses the interpreter keeps for its own windows (the thread's `.local` frame,
+/// the block's `.shared` memory, the argument packet, the module's variables); a [`Memory`]
+/// must lend nothing here.
+pub use crate::space::RESERVED;
 
 use std::sync::atomic::AtomicBool;
 
@@ -112,12 +121,28 @@ pub fn run<M: Memory>(
 
 /// Runs `program` over the grid with argument packet `params` on `memory`, shared by the
 /// worker threads, under `options`; the first fault in launch order stops the launch (see the
-/// module docs for exactly where).
+/// module docs for exactly where). The module's `.global` variables start from their initial
+/// values for this launch alone: see [`run_in_module`] to keep them between launches.
 pub fn run_with<M: Memory>(
     program: &Program,
     params: &[u8],
     dims: LaunchDims,
     memory: &M,
+    options: &RunOptions<'_>,
+) -> Result<(), ExecError> {
+    let mut module = program.module_memory();
+    run_in_module(program, params, dims, memory, &mut module, options)
+}
+
+/// [`run_with`] on the module `.global` variables held in `module` (made by
+/// [`Program::module_memory`] of the same program), which keep what the launch stores in them,
+/// as a GPU keeps a loaded module's variables from one launch to the next.
+pub fn run_in_module<M: Memory>(
+    program: &Program,
+    params: &[u8],
+    dims: LaunchDims,
+    memory: &M,
+    module: &mut ModuleMemory,
     options: &RunOptions<'_>,
 ) -> Result<(), ExecError> {
     if dims.grid.contains(&0) || dims.block.contains(&0) {
@@ -133,10 +158,20 @@ pub fn run_with<M: Memory>(
             found: params.len(),
         });
     }
+    if !module.fits(program) {
+        return Err(ExecError::ModuleMismatch {
+            entry: program.entry.clone(),
+        });
+    }
     let workers = match options.workers {
         0 => available_workers(),
         n => n,
     };
     let meter = meter::Meter::new(options.budget, options.cancel);
-    grid::run_grid(program, params, dims, memory, &meter, workers)
+    let windows = spaces::Windows {
+        global: memory,
+        module: module.regions(&program.module.consts),
+        params,
+    };
+    grid::run_grid(program, params, dims, &windows, &meter, workers)
 }

@@ -1,0 +1,253 @@
+//! Variables: the module's `.global` and `.const` variables laid out with their initial bytes,
+//! and every `.local` variable given its place in the thread's frame.
+//!
+//! A module variable the emulator cannot hold (a `.shared` one, an `.extern` one defined
+//! elsewhere, one with an address or an unencodable initializer) is remembered with the reason,
+//! so that only an entry that uses it is refused. `.local` variables of the entry and of every
+//! called function get disjoint, fixed offsets: recursion is refused, so no function is ever
+//! active twice at once and one static frame per thread holds them all.
+
+use super::decoder::{DResult, Decoder, Scope, Sym};
+use crate::body::{Initializer, Variable};
+use crate::lexer::FloatValue;
+use crate::model::{ScalarType, StateSpace};
+use crate::space::{CONST_VARS, GLOBAL_VARS, Space};
+use crate::variable::module_variables;
+
+/// The most `.local` bytes a thread may use (CUDA's limit per thread).
+const MAX_LOCAL: u64 = 512 * 1024;
+
+/// The most bytes of `.global` (and of `.const`) module variables.
+const MAX_MODULE: u64 = 1 << 30;
+
+impl<'a> Decoder<'a> {
+    /// Reads the module's variables, lays out the `.global` and `.const` ones and names them
+    /// all.
+    pub(super) fn module_variables(&mut self) -> DResult<()> {
+        for var in module_variables(self.src)? {
+            let sym = match var.space {
+                StateSpace::Shared => Sym::Refused("shared memory"),
+                StateSpace::Local if var.init.is_some() => {
+                    Sym::Refused("initialized local variables")
+                }
+                StateSpace::Local => self.local_var(&var)?,
+                StateSpace::Global | StateSpace::Const if var.external => {
+                    Sym::Refused("variables defined in another module")
+                }
+                StateSpace::Global | StateSpace::Const => {
+                    self.place(&var).unwrap_or_else(Sym::Refused)
+                }
+            };
+            self.module_syms.insert(var.name, sym);
+        }
+        Ok(())
+    }
+
+    /// Declares the variables of one statement of a body in `scope`.
+    pub(super) fn declare(&mut self, vars: &[Variable<'a>], scope: &mut Scope<'a>) -> DResult<()> {
+        for var in vars {
+            let sym = match var.space {
+                StateSpace::Local if var.init.is_some() => {
+                    return Err(self.unsupported_at(
+                        var.offset,
+                        ".local",
+                        "initialized local variables",
+                    ));
+                }
+                StateSpace::Local => self.local_var(var)?,
+                StateSpace::Shared => {
+                    return Err(self.unsupported_at(var.offset, ".shared", "shared memory"));
+                }
+                StateSpace::Global | StateSpace::Const => {
+                    let what = if var.space == StateSpace::Global {
+                        ".global"
+                    } else {
+                        ".const"
+                    };
+                    return Err(self.unsupported_at(
+                        var.offset,
+                        what,
+                        "module variables declared inside a function",
+                    ));
+                }
+            };
+            scope.names.insert(var.name, sym);
+        }
+        Ok(())
+    }
+
+    /// A `.local` variable's place in the frame.
+    fn local_var(&mut self, var: &Variable<'a>) -> DResult<Sym> {
+        let Some(size) = var.size_bytes() else {
+            return Err(self.unsupported_at(var.offset, var.name, "local arrays of unknown size"));
+        };
+        let align = var.alignment();
+        if !align.is_power_of_two() {
+            return Err(self.unsupported_at(
+                var.offset,
+                var.name,
+                "alignments that are not a power of two",
+            ));
+        }
+        let at = self.local_bytes.next_multiple_of(align);
+        match at.checked_add(size) {
+            Some(end) if end <= MAX_LOCAL => {
+                self.local_bytes = end;
+                Ok(Sym::Var {
+                    space: Space::Local,
+                    addr: at,
+                })
+            }
+            _ => Err(self.unsupported_at(
+                var.offset,
+                var.name,
+                "more than 512 KiB of local memory per thread",
+            )),
+        }
+    }
+
+    /// A module `.global` or `.const` variable placed in the module image with its initial
+    /// bytes, or why it cannot be.
+    fn place(&mut self, var: &Variable<'a>) -> Result<Sym, &'static str> {
+        let size = var.size_bytes().ok_or("arrays of unknown size")?;
+        let align = var.alignment();
+        if !align.is_power_of_two() {
+            return Err("alignments that are not a power of two");
+        }
+        let mut bytes = vec![0u8; usize::try_from(size).map_err(|_| "variables this large")?];
+        if let Some(init) = &var.init {
+            write(init, &shape(var, size), var.ty, 0, &mut bytes)?;
+        }
+        let (image, base, space) = match var.space {
+            StateSpace::Const => (&mut self.image.consts, CONST_VARS, Space::Const),
+            _ => (&mut self.image.globals, GLOBAL_VARS, Space::Global),
+        };
+        let at = (image.len() as u64).next_multiple_of(align);
+        if at.saturating_add(size) > MAX_MODULE {
+            return Err("more than 1 GiB of module variables");
+        }
+        image.resize(usize::try_from(at).map_err(|_| "variables this large")?, 0);
+        image.extend_from_slice(&bytes);
+        Ok(Sym::Var {
+            space,
+            addr: base + at,
+        })
+    }
+}
+
+/// Elements per level of a variable's initializer: each array dimension, then the vector.
+fn shape(var: &Variable<'_>, size: u64) -> Vec<u64> {
+    let mut shape: Vec<u64> = var
+        .dims
+        .iter()
+        .enumerate()
+        .map(|(i, dim)| match (dim, &var.init) {
+            (Some(len), _) => u64::from(*len),
+            (None, Some(Initializer::List(items))) if i == 0 => items.len() as u64,
+            _ => size,
+        })
+        .collect();
+    if let Some(n) = var.vector.filter(|&n| n > 1) {
+        shape.push(u64::from(n));
+    }
+    shape
+}
+
+/// Writes `init` for elements of `shape` of type `ty` at byte `at` of `out`. A list may be
+/// shorter than its level (the rest stays zero, as the PTX ISA says), never longer; a number
+/// fills exactly one element.
+fn write(
+    init: &Initializer,
+    shape: &[u64],
+    ty: ScalarType,
+    at: u64,
+    out: &mut [u8],
+) -> Result<(), &'static str> {
+    match init {
+        Initializer::List(items) => {
+            let Some((&len, rest)) = shape.split_first() else {
+                return Err("a braced initializer for one element");
+            };
+            if items.len() as u64 > len {
+                return Err("more initializers than elements");
+            }
+            let stride = rest.iter().product::<u64>() * u64::from(ty.bytes());
+            for (i, item) in items.iter().enumerate() {
+                write(item, rest, ty, at + i as u64 * stride, out)?;
+            }
+            Ok(())
+        }
+        Initializer::Int(_) | Initializer::Float(_) => {
+            if !shape.is_empty() {
+                return Err("array initializers without their braces");
+            }
+            let value = encode(init, ty)?;
+            let n = ty.bytes() as usize;
+            let start = usize::try_from(at).map_err(|_| "variables this large")?;
+            let slot = out
+                .get_mut(start..start + n)
+                .ok_or("more initializers than elements")?;
+            slot.copy_from_slice(value.to_le_bytes().get(..n).unwrap_or_default());
+            Ok(())
+        }
+        Initializer::Other(_) => Err("initializers that are addresses or expressions"),
+    }
+}
+
+/// The bits of one initializer value as an element of type `ty`; a value that the type cannot
+/// hold exactly is refused.
+fn encode(init: &Initializer, ty: ScalarType) -> Result<u64, &'static str> {
+    use ScalarType as T;
+    match (ty, init) {
+        (
+            T::B8
+            | T::B16
+            | T::B32
+            | T::B64
+            | T::U8
+            | T::U16
+            | T::U32
+            | T::U64
+            | T::S8
+            | T::S16
+            | T::S32
+            | T::S64,
+            Initializer::Int(v),
+        ) => {
+            let bits = ty.bytes() * 8;
+            if bits == 64 || v >> bits == 0 || (*v as i64) >> (bits - 1) == -1 {
+                Ok(if bits == 64 {
+                    *v
+                } else {
+                    v & ((1u64 << bits) - 1)
+                })
+            } else {
+                Err("an initializer too large for its type")
+            }
+        }
+        (T::F32, Initializer::Int(v)) => {
+            let f = *v as i64 as f32;
+            if f as i64 == *v as i64 {
+                Ok(u64::from(f.to_bits()))
+            } else {
+                Err("an integer initializer a float cannot hold exactly")
+            }
+        }
+        (T::F64, Initializer::Int(v)) => {
+            let f = *v as i64 as f64;
+            if f as i64 == *v as i64 {
+                Ok(f.to_bits())
+            } else {
+                Err("an integer initializer a float cannot hold exactly")
+            }
+        }
+        (T::F32, Initializer::Float(FloatValue::F32(f))) => Ok(u64::from(f.to_bits())),
+        (T::F32, Initializer::Float(FloatValue::F64(f))) => Ok(u64::from((*f as f32).to_bits())),
+        (T::F64, Initializer::Float(FloatValue::F32(f))) => Ok(f64::from(*f).to_bits()),
+        (T::F64, Initializer::Float(FloatValue::F64(f))) => Ok(f.to_bits()),
+        (_, Initializer::Float(_)) if ty.bytes() <= 8 && ty != T::F16 && ty != T::BF16 => {
+            Err("a float initializer for an integer variable")
+        }
+        _ => Err("initializers of this type"),
+    }
+}
