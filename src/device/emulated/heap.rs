@@ -16,6 +16,9 @@ use crate::abi::OperandRange;
 
 /// First allocation address: far from zero, so null and small pointers fault.
 const FIRST_BASE: u64 = 0x7f00_0000_0000;
+// Allocations never reach the addresses the interpreter keeps for its own windows (the
+// threads' local frames, the module's variables, the argument packet).
+const _: () = assert!(FIRST_BASE >= jitseam_ptx::interp::RESERVED.end);
 /// Allocation alignment, as `cuMemAlloc` guarantees.
 const ALIGN: u64 = 256;
 /// Unmapped bytes between two allocations.
