@@ -26,8 +26,10 @@ pub struct Variable<'a> {
     pub align: Option<u32>,
     /// `.v2`/`.v4`: elements per vector.
     pub vector: Option<u8>,
-    /// The element type.
+    /// The element type (`.b64` for an opaque handle).
     pub ty: ScalarType,
+    /// A `.texref`, `.samplerref` or `.surfref` handle rather than data.
+    pub opaque: bool,
     /// The name.
     pub name: &'a str,
     /// Each `[N]` in order; `None` for `[]` (its length comes from the initializer, or the
@@ -91,6 +93,7 @@ pub(crate) fn declaration<'a>(
     let mut align = None;
     let mut vector = None;
     let mut ty = None;
+    let mut opaque = false;
     while cur.kind == Some(TokenKind::Directive) {
         match cur.text() {
             ".align" => {
@@ -106,6 +109,10 @@ pub(crate) fn declaration<'a>(
                 cur.advance()?;
                 skip_group(cur)?;
                 continue;
+            }
+            ".texref" | ".samplerref" | ".surfref" if ty.is_none() => {
+                opaque = true;
+                ty = Some(ScalarType::B64);
             }
             text => match ScalarType::from_directive(text) {
                 Some(parsed) if ty.is_none() => ty = Some(parsed),
@@ -140,6 +147,7 @@ pub(crate) fn declaration<'a>(
             align,
             vector,
             ty,
+            opaque,
             name,
             dims,
             init,

@@ -478,3 +478,182 @@ fn local_and_module_misuse_is_refused_at_decode() {
         }
     }
 }
+
+/// A struct of two u32 and a u64, passed by value to a `.func` in a `.param .b8` array and
+/// returned the same way, as nvcc emits for a by-value struct.
+const BYVAL: &str = "
+.version 8.0
+.target sm_80
+.address_size 64
+.func (.param .align 8 .b8 ret[16]) swap(.param .align 8 .b8 s[16], .reg .b32 bump)
+{
+    .reg .b32 %a<3>;
+    .reg .b64 %b<2>;
+    ld.param.v2.u32 {%a0, %a1}, [s];
+    ld.param.u64 %b0, [s+8];
+    add.u32 %a0, %a0, bump;
+    st.param.u32 [ret], %a1;
+    st.param.u32 [ret+4], %a0;
+    add.u64 %b0, %b0, 1;
+    st.param.b64 [ret+8], %b0;
+    ret;
+}
+.func (.reg .b32 out) plus(.reg .b32 x, .reg .pred neg)
+{
+    @neg sub.u32 out, 0, x;
+    @!neg mov.u32 out, x;
+    ret;
+}
+.visible .entry k(.param .u64 k_out)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<8>;
+    mov.u32 %r0, %tid.x;
+    {
+    .param .align 8 .b8 arg[16];
+    .param .align 8 .b8 res[16];
+    st.param.v2.u32 [arg], {%r0, 7};
+    cvt.u64.u32 %rd1, %r0;
+    st.param.u64 [arg+8], %rd1;
+    call (res), swap, (arg, 100);
+    ld.param.u32 %r1, [res];
+    ld.param.u32 %r2, [res+4];
+    ld.param.u64 %rd2, [res+8];
+    }
+    setp.ne.u32 %p1, %r0, 0;
+    call (%r3), plus, (%r2, %p1);
+    mul.lo.u32 %r1, %r1, 1000;
+    add.u32 %r1, %r1, %r3;
+    cvt.u64.u32 %rd3, %r1;
+    shl.b64 %rd2, %rd2, 32;
+    add.u64 %rd3, %rd3, %rd2;
+    ld.param.u64 %rd4, [k_out];
+    mul.wide.u32 %rd5, %r0, 8;
+    add.s64 %rd4, %rd4, %rd5;
+    st.global.u64 [%rd4], %rd3;
+}
+";
+
+#[test]
+fn param_arrays_pass_structs_by_value_and_reg_params_pass_registers() {
+    let out = run(BYVAL, &[], 5, 5).unwrap();
+    for (t, &v) in out.iter().enumerate() {
+        let t = t as u64;
+        // swap returns {7, t + 100, t + 1}; `plus` negates t + 100 unless t is 0.
+        let plus = if t == 0 {
+            100u32
+        } else {
+            (t as u32 + 100).wrapping_neg()
+        };
+        let low = (7u32 * 1000).wrapping_add(plus);
+        assert_eq!(v, u64::from(low) + ((t + 1) << 32), "thread {t}");
+    }
+}
+
+#[test]
+fn param_array_misuse_is_refused() {
+    for (sig, body, call) in [
+        // An unsized array parameter (variadic arguments): parsed, refused.
+        (
+            ".func f(.param .b8 p[])",
+            "ld.param.u8 %x, [p];",
+            "{ .param .b8 a[4]; call f, (a); }",
+        ),
+        // An access past the end of the array.
+        (
+            ".func f(.param .b8 p[4])",
+            "ld.param.u32 %x, [p+2];",
+            "{ .param .b8 a[4]; call f, (a); }",
+        ),
+        // An argument of another size.
+        (
+            ".func f(.param .b8 p[4])",
+            "ld.param.u32 %x, [p];",
+            "{ .param .b8 a[8]; call f, (a); }",
+        ),
+    ] {
+        let ptx = format!(
+            "{HEADER}{sig}\n{{\n.reg .b32 %x;\n{body}\nret;\n}}\n\
+             .visible .entry k(.param .u64 k_out)\n{{\n{call}\nret;\n}}\n"
+        );
+        assert!(program(&ptx).is_err(), "{sig} {body} {call}");
+    }
+}
+
+const HEADER: &str = ".version 8.0\n.target sm_80\n.address_size 64\n";
+
+#[test]
+fn narrow_signed_values_extend_to_the_register_width() {
+    // The PTX ISA: a destination register wider than the instruction type is sign-extended
+    // for signed types and zero-extended otherwise (`ld`, `cvt`).
+    let ptx = kernel(
+        "",
+        ", .param .s8 k_s8, .param .align 2 .b8 k_h[2]",
+        "
+    .local .align 4 .b8 buf[4];
+    .reg .b32 %w<8>;
+    st.local.u8 [buf], 0xF0;
+    ld.local.s8 %w1, [buf];
+    ld.local.u8 %w2, [buf];
+    ld.param.s8 %w3, [k_s8];
+    ld.param.s16 %w4, [k_h];
+    cvt.s16.s8 %w5, %w2;
+    cvt.u16.u8 %w6, %w2;
+    ld.local.s8 %rd1, [buf];
+    xor.b32 %w7, %w1, %w3;
+    xor.b32 %w7, %w7, %w4;
+    xor.b32 %w7, %w7, %w5;
+    xor.b32 %w7, %w7, %w6;
+    cvt.u64.u32 %out, %w7;
+    xor.b64 %out, %out, %rd1;
+    ",
+    );
+    let mut extra = vec![0x80u8, 0];
+    extra.extend_from_slice(&0x8001u16.to_le_bytes());
+    let out = run(&ptx, &extra, 1, 1).unwrap();
+    let w = 0xFFFF_FFF0u32 ^ 0xFFFF_FF80 ^ 0xFFFF_8001 ^ 0xFFFF_FFF0 ^ 0xF0;
+    assert_eq!(out[0], u64::from(w) ^ 0xFFFF_FFFF_FFFF_FFF0);
+}
+
+#[test]
+fn operand_forms_parse() {
+    // `WARP_SZ`, `[reg+imm]` as a vector access's address, and a texture operand (parsed,
+    // refused by name).
+    let ptx = kernel(
+        ".global .align 16 .b8 words[32] = {1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 5};",
+        "",
+        "
+    mov.u64 %rd1, words;
+    ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1+16];
+    ld.global.v2.u32 {%r5, _}, [words+8];
+    add.u32 %r1, %r1, WARP_SZ;
+    add.u32 %r1, %r1, %r5;
+    cvt.u64.u32 %out, %r1;
+    ",
+    );
+    assert_eq!(run(&ptx, &[], 1, 1).unwrap(), [5 + 32 + 3]);
+    let ptx = kernel(
+        ".global .texref tex;",
+        "",
+        ".reg .f32 %t<4>;\ntex.2d.v4.f32.s32 {%t0, %t1, %t2, %t3}, [tex, {%r1, %r2}];",
+    );
+    match program(&ptx) {
+        Err(DecodeError::Unsupported { instruction, .. }) => {
+            assert_eq!(instruction, "tex.2d.v4.f32.s32")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn function_signatures_in_reg_space_and_unsized_arrays_parse() {
+    let ptx = format!(
+        "{HEADER}.func (.reg .b32 r) f(.reg .pred p, .param .align 4 .b8 rest[])\n{{\nret;\n}}\n"
+    );
+    let module = parse_module(&ptx).unwrap();
+    let f = &module.functions[0];
+    assert!(f.returns[0].reg && f.params[0].reg && !f.params[1].reg);
+    assert_eq!(f.params[0].ty, jitseam_ptx::ScalarType::Pred);
+    assert_eq!(f.params[1].array_len, Some(0));
+}

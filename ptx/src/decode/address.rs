@@ -18,6 +18,8 @@ impl<'a> Decoder<'a> {
         let (own, addr) = match lookup(ctx.scopes, name) {
             Some(Sym::Var { space, addr }) => (space, addr),
             Some(Sym::KParam { offset, .. }) => (Space::Param, PARAM_WINDOW + offset as u64),
+            // The PTX ISA: the address of a function's parameter is in the `.local` space.
+            Some(Sym::ParamMem { addr, .. }) => (Space::Local, addr),
             Some(Sym::ParamSlot { .. }) => return bad("addresses of function parameters"),
             Some(Sym::Refused(reason)) => return bad(reason),
             Some(Sym::Reg(_)) => return Err(self.invalid(ctx, "a register used as a symbol")),

@@ -87,6 +87,12 @@ pub(super) enum Sym {
         offset: usize,
         size: usize,
     },
+    /// A `.param` array (of a function or of a call sequence), held in the thread's local
+    /// frame at offset `addr`.
+    ParamMem {
+        addr: u64,
+        size: u32,
+    },
     /// A variable at address `addr` of its state space `space`.
     Var {
         space: Space,
@@ -113,8 +119,10 @@ pub(super) struct Code<'a> {
 }
 
 pub(super) struct FuncSig {
-    pub(super) params: Vec<(u32, u32)>,
-    pub(super) returns: Vec<(u32, u32)>,
+    /// How each parameter and return value is passed: [`Sym::ParamSlot`], [`Sym::Reg`] or
+    /// [`Sym::ParamMem`].
+    pub(super) params: Vec<Sym>,
+    pub(super) returns: Vec<Sym>,
     pub(super) callees: Vec<usize>,
 }
 
@@ -180,7 +188,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Records the declared width of `count` register slots from `base`.
-    fn set_reg_bits(&mut self, base: u32, count: u32, ty: ScalarType) {
+    pub(super) fn set_reg_bits(&mut self, base: u32, count: u32, ty: ScalarType) {
         let bits = if ty == ScalarType::Pred {
             1
         } else {
@@ -355,11 +363,23 @@ impl<'a> Decoder<'a> {
                 Statement::Param {
                     ty,
                     name,
-                    array_len,
+                    array_len: Some(len),
+                    offset,
+                    align,
+                } => {
+                    let sym = self.param_array(ty, len, align, offset, name)?;
+                    if let Some(scope) = scopes.last_mut() {
+                        scope.names.insert(name, sym);
+                    }
+                }
+                Statement::Param {
+                    ty,
+                    name,
+                    array_len: None,
                     offset,
                     ..
                 } => {
-                    let size = ty.bytes().saturating_mul(array_len.unwrap_or(1));
+                    let size = ty.bytes();
                     if size > 8 {
                         return Err(self.unsupported_at(
                             offset,

@@ -90,6 +90,9 @@ impl<'a> Decoder<'a> {
                 self.push(ctx, Inst::new(Op::Nop));
                 Ok(())
             }
+            "tex" | "tld4" | "txq" | "suld" | "sust" | "sured" | "suq" | "istypep" => {
+                bad("texture and surface instructions")
+            }
             _ => {
                 let _ = full;
                 bad("this instruction")

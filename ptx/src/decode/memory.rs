@@ -21,7 +21,7 @@ impl<'a> Decoder<'a> {
         if size > 8 {
             return bad("128-bit loads");
         }
-        let space = Space::from_modifier(m.space).ok_or(Err("this state space"))?;
+        let space = self.param_in_frame(ctx, m, base, offset, size)?;
         let named_param = space == Space::Param
             && base.is_some_and(|name| {
                 matches!(
@@ -29,8 +29,8 @@ impl<'a> Decoder<'a> {
                     Some(Sym::KParam { .. } | Sym::ParamSlot { .. }) | None
                 )
             });
-        match m.space {
-            Some(".param") if named_param && m.vec != 1 => {
+        match (space, named_param) {
+            (Space::Param, true) if m.vec != 1 => {
                 let Some(base) = base else {
                     return Err(self.invalid(ctx, "a parameter load needs a parameter name"));
                 };
@@ -71,7 +71,7 @@ impl<'a> Decoder<'a> {
                 }
                 Ok(())
             }
-            Some(".param") if named_param => {
+            (Space::Param, true) => {
                 let Some(base) = base else {
                     return Err(self.invalid(ctx, "a parameter load needs a parameter name"));
                 };
@@ -116,7 +116,7 @@ impl<'a> Decoder<'a> {
                     ))),
                 }
             }
-            Some(".shared") => bad("shared memory"),
+            (Space::Shared, _) => bad("shared memory"),
             _ => {
                 let a = self.base_slot(ctx, space, base)?;
                 if m.vec == 1 {
@@ -169,6 +169,34 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    /// The instruction's state space, except that a `.param` array held in the local frame
+    /// (a function's or a call's, see [`Sym::ParamMem`]) is accessed as the local memory it is,
+    /// once the access is known to stay inside it.
+    fn param_in_frame(
+        &self,
+        ctx: &Ctx<'_, 'a, '_>,
+        m: &Mods<'a>,
+        base: Option<&'a str>,
+        offset: i64,
+        size: u32,
+    ) -> EResult<Space> {
+        let space = Space::from_modifier(m.space).ok_or(Err("this state space"))?;
+        if space != Space::Param {
+            return Ok(space);
+        }
+        let Some(Sym::ParamMem { size: psize, .. }) = base.and_then(|b| lookup(ctx.scopes, b))
+        else {
+            return Ok(space);
+        };
+        let end = u64::try_from(offset)
+            .ok()
+            .and_then(|o| o.checked_add(u64::from(size) * u64::from(m.vec)));
+        match end {
+            Some(end) if end <= u64::from(psize) => Ok(Space::Local),
+            _ => Err(self.invalid(ctx, "an access outside the parameter")),
+        }
+    }
+
     /// The register holding the base of a global address (a constant for `[imm]` and for a
     /// variable).
     pub(super) fn address_slot(
@@ -189,9 +217,9 @@ impl<'a> Decoder<'a> {
         if size > 8 {
             return bad("128-bit stores");
         }
-        let space = Space::from_modifier(m.space).ok_or(Err("this state space"))?;
-        match m.space {
-            Some(".param") => {
+        let space = self.param_in_frame(ctx, m, base, offset, size)?;
+        match space {
+            Space::Param => {
                 if m.vec != 1 {
                     return bad("vector parameter stores");
                 }
@@ -220,8 +248,8 @@ impl<'a> Decoder<'a> {
                     ))),
                 }
             }
-            Some(".shared") => bad("shared memory"),
-            Some(".const") => Err(self.invalid(ctx, "a store to the constant space")),
+            Space::Shared => bad("shared memory"),
+            Space::Const => Err(self.invalid(ctx, "a store to the constant space")),
             _ => {
                 let a = self.base_slot(ctx, space, base)?;
                 if m.vec == 1 {

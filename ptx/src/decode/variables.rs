@@ -26,6 +26,7 @@ impl<'a> Decoder<'a> {
     pub(super) fn module_variables(&mut self) -> DResult<()> {
         for var in module_variables(self.src)? {
             let sym = match var.space {
+                _ if var.opaque => Sym::Refused("textures, samplers and surfaces"),
                 StateSpace::Shared => Sym::Refused("shared memory"),
                 StateSpace::Local if var.init.is_some() => {
                     Sym::Refused("initialized local variables")
@@ -81,11 +82,41 @@ impl<'a> Decoder<'a> {
         let Some(size) = var.size_bytes() else {
             return Err(self.unsupported_at(var.offset, var.name, "local arrays of unknown size"));
         };
-        let align = var.alignment();
+        let addr = self.frame_alloc(size, var.alignment(), var.offset, var.name)?;
+        Ok(Sym::Var {
+            space: Space::Local,
+            addr,
+        })
+    }
+
+    /// A `.param` array of `len` elements of `ty` (a function's, or a call sequence's): held
+    /// in the frame, so that it can be accessed at any offset.
+    pub(super) fn param_array(
+        &mut self,
+        ty: ScalarType,
+        len: u32,
+        align: Option<u32>,
+        offset: usize,
+        name: &str,
+    ) -> DResult<Sym> {
+        if len == 0 {
+            return Err(self.unsupported_at(offset, name, "unsized parameter arrays"));
+        }
+        let size = u64::from(ty.bytes()) * u64::from(len);
+        let align = align.map_or(u64::from(ty.bytes()), u64::from).max(1);
+        let addr = self.frame_alloc(size, align, offset, name)?;
+        Ok(Sym::ParamMem {
+            addr,
+            size: u32::try_from(size).unwrap_or(u32::MAX),
+        })
+    }
+
+    /// `size` bytes of the frame aligned to `align`: their offset.
+    fn frame_alloc(&mut self, size: u64, align: u64, offset: usize, name: &str) -> DResult<u64> {
         if !align.is_power_of_two() {
             return Err(self.unsupported_at(
-                var.offset,
-                var.name,
+                offset,
+                name,
                 "alignments that are not a power of two",
             ));
         }
@@ -93,14 +124,11 @@ impl<'a> Decoder<'a> {
         match at.checked_add(size) {
             Some(end) if end <= MAX_LOCAL => {
                 self.local_bytes = end;
-                Ok(Sym::Var {
-                    space: Space::Local,
-                    addr: at,
-                })
+                Ok(at)
             }
             _ => Err(self.unsupported_at(
-                var.offset,
-                var.name,
+                offset,
+                name,
                 "more than 512 KiB of local memory per thread",
             )),
         }
