@@ -171,7 +171,9 @@ impl<'a> Decoder<'a> {
         while at < size {
             let width = [8u64, 4, 2, 1]
                 .into_iter()
-                .find(|&w| w <= size - at && (to + at) % w == 0 && (from + at) % w == 0)
+                .find(|&w| {
+                    w <= size - at && (to + at).is_multiple_of(w) && (from + at).is_multiple_of(w)
+                })
                 .unwrap_or(1);
             let mut load = Inst::new(Op::LdGlobal);
             load.k = Space::Local.code();
