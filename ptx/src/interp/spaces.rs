@@ -41,10 +41,18 @@ fn within(addr: u64, base: u64) -> bool {
     addr.wrapping_sub(base) < WINDOW_BYTES
 }
 
+/// Whether `addr` lies in the span the windows are cut from.
+#[inline(always)]
+fn reserved(addr: u64) -> bool {
+    addr.wrapping_sub(RESERVED.start) < RESERVED.end - RESERVED.start
+}
+
 /// The window of an access of `space` (an instruction's code) at `addr`, or why there is none.
 #[inline(always)]
 pub(crate) fn route(space: u8, addr: u64) -> Result<Route, FaultKind> {
     match space {
+        // The common case first: one comparison for an address outside every window.
+        GENERIC | GLOBAL if !reserved(addr) => Ok(Route::Memory(addr)),
         GENERIC if within(addr, LOCAL_WINDOW) => Ok(Route::Local(addr - LOCAL_WINDOW)),
         GENERIC if within(addr, SHARED_WINDOW) => Ok(Route::Shared(addr - SHARED_WINDOW)),
         GENERIC | GLOBAL => Ok(Route::Memory(addr)),
@@ -173,11 +181,6 @@ pub(crate) struct Windows<'r, M> {
 }
 
 impl<M: Memory> Windows<'_, M> {
-    #[inline(always)]
-    fn reserved(addr: u64) -> bool {
-        addr.wrapping_sub(RESERVED.start) < RESERVED.end - RESERVED.start
-    }
-
     /// The packet bytes `[addr, addr + len)` if they lie in the argument packet.
     fn packet(&self, addr: u64, len: usize) -> Option<&[u8]> {
         if !within(addr, PARAM_WINDOW) {
@@ -198,7 +201,7 @@ fn read_le(bytes: &[u8]) -> u64 {
 impl<M: Memory> Memory for Windows<'_, M> {
     #[inline(always)]
     fn load(&self, address: u64, size: usize, hint: &mut u32) -> Result<u64, FaultKind> {
-        if !Self::reserved(address) {
+        if !reserved(address) {
             return self.global.load(address, size, hint);
         }
         match self.packet(address, size) {
@@ -215,7 +218,7 @@ impl<M: Memory> Memory for Windows<'_, M> {
         value: u64,
         hint: &mut u32,
     ) -> Result<(), FaultKind> {
-        if !Self::reserved(address) {
+        if !reserved(address) {
             return self.global.store(address, size, value, hint);
         }
         if self.packet(address, size).is_some() {
@@ -231,7 +234,7 @@ impl<M: Memory> Memory for Windows<'_, M> {
         hint: &mut u32,
         op: &mut dyn FnMut(u64) -> Option<u64>,
     ) -> Result<u64, FaultKind> {
-        if !Self::reserved(address) {
+        if !reserved(address) {
             return self.global.update(address, size, hint, op);
         }
         if self.packet(address, size).is_some() {
@@ -248,7 +251,7 @@ impl<M: Memory> Memory for Windows<'_, M> {
         out: &mut [u64],
         hint: &mut u32,
     ) -> Result<(), FaultKind> {
-        if !Self::reserved(address) {
+        if !reserved(address) {
             return self.global.load_many(address, size, out, hint);
         }
         match self.packet(address, size * out.len()) {
@@ -270,7 +273,7 @@ impl<M: Memory> Memory for Windows<'_, M> {
         values: &[u64],
         hint: &mut u32,
     ) -> Result<(), FaultKind> {
-        if !Self::reserved(address) {
+        if !reserved(address) {
             return self.global.store_many(address, size, values, hint);
         }
         if self.packet(address, size * values.len()).is_some() {
@@ -280,7 +283,7 @@ impl<M: Memory> Memory for Windows<'_, M> {
     }
 
     fn nearest(&self, address: u64) -> Option<Allocation> {
-        if !Self::reserved(address) {
+        if !reserved(address) {
             return self.global.nearest(address);
         }
         if within(address, PARAM_WINDOW) {
