@@ -657,3 +657,35 @@ fn function_signatures_in_reg_space_and_unsized_arrays_parse() {
     assert_eq!(f.params[0].ty, jitseam_ptx::ScalarType::Pred);
     assert_eq!(f.params[1].array_len, Some(0));
 }
+
+#[test]
+fn vector_registers_and_their_components() {
+    // The PTX ISA: `.v4` registers, components `.x .y .z .w` (or `.r .g .b .a`), whole
+    // vectors as the operands of vector loads, stores and moves.
+    let ptx = kernel(
+        ".global .align 16 .b8 src[16] = {1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0};\n\
+         .global .align 16 .b8 dst[16];",
+        "",
+        "
+    .reg .v4 .u32 %v;
+    .reg .v2 .u32 %p2;
+    ld.global.v4.u32 %v, [src];
+    add.u32 %v.w, %v.w, 10;
+    mov.u32 %v.r, %v.a;
+    st.global.v4.u32 [dst], %v;
+    ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [dst];
+    mov.b64 %rd1, {%r1, %r2};
+    mov.b64 {%p2.x, %p2.y}, %rd1;
+    add.u32 %r5, %p2.x, %p2.g;
+    add.u32 %r5, %r5, %r3;
+    add.u32 %r5, %r5, %v.z;
+    cvt.u64.u32 %out, %r5;
+    ",
+    );
+    // v = {14, 2, 3, 14}: 14 + 2 + 3 + 3.
+    assert_eq!(run(&ptx, &[], 1, 1).unwrap(), [22]);
+    let bad = kernel("", "", ".reg .v2 .u32 %q;\nmov.u32 %r1, %q.z;");
+    assert!(matches!(program(&bad), Err(DecodeError::Parse(_))));
+    let bad = kernel("", "", "mov.u32 %r1, %tid.w;");
+    assert!(matches!(program(&bad), Err(DecodeError::Parse(_))));
+}

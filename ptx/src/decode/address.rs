@@ -22,7 +22,9 @@ impl<'a> Decoder<'a> {
             Some(Sym::ParamMem { addr, .. }) => (Space::Local, addr),
             Some(Sym::ParamSlot { .. }) => return bad("addresses of function parameters"),
             Some(Sym::Refused(reason)) => return bad(reason),
-            Some(Sym::Reg(_)) => return Err(self.invalid(ctx, "a register used as a symbol")),
+            Some(Sym::Reg(_) | Sym::VecReg { .. }) => {
+                return Err(self.invalid(ctx, "a register used as a symbol"));
+            }
             None if self.module.functions.iter().any(|f| f.name == name) => {
                 return bad("addresses of functions");
             }

@@ -76,6 +76,9 @@ impl<'a> Decoder<'a> {
                         return Err(self.invalid(ctx, "an array argument for a scalar parameter"));
                     }
                     Some(Sym::Var { .. }) => return bad("passing a variable as an argument"),
+                    Some(Sym::VecReg { .. }) => {
+                        return Err(self.invalid(ctx, "a vector register as an argument"));
+                    }
                     Some(Sym::Refused(reason)) => return bad(reason),
                     None => {
                         return Err(Ok(self.parse_error(

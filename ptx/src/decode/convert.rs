@@ -14,7 +14,13 @@ impl<'a> Decoder<'a> {
         let ty = self.one_type(ctx, m)?;
         self.expect_count(ctx, 2)?;
         let bits = (ty.bytes() * 8) as u8;
-        match (self.operand(ctx, 0)?.clone(), self.operand(ctx, 1)?.clone()) {
+        let as_vector = |this: &Self, operand: &Operand<'a>| {
+            this.vector_parts(ctx, operand)
+                .map_or_else(|| operand.clone(), Operand::Vector)
+        };
+        let (d, a) = (self.operand(ctx, 0)?, self.operand(ctx, 1)?);
+        let (d, a) = (as_vector(self, d), as_vector(self, a));
+        match (d, a) {
             (Operand::Vector(_), Operand::Vector(_)) => bad("vector to vector moves"),
             (Operand::Vector(parts), _) => {
                 let lane_bits = lane_bits(bits, parts.len()).ok_or_else(|| {
@@ -22,13 +28,7 @@ impl<'a> Decoder<'a> {
                 })?;
                 let start = self.lanes.len() as u32;
                 for part in &parts {
-                    let slot = match part {
-                        Operand::Name("_") => self.sink,
-                        Operand::Name(name) => self
-                            .reg(ctx.scopes, name, ctx.instruction.range.start)
-                            .map_err(Ok)?,
-                        _ => return Err(self.invalid(ctx, "vector elements must be registers")),
-                    };
+                    let slot = self.dst_operand(ctx, part)?;
                     self.lanes.push(slot);
                 }
                 let mut inst = Inst::new(Op::Unpack);

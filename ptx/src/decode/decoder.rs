@@ -87,6 +87,11 @@ pub(super) enum Sym {
         offset: usize,
         size: usize,
     },
+    /// A `.v2`/`.v4` vector register: `len` consecutive slots from `base`, one per component.
+    VecReg {
+        base: u32,
+        len: u8,
+    },
     /// A `.param` array (of a function or of a call sequence), held in the thread's local
     /// frame at offset `addr`.
     ParamMem {
@@ -342,8 +347,22 @@ impl<'a> Decoder<'a> {
                     names,
                     offset,
                 } => {
-                    if vector.is_some() {
-                        return Err(self.unsupported_at(offset, ".reg", "vector registers"));
+                    if let Some(len) = vector {
+                        for name in names {
+                            if name.count.is_some() {
+                                return Err(self.unsupported_at(
+                                    offset,
+                                    ".reg",
+                                    "ranges of vector registers",
+                                ));
+                            }
+                            let base = self.alloc(u32::from(len))?;
+                            self.set_reg_bits(base, u32::from(len), ty);
+                            if let Some(scope) = scopes.last_mut() {
+                                scope.names.insert(name.name, Sym::VecReg { base, len });
+                            }
+                        }
+                        continue;
                     }
                     for name in names {
                         let count = name.count.unwrap_or(1);

@@ -41,7 +41,7 @@ impl<'a> Decoder<'a> {
                 else {
                     return bad("vector loads of call parameters");
                 };
-                let Operand::Vector(parts) = self.operand(ctx, 0)?.clone() else {
+                let Some(parts) = self.vector_parts(ctx, self.operand(ctx, 0)?) else {
                     return Err(self.invalid(ctx, "a vector load needs a vector destination"));
                 };
                 if parts.len() != m.vec as usize {
@@ -55,13 +55,10 @@ impl<'a> Decoder<'a> {
                     return Err(self.invalid(ctx, "a load past the end of a parameter"));
                 }
                 for (i, part) in parts.iter().enumerate() {
-                    let d = match part {
-                        Operand::Name("_") => continue,
-                        Operand::Name(name) => self
-                            .reg(ctx.scopes, name, ctx.instruction.range.start)
-                            .map_err(Ok)?,
-                        _ => return Err(self.invalid(ctx, "vector elements must be registers")),
-                    };
+                    if *part == Operand::Name("_") {
+                        continue;
+                    }
+                    let d = self.dst_operand(ctx, part)?;
                     let mut inst = Inst::new(Op::LdKParam);
                     inst.d = d;
                     inst.imm = (at + off + i * size) as i64;
@@ -130,7 +127,7 @@ impl<'a> Decoder<'a> {
                     self.push(ctx, inst);
                     self.sign_extend_dst(ctx, d, ty);
                 } else {
-                    let Operand::Vector(parts) = self.operand(ctx, 0)?.clone() else {
+                    let Some(parts) = self.vector_parts(ctx, self.operand(ctx, 0)?) else {
                         return Err(self.invalid(ctx, "a vector load needs a vector destination"));
                     };
                     if parts.len() != m.vec as usize {
@@ -138,13 +135,7 @@ impl<'a> Decoder<'a> {
                     }
                     let start = self.lanes.len() as u32;
                     for part in &parts {
-                        let slot = match part {
-                            Operand::Name("_") => self.sink,
-                            Operand::Name(name) => self
-                                .reg(ctx.scopes, name, ctx.instruction.range.start)
-                                .map_err(Ok)?,
-                            _ => return Err(self.invalid(ctx, "vector elements must be registers")),
-                        };
+                        let slot = self.dst_operand(ctx, part)?;
                         self.lanes.push(slot);
                     }
                     let mut inst = Inst::new(Op::LdGlobalV);
@@ -261,7 +252,7 @@ impl<'a> Decoder<'a> {
                     inst.w = size as u8;
                     self.push(ctx, inst);
                 } else {
-                    let Operand::Vector(parts) = self.operand(ctx, 1)?.clone() else {
+                    let Some(parts) = self.vector_parts(ctx, self.operand(ctx, 1)?) else {
                         return Err(self.invalid(ctx, "a vector store needs a vector source"));
                     };
                     if parts.len() != m.vec as usize {
