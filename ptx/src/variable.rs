@@ -7,7 +7,7 @@
 //!
 //! An initializer is a number, or a `{…}` list of initializers (one level per array dimension,
 //! and one for a vector); anything else (an address such as `gvar`, `generic(gvar)` or
-//! `gvar+4`) is kept as [`Initializer::Other`] for the decoder to refuse precisely.
+//! `gvar+4`) is kept as [`Initializer::Other`] for the decoder to evaluate or refuse.
 
 use crate::cursor::{Cursor, PResult};
 use crate::error::ParseError;

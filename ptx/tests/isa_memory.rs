@@ -421,10 +421,16 @@ fn constant_variables_are_read_only() {
 fn variables_the_emulator_cannot_hold_refuse_only_their_users() {
     for (decl, name, reason) in [
         (
-            ".global .u64 p = counter;",
+            ".global .u32 p = counter;",
             "p",
-            "initializers that are addresses or expressions",
+            "addresses in variables of this type",
         ),
+        (
+            ".global .u64 q = counter * 2;",
+            "q",
+            "initializers that are expressions",
+        ),
+        (".global .u64 r = missing;", "r", "addresses of variables"),
         (
             ".extern .global .u32 elsewhere;",
             "elsewhere",
@@ -688,4 +694,27 @@ fn vector_registers_and_their_components() {
     assert!(matches!(program(&bad), Err(DecodeError::Parse(_))));
     let bad = kernel("", "", "mov.u32 %r1, %tid.w;");
     assert!(matches!(program(&bad), Err(DecodeError::Parse(_))));
+}
+
+#[test]
+fn address_initializers_hold_the_variables_addresses() {
+    // `.global .u64 p = generic(x);` as nvcc emits for `__device__ int *p = &x;`, and an
+    // array of addresses with offsets, naming variables declared before and after.
+    let ptx = kernel(
+        "
+.global .align 8 .u64 ptrs[2] = {generic(second), first+4};
+.global .u32 first[2] = {10, 20};
+.const .u32 second = 300;
+",
+        "",
+        "
+    ld.global.u64 %rd1, [ptrs];
+    ld.u32 %r1, [%rd1];
+    ld.global.u64 %rd2, [ptrs+8];
+    ld.u32 %r2, [%rd2];
+    add.u32 %r1, %r1, %r2;
+    cvt.u64.u32 %out, %r1;
+    ",
+    );
+    assert_eq!(run(&ptx, &[], 1, 1).unwrap(), [320]);
 }

@@ -1,15 +1,17 @@
 //! Variables: the module's `.global` and `.const` variables laid out with their initial bytes,
 //! and every `.local` variable given its place in the thread's frame.
 //!
-//! A module variable the emulator cannot hold (a `.shared` one, an `.extern` one defined
-//! elsewhere, one with an address or an unencodable initializer) is remembered with the reason,
+//! An initializer may hold the address of a `.global` or `.const` variable (`generic(x)`,
+//! `x+4`). A module variable the emulator cannot hold (a `.shared` one, an `.extern` one defined
+//! elsewhere, one whose initializer it cannot encode exactly) is remembered with the reason,
 //! so that only an entry that uses it is refused. `.local` variables of the entry and of every
 //! called function get disjoint, fixed offsets: recursion is refused, so no function is ever
 //! active twice at once and one static frame per thread holds them all.
 
 use super::decoder::{DResult, Decoder, Scope, Sym};
 use crate::body::{Initializer, Variable};
-use crate::lexer::FloatValue;
+use crate::cursor::Cursor;
+use crate::lexer::{FloatValue, Lexer, Punct, TokenKind, parse_int};
 use crate::model::{ScalarType, StateSpace};
 use crate::space::{CONST_VARS, GLOBAL_VARS, Space};
 use crate::variable::module_variables;
@@ -24,24 +26,104 @@ impl<'a> Decoder<'a> {
     /// Reads the module's variables, lays out the `.global` and `.const` ones and names them
     /// all.
     pub(super) fn module_variables(&mut self) -> DResult<()> {
-        for var in module_variables(self.src)? {
+        let vars = module_variables(self.src)?;
+        for var in &vars {
             let sym = match var.space {
                 _ if var.opaque => Sym::Refused("textures, samplers and surfaces"),
                 StateSpace::Shared => Sym::Refused("shared memory"),
                 StateSpace::Local if var.init.is_some() => {
                     Sym::Refused("initialized local variables")
                 }
-                StateSpace::Local => self.local_var(&var)?,
+                StateSpace::Local => self.local_var(var)?,
                 StateSpace::Global | StateSpace::Const if var.external => {
                     Sym::Refused("variables defined in another module")
                 }
                 StateSpace::Global | StateSpace::Const => {
-                    self.place(&var).unwrap_or_else(Sym::Refused)
+                    self.place(var).unwrap_or_else(Sym::Refused)
                 }
             };
             self.module_syms.insert(var.name, sym);
         }
+        // Every variable has its address now, so initializers may name any of them.
+        for var in &vars {
+            let (Some(init), Some(&Sym::Var { space, addr })) =
+                (&var.init, self.module_syms.get(var.name))
+            else {
+                continue;
+            };
+            if !matches!(space, Space::Global | Space::Const) {
+                continue;
+            }
+            let size = var.size_bytes().unwrap_or(0);
+            let mut bytes = vec![0u8; usize::try_from(size).unwrap_or(0)];
+            let resolve = |at: usize| self.address_initializer(at);
+            match write(init, &shape(var, size), var.ty, 0, &mut bytes, &resolve) {
+                Ok(()) => {
+                    let (image, base) = if space == Space::Const {
+                        (&mut self.image.consts, CONST_VARS)
+                    } else {
+                        (&mut self.image.globals, GLOBAL_VARS)
+                    };
+                    let start = usize::try_from(addr - base).unwrap_or(usize::MAX);
+                    if let Some(slot) = image.get_mut(start..start.saturating_add(bytes.len())) {
+                        slot.copy_from_slice(&bytes);
+                    }
+                }
+                Err(reason) => {
+                    self.module_syms.insert(var.name, Sym::Refused(reason));
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// The value of an address initializer starting at byte `at`: `name`, `generic(name)`,
+    /// either followed by `+ n` or `- n`, where `name` is a `.global` or `.const` variable
+    /// (whose own addresses are generic ones here, so both forms give the same value).
+    fn address_initializer(&self, at: usize) -> Result<u64, &'static str> {
+        const OTHER: &str = "initializers that are expressions other than addresses";
+        let mut cur = Cursor::new(self.src, Lexer::with_range(self.src, at..self.src.len()));
+        let token = |cur: &mut Cursor<'a>| cur.advance().map_err(|_| OTHER);
+        token(&mut cur)?;
+        let mut name = cur.ident("").map_err(|_| OTHER)?;
+        if name == "generic" && cur.at_punct(Punct::LParen) {
+            token(&mut cur)?;
+            name = cur.ident("").map_err(|_| OTHER)?;
+            cur.expect_punct(Punct::RParen, "").map_err(|_| OTHER)?;
+        }
+        let addr = match self.module_syms.get(name) {
+            Some(Sym::Var {
+                space: Space::Global | Space::Const,
+                addr,
+            }) => *addr,
+            Some(Sym::Refused(reason)) => return Err(reason),
+            _ if self.module.functions.iter().any(|f| f.name == name) => {
+                return Err("addresses of functions");
+            }
+            _ => return Err("addresses of variables of this state space"),
+        };
+        let ends = |cur: &Cursor<'a>| {
+            matches!(
+                cur.kind,
+                Some(TokenKind::Punct(Punct::Comma | Punct::RBrace | Punct::Semi))
+            )
+        };
+        let sign = match cur.kind {
+            Some(TokenKind::Punct(Punct::Plus)) => 1i64,
+            Some(TokenKind::Punct(Punct::Minus)) => -1,
+            _ if ends(&cur) => return Ok(addr),
+            _ => return Err(OTHER),
+        };
+        token(&mut cur)?;
+        if cur.kind != Some(TokenKind::Int) {
+            return Err(OTHER);
+        }
+        let offset = parse_int(cur.text()).ok_or(OTHER)?;
+        token(&mut cur)?;
+        if !ends(&cur) {
+            return Err(OTHER);
+        }
+        Ok(addr.wrapping_add((offset as i64).wrapping_mul(sign) as u64))
     }
 
     /// Declares the variables of one statement of a body in `scope`.
@@ -142,10 +224,6 @@ impl<'a> Decoder<'a> {
         if !align.is_power_of_two() {
             return Err("alignments that are not a power of two");
         }
-        let mut bytes = vec![0u8; usize::try_from(size).map_err(|_| "variables this large")?];
-        if let Some(init) = &var.init {
-            write(init, &shape(var, size), var.ty, 0, &mut bytes)?;
-        }
         let (image, base, space) = match var.space {
             StateSpace::Const => (&mut self.image.consts, CONST_VARS, Space::Const),
             _ => (&mut self.image.globals, GLOBAL_VARS, Space::Global),
@@ -154,8 +232,8 @@ impl<'a> Decoder<'a> {
         if at.saturating_add(size) > MAX_MODULE {
             return Err("more than 1 GiB of module variables");
         }
-        image.resize(usize::try_from(at).map_err(|_| "variables this large")?, 0);
-        image.extend_from_slice(&bytes);
+        let end = usize::try_from(at + size).map_err(|_| "variables this large")?;
+        image.resize(end, 0);
         Ok(Sym::Var {
             space,
             addr: base + at,
@@ -184,12 +262,14 @@ fn shape(var: &Variable<'_>, size: u64) -> Vec<u64> {
 /// Writes `init` for elements of `shape` of type `ty` at byte `at` of `out`. A list may be
 /// shorter than its level (the rest stays zero, as the PTX ISA says), never longer; a number
 /// fills exactly one element.
+/// `address` gives the value of an address initializer at a byte offset of the source.
 fn write(
     init: &Initializer,
     shape: &[u64],
     ty: ScalarType,
     at: u64,
     out: &mut [u8],
+    address: &dyn Fn(usize) -> Result<u64, &'static str>,
 ) -> Result<(), &'static str> {
     match init {
         Initializer::List(items) => {
@@ -201,15 +281,21 @@ fn write(
             }
             let stride = rest.iter().product::<u64>() * u64::from(ty.bytes());
             for (i, item) in items.iter().enumerate() {
-                write(item, rest, ty, at + i as u64 * stride, out)?;
+                write(item, rest, ty, at + i as u64 * stride, out, address)?;
             }
             Ok(())
         }
-        Initializer::Int(_) | Initializer::Float(_) => {
+        Initializer::Int(_) | Initializer::Float(_) | Initializer::Other(_) => {
             if !shape.is_empty() {
                 return Err("array initializers without their braces");
             }
-            let value = encode(init, ty)?;
+            let value = match init {
+                Initializer::Other(offset) if ty.bytes() == 8 && class_is_int(ty) => {
+                    address(*offset)?
+                }
+                Initializer::Other(_) => return Err("addresses in variables of this type"),
+                _ => encode(init, ty)?,
+            };
             let n = ty.bytes() as usize;
             let start = usize::try_from(at).map_err(|_| "variables this large")?;
             let slot = out
@@ -218,8 +304,11 @@ fn write(
             slot.copy_from_slice(value.to_le_bytes().get(..n).unwrap_or_default());
             Ok(())
         }
-        Initializer::Other(_) => Err("initializers that are addresses or expressions"),
     }
+}
+
+fn class_is_int(ty: ScalarType) -> bool {
+    matches!(ty, ScalarType::B64 | ScalarType::U64 | ScalarType::S64)
 }
 
 /// The bits of one initializer value as an element of type `ty`; a value that the type cannot
