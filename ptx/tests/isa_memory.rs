@@ -718,3 +718,45 @@ fn address_initializers_hold_the_variables_addresses() {
     );
     assert_eq!(run(&ptx, &[], 1, 1).unwrap(), [320]);
 }
+
+#[test]
+fn isspacep_tells_the_window_of_a_generic_address() {
+    // Each row: a generic address, then isspacep for .global .local .shared .const .param,
+    // packed as bits 0..5 of the result.
+    let ptx = kernel(
+        ".global .u32 g;\n.const .u32 c = 1;",
+        ", .param .u32 k_n",
+        "
+    .local .u32 l;
+    .reg .pred %q<5>;
+    setp.eq.u32 %p1, %r0, 0;
+    setp.eq.u32 %p2, %r0, 1;
+    setp.eq.u32 %p3, %r0, 2;
+    ld.param.u64 %rd1, [k_out];
+    @%p1 cvta.global.u64 %rd1, g;
+    @%p2 cvta.local.u64 %rd1, l;
+    @%p3 cvta.const.u64 %rd1, c;
+    setp.eq.u32 %p1, %r0, 3;
+    @%p1 mov.u64 %rd1, k_n;
+    isspacep.global %q0, %rd1;
+    isspacep.local %q1, %rd1;
+    isspacep.shared %q2, %rd1;
+    isspacep.const %q3, %rd1;
+    isspacep.param %q4, %rd1;
+    selp.u64 %rd2, 1, 0, %q0;
+    selp.u64 %rd3, 2, 0, %q1;
+    or.b64 %rd2, %rd2, %rd3;
+    selp.u64 %rd3, 4, 0, %q2;
+    or.b64 %rd2, %rd2, %rd3;
+    selp.u64 %rd3, 8, 0, %q3;
+    or.b64 %rd2, %rd2, %rd3;
+    selp.u64 %rd3, 16, 0, %q4;
+    or.b64 %out, %rd2, %rd3;
+    ",
+    );
+    // g, l, c, k_n, then the output buffer (a global address).
+    assert_eq!(
+        run(&ptx, &7u32.to_le_bytes(), 5, 5).unwrap(),
+        [1, 2, 8, 16, 1]
+    );
+}

@@ -1,10 +1,17 @@
 //! Addresses of names: what `[name+imm]`, `mov.u64 %rd, name` and `cvta.space.u64 %rd, name`
-//! make of a variable or a kernel parameter, per state space.
+//! make of a variable or a kernel parameter, per state space; and `isspacep`, which tells the
+//! window of a generic address.
 
 use super::decoder::{Ctx, Decoder, Sym, lookup};
+use super::mods::Mods;
 use super::operands::{EResult, bad};
+use super::{CMP_GE, CMP_LT, Inst, NONE, Op};
 use crate::error::{ParseErrorKind, excerpt};
-use crate::space::{PARAM_WINDOW, Space};
+use crate::model::ScalarType;
+use crate::space::{
+    CONST_VARS, GLOBAL_VARS, LOCAL_WINDOW, PARAM_WINDOW, RESERVED, SHARED_WINDOW, Space,
+    WINDOW_BYTES,
+};
 
 impl<'a> Decoder<'a> {
     /// The address `name` stands for: in `space` (the generic address for
@@ -63,5 +70,71 @@ impl<'a> Decoder<'a> {
                 }
             },
         }
+    }
+}
+
+impl<'a> Decoder<'a> {
+    /// `isspacep.space p, a`: whether the generic address `a` lies in `space`'s window; for
+    /// `.global`, whether it lies outside every window but the module's `.global` variables'.
+    pub(super) fn isspacep(&mut self, ctx: &mut Ctx<'_, 'a, '_>, m: &Mods<'a>) -> EResult<()> {
+        self.expect_count(ctx, 2)?;
+        let space = match Space::from_modifier(m.space) {
+            Some(Space::Generic) | None => {
+                return Err(self.invalid(ctx, "isspacep needs a state space"));
+            }
+            Some(space) => space,
+        };
+        let p = self.dst(ctx, 0)?;
+        let a = self.src(ctx, 1, ScalarType::U64)?;
+        let base = match space {
+            Space::Local => LOCAL_WINDOW,
+            Space::Shared => SHARED_WINDOW,
+            Space::Param => PARAM_WINDOW,
+            Space::Const => CONST_VARS,
+            Space::Global | Space::Generic => GLOBAL_VARS,
+        };
+        if space != Space::Global {
+            return self.below(ctx, a, base, WINDOW_BYTES, CMP_LT, p, None);
+        }
+        let vars = self.alloc(1).map_err(Ok)?;
+        self.below(ctx, a, GLOBAL_VARS, WINDOW_BYTES, CMP_LT, vars, None)?;
+        let span = RESERVED.end - RESERVED.start;
+        // Outside the reserved span, or a module variable.
+        self.below(ctx, a, RESERVED.start, span, CMP_GE, p, Some(vars))
+    }
+
+    /// `p = (a - base) <cmp> span` (unsigned), or'ed with predicate `or` when given.
+    #[allow(clippy::too_many_arguments)]
+    fn below(
+        &mut self,
+        ctx: &mut Ctx<'_, 'a, '_>,
+        a: u32,
+        base: u64,
+        span: u64,
+        cmp: u8,
+        p: u32,
+        or: Option<u32>,
+    ) -> EResult<()> {
+        let offset = self.alloc(1).map_err(Ok)?;
+        let mut sub = Inst::new(Op::Sub);
+        sub.d = offset;
+        sub.a = a;
+        sub.b = self.const_slot(base).map_err(Ok)?;
+        sub.w = 64;
+        self.push(ctx, sub);
+        let mut setp = Inst::new(Op::SetpI);
+        setp.d = p;
+        setp.a = offset;
+        setp.b = self.const_slot(span).map_err(Ok)?;
+        setp.k = cmp;
+        setp.w = 64;
+        if let Some(q) = or {
+            setp.c = q;
+            setp.imm = 2;
+        } else {
+            setp.c = NONE;
+        }
+        self.push(ctx, setp);
+        Ok(())
     }
 }
