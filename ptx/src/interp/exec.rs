@@ -423,7 +423,7 @@ impl<'p> Machine<'p> {
             pcs: [0; LANES],
             ids: [([0; 3], [0; 3]); LANES],
             fuel: SLICE,
-            local: LocalFrames::new(program.local_bytes),
+            local: LocalFrames::new(program.local_bytes, LANES),
         }
     }
 

@@ -7,21 +7,22 @@
 //! `[0, frame)` faults. Frames start zeroed for every group of threads: PTX leaves their initial
 //! contents undefined, the emulator defines them, as it does for registers.
 
-use super::exec::LANES;
 use super::fault::{Allocation, FaultKind};
 
-/// The frames of the [`LANES`] lanes of one worker's group, lane after lane.
+/// The frames of the lanes of one worker's group, lane after lane.
 pub(crate) struct LocalFrames {
     frame: usize,
+    lanes: usize,
     bytes: Vec<u8>,
 }
 
 impl LocalFrames {
-    /// Frames of `frame` bytes each.
-    pub(crate) fn new(frame: usize) -> Self {
+    /// Frames of `frame` bytes each for `lanes` lanes.
+    pub(crate) fn new(frame: usize, lanes: usize) -> Self {
         Self {
             frame,
-            bytes: vec![0; frame.saturating_mul(LANES)],
+            lanes: lanes.max(1),
+            bytes: vec![0; frame.saturating_mul(lanes)],
         }
     }
 
@@ -39,7 +40,7 @@ impl LocalFrames {
         let offset = usize::try_from(offset).map_err(|_| FaultKind::OutOfBounds)?;
         match offset.checked_add(size) {
             Some(end) if end <= self.frame => {
-                let base = (lane % LANES) * self.frame;
+                let base = (lane % self.lanes) * self.frame;
                 Ok(base + offset..base + end)
             }
             _ => Err(FaultKind::OutOfBounds),
