@@ -21,8 +21,9 @@
 use std::ops::Range;
 
 /// Every generic address the emulator keeps for its own windows; the owner of a launch's memory
-/// lends nothing here (jitseam's emulator device allocates from `0x7f00_0000_0000` up).
-pub const RESERVED: Range<u64> = 0x7e00_0000_0000..0x7f00_0000_0000;
+/// lends nothing here. It lies far above any allocator's addresses (jitseam's emulator device
+/// allocates from `0x7f00_0000_0000` up, and stops below it).
+pub const RESERVED: Range<u64> = 0xff00_0000_0000_0000..0xff00_0100_0000_0000;
 
 /// Bytes each window spans.
 pub(crate) const WINDOW_BYTES: u64 = 1 << 32;

@@ -4,7 +4,8 @@
 //! window, and module `.global`/`.const` variables with their initializers.
 
 use jitseam_ptx::interp::{
-    Access, ExecError, FaultKind, LaunchDims, Regions, RunOptions, run_in_module, run_with,
+    Access, ExecError, FaultKind, LaunchDims, RESERVED, Regions, RunOptions, run_in_module,
+    run_with,
 };
 use jitseam_ptx::{DecodeError, Program, decode, parse_module};
 
@@ -169,8 +170,8 @@ fn local_access_outside_the_frame_faults() {
         // The same byte through the generic window.
         (
             "mov.u64 %rd1, buf; cvta.local.u64 %rd2, %rd1; st.u32 [%rd2+16], %r0;",
-            0x7e00_0000_0010,
-            0x7e00_0000_0000,
+            RESERVED.start + 0x10,
+            RESERVED.start,
         ),
         // Below the frame.
         (
