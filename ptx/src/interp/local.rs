@@ -7,6 +7,8 @@
 //! `[0, frame)` faults. Frames start zeroed for every group of threads: PTX leaves their initial
 //! contents undefined, the emulator defines them, as it does for registers.
 
+use std::ops::Range;
+
 use super::fault::{Allocation, FaultKind};
 
 /// The frames of the lanes of one worker's group, lane after lane.
@@ -36,7 +38,7 @@ impl LocalFrames {
 
     /// The bytes `[offset, offset + size)` of `lane`'s frame, if wholly inside it.
     #[inline(always)]
-    fn span(&self, lane: usize, offset: u64, size: usize) -> Result<Range, FaultKind> {
+    fn span(&self, lane: usize, offset: u64, size: usize) -> Result<Range<usize>, FaultKind> {
         let offset = usize::try_from(offset).map_err(|_| FaultKind::OutOfBounds)?;
         match offset.checked_add(size) {
             Some(end) if end <= self.frame => {
@@ -89,5 +91,3 @@ impl LocalFrames {
         }
     }
 }
-
-type Range = std::ops::Range<usize>;

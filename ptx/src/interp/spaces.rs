@@ -20,7 +20,7 @@ use crate::space::{
 /// The window an access goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Route {
-    /// Shared memory ([`Windows`]) at this generic address.
+    /// The memory every thread of the launch sees ([`Windows`]), at this generic address.
     Memory(u64),
     /// The lane's local frame at this offset.
     Local(u64),
