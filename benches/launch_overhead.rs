@@ -13,6 +13,11 @@
 //! calls replaced by an opaque call, in its two configurations: one stream (no event tracking)
 //! and several streams (each slice's read/write events pushed to `waits`/`records`).
 //!
+//! The custom ABI: check + marshal of a naive matmul declared in its own parameter order
+//! (`#[len(m * k)] a, #[len(k * n)] b, #[len(m * n)] c, m, n, k`) on a 2-D launch config —
+//! three extents evaluated, the config checked against the device's limits — next to the
+//! scalar kernel's check + marshal. Goal: ≤ 150 ns.
+//!
 //! Every figure is the median of 101 batches (with min and max); the summary prints the ratio
 //! jitseam/cudarc for each face. Goal: the full erased launch ≤ 1.0× cudarc's single-stream
 //! packing and ≤ 60 ns. Where `valgrind` is installed, instructions per call are counted by
@@ -36,9 +41,10 @@ use std::sync::Arc;
 
 use common::{fixtures, noop};
 use jitseam::device::{Arg, ArgMut};
-use jitseam::launch::{check, marshal_with};
+use jitseam::launch::{check, check_custom, marshal_with};
 use jitseam::{
-    Device, DeviceBound, DeviceBuffer, Erased, In, Kernel, Out, Signature, SlotRef, Stream,
+    Device, DeviceBound, DeviceBuffer, Erased, In, Kernel, LaunchConfig, Out, ParamValue,
+    Signature, SlotRef, Stream,
 };
 use stats::{Summary, ns_per_call};
 
@@ -47,6 +53,19 @@ const ENTRY: &str = "baracuda_gen_add_f32_scalar";
 
 #[jitseam::kernel(abi = scalar, symbol = "baracuda_gen_add_f32_scalar")]
 fn add(a: In<f32>, b: In<f32>, out: Out<f32>);
+
+#[jitseam::kernel(abi = custom)]
+fn matmul(
+    #[len(m * k)] a: In<f32>,
+    #[len(k * n)] b: In<f32>,
+    #[len(m * n)] c: Out<f32>,
+    m: u32,
+    n: u32,
+    k: u32,
+);
+
+/// The matmul's shape: 1024 × 1024 by 1024, in 16 × 16 blocks.
+const MATMUL: (u32, u32, u32) = (1024, 1024, 1024);
 
 jitseam::slot_table!(static TABLE: 1);
 
@@ -66,6 +85,9 @@ struct Jitseam {
     /// The cross-stream face's own operands: the others stay on one stream, as they would in a
     /// program that keeps each buffer to its stream.
     cross: [DeviceBuffer<f32>; 3],
+    /// The custom-ABI matmul and its operands (`a`, `b`, `c`).
+    matmul: Kernel<Matmul, DeviceBound>,
+    matrices: [DeviceBuffer<f32>; 3],
 }
 
 fn bind<K: Signature>(device: &Device) -> Kernel<K, DeviceBound> {
@@ -102,6 +124,8 @@ impl Jitseam {
             b: alloc(),
             out: alloc(),
             cross: [alloc(), alloc(), alloc()],
+            matmul: bind_matmul(&device),
+            matrices: [alloc(), alloc(), alloc()],
             _device: device,
         }
     }
@@ -164,6 +188,38 @@ impl Jitseam {
         .unwrap_or_else(|e| panic!("check: {e}"));
         marshal_with(&checked, |packet| black_box(packet.bytes())[24])
     }
+
+    /// The custom matmul's `check_custom` + `marshal`: three extents evaluated for the params
+    /// and a 2-D config checked against the device's limits.
+    fn custom_check_marshal(&self) -> u8 {
+        let (m, n, k) = MATMUL;
+        let [a, b, c] = &self.matrices;
+        let (inputs, outputs) = ([a.desc(), b.desc()], [c.desc()]);
+        let params = [ParamValue::U32(m), ParamValue::U32(n), ParamValue::U32(k)];
+        let config = LaunchConfig::new([n.div_ceil(16), m.div_ceil(16), 1], [16, 16, 1]);
+        let checked = check_custom(
+            black_box(self.matmul.facts()),
+            black_box(self.stream.device_id()),
+            black_box(Some(config)),
+            black_box(&inputs),
+            black_box(&outputs),
+            black_box(&params),
+        )
+        .unwrap_or_else(|e| panic!("check_custom: {e}"));
+        marshal_with(&checked, |packet| black_box(packet.bytes())[24])
+    }
+}
+
+fn bind_matmul(device: &Device) -> Kernel<Matmul, DeviceBound> {
+    let ptx = include_str!("../tests/fixtures/custom/custom.ptx");
+    let described = Kernel::<Matmul, _>::describe_typed(Matmul::ptx_artifact(ptx))
+        .unwrap_or_else(|e| panic!("describing matmul: {e}"));
+    // SAFETY: the kernel is bound to a no-op backend that runs nothing; only the launch path's
+    // checks and packing are measured.
+    unsafe { described.load_unverified() }
+        .map_err(jitseam::Error::from)
+        .and_then(|k| Ok(k.bind(device)?))
+        .unwrap_or_else(|e| panic!("binding matmul: {e}"))
 }
 
 fn bind_erased(device: &Device) -> Kernel<Erased, DeviceBound> {
@@ -215,12 +271,13 @@ impl Cudarc {
 /// Set to `face:k` for a run of `k` calls of one face and nothing else (see [`instructions`]).
 const CALLS_VAR: &str = "LAUNCH_OVERHEAD_CALLS";
 
-const FACES: [&str; 7] = [
+const FACES: [&str; 8] = [
     "erased",
     "erased-cross-stream",
     "typed",
     "slot",
     "check+marshal",
+    "custom-check+marshal",
     "cudarc-1-stream",
     "cudarc-n-streams",
 ];
@@ -233,6 +290,7 @@ fn run_face(face: &str, calls: usize, jit: &mut Jitseam, one: &mut Cudarc, many:
             "typed" => drop(black_box(jit.typed())),
             "slot" => drop(black_box(jit.slot())),
             "check+marshal" => drop(black_box(jit.check_marshal())),
+            "custom-check+marshal" => drop(black_box(jit.custom_check_marshal())),
             "cudarc-1-stream" => drop(black_box(one.launch())),
             _ => drop(black_box(many.launch())),
         }
@@ -289,7 +347,17 @@ fn main() {
         }
     }
     let summaries: Vec<Summary> = samples.into_iter().map(Summary::of).collect();
-    let [erased, cross, typed, slot, check_marshal, cudarc1, cudarcn] = summaries[..] else {
+    let [
+        erased,
+        cross,
+        typed,
+        slot,
+        check_marshal,
+        custom,
+        cudarc1,
+        cudarcn,
+    ] = summaries[..]
+    else {
         unreachable!()
     };
     println!(
@@ -313,6 +381,16 @@ fn main() {
     println!(
         "  check+marshal alone / cudarc 1 stream: {:.2}x",
         check_marshal.median / cudarc1.median
+    );
+    println!(
+        "  custom (matmul, 3 extents, 2-D config) check+marshal: {:.1} ns, {:.2}x the scalar kernel's; goal <= 150 ns: {}",
+        custom.median,
+        custom.median / check_marshal.median,
+        if custom.median <= 150.0 {
+            "met"
+        } else {
+            "NOT met"
+        }
     );
     println!(
         "  event bookkeeping, cross stream - same stream: {:+.1} ns per launch",

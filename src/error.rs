@@ -586,6 +586,24 @@ pub enum Error {
         reason: &'static str,
     },
 
+    /// A custom-ABI operand's buffer holds fewer elements than its declared extent evaluates to
+    /// for this launch. Boxed to keep `Error` small.
+    #[error("{0}")]
+    ExtentShort(Box<ShortExtent>),
+    /// A custom-ABI extent (or the covered count) has no value for this launch: it overflows,
+    /// divides by zero, or names a negative param. Boxed to keep `Error` small.
+    #[error("{0}")]
+    ExtentInvalid(Box<InvalidExtent>),
+    /// The launch configuration does not fit the device or the kernel (`.maxntid`,
+    /// `.reqntid`), or was given to (or withheld from) a kernel that takes none (needs one).
+    #[error("kernel `{entry}`: {problem}")]
+    LaunchConfig {
+        /// Entry point.
+        entry: String,
+        /// What is wrong with the configuration.
+        problem: ConfigProblem,
+    },
+
     // ---- slot tables ---------------------------------------------------------------------------
     /// A slot dispatch or release carried a generation that is not the slot's current one: the
     /// binding is stale (released, reclaimed, or from another claim), or the slot is empty.
@@ -728,6 +746,9 @@ impl Error {
             Self::ViewOutOfBounds { .. } => "view_out_of_bounds",
             Self::OutputOverlaps { .. } => "output_overlaps",
             Self::LaunchGeometry { .. } => "launch_geometry",
+            Self::ExtentShort(_) => "extent_short",
+            Self::ExtentInvalid(_) => "extent_invalid",
+            Self::LaunchConfig { .. } => "launch_config",
             Self::StaleSlot { .. } => "stale_slot",
             Self::SlotTableFull { .. } => "slot_table_full",
             Self::DeviceGone { .. } => "device_gone",
@@ -841,6 +862,125 @@ impl fmt::Display for Operand {
             Self::Input(k) => write!(f, "input {k}"),
             Self::Output(m) => write!(f, "output {m}"),
             Self::Stream => f.write_str("the stream"),
+        }
+    }
+}
+
+/// A custom-ABI operand shorter than its declared extent (see [`Error::ExtentShort`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShortExtent {
+    /// Entry point.
+    pub entry: String,
+    /// Which operand.
+    pub operand: Operand,
+    /// Its declared name.
+    pub name: String,
+    /// The extent expression, as declared (`m * k`).
+    pub extent: String,
+    /// What the expression evaluates to for this launch, in elements.
+    pub needed: u64,
+    /// Elements the operand's buffer (or view) holds.
+    pub found: usize,
+}
+
+impl fmt::Display for ShortExtent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "kernel `{}`: {} `{}` must hold `{}` = {} elements, its buffer holds {}",
+            self.entry, self.operand, self.name, self.extent, self.needed, self.found
+        )
+    }
+}
+
+/// A custom-ABI extent with no value for a launch (see [`Error::ExtentInvalid`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidExtent {
+    /// Entry point.
+    pub entry: String,
+    /// Whose extent: the pointer's declared name, or `the covered count`.
+    pub of: String,
+    /// The expression, as declared.
+    pub extent: String,
+    /// Why it has no value.
+    pub problem: crate::abi::ExtentProblem,
+    /// The problem in words, with param names.
+    pub reason: String,
+}
+
+impl fmt::Display for InvalidExtent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "kernel `{}`: the extent `{}` of {} has no value for this launch: {}",
+            self.entry, self.extent, self.of, self.reason
+        )
+    }
+}
+
+/// Why a launch configuration was refused (see [`Error::LaunchConfig`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConfigProblem {
+    /// A grid or block extent of 0.
+    Empty {
+        /// `grid` or `block`.
+        what: &'static str,
+        /// The axis: 0 = x, 1 = y, 2 = z.
+        axis: u8,
+    },
+    /// A value over a limit of the device or the kernel.
+    OverLimit {
+        /// What: `block.y`, `grid.x`, `threads per block`, `dynamic shared memory bytes`.
+        what: &'static str,
+        /// The launch's value.
+        value: u64,
+        /// The limit.
+        limit: u64,
+        /// Whose limit: `the device`, `the kernel's .maxntid`.
+        by: &'static str,
+    },
+    /// The block is not the exact shape the kernel's `.reqntid` requires.
+    RequiredBlock {
+        /// The kernel's `.reqntid`.
+        required: [u32; 3],
+        /// The launch's block.
+        block: [u32; 3],
+    },
+    /// A custom-ABI kernel without a covered count was launched without a configuration.
+    NeedsConfig,
+    /// A configuration was given to a kernel whose ABI fixes its own grid.
+    NotCustom {
+        /// The kernel's ABI.
+        abi: crate::abi::AbiKind,
+    },
+}
+
+impl fmt::Display for ConfigProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Empty { what, axis } => write!(
+                f,
+                "{what}.{} is 0: every launch dimension needs at least 1",
+                ['x', 'y', 'z'].get(usize::from(*axis)).copied().unwrap_or('?')
+            ),
+            Self::OverLimit {
+                what,
+                value,
+                limit,
+                by,
+            } => write!(f, "{what} = {value} exceeds {by}'s limit of {limit}"),
+            Self::RequiredBlock { required, block } => write!(
+                f,
+                "the block is {block:?}, the kernel's `.reqntid` requires exactly {required:?}"
+            ),
+            Self::NeedsConfig => f.write_str(
+                "a custom-abi kernel launches with a launch config (`launch_with`, or `launch_custom` on the erased face), or with none only when it declares `covers`",
+            ),
+            Self::NotCustom { abi } => write!(
+                f,
+                "only custom-abi kernels take a launch config; this kernel's abi is {abi}, which chooses its own grid"
+            ),
         }
     }
 }

@@ -80,7 +80,7 @@ mod trace;
 pub use abi::ParamValue;
 pub use abi::{AbiKind, AbiSpec};
 pub use artifact::{Artifact, ArtifactKind, LinkEntry, LinkedPtx, ParamSource, Provenance};
-pub use device::{Device, DeviceBuffer, DeviceId, Stream};
+pub use device::{Device, DeviceBuffer, DeviceId, LaunchConfig, Stream};
 pub use dtype::{Element, ElementKind};
 pub use error::{Error, TransitionError};
 pub use kernel::Kernel;
@@ -98,7 +98,7 @@ struct ReadmeTour;
 pub mod prelude {
     pub use crate::{
         Described, Device, DeviceBound, DeviceBuffer, ElementKind, Erased, Error, In, InStrided,
-        Kernel, Loaded, Out, OutStrided, ParamValue, Signature, Stream,
+        Kernel, LaunchConfig, Loaded, Out, OutStrided, ParamValue, Signature, Stream,
     };
 }
 
@@ -116,7 +116,9 @@ pub use jitseam_macros::slot_table;
 /// compatibility promise, and naming it by hand opts out of every guarantee.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::abi::{AbiKind, AbiSpec, ParamValue};
+    pub use crate::abi::{
+        AbiKind, AbiSpec, CustomAbi, CustomKind, CustomParam, ExtentOp, ParamValue,
+    };
     pub use crate::device::{Arg, ArgMut};
     pub use crate::dtype::{Element, ElementKind};
     pub use crate::error::Error;

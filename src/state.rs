@@ -19,7 +19,7 @@ use std::sync::Arc;
 use jitseam_ptx::verify::{Coverage, Proof};
 
 use crate::abi::ParamLayout;
-use crate::device::{BackendFunction, Device};
+use crate::device::{BackendFunction, ConfigLimits, Device};
 use crate::telemetry::DispatchHandle;
 
 mod sealed {
@@ -183,6 +183,9 @@ pub struct BoundData {
     /// The device's largest `gridDim.x`, read once at bind: every launch needs it, and asking
     /// the backend would be a dynamic call per launch.
     pub(crate) max_grid_x: u32,
+    /// What a launch configuration must fit, read once at bind: the device's limits and the
+    /// kernel's `.maxntid`/`.reqntid`.
+    pub(crate) limits: ConfigLimits,
 }
 
 impl BoundData {
@@ -199,6 +202,12 @@ impl BoundData {
     /// The backend's function handle.
     pub fn function(&self) -> &dyn BackendFunction {
         &*self.function
+    }
+
+    /// What a launch configuration must fit: the device's limits and the kernel's own block
+    /// directives.
+    pub fn limits(&self) -> &ConfigLimits {
+        &self.limits
     }
 
     /// The telemetry cell each launch counts into, when the device had a sink at bind time.

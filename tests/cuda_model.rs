@@ -37,6 +37,12 @@ macro_rules! model_test {
 
 launch_suite_tests!(cuda, via in_model);
 
+#[path = "common/custom_suite.rs"]
+mod custom_suite;
+
+// The custom ABI through the real CUDA backend: 3-D launch configs reach `cuLaunchKernel`.
+custom_suite_tests!(cuda, via in_model);
+
 model_test! {
     fn opens_with_the_model_properties() {
         let device = cuda();

@@ -106,3 +106,23 @@ model_test! {
         }
     }
 }
+
+model_test! {
+    fn jitseam_buffers_handed_to_cudarc_are_ordered_both_ways() {
+        common::interop::as_cudarc_round_trip(CudaContext::new(0).unwrap(), N, (1 << 16, 4));
+    }
+}
+
+#[test]
+fn an_emulator_buffer_is_not_handed_to_cudarc() {
+    let device = Device::emulator();
+    let mut buffer = device.alloc::<f32>(4).unwrap();
+    assert!(matches!(buffer.as_cudarc(), Err(Error::Interop { .. })));
+    assert!(matches!(buffer.as_cudarc_mut(), Err(Error::Interop { .. })));
+}
+
+model_test! {
+    fn half_precision_cudarc_views_are_operands() {
+        common::interop::half_views(CudaContext::new(0).unwrap(), N);
+    }
+}

@@ -108,7 +108,7 @@ fn float4_access_at_a_4_byte_aligned_address_is_misaligned() {
         backend.launch(
             v4.bound().function(),
             &*stream,
-            Geometry { grid: 1, block: 2 },
+            Geometry::linear(1, 2),
             &packet,
         )
     };
@@ -129,7 +129,7 @@ fn float4_access_at_a_4_byte_aligned_address_is_misaligned() {
 fn unsupported_instruction_is_refused_at_bind_with_its_line() {
     let ptx = ".version 8.8\n.target sm_80\n.address_size 64\n\
                .visible .entry k(.param .u64 a, .param .u64 o, .param .u64 n)\n{\n\
-               .reg .b32 %r<2>;\n\tbar.sync 0;\n\tret;\n}\n";
+               .reg .b32 %r<2>;\n\tbarrier.cluster.arrive;\n\tret;\n}\n";
     let spec = AbiSpec::new(
         AbiKind::Scalar,
         &[ElementKind::F32],
@@ -150,7 +150,7 @@ fn unsupported_instruction_is_refused_at_bind_with_its_line() {
         } => {
             assert_eq!(
                 (entry.as_str(), instruction.as_str(), *line),
-                ("k", "bar.sync", 7)
+                ("k", "barrier.cluster.arrive", 7)
             );
         }
         other => panic!("unexpected {other:?}"),
@@ -216,7 +216,7 @@ fn add_with_geometry(n: usize, grid: u32, block: u32) -> Vec<f32> {
             .launch(
                 k.bound().function(),
                 &*stream,
-                Geometry { grid, block },
+                Geometry::linear(grid, block),
                 &packet,
             )
             .unwrap();

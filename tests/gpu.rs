@@ -152,8 +152,8 @@ fn launch_rate_against_raw_cudarc() {
             unsafe {
                 result::launch_kernel(
                     function,
-                    (grid.grid, 1, 1),
-                    (grid.block, 1, 1),
+                    (grid.grid[0], 1, 1),
+                    (grid.block[0], 1, 1),
                     0,
                     std::ptr::null_mut(),
                     &mut params,

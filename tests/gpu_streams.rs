@@ -33,3 +33,13 @@ fn cudarc_round_trip_on_a_device_opened_by_jitseam_first() {
     let _first = Device::cuda(0).unwrap();
     common::interop::cudarc_round_trip(CudaContext::new(0).unwrap(), 4096);
 }
+
+#[test]
+fn jitseam_buffers_handed_to_cudarc() {
+    common::interop::as_cudarc_round_trip(CudaContext::new(0).unwrap(), 1 << 20, (1 << 24, 8));
+}
+
+#[test]
+fn half_precision_cudarc_views() {
+    common::interop::half_views(CudaContext::new(0).unwrap(), 1 << 20);
+}

@@ -79,7 +79,27 @@ const LAUNCHES: usize = 1000;
 #[jitseam::kernel(abi = scalar, symbol = "baracuda_gen_add_f32_scalar")]
 fn add(a: In<f32>, b: In<f32>, out: Out<f32>);
 
+#[jitseam::kernel(abi = custom)]
+fn matmul(
+    #[len(m * k)] a: In<f32>,
+    #[len(k * n)] b: In<f32>,
+    #[len(m * n)] c: Out<f32>,
+    m: u32,
+    n: u32,
+    k: u32,
+);
+
 jitseam::slot_table!(static TABLE: 1);
+
+fn bound_matmul(device: &Device) -> Kernel<Matmul, DeviceBound> {
+    let ptx = include_str!("fixtures/custom/custom.ptx");
+    let described = Kernel::<Matmul, _>::describe_typed(Matmul::ptx_artifact(ptx)).unwrap();
+    // SAFETY: bound to the no-op backend, which runs nothing; only the launch path is counted.
+    unsafe { described.load_unverified() }
+        .unwrap()
+        .bind(device)
+        .unwrap()
+}
 
 fn bound<K: Signature>(device: &Device) -> Kernel<K, DeviceBound> {
     Kernel::<K, _>::describe_typed(K::ptx_artifact(fixtures::by_entry(ADD).ptx))
@@ -93,7 +113,8 @@ fn erased(entry: &str, device: &Device) -> Kernel<Erased, DeviceBound> {
         .unwrap()
 }
 
-const FACES: [&str; 6] = [
+const FACES: [&str; 7] = [
+    "custom (extents, 2-D config)",
     "erased",
     "erased vectorized",
     "erased with params",
@@ -119,6 +140,7 @@ fn no_launch_face_allocates() {
     let erased_strided = erased(STRIDED, &device);
     let typed = bound::<Add>(&device);
     let slot = TABLE.claim(erased(ADD, &device)).unwrap();
+    let matmul = bound_matmul(&device);
     let x_view = x.strided(0, &[32, 64], &[1, 32]).unwrap();
     let mut y_view = y.strided_mut(0, &[32, 64], &[64, 1]).unwrap();
 
@@ -153,6 +175,11 @@ fn no_launch_face_allocates() {
                 &[ParamValue::F64(0.5)],
             ),
             "typed" => typed.launch(&stream, Add::args(&a, &b, &mut out)),
+            "custom (extents, 2-D config)" => matmul.launch_with(
+                &stream,
+                jitseam::LaunchConfig::new([4, 4, 1], [16, 16, 1]),
+                Matmul::args(&a, &b, &mut out, 64, 64, 64),
+            ),
             _ => {
                 let inputs = [Arg::from(&a), Arg::from(&b)];
                 let mut outputs = [ArgMut::from(&mut out)];

@@ -40,13 +40,7 @@ fn scalar_packet_is_three_pointers_and_n() {
     let out = dev.alloc::<f32>(1000).unwrap();
     let (ins, outs) = ([a.desc(), b.desc()], [out.desc()]);
     let checked = check(k.facts(), dev.id(), &ins, &outs, &[1000], &[]).unwrap();
-    assert_eq!(
-        checked.geometry(),
-        Geometry {
-            grid: 4,
-            block: 256
-        }
-    );
+    assert_eq!(checked.geometry(), Geometry::linear(4, 256));
     let packet = marshal(&checked);
     assert_eq!(
         u64s(packet.bytes()),
@@ -404,10 +398,10 @@ fn strided_rank_and_shape_must_match() {
 #[test]
 fn n_beyond_u32_max_gets_a_valid_capped_grid() {
     let n: u64 = (1 << 33) + 5;
-    assert_eq!(grid_for(n, 2_147_483_647).grid, 33_554_433);
-    assert_eq!(grid_for(n, 65_535).grid, 65_535);
-    assert_eq!(grid_for(0, 65_535).grid, 1);
-    assert_eq!(grid_for(u64::MAX, u32::MAX).grid, u32::MAX);
+    assert_eq!(grid_for(n, 2_147_483_647).grid[0], 33_554_433);
+    assert_eq!(grid_for(n, 65_535).grid[0], 65_535);
+    assert_eq!(grid_for(0, 65_535).grid[0], 1);
+    assert_eq!(grid_for(u64::MAX, u32::MAX).grid[0], u32::MAX);
 
     // Through `check`, with descriptions of allocations that need not exist to be checked.
     let (dev, _) = recording::device();
@@ -428,13 +422,7 @@ fn n_beyond_u32_max_gets_a_valid_capped_grid() {
     let shape = [n as usize];
     let checked = check(facts, dev.id(), &ins, &outs, &shape, &[]).unwrap();
     assert_eq!(checked.count(), n);
-    assert_eq!(
-        checked.geometry(),
-        Geometry {
-            grid: 33_554_433,
-            block: 256
-        }
-    );
+    assert_eq!(checked.geometry(), Geometry::linear(33_554_433, 256));
 }
 
 #[test]
@@ -456,13 +444,7 @@ fn erased_launch_hands_the_backend_the_marshaled_packet() {
     let launched = backend.launched();
     assert_eq!(launched.len(), 1);
     assert_eq!(launched[0].symbol, ADD_F32);
-    assert_eq!(
-        launched[0].geometry,
-        Geometry {
-            grid: 2,
-            block: 256
-        }
-    );
+    assert_eq!(launched[0].geometry, Geometry::linear(2, 256));
     assert_eq!(
         u64s(&launched[0].packet),
         [a.address(), b.address(), out.address(), 300]

@@ -164,6 +164,7 @@ fn device(log: &Log) -> Device {
             compute_capability: Some((9, 0)),
             max_grid_x: 65_535,
             max_block_x: 1024,
+            limits: jitseam::device::LaunchLimits::TYPICAL,
             driver_version: None,
         },
         next: AtomicU64::new(0x1_0000),

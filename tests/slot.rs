@@ -432,3 +432,19 @@ fn tables_describe_themselves() {
     assert_eq!(table.name(), "SMALL");
     assert!(format!("{table:?}").contains("capacity: 4"));
 }
+
+// Tables named like the items the macro declares inside its expansion.
+jitseam::slot_table!(static SLOTS: 1);
+jitseam::slot_table!(static DISPATCHERS: 1);
+jitseam::slot_table!(#[allow(non_upper_case_globals)] static Table: 1);
+
+#[test]
+fn a_table_may_take_any_name() {
+    let (device, backend) = recording::device();
+    for table in [&SLOTS, &DISPATCHERS, &Table] {
+        let slot = table.claim(bound(RELU, &device)).unwrap();
+        run(&slot, &device).unwrap();
+        table.release(slot).unwrap();
+    }
+    assert_eq!(symbols(&backend), [RELU, RELU, RELU]);
+}

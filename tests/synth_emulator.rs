@@ -745,6 +745,7 @@ fn run_case<T: TestElem>(case: &Case, stats: &Stats) -> Result<(), TestCaseError
         AbiKind::Scalar => &stats.scalar,
         AbiKind::Vectorized { .. } => &stats.vectorized,
         AbiKind::Strided { .. } => &stats.strided,
+        AbiKind::Custom => return Err(fail("the synthesizer chose the custom abi".to_owned())),
     }
     .fetch_add(1, Ordering::Relaxed);
     // Strided views for every ABI: a dense view (any rank, unit axes with any stride) is what

@@ -51,19 +51,6 @@ fn every_synthesized_kernel_is_proven() {
     );
 }
 
-/// Corpus kernels the verifier does not prove yet (it declines them; it never accepts a reject).
-/// Unrolled grid-stride loops whose trip count is not computed by a division (NVRTC's `i + S < n`
-/// re-test form), and rank-4 strided unravels past the prover's search depth.
-const KNOWN_UNPROVEN: [&str; 7] = [
-    "a07_copy_f32_unroll2_ll",
-    "a08_add_f32_unroll4_ll",
-    "a14_xor_u32_unroll2_size_t",
-    "a28_vec4_i32_int4_unroll2",
-    "a29_vec2_f64_two_out_unroll4",
-    "a34_strided_r4_f32_gs",
-    "a38_strided_r4_u8_pragma",
-];
-
 #[test]
 fn every_accept_entry_of_the_corpus_is_proven() {
     let mut failures = Vec::new();
@@ -73,15 +60,8 @@ fn every_accept_entry_of_the_corpus_is_proven() {
             continue;
         }
         count += 1;
-        let result = verify_entry(&e.ptx, &e.entry, &e.spec.contract());
-        match (result, KNOWN_UNPROVEN.contains(&e.entry.as_str())) {
-            (Ok(_), false) => {}
-            (Ok(_), true) => failures.push(format!(
-                "{}: now proven; drop it from KNOWN_UNPROVEN",
-                e.entry
-            )),
-            (Err(r), false) => failures.push(format!("{} ({}): {r}", e.entry, e.file)),
-            (Err(r), true) => eprintln!("known gap: {}: {r}", e.entry),
+        if let Err(r) = verify_entry(&e.ptx, &e.entry, &e.spec.contract()) {
+            failures.push(format!("{} ({}): {r}", e.entry, e.file));
         }
     }
     assert!(count >= 30, "{count} accept entries");

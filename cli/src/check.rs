@@ -3,8 +3,8 @@
 
 use std::process::ExitCode;
 
-use jitseam::{ArtifactKind, Error, Kernel};
-use jitseam_ptx::verify::{Coverage, Proof};
+use jitseam::{AbiKind, Artifact, ArtifactKind, Error, Kernel};
+use jitseam_ptx::verify::Coverage;
 
 use crate::kernel_args::KernelArgs;
 
@@ -21,6 +21,9 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
     let artifact = args.kernel.artifact()?;
     let spec = artifact.abi.clone();
     let kind = artifact.kind;
+    if spec.abi == AbiKind::Custom {
+        return check_custom(args, artifact);
+    }
     let verdict = Kernel::describe(artifact).and_then(|k| match kind {
         // A bare cubin has no PTX to prove its body with: check what can be checked.
         // SAFETY: the kernel is only checked and dropped, never bound or launched, so no body
@@ -38,7 +41,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
         Ok(kernel) => {
             let proof = kernel.loaded().proof();
             if args.json {
-                println!("{}", proof_json(proof));
+                println!("{}", crate::verdict::proof_json(&spec, proof));
                 return Ok(ExitCode::SUCCESS);
             }
             println!("ok");
@@ -66,31 +69,51 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
     }
 }
 
+/// A custom-abi kernel: its parameter list is checked exactly (order, class, size); its body
+/// cannot be proven against declared extents yet, and the output says so.
+fn check_custom(args: &Args, artifact: Artifact) -> Result<ExitCode, String> {
+    let spec = artifact.abi.clone();
+    // SAFETY: the kernel is only checked and dropped, never bound or launched, so no body runs
+    // and the caller's promise is never relied on.
+    let params = Kernel::describe(artifact.clone())
+        .and_then(|k| unsafe { k.load_unverified() }.map_err(Error::from));
+    if let Err(e) = params {
+        eprintln!("{e}");
+        if matches!(e, Error::ParamCount { .. } | Error::ParamMismatch { .. }) {
+            eprintln!(
+                "a kernel with this signature is declared:\n{}",
+                spec.cuda_prototype(&args.kernel.entry)
+            );
+        }
+        return Ok(ExitCode::FAILURE);
+    }
+    let body = Kernel::describe(artifact)
+        .and_then(|k| k.load().map_err(Error::from))
+        .err()
+        .map(|e| e.to_string());
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({ "verified": false, "params_match": true, "body": body })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("ok: the parameter list matches the signature (kernel order, class, size)");
+    if let Some(custom) = &spec.custom {
+        println!("signature: {custom}");
+    }
+    if let Some(body) = body {
+        println!("body not proven: {body}");
+        println!(
+            "(`jitseam run --unverified` runs it on the emulator, whose memory checker stops any access outside the declared extents)"
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn coverage_name(coverage: Coverage) -> &'static str {
     match coverage {
         Coverage::GridStride => "grid-stride (any grid covers every element)",
         Coverage::OneThreadPerElement => "one thread per element",
     }
-}
-
-/// The proof as JSON: coverage, the launch conditions, and the accesses through each pointer.
-fn proof_json(proof: Option<&Proof>) -> serde_json::Value {
-    let Some(proof) = proof else {
-        return serde_json::json!({ "verified": false });
-    };
-    serde_json::json!({
-        "verified": true,
-        "coverage": match proof.coverage {
-            Coverage::GridStride => "grid_stride",
-            Coverage::OneThreadPerElement => "one_thread_per_element",
-        },
-        "conditions": proof.conditions.iter().map(ToString::to_string).collect::<Vec<_>>(),
-        "accesses": proof.accesses.iter().map(|a| serde_json::json!({
-            "param": a.param,
-            "loads": a.loads,
-            "stores": a.stores,
-            "atomics": a.atomics,
-            "width": a.width,
-        })).collect::<Vec<_>>(),
-    })
 }

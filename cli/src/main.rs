@@ -9,6 +9,7 @@ mod inspect;
 mod kernel_args;
 mod run;
 mod telemetry;
+mod verdict;
 mod view;
 
 use std::process::ExitCode;
@@ -28,9 +29,10 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Print a PTX module's header and every entry's parameters and directives; for a cubin its
-    /// architecture and every kernel's parameters (offsets and sizes), registers and shared
-    /// memory; for a fatbin every image.
+    /// Print a PTX module's header and every entry's parameters and directives (with `--abi`,
+    /// also what the body verifier proves about each entry); for a cubin its architecture and
+    /// every kernel's parameters (offsets and sizes), registers and shared memory; for a fatbin
+    /// every image.
     Inspect(inspect::Args),
     /// Verify an entry's parameter list against an ABI, as `load()` does (a cubin: its
     /// parameter offsets and sizes; a fatbin: its PTX images).

@@ -9,6 +9,10 @@
 //! in order) or are generated with `--fill iota|random`; outputs go to `--output-dir` as
 //! `out0.bin`, `out1.bin`, … (each output's whole buffer).
 //!
+//! A custom-abi kernel (`--signature`) launches with `--grid X[,Y[,Z]] --block X[,Y[,Z]]` and
+//! `--smem BYTES`, or, if it `--covers` a count, one thread per element; each pointer's buffer
+//! holds exactly its declared extent for the given params and geometry.
+//!
 //! Every size the command line implies is computed with checked arithmetic and bounded by
 //! `--max-host-bytes` before anything is read or allocated.
 
@@ -17,8 +21,11 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use half::{bf16, f16};
+use jitseam::abi::{CustomKind, ExtentEnv};
 use jitseam::device::{Arg, ArgMut};
-use jitseam::{AbiKind, Device, DeviceBuffer, Element, ElementKind, Kernel};
+use jitseam::{
+    AbiKind, Artifact, Device, DeviceBuffer, Element, ElementKind, Kernel, LaunchConfig,
+};
 use jitseam::{Erased, ParamValue};
 
 use crate::kernel_args::KernelArgs;
@@ -37,8 +44,17 @@ pub(crate) struct Args {
     )]
     values: Vec<String>,
     /// The launch shape: `N` elements for scalar and vectorized kernels, `D0,D1,…` for strided.
-    #[arg(long, value_delimiter = ',', required = true)]
+    #[arg(long, value_delimiter = ',', required_unless_present = "signature")]
     shape: Vec<usize>,
+    /// Custom abi: blocks per grid, `X[,Y[,Z]]` (with `--block`).
+    #[arg(long, value_delimiter = ',', requires = "block")]
+    grid: Vec<u32>,
+    /// Custom abi: threads per block, `X[,Y[,Z]]` (with `--grid`).
+    #[arg(long, value_delimiter = ',', requires = "grid")]
+    block: Vec<u32>,
+    /// Custom abi: bytes of dynamic shared memory per block.
+    #[arg(long, default_value_t = 0)]
+    smem: u32,
     /// Raw little-endian input files, one per input, in order.
     #[arg(long = "input-file")]
     input_files: Vec<PathBuf>,
@@ -298,6 +314,14 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
         .zip(values)
         .map(|(&kind, text)| param_value(kind, text.trim()))
         .collect::<Result<Vec<_>, _>>()?;
+    if abi == AbiKind::Custom {
+        return run_custom(args, artifact, &param_values);
+    }
+    if !args.grid.is_empty() || args.smem != 0 {
+        return Err(
+            "--grid, --block and --smem are for custom-abi kernels (--signature)".to_owned(),
+        );
+    }
     if !args.input_files.is_empty() && args.input_files.len() != inputs.len() {
         return Err(format!(
             "{} inputs but {} --input-file",
@@ -440,6 +464,197 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         let preview = out.preview(&device).map_err(|e| e.to_string())?;
         println!("out{m} ({}) -> {}: {preview}", outputs[m], path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `X[,Y[,Z]]` as three extents (missing ones are 1).
+fn dims(flag: &str, values: &[u32]) -> Result<[u32; 3], String> {
+    if values.len() > 3 {
+        return Err(format!("--{flag} takes at most three extents, X,Y,Z"));
+    }
+    let mut out = [1; 3];
+    out[..values.len()].copy_from_slice(values);
+    Ok(out)
+}
+
+/// `jitseam run` for a custom-abi kernel: buffers sized by the declared extents, the launch
+/// through the erased face's `launch_custom`.
+fn run_custom(
+    args: &Args,
+    artifact: Artifact,
+    param_values: &[ParamValue],
+) -> Result<ExitCode, String> {
+    let spec = artifact.abi.clone();
+    let custom = spec
+        .custom
+        .clone()
+        .ok_or("the custom spec has no signature")?;
+    if !args.views.is_empty() {
+        return Err(
+            "--view is for strided kernels; a custom kernel's operands are dense".to_owned(),
+        );
+    }
+    // The configuration the launch gets: the flags', or one thread per covered element in
+    // blocks of 256 (what jitseam chooses for `covers`), to size the buffers the same way.
+    let config = if args.grid.is_empty() {
+        None
+    } else {
+        Some(
+            LaunchConfig::new(dims("grid", &args.grid)?, dims("block", &args.block)?)
+                .dynamic_shared_bytes(args.smem),
+        )
+    };
+    let names = |pointer: usize| custom.extent_text(pointer);
+    let mut env = ExtentEnv {
+        params: param_values,
+        grid: config.map_or([1; 3], |c| c.grid),
+        block: config.map_or([1; 3], |c| c.block),
+    };
+    let values = custom.evaluate(&env);
+    let pointers = custom.params.iter().filter(|p| p.kind.is_pointer()).count();
+    if config.is_none() {
+        let covered = match (custom.covers, values.get(pointers)) {
+            (true, Some(Ok(count))) => *count,
+            (true, _) => return Err("the covered count has no value for these --values".to_owned()),
+            (false, _) => {
+                return Err("this signature has no --covers: give --grid and --block".to_owned());
+            }
+        };
+        let blocks = u32::try_from(covered.div_ceil(256).max(1))
+            .map_err(|_| format!("{covered} covered elements need more than 2^32 blocks"))?;
+        env.grid = [blocks, 1, 1];
+        env.block = [256, 1, 1];
+    }
+    let values = custom.evaluate(&env);
+    let mut lens = Vec::with_capacity(pointers);
+    for (pointer, value) in values.iter().take(pointers).enumerate() {
+        let len = value.as_ref().map_err(|problem| {
+            format!("the extent `{}` has no value: {problem}", names(pointer))
+        })?;
+        lens.push(
+            usize::try_from(*len)
+                .map_err(|_| format!("an extent of {len} elements does not fit this host"))?,
+        );
+    }
+    // Buffers per pointer in kernel order, split into inputs and outputs.
+    let mut in_lens = Vec::new();
+    let mut out_lens = Vec::new();
+    for (param, &len) in custom
+        .params
+        .iter()
+        .filter(|p| p.kind.is_pointer())
+        .zip(&lens)
+    {
+        match param.kind {
+            CustomKind::In(kind) => in_lens.push((kind, len)),
+            CustomKind::Out(kind) => out_lens.push((kind, len)),
+            CustomKind::Value(_) => {}
+        }
+    }
+    if !args.input_files.is_empty() && args.input_files.len() != in_lens.len() {
+        return Err(format!(
+            "{} inputs but {} --input-file",
+            in_lens.len(),
+            args.input_files.len()
+        ));
+    }
+    let mut total: u64 = 0;
+    for &(kind, len) in in_lens.iter().chain(&out_lens) {
+        total = total.saturating_add(host_bytes(len, kind, args.max_host_bytes)? as u64);
+    }
+    if total > args.max_host_bytes {
+        return Err(format!(
+            "the operands take {total} host bytes, more than the {} allowed (--max-host-bytes)",
+            args.max_host_bytes
+        ));
+    }
+    let input_bytes = in_lens
+        .iter()
+        .enumerate()
+        .map(|(k, &(kind, len))| {
+            let want = host_bytes(len, kind, args.max_host_bytes)?;
+            match args.input_files.get(k) {
+                Some(path) => read_input(path, kind, len, want),
+                None => generate(kind, len, &args.fill, k as u64 + 1),
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let (device, how) = if args.best {
+        let choice = Device::best_available();
+        (choice.device, choice.reason)
+    } else {
+        (Device::emulator(), "emulator".to_owned())
+    };
+    let outcome = (|| -> Result<(std::time::Duration, Vec<AnyBuffer>), jitseam::Error> {
+        let described: Kernel<Erased, _> = Kernel::describe(artifact)?;
+        let loaded = if args.unverified {
+            // SAFETY: `--unverified` runs only on the emulator (`--best` conflicts with it), which
+            // lends a launch exactly its operands' bytes (here each buffer holds exactly its
+            // declared extent) and checks every access the kernel makes against them.
+            unsafe { described.load_unverified() }?
+        } else {
+            described.load()?
+        };
+        let kernel = loaded.bind(&device)?;
+        let mut ins = Vec::with_capacity(in_lens.len());
+        for (&(kind, _), bytes) in in_lens.iter().zip(&input_bytes) {
+            ins.push(AnyBuffer::upload(&device, kind, bytes)?);
+        }
+        let mut outs = Vec::with_capacity(out_lens.len());
+        for &(kind, len) in &out_lens {
+            let sentinel = if kind.is_float() { f64::NAN } else { 0.0 };
+            let mut bytes = Vec::with_capacity(len.saturating_mul(kind.size()));
+            for _ in 0..len {
+                number(kind, sentinel).write_to(&mut bytes);
+            }
+            outs.push(AnyBuffer::upload(&device, kind, &bytes)?);
+        }
+        let elapsed = {
+            let in_views: Vec<AnyView<'_>> = ins
+                .iter()
+                .zip(&in_lens)
+                .map(|(b, &(_, len))| AnyView::of(b, &[len], None))
+                .collect::<Result<_, _>>()?;
+            let mut out_views: Vec<AnyViewMut<'_>> = outs
+                .iter_mut()
+                .zip(&out_lens)
+                .map(|(b, &(_, len))| AnyViewMut::of(b, &[len], None))
+                .collect::<Result<_, _>>()?;
+            let in_args: Vec<Arg<'_>> = in_views.iter().map(AnyView::arg).collect();
+            let mut out_args: Vec<ArgMut<'_>> = out_views.iter_mut().map(AnyViewMut::arg).collect();
+            let stream = device.default_stream();
+            let start = Instant::now();
+            kernel.launch_custom(&stream, config, &in_args, &mut out_args, param_values)?;
+            stream.synchronize()?;
+            start.elapsed()
+        };
+        Ok((elapsed, outs))
+    })();
+    let (elapsed, outs) = match outcome {
+        Ok(done) => done,
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    std::fs::create_dir_all(&args.output_dir)
+        .map_err(|e| format!("cannot create {}: {e}", args.output_dir.display()))?;
+    println!(
+        "ran {} on {how}: grid {:?}, block {:?}, {} dynamic shared bytes, in {:.3} ms",
+        args.kernel.entry,
+        env.grid,
+        env.block,
+        args.smem,
+        elapsed.as_secs_f64() * 1e3
+    );
+    for (m, (out, &(kind, _))) in outs.iter().zip(&out_lens).enumerate() {
+        let bytes = out.read(&device).map_err(|e| e.to_string())?;
+        let path = args.output_dir.join(format!("out{m}.bin"));
+        std::fs::write(&path, &bytes)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        let preview = out.preview(&device).map_err(|e| e.to_string())?;
+        println!("out{m} ({kind}) -> {}: {preview}", path.display());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -46,6 +46,111 @@ fn inspect_json_is_machine_readable() {
 }
 
 #[test]
+fn inspect_json_with_an_abi_reports_each_entrys_access_summary() {
+    let (code, text) = jitseam(&[
+        "inspect",
+        "--json",
+        &fixture("two_entries.ptx"),
+        "--abi",
+        "scalar",
+        "--inputs",
+        "f32",
+        "--outputs",
+        "f32",
+    ]);
+    assert_eq!(code, 0, "{text}");
+    let doc: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let entries = doc["entries"].as_array().expect("entries");
+    assert_eq!(entries.len(), 2);
+    for entry in entries {
+        let v = &entry["verification"];
+        assert_eq!(v["verified"], true, "{v}");
+        assert_eq!(v["coverage"], "grid_stride");
+        assert_eq!(
+            v["conditions"][0],
+            format!("n + threads <= {}", i64::MAX),
+            "{v}"
+        );
+        let accesses = v["accesses"].as_array().expect("accesses");
+        assert_eq!(accesses.len(), 2, "{v}");
+        let (input, output) = (&accesses[0], &accesses[1]);
+        assert_eq!(
+            (&input["param"], &input["role"]),
+            (&0.into(), &"input 0".into())
+        );
+        assert_eq!(
+            (&output["param"], &output["role"]),
+            (&1.into(), &"output 0".into())
+        );
+        assert!(input["loads"].as_u64().is_some_and(|n| n > 0), "{v}");
+        assert_eq!(
+            (&input["stores"], &input["atomics"]),
+            (&0.into(), &0.into())
+        );
+        assert!(output["stores"].as_u64().is_some_and(|n| n > 0), "{v}");
+        assert_eq!((&output["loads"], &output["width"]), (&0.into(), &4.into()));
+        assert_eq!(input["width"], 4);
+    }
+    // Without an ABI there is nothing to verify against: no verification field.
+    let (code, text) = jitseam(&["inspect", "--json", &fixture("two_entries.ptx")]);
+    assert_eq!(code, 0, "{text}");
+    let doc: serde_json::Value = serde_json::from_str(&text).expect("json");
+    assert!(doc["entries"][0].get("verification").is_none(), "{doc}");
+}
+
+#[test]
+fn inspect_with_an_abi_names_a_rejected_line_and_a_wrong_parameter_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let ptx = dir.path().join("poke.ptx");
+    // The right scalar parameter list, and a store through input 0.
+    std::fs::write(
+        &ptx,
+        ".version 8.0\n.target sm_80\n.address_size 64\n\
+         .visible .entry poke(.param .u64 a, .param .u64 o, .param .u64 n)\n{\n\
+         .reg .b64 %rd<3>;\n.reg .f32 %f<2>;\n\
+         ld.param.u64 %rd1, [a];\ncvta.to.global.u64 %rd2, %rd1;\n\
+         mov.f32 %f1, 0f3F800000;\nst.global.f32 [%rd2], %f1;\nret;\n}\n",
+    )
+    .unwrap();
+    let poke = ptx.display().to_string();
+    let abi = ["--abi", "scalar", "--inputs", "f32", "--outputs", "f32"];
+    let (code, text) = jitseam(&[&["inspect", "--json", &poke][..], &abi[..]].concat());
+    assert_eq!(code, 0, "{text}");
+    let doc: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let v = &doc["entries"][0]["verification"];
+    assert_eq!(v["verified"], false, "{v}");
+    assert_eq!(v["rejection"]["line"], 11, "{v}");
+    assert_eq!(v["rejection"]["kind"], "store_through_input", "{v}");
+    assert_eq!(v["rejection"]["instruction"], "st.global.f32 [%rd2], %f1;");
+    let (code, text) = jitseam(&[&["inspect", &poke][..], &abi[..]].concat());
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("  body: rejected: line 11 `st.global.f32 [%rd2], %f1;`"),
+        "{text}"
+    );
+    // Two inputs claimed, one declared: the load error, not a proof.
+    let (code, text) = jitseam(&[
+        "inspect",
+        "--json",
+        &poke,
+        "--abi",
+        "scalar",
+        "--inputs",
+        "f32,f32",
+        "--outputs",
+        "f32",
+    ]);
+    assert_eq!(code, 0, "{text}");
+    let doc: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let v = &doc["entries"][0]["verification"];
+    assert_eq!(v["verified"], false, "{v}");
+    assert!(
+        v["error"].as_str().is_some_and(|e| e.contains("param")),
+        "{v}"
+    );
+}
+
+#[test]
 fn check_accepts_the_true_abi() {
     let (code, text) = jitseam(&[
         "check",

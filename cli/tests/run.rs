@@ -128,7 +128,7 @@ fn run_refuses_a_short_input_file_and_an_unsupported_kernel() {
     std::fs::write(
         &ptx,
         ".version 8.8\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 a, \
-         .param .u64 o, .param .u64 n)\n{\nbar.sync 0;\nret;\n}\n",
+         .param .u64 o, .param .u64 n)\n{\nbarrier.cluster.arrive;\nret;\n}\n",
     )
     .unwrap();
     let (code, text) = jitseam(&[
@@ -149,7 +149,7 @@ fn run_refuses_a_short_input_file_and_an_unsupported_kernel() {
     ]);
     assert_eq!(code, 1, "{text}");
     assert!(
-        text.contains("`bar.sync` is not supported by the emulator"),
+        text.contains("`barrier.cluster.arrive` is not supported by the emulator"),
         "{text}"
     );
 }

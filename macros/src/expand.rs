@@ -6,7 +6,7 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
-use crate::model::{Abi, Elem, Kernel, Operand};
+use crate::model::{Abi, Elem, Field, Kernel, Operand, Param};
 use crate::names;
 use crate::parse::{self, AttrArgs, Declaration};
 
@@ -99,23 +99,24 @@ impl Kernel {
             ..
         } = self;
         let doc = format!(" Launch arguments of [`{type_name}`], by their declared names.");
-        let operands = self.operands().map(|(operand, handle)| {
-            let name = &operand.name;
-            let elem = operand.elem.rust_type();
-            quote!(#vis #name: ::jitseam::__private::#handle<'a, #elem>)
-        });
-        let params = self.params.iter().map(|param| {
-            let name = &param.name;
-            let ty = param.scalar.rust_type(param.span);
-            quote!(#vis #name: #ty)
+        let fields = self.fields().map(|field| match field {
+            Arg::Operand(operand, handle) => {
+                let name = &operand.name;
+                let elem = operand.elem.rust_type();
+                quote!(#vis #name: ::jitseam::__private::#handle<'a, #elem>)
+            }
+            Arg::Param(param) => {
+                let name = &param.name;
+                let ty = param.scalar.rust_type(param.span);
+                quote!(#vis #name: #ty)
+            }
         });
         quote! {
             #(#shared_attrs)*
             #[doc = #doc]
             #[derive(Debug)]
             #vis struct #args_name<'a> {
-                #(#operands,)*
-                #(#params,)*
+                #(#fields,)*
             }
         }
     }
@@ -132,33 +133,40 @@ impl Kernel {
             " Collects the launch arguments of [`{type_name}`]: inputs by shared reference, \
              outputs by `&mut`, params by value."
         );
-        let operand_args = self.operands().map(|(operand, handle)| {
-            let name = &operand.name;
-            let elem = operand.elem.rust_type();
-            let conversion = format_ident!("Into{}", handle);
-            let bound = quote_spanned!(operand.span=> ::jitseam::__private::#conversion<'a, #elem>);
-            quote!(#name: impl #bound)
+        let args = self.fields().map(|field| match field {
+            Arg::Operand(operand, handle) => {
+                let name = &operand.name;
+                let elem = operand.elem.rust_type();
+                let conversion = format_ident!("Into{}", handle);
+                let bound =
+                    quote_spanned!(operand.span=> ::jitseam::__private::#conversion<'a, #elem>);
+                quote!(#name: impl #bound)
+            }
+            Arg::Param(param) => {
+                let name = &param.name;
+                let ty = param.scalar.rust_type(param.span);
+                quote!(#name: #ty)
+            }
         });
-        let param_args = self.params.iter().map(|param| {
-            let name = &param.name;
-            let ty = param.scalar.rust_type(param.span);
-            quote!(#name: #ty)
+        let fields = self.fields().map(|field| match field {
+            Arg::Operand(operand, handle) => {
+                let name = &operand.name;
+                let conversion = format_ident!("Into{}", handle);
+                quote!(#name: ::jitseam::__private::#conversion::into_handle(#name))
+            }
+            Arg::Param(param) => {
+                let name = &param.name;
+                quote!(#name)
+            }
         });
-        let operand_fields = self.operands().map(|(operand, handle)| {
-            let name = &operand.name;
-            let conversion = format_ident!("Into{}", handle);
-            quote!(#name: ::jitseam::__private::#conversion::into_handle(#name))
-        });
-        let param_fields = self.params.iter().map(|param| &param.name);
         quote! {
             #(#shared_attrs)*
             impl #type_name {
                 #[doc = #doc]
                 #[allow(clippy::too_many_arguments)]
-                #vis fn args<'a>(#(#operand_args,)* #(#param_args,)*) -> #args_name<'a> {
+                #vis fn args<'a>(#(#args,)*) -> #args_name<'a> {
                     #args_name {
-                        #(#operand_fields,)*
-                        #(#param_fields,)*
+                        #(#fields,)*
                     }
                 }
             }
@@ -179,6 +187,7 @@ impl Kernel {
                 quote!(::jitseam::__private::AbiKind::Vectorized { width: #width })
             }
             Abi::Strided { rank } => quote!(::jitseam::__private::AbiKind::Strided { rank: #rank }),
+            Abi::Custom => quote!(::jitseam::__private::AbiKind::Custom),
         };
         let inputs = self.inputs.iter().map(|operand| operand.elem.kind());
         let outputs = self.outputs.iter().map(|operand| operand.elem.kind());
@@ -203,15 +212,63 @@ impl Kernel {
             let name = &param.name;
             quote!(::jitseam::__private::ParamValue::from(#args.#name))
         });
+        let (spec, run) = match &self.custom {
+            None => (
+                quote! {
+                    ::jitseam::__private::AbiSpec::new(
+                        #abi,
+                        &[#(#inputs),*],
+                        &[#(#outputs),*],
+                        &[#(#params),*],
+                    )
+                },
+                quote!(run_agreed),
+            ),
+            Some(custom) => {
+                let table = self.order.iter().map(|field| {
+                    let (name, kind) = match *field {
+                        Field::Input(k) => {
+                            let o = &self.inputs[k];
+                            (&o.name, wrap("In", o.elem.kind()))
+                        }
+                        Field::Output(m) => {
+                            let o = &self.outputs[m];
+                            (&o.name, wrap("Out", o.elem.kind()))
+                        }
+                        Field::Param(p) => {
+                            let param = &self.params[p];
+                            (&param.name, wrap("Value", param.scalar.kind(param.span)))
+                        }
+                    };
+                    let name = names::unraw(name);
+                    quote!(::jitseam::__private::CustomParam::new(#name, #kind))
+                });
+                let code = custom.code.iter().map(|(op, span)| op.tokens(*span));
+                let covers = custom.covers;
+                (
+                    // The table in a const item of its own: a `&[..]` of values with a
+                    // destructor (the names are `Cow`s) is `'static` only there.
+                    quote! {{
+                        const PARAMS: &[::jitseam::__private::CustomParam] = &[#(#table),*];
+                        ::jitseam::__private::AbiSpec::new_custom(
+                            ::jitseam::__private::CustomAbi::new(
+                                PARAMS,
+                                &[#(#code),*],
+                                #covers,
+                            ),
+                            &[#(#inputs),*],
+                            &[#(#outputs),*],
+                            &[#(#params),*],
+                        )
+                    }},
+                    quote!(run_custom),
+                )
+            }
+        };
         quote! {
             #(#shared_attrs)*
             impl ::jitseam::__private::Declared for #type_name {
-                const SPEC: ::jitseam::__private::AbiSpec = ::jitseam::__private::AbiSpec::new(
-                    #abi,
-                    &[#(#inputs),*],
-                    &[#(#outputs),*],
-                    &[#(#params),*],
-                );
+                const SPEC: ::jitseam::__private::AbiSpec = #spec;
                 const SYMBOL: &'static str = #symbol;
                 type Args<'a> = #args_name<'a>;
 
@@ -219,7 +276,7 @@ impl Kernel {
                     launch: ::jitseam::__private::Launch<'_>,
                     #args: #args_name<'_>,
                 ) -> ::core::result::Result<(), ::jitseam::__private::Error> {
-                    launch.run_agreed(
+                    launch.#run(
                         &[#(#input_args),*],
                         &[#(#output_args),*],
                         &[#(#param_values),*],
@@ -292,8 +349,8 @@ impl Kernel {
         }
     }
 
-    /// Operands in declaration order with the handle type each lowers to.
-    fn operands(&self) -> impl Iterator<Item = (&Operand, syn::Ident)> {
+    /// Every argument in declaration order; operands with the handle type each lowers to.
+    fn fields(&self) -> impl Iterator<Item = Arg<'_>> {
         let strided = matches!(self.abi, Abi::Strided { .. });
         let handle = move |name: &str| {
             let name = if strided {
@@ -303,9 +360,11 @@ impl Kernel {
             };
             syn::Ident::new(&name, Span::call_site())
         };
-        let inputs = self.inputs.iter().map(move |o| (o, handle("In")));
-        let outputs = self.outputs.iter().map(move |o| (o, handle("Out")));
-        inputs.chain(outputs)
+        self.order.iter().filter_map(move |field| match *field {
+            Field::Input(k) => self.inputs.get(k).map(|o| Arg::Operand(o, handle("In"))),
+            Field::Output(m) => self.outputs.get(m).map(|o| Arg::Operand(o, handle("Out"))),
+            Field::Param(p) => self.params.get(p).map(Arg::Param),
+        })
     }
 
     fn abi_spelling(&self) -> String {
@@ -313,8 +372,21 @@ impl Kernel {
             Abi::Scalar => "scalar".to_owned(),
             Abi::Vectorized { width, .. } => format!("vectorized({width})"),
             Abi::Strided { rank } => format!("strided({rank})"),
+            Abi::Custom => "custom".to_owned(),
         }
     }
+}
+
+/// One argument of the generated struct and constructor.
+enum Arg<'k> {
+    Operand(&'k Operand, syn::Ident),
+    Param(&'k Param),
+}
+
+/// `::jitseam::__private::CustomKind::In(<kind>)`.
+fn wrap(variant: &str, kind: TokenStream) -> TokenStream {
+    let variant = syn::Ident::new(variant, Span::call_site());
+    quote!(::jitseam::__private::CustomKind::#variant(#kind))
 }
 
 impl Elem {

@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 mod expand;
+mod extent;
 mod model;
 mod names;
 mod parse;
@@ -25,10 +26,20 @@ use proc_macro::TokenStream;
 /// pub fn relu_add(a: In<f32>, b: In<f32>, out: Out<f32>, alpha: f32);
 /// ```
 ///
-/// Options: `abi = scalar | vectorized(W) | strided(R)` (required) and `symbol = "..."` (the
-/// entry point; default: the fn name). Arguments are inputs (`In<T>`), then outputs (`Out<T>`,
-/// at least one), then by-value params (`f32`, `f64`, `f16`, `bf16`, `i8`, `u8`, `i16`, `u16`,
+/// Options: `abi = scalar | vectorized(W) | strided(R) | custom` (required), `symbol = "..."` (the
+/// entry point; default: the fn name) and, for `custom`, `covers = EXPR`. Arguments are inputs
+/// (`In<T>`), then outputs (`Out<T>`, at least one), then by-value params (`f32`, `f64`, `f16`, `bf16`, `i8`, `u8`, `i16`, `u16`,
 /// `i32`, `u32`, `i64`, `u64`).
+///
+/// `abi = custom` takes the kernel's own parameter order, pointers and params interleaved, with
+/// each pointer's extent in `#[len(EXPR)]` (integer literals, integer params, `grid.x|y|z`,
+/// `block.x|y|z`, `+ - * /`, `div_ceil(a, b)`, parentheses), and optionally
+/// `covers = EXPR`, the element count the kernel covers with one thread each:
+///
+/// ```ignore
+/// #[jitseam::kernel(abi = custom, covers = n)]
+/// fn saxpy(#[len(n)] out: Out<f32>, #[len(n)] x: In<f32>, n: i32, a: f32);
+/// ```
 ///
 /// Generates `pub struct ReluAdd;` implementing `jitseam::Signature`, the argument struct
 /// `ReluAddArgs<'a>` and its constructor `ReluAdd::args(..)`, so a bound kernel launches as

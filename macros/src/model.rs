@@ -5,6 +5,7 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::{Attribute, Error, FnArg, Ident, Lit, LitStr, Pat, Type, Visibility};
 
+use crate::extent::{self, Named, Op, Site};
 use crate::names;
 use crate::parse::{AttrArgs, Declaration, RawOption, RawValue};
 use crate::scalars::{self, Scalar};
@@ -31,6 +32,27 @@ pub(crate) struct Kernel {
     pub(crate) inputs: Vec<Operand>,
     pub(crate) outputs: Vec<Operand>,
     pub(crate) params: Vec<Param>,
+    /// Every argument in declaration order (for the custom ABI the kernel's own order; for the
+    /// others inputs, outputs, params, which the model enforces).
+    pub(crate) order: Vec<Field>,
+    /// The extents of an `abi = custom` kernel.
+    pub(crate) custom: Option<Custom>,
+}
+
+/// One argument by its kind and index among its kind.
+#[derive(Clone, Copy)]
+pub(crate) enum Field {
+    Input(usize),
+    Output(usize),
+    Param(usize),
+}
+
+/// The compiled extents of a custom kernel: one program per pointer in declaration order,
+/// then the covered count's, each ending with `Op::End`; each op with the span of the tokens
+/// it came from.
+pub(crate) struct Custom {
+    pub(crate) code: Vec<(Op, Span)>,
+    pub(crate) covers: bool,
 }
 
 /// The ABI, with the span of its spelling for assertions about it.
@@ -39,6 +61,7 @@ pub(crate) enum Abi {
     Scalar,
     Vectorized { width: u8, span: Span },
     Strided { rank: u8 },
+    Custom,
 }
 
 /// An `In<T>` or `Out<T>` argument.
@@ -98,13 +121,30 @@ impl Kernel {
         let abi = options.abi.ok_or_else(|| {
             Error::new(
                 Span::call_site(),
-                "missing `abi` option: write `abi = scalar`, `abi = vectorized(W)` or `abi = strided(R)`",
+                "missing `abi` option: write `abi = scalar`, `abi = vectorized(W)`, `abi = strided(R)` or `abi = custom`",
             )
         })?;
+        if let (Some((key, _)), false) = (&options.covers, matches!(abi, Abi::Custom)) {
+            return Err(Error::new(
+                key.span(),
+                "`covers` is an option of `abi = custom` kernels: the other abis always cover `n` elements",
+            ));
+        }
         let symbol = options
             .symbol
             .unwrap_or_else(|| LitStr::new(&names::unraw(&sig.ident), sig.ident.span()));
-        let (inputs, outputs, params) = arguments(&sig)?;
+        let (inputs, outputs, params, order, lens) = arguments(&sig, matches!(abi, Abi::Custom))?;
+        let custom = match abi {
+            Abi::Custom => Some(custom_extents(
+                &inputs,
+                &outputs,
+                &params,
+                &order,
+                lens,
+                options.covers,
+            )?),
+            _ => None,
+        };
         if outputs.is_empty() {
             return Err(Error::new(
                 sig.paren_token.span.join(),
@@ -127,14 +167,83 @@ impl Kernel {
             inputs,
             outputs,
             params,
+            order,
+            custom,
         })
     }
+}
+
+/// Compiles each pointer's `#[len]` and the `covers` expression against the params.
+fn custom_extents(
+    inputs: &[Operand],
+    outputs: &[Operand],
+    params: &[Param],
+    order: &[Field],
+    lens: Vec<Option<syn::Expr>>,
+    covers: Option<(Ident, syn::Expr)>,
+) -> syn::Result<Custom> {
+    let lookup = |name: &str| -> Option<Named> {
+        if let Some(index) = params.iter().position(|p| p.name == name) {
+            let scalar = params[index].scalar;
+            return Some(Named::Param {
+                index: u16::try_from(index).unwrap_or(u16::MAX),
+                integer: !matches!(scalar.name, "f32" | "f64" | "f16" | "bf16"),
+                ty: scalar.name,
+            });
+        }
+        inputs
+            .iter()
+            .chain(outputs)
+            .any(|o| o.name == name)
+            .then_some(Named::Pointer)
+    };
+    let mut code = Vec::new();
+    for (field, len) in order.iter().zip(lens) {
+        let operand = match *field {
+            Field::Input(k) => &inputs[k],
+            Field::Output(m) => &outputs[m],
+            Field::Param(_) => continue,
+        };
+        let Some(len) = len else {
+            return Err(Error::new(
+                operand.name.span(),
+                format!(
+                    "pointer `{name}` needs its extent: write `#[len(EXPR)]` before it, as in `#[len(n)] {name}: ...`",
+                    name = operand.name
+                ),
+            ));
+        };
+        push_program(&len, Site::Len, &lookup, &mut code)?;
+    }
+    let covered = covers.is_some();
+    if let Some((_, expr)) = covers {
+        push_program(&expr, Site::Covers, &lookup, &mut code)?;
+    }
+    Ok(Custom {
+        code,
+        covers: covered,
+    })
+}
+
+fn push_program(
+    expr: &syn::Expr,
+    site: Site,
+    lookup: &dyn Fn(&str) -> Option<Named>,
+    code: &mut Vec<(Op, Span)>,
+) -> syn::Result<()> {
+    let mut ops = Vec::new();
+    extent::compile(expr, site, lookup, &mut ops)?;
+    let span = expr.span();
+    code.extend(ops.into_iter().map(|op| (op, span)));
+    Ok(())
 }
 
 /// The options after checking names, values and duplicates.
 struct Options {
     abi: Option<Abi>,
     symbol: Option<LitStr>,
+    /// `covers = EXPR`, with its key for errors about the option itself.
+    covers: Option<(Ident, syn::Expr)>,
 }
 
 impl Options {
@@ -142,6 +251,7 @@ impl Options {
         let mut options = Self {
             abi: None,
             symbol: None,
+            covers: None,
         };
         let mut seen: Vec<String> = Vec::new();
         for RawOption { key, value } in args.options {
@@ -155,10 +265,19 @@ impl Options {
             match name.as_str() {
                 "abi" => options.abi = Some(abi(value)?),
                 "symbol" => options.symbol = Some(symbol(value)?),
+                "covers" => match value {
+                    RawValue::Expr(expr) => options.covers = Some((key.clone(), *expr)),
+                    other => {
+                        return Err(Error::new(
+                            value_span(&other),
+                            "`covers` takes the element count the kernel covers, as in `covers = n`",
+                        ));
+                    }
+                },
                 _ => {
                     return Err(Error::new(
                         key.span(),
-                        format!("unknown option `{name}`: expected `abi` or `symbol`"),
+                        format!("unknown option `{name}`: expected `abi`, `symbol` or `covers`"),
                     ));
                 }
             }
@@ -168,8 +287,7 @@ impl Options {
     }
 }
 
-const ABI_SPELLINGS: &str =
-    "expected `scalar`, `vectorized(W)` with W in 2, 4, 8, or `strided(R)` with R in 1..=8";
+const ABI_SPELLINGS: &str = "expected `scalar`, `vectorized(W)` with W in 2, 4, 8, `strided(R)` with R in 1..=8, or `custom`";
 
 fn abi(value: RawValue) -> syn::Result<Abi> {
     let RawValue::Word { name, args, parens } = value else {
@@ -202,6 +320,13 @@ fn abi(value: RawValue) -> syn::Result<Abi> {
         "scalar" => match parens {
             Some(span) => Err(Error::new(span, "`scalar` takes no argument")),
             None => Ok(Abi::Scalar),
+        },
+        "custom" => match parens {
+            Some(span) => Err(Error::new(
+                span,
+                "`custom` takes no argument: declare each pointer's extent with `#[len(EXPR)]`",
+            )),
+            None => Ok(Abi::Custom),
         },
         "vectorized" => {
             let (width, span) = number("width")?;
@@ -252,6 +377,7 @@ fn value_span(value: &RawValue) -> Span {
         RawValue::Word { name, parens, .. } => parens
             .and_then(|parens| name.span().join(parens))
             .unwrap_or_else(|| name.span()),
+        RawValue::Expr(expr) => expr.span(),
     }
 }
 
@@ -322,12 +448,22 @@ fn split_attrs(attrs: Vec<Attribute>) -> syn::Result<(Vec<Attribute>, Vec<Attrib
     Ok((shared, docs))
 }
 
-type Arguments = (Vec<Operand>, Vec<Operand>, Vec<Param>);
+type Arguments = (
+    Vec<Operand>,
+    Vec<Operand>,
+    Vec<Param>,
+    Vec<Field>,
+    Vec<Option<syn::Expr>>,
+);
 
-fn arguments(sig: &syn::Signature) -> syn::Result<Arguments> {
+/// The arguments by kind, their declaration order, and each one's `#[len(EXPR)]` (only custom
+/// kernels take it; for them the order is free).
+fn arguments(sig: &syn::Signature, custom: bool) -> syn::Result<Arguments> {
     let mut inputs = Vec::new();
     let mut outputs = Vec::new();
     let mut params: Vec<Param> = Vec::new();
+    let mut order = Vec::new();
+    let mut lens = Vec::new();
     let mut names: Vec<String> = Vec::new();
     let mut latest: Option<(Role, Ident)> = None;
     for arg in &sig.inputs {
@@ -360,7 +496,9 @@ fn arguments(sig: &syn::Signature) -> syn::Result<Arguments> {
         names.push(text);
         let elem = operand(&typed.ty)?;
         let role = elem.as_ref().map_or(Role::Param, |(role, ..)| *role);
-        if let Some((before, before_name)) = &latest
+        lens.push(len_attr(&typed.attrs, &name, role, custom)?);
+        if !custom
+            && let Some((before, before_name)) = &latest
             && *before > role
         {
             return Err(Error::new(
@@ -382,14 +520,73 @@ fn arguments(sig: &syn::Signature) -> syn::Result<Arguments> {
                     span: typed.ty.span(),
                 };
                 match role {
-                    Role::Input => inputs.push(operand),
-                    _ => outputs.push(operand),
+                    Role::Input => {
+                        order.push(Field::Input(inputs.len()));
+                        inputs.push(operand);
+                    }
+                    _ => {
+                        order.push(Field::Output(outputs.len()));
+                        outputs.push(operand);
+                    }
                 }
             }
-            None => params.push(param(name, &typed.ty)?),
+            None => {
+                order.push(Field::Param(params.len()));
+                params.push(param(name, &typed.ty)?);
+            }
         }
     }
-    Ok((inputs, outputs, params))
+    Ok((inputs, outputs, params, order, lens))
+}
+
+/// The `#[len(EXPR)]` on one argument: at most one, only on a pointer of a custom kernel; no
+/// other attribute means anything on a kernel argument.
+fn len_attr(
+    attrs: &[Attribute],
+    name: &Ident,
+    role: Role,
+    custom: bool,
+) -> syn::Result<Option<syn::Expr>> {
+    let mut found: Option<syn::Expr> = None;
+    for attr in attrs {
+        if !attr.path().is_ident("len") {
+            return Err(Error::new(
+                attr.meta.span(),
+                "unsupported attribute on a kernel argument: only `#[len(EXPR)]`, on the pointers of an `abi = custom` kernel",
+            ));
+        }
+        if !custom {
+            return Err(Error::new(
+                attr.meta.span(),
+                "`#[len]` declares a pointer's extent in an `abi = custom` kernel; the operands of this abi all cover the launch's `n` elements",
+            ));
+        }
+        if role == Role::Param {
+            return Err(Error::new(
+                attr.meta.span(),
+                format!(
+                    "`#[len]` belongs on a pointer (`In<T>` or `Out<T>`); `{name}` is passed by value"
+                ),
+            ));
+        }
+        if found.is_some() {
+            return Err(Error::new(
+                attr.meta.span(),
+                format!("duplicate `#[len]` on `{name}`: a pointer has one extent"),
+            ));
+        }
+        let expr = match &attr.meta {
+            syn::Meta::List(list) => list.parse_args::<syn::Expr>()?,
+            _ => {
+                return Err(Error::new(
+                    attr.meta.span(),
+                    "`#[len]` takes the pointer's extent in parentheses, as in `#[len(n)]`",
+                ));
+            }
+        };
+        found = Some(expr);
+    }
+    Ok(found)
 }
 
 /// The `In`/`Out` markers of a declaration that may not have passed the checks, generics

@@ -29,6 +29,8 @@ pub(crate) enum RawValue {
         /// The parentheses, for errors about the argument list as a whole.
         parens: Option<proc_macro2::Span>,
     },
+    /// An expression: the value of `covers`, an extent over the kernel's params.
+    Expr(Box<syn::Expr>),
 }
 
 impl Parse for AttrArgs {
@@ -44,7 +46,11 @@ impl Parse for RawOption {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         let key: Ident = input.call(Ident::parse_any)?;
         input.parse::<Token![=]>()?;
-        let value = if input.peek(Lit) {
+        // `covers` takes an extent expression (`covers = m * n`); every other option a word or
+        // a literal.
+        let value = if key == "covers" {
+            RawValue::Expr(Box::new(input.parse()?))
+        } else if input.peek(Lit) {
             RawValue::Lit(input.parse()?)
         } else if input.peek(Ident::peek_any) {
             let name = input.call(Ident::parse_any)?;

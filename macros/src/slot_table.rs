@@ -92,23 +92,25 @@ fn table(input: &SlotTableInput, count: usize) -> TokenStream {
     let label = LitStr::new(&name.to_string(), name.span());
     let dispatchers = (0..count).map(|i| {
         let i = Literal::usize_unsuffixed(i);
-        quote!(#private::dispatch_slot::<Table, #i>)
+        quote!(#private::dispatch_slot::<__JitseamTable, #i>)
     });
     quote! {
         #(#attrs)*
         #vis static #name: #private::SlotTable = {
-            // Names this table to its dispatchers: `dispatch_slot::<Table, I>` is one distinct
+            // Names this table to its dispatchers: `dispatch_slot::<__JitseamTable, I>` is one distinct
             // function per slot.
-            struct Table;
-            impl #private::SlotTableMarker for Table {
+            // The items inside are named so that no user's table name shadows them (a table
+            // called `SLOTS` must still name itself, not its slot array).
+            struct __JitseamTable;
+            impl #private::SlotTableMarker for __JitseamTable {
                 #[inline(always)]
                 fn table() -> &'static #private::SlotTable {
                     &#name
                 }
             }
-            static SLOTS: [#private::Slot; #n] = #private::empty_slots::<#n>();
-            static DISPATCHERS: [#private::SlotFn; #n] = [#(#dispatchers),*];
-            #private::SlotTable::__new(#label, &SLOTS, &DISPATCHERS)
+            static __JITSEAM_SLOTS: [#private::Slot; #n] = #private::empty_slots::<#n>();
+            static __JITSEAM_DISPATCHERS: [#private::SlotFn; #n] = [#(#dispatchers),*];
+            #private::SlotTable::__new(#label, &__JITSEAM_SLOTS, &__JITSEAM_DISPATCHERS)
         };
     }
 }
@@ -159,10 +161,10 @@ mod tests {
         let out = expand(quote!(pub static T: 3;)).to_string();
         for i in 0..3 {
             assert!(
-                out.contains(&format!("dispatch_slot :: < Table , {i} >")),
+                out.contains(&format!("dispatch_slot :: < __JitseamTable , {i} >")),
                 "{out}"
             );
         }
-        assert!(!out.contains("dispatch_slot :: < Table , 3 >"));
+        assert!(!out.contains("dispatch_slot :: < __JitseamTable , 3 >"));
     }
 }

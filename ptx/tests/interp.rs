@@ -283,19 +283,22 @@ fn decode_text(body: &str) -> Result<jitseam_ptx::Program, DecodeError> {
 #[test]
 fn unsupported_instructions_are_refused_with_their_line() {
     for (body, what) in [
-        (".reg .b32 %r<2>;\nbar.sync 0;", "bar.sync"),
-        (".shared .align 4 .b8 smem[64];", ".shared"),
+        (".shared .align 4 .b8 smem[];", "smem"),
         (
-            ".reg .b32 %r<2>;\nld.shared.u32 %r1, [%r0];",
-            "ld.shared.u32",
+            ".reg .b32 %r<2>;\nshfl.up.b32 %r1, %r0, 1, 0;",
+            "shfl.up.b32",
         ),
         (
-            ".reg .b32 %r<2>;\natom.shared.add.u32 %r1, [%r0], 1;",
-            "atom.shared.add.u32",
+            ".reg .pred %p<2>;\nvote.all.pred %p1, %p0;",
+            "vote.all.pred",
         ),
         (
-            ".reg .b32 %r<2>;\nshfl.sync.idx.b32 %r1, %r0, 0, 31, -1;",
-            "shfl.sync.idx.b32",
+            ".reg .b32 %r<2>;\nbarrier.cluster.arrive;",
+            "barrier.cluster.arrive",
+        ),
+        (
+            ".reg .f32 %f<2>;\nredux.sync.min.f32 %f1, %f0, -1;",
+            "redux.sync.min.f32",
         ),
     ] {
         match decode_text(body) {
@@ -639,4 +642,62 @@ $DONE:
             assert_eq!(v, expected, "n={n} grid={grid} block={block} i={i}");
         }
     }
+}
+
+/// `exit` inside a called `.func` ends the thread (PTX ISA: "terminate a thread"); it must not
+/// return to the caller like `ret`. Odd threads call a function that exits before the store
+/// that follows the call; even threads call one that returns.
+#[test]
+fn exit_in_a_function_ends_the_thread() {
+    let src = format!(
+        "{HEADER}
+.func leave(.param .b64 x)
+{{
+    .reg .pred %p<2>;
+    .reg .b64 %a<3>;
+    ld.param.b64 %a1, [x];
+    and.b64 %a2, %a1, 1;
+    setp.eq.u64 %p1, %a2, 0;
+    @%p1 ret;
+    exit;
+}}
+.visible .entry k(.param .u64 out)
+{{
+    .reg .b32 %r<2>;
+    .reg .b64 %rd<6>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    cvt.u64.u32 %rd2, %r1;
+    {{
+    .param .b64 arg;
+    st.param.b64 [arg+0], %rd2;
+    call.uni leave, (arg);
+    }}
+    shl.b64 %rd3, %rd2, 3;
+    add.s64 %rd4, %rd1, %rd3;
+    st.global.u64 [%rd4], %rd2;
+    ret;
+}}
+"
+    );
+    let module = parse_module(&src).unwrap();
+    let p = decode(&src, &module, "k").unwrap();
+    let mut mem = Mem::new();
+    let po = mem.alloc(vec![0xee; 8 * 10]);
+    run(
+        &p,
+        &packet(&[po]),
+        LaunchDims::linear(1, 10),
+        &mut mem.regions(),
+    )
+    .unwrap();
+    let got: Vec<u64> = mem.allocs[0]
+        .1
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let want: Vec<u64> = (0..10u64)
+        .map(|i| if i % 2 == 0 { i } else { 0xeeee_eeee_eeee_eeee })
+        .collect();
+    assert_eq!(got, want);
 }

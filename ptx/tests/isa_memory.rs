@@ -447,7 +447,6 @@ fn variables_the_emulator_cannot_hold_refuse_only_their_users() {
             "two",
             "more initializers",
         ),
-        (".shared .align 4 .b8 smem[64];", "smem", "shared memory"),
         (".global .f16 h = 1.0;", "h", "initializers of this type"),
     ] {
         let globals = format!(".global .u32 counter = 1;\n{decl}");

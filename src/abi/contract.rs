@@ -7,11 +7,21 @@ use super::{AbiKind, AbiSpec, ParamRole};
 impl AbiSpec {
     /// What each parameter of [`AbiSpec::expected_params`] is, for the body verifier:
     /// pointers with their access width and extent, `n`, shapes, strides, runtime values.
+    ///
+    /// The verifier has no form for a custom ABI's declared extents yet, so a custom spec's
+    /// contract calls every parameter a runtime value: no address may derive from one, and any
+    /// body that touches memory through a pointer is rejected rather than judged against the
+    /// wrong bounds.
     pub fn contract(&self) -> EntryContract {
         let width = self.abi.width();
         let extent = match self.abi {
             AbiKind::Strided { rank } => Extent::Strided { rank },
             AbiKind::Scalar | AbiKind::Vectorized { .. } => Extent::Dense,
+            AbiKind::Custom => {
+                return EntryContract {
+                    params: vec![ParamContract::Value; self.expected_params().len()],
+                };
+            }
         };
         let pointer = |operand, elem: usize| {
             let elem_bytes = u32::try_from(elem).unwrap_or(u32::MAX);

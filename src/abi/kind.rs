@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// The ABI of a kernel, known at run time.
 ///
-/// Spelled `scalar`, `vectorized:W` or `strided:R` in text (specs, the CLI, JSON).
+/// Spelled `scalar`, `vectorized:W`, `strided:R` or `custom` in text (specs, the CLI, JSON).
 ///
 #[doc = include_str!("../../docs/abi.md")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -26,6 +26,10 @@ pub enum AbiKind {
         /// Number of axes: 1 to 8.
         rank: u8,
     },
+    /// The kernel's own parameter order: pointers with declared extents and by-value params
+    /// interleaved, launched with an explicit launch configuration (the spec's
+    /// [`CustomAbi`](crate::abi::CustomAbi) says the rest).
+    Custom,
 }
 
 impl AbiKind {
@@ -33,7 +37,7 @@ impl AbiKind {
     pub const fn width(self) -> usize {
         match self {
             Self::Vectorized { width } => width as usize,
-            Self::Scalar | Self::Strided { .. } => 1,
+            Self::Scalar | Self::Strided { .. } | Self::Custom => 1,
         }
     }
 
@@ -41,7 +45,7 @@ impl AbiKind {
     pub const fn rank(self) -> usize {
         match self {
             Self::Strided { rank } => rank as usize,
-            Self::Scalar | Self::Vectorized { .. } => 0,
+            Self::Scalar | Self::Vectorized { .. } | Self::Custom => 0,
         }
     }
 }
@@ -52,6 +56,7 @@ impl fmt::Display for AbiKind {
             Self::Scalar => f.write_str("scalar"),
             Self::Vectorized { width } => write!(f, "vectorized:{width}"),
             Self::Strided { rank } => write!(f, "strided:{rank}"),
+            Self::Custom => f.write_str("custom"),
         }
     }
 }
@@ -75,6 +80,8 @@ impl FromStr for AbiKind {
         match name {
             "scalar" if arg.is_none() => Ok(Self::Scalar),
             "scalar" => Err("`scalar` takes no argument".to_owned()),
+            "custom" if arg.is_none() => Ok(Self::Custom),
+            "custom" => Err("`custom` takes no argument".to_owned()),
             "vectorized" => Ok(Self::Vectorized {
                 width: number("width")?,
             }),
@@ -82,7 +89,7 @@ impl FromStr for AbiKind {
                 rank: number("rank")?,
             }),
             other => Err(format!(
-                "unknown abi `{other}`: expected scalar, vectorized:W or strided:R"
+                "unknown abi `{other}`: expected scalar, vectorized:W, strided:R or custom"
             )),
         }
     }
@@ -155,6 +162,7 @@ mod tests {
             AbiKind::Scalar,
             AbiKind::Vectorized { width: 4 },
             AbiKind::Strided { rank: 3 },
+            AbiKind::Custom,
         ] {
             assert_eq!(kind.to_string().parse::<AbiKind>(), Ok(kind));
         }

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{AbiKind, AbiSpec, ParamRole};
+use super::{AbiKind, AbiSpec, CustomKind, ParamRole};
 use crate::dtype::ElementKind;
 
 impl AbiSpec {
@@ -12,6 +12,23 @@ impl AbiSpec {
     /// float* __restrict__ out0, long long n);`. Packed half vectors get the struct they need on
     /// the line before.
     pub fn cuda_prototype(&self, name: &str) -> String {
+        if let Some(custom) = self.custom.as_ref().filter(|_| self.abi == AbiKind::Custom) {
+            let params: Vec<String> = custom
+                .params
+                .iter()
+                .map(|param| match param.kind {
+                    CustomKind::In(d) => {
+                        format!("const {}* __restrict__ {}", scalar(d), param.name)
+                    }
+                    CustomKind::Out(d) => format!("{}* __restrict__ {}", scalar(d), param.name),
+                    CustomKind::Value(d) => format!("{} {}", scalar(d), param.name),
+                })
+                .collect();
+            return format!(
+                "extern \"C\" __global__ void {name}({});",
+                params.join(", ")
+            );
+        }
         let mut out = String::new();
         let width = self.abi.width();
         let mut structs: Vec<ElementKind> = Vec::new();

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
-use super::{AbiKind, ExpectedParam, ParamClass, ParamRole};
+use super::{AbiKind, CustomAbi, CustomKind, ExpectedParam, ParamClass, ParamRole};
 use crate::dtype::ElementKind;
 
 /// Largest rank of the strided ABI.
@@ -30,6 +30,11 @@ pub struct AbiSpec {
     /// Type of each runtime scalar param, in parameter order.
     #[serde(default)]
     pub params: Cow<'static, [ElementKind]>,
+    /// The custom ABI's parameter table (order, names, extents); present exactly when `abi` is
+    /// [`AbiKind::Custom`]. `inputs`, `outputs` and `params` then list its pointers and
+    /// by-value params by kind, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom: Option<CustomAbi>,
 }
 
 impl AbiSpec {
@@ -45,7 +50,45 @@ impl AbiSpec {
             inputs: Cow::Borrowed(inputs),
             outputs: Cow::Borrowed(outputs),
             params: Cow::Borrowed(params),
+            custom: None,
         }
+    }
+
+    /// A custom-ABI spec over static lists, usable in `const` items: `inputs`, `outputs` and
+    /// `params` must list `custom`'s pointers and by-value params by kind, in order
+    /// ([`AbiSpec::validate`] checks it).
+    pub const fn new_custom(
+        custom: CustomAbi,
+        inputs: &'static [ElementKind],
+        outputs: &'static [ElementKind],
+        params: &'static [ElementKind],
+    ) -> Self {
+        Self {
+            abi: AbiKind::Custom,
+            inputs: Cow::Borrowed(inputs),
+            outputs: Cow::Borrowed(outputs),
+            params: Cow::Borrowed(params),
+            custom: Some(custom),
+        }
+    }
+
+    /// A custom-ABI spec from its table, with the kind lists derived from it.
+    pub fn custom(custom: CustomAbi) -> Self {
+        Self {
+            abi: AbiKind::Custom,
+            inputs: Cow::Owned(custom.inputs()),
+            outputs: Cow::Owned(custom.outputs()),
+            params: Cow::Owned(custom.values()),
+            custom: Some(custom),
+        }
+    }
+
+    /// A custom-ABI spec from text: see [`CustomAbi::parse`].
+    pub fn parse_custom(
+        signature: &str,
+        covers: Option<&str>,
+    ) -> Result<Self, super::SignatureError> {
+        CustomAbi::parse(signature, covers).map(Self::custom)
     }
 
     /// A spec over owned lists, for specs assembled at run time.
@@ -60,6 +103,7 @@ impl AbiSpec {
             inputs: Cow::Owned(inputs),
             outputs: Cow::Owned(outputs),
             params: Cow::Owned(params),
+            custom: None,
         }
     }
 
@@ -93,6 +137,12 @@ impl AbiSpec {
                     return Err(SpecProblem::Rank { rank });
                 }
             }
+            AbiKind::Custom => self.validate_custom()?,
+        }
+        if self.abi != AbiKind::Custom && self.custom.is_some() {
+            return Err(SpecProblem::Custom {
+                reason: format!("a `{}` spec carries a custom parameter table", self.abi),
+            });
         }
         if self.outputs.is_empty() {
             return Err(SpecProblem::NoOutput);
@@ -107,8 +157,62 @@ impl AbiSpec {
         Ok(())
     }
 
-    /// The exact ordered parameter list the ABI implies: pointers, shape and strides, `n`, params.
+    /// The custom table agrees with the kind lists and is well formed.
+    fn validate_custom(&self) -> Result<(), SpecProblem> {
+        let Some(custom) = &self.custom else {
+            return Err(SpecProblem::Custom {
+                reason: "the `custom` abi needs its parameter table".to_owned(),
+            });
+        };
+        custom
+            .validate()
+            .map_err(|reason| SpecProblem::Custom { reason })?;
+        let agree = |what: &str, listed: &[ElementKind], table: Vec<ElementKind>| {
+            if listed == table.as_slice() {
+                Ok(())
+            } else {
+                Err(SpecProblem::Custom {
+                    reason: format!(
+                        "the spec lists {what} {listed:?}, its parameter table {table:?}"
+                    ),
+                })
+            }
+        };
+        agree("inputs", &self.inputs, custom.inputs())?;
+        agree("outputs", &self.outputs, custom.outputs())?;
+        agree("params", &self.params, custom.values())
+    }
+
+    /// The exact ordered parameter list the ABI implies: pointers, shape and strides, `n`,
+    /// params; for the custom ABI, its own order (pointers as 64-bit words, by-value params by
+    /// their class).
     pub fn expected_params(&self) -> Vec<ExpectedParam> {
+        if let Some(custom) = self.custom.as_ref().filter(|_| self.abi == AbiKind::Custom) {
+            let (mut k, mut m, mut p) = (0usize, 0usize, 0usize);
+            let next = |counter: &mut usize| {
+                let i = index(*counter);
+                *counter += 1;
+                i
+            };
+            return custom
+                .params
+                .iter()
+                .map(|param| match param.kind {
+                    CustomKind::In(_) => ExpectedParam {
+                        role: ParamRole::Input(next(&mut k)),
+                        class: ParamClass::Int64,
+                    },
+                    CustomKind::Out(_) => ExpectedParam {
+                        role: ParamRole::Output(next(&mut m)),
+                        class: ParamClass::Int64,
+                    },
+                    CustomKind::Value(dtype) => ExpectedParam {
+                        role: ParamRole::Param(next(&mut p)),
+                        class: ParamClass::of(dtype),
+                    },
+                })
+                .collect();
+        }
         let rank = self.abi.rank();
         let inputs = self.inputs.len();
         let outputs = self.outputs.len();
@@ -156,6 +260,15 @@ impl AbiSpec {
     /// Packet size with every param at its natural alignment, computed without building the
     /// list so a huge deserialized spec is refused cheaply.
     fn param_layout_bytes(&self) -> usize {
+        if self.abi == AbiKind::Custom {
+            let mut bytes = 0usize;
+            for class in self.expected_params().iter().map(|p| p.class) {
+                bytes = bytes
+                    .next_multiple_of(class.align())
+                    .saturating_add(class.size());
+            }
+            return bytes;
+        }
         let rank = self.abi.rank();
         let operands = self.inputs.len().saturating_add(self.outputs.len());
         let int64_slots = operands
@@ -207,6 +320,13 @@ pub enum SpecProblem {
     /// No output operand.
     #[error("a kernel needs at least one output")]
     NoOutput,
+    /// A custom-ABI spec whose parameter table is missing, malformed, or disagrees with its
+    /// kind lists.
+    #[error("invalid custom signature: {reason}")]
+    Custom {
+        /// What is wrong.
+        reason: String,
+    },
     /// Too many parameter bytes.
     #[error("the parameters take {bytes} bytes, more than the {limit} a launch can pass")]
     TooManyParamBytes {

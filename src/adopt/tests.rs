@@ -70,6 +70,7 @@ impl FakeGpu {
                 compute_capability: Some(compute_capability),
                 max_grid_x: 1 << 31,
                 max_block_x: 1024,
+                limits: crate::device::LaunchLimits::TYPICAL,
                 driver_version: None,
             },
             refuse_loads,

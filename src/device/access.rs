@@ -33,9 +33,29 @@
 //!
 //! One log per allocation: disjoint views of one buffer used on two streams are ordered as if
 //! they overlapped. That costs concurrency, never correctness.
+//!
+//! # An external user
+//!
+//! A buffer handed to another runtime ([`AccessLog::hand_out`]: a cudarc view of it) gains an
+//! [`ExternalUses`]: that runtime's own per-allocation events, which its uses wait for and
+//! update on whichever of its streams they run. The log keeps the two disciplines in step:
+//!
+//! - *jitseam → external.* The external write event must cover every write, jitseam's too.
+//!   A jitseam write marks the external events `stale`; the next hand-out joins the conflicting
+//!   entries on the external user's join stream and records the write event there
+//!   ([`ExternalUses::publish`]). Handing out for writing joins every entry, so the write
+//!   event then covers all uses before it and the entries are dropped.
+//! - *external → jitseam.* A hand-out logs a *mark* (did the external user get to write?)
+//!   in place of a stream. A later jitseam use that conflicts with it waits for the external
+//!   events ([`ExternalUses::order_after`]), and a jitseam write ordered after it drops it.
+//!
+//! A hand-out borrows the buffer (shared to read, exclusively to write) for as long as the
+//! external user holds it, so a jitseam write never overlaps a live hand-out: this is what lets
+//! `publish` take the external events exclusively while they are stale.
 
+use std::any::Any;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use super::backend::{Backend, BackendStream};
 use crate::error::Error;
@@ -52,18 +72,63 @@ pub(crate) enum AccessKind {
     Write,
 }
 
+/// Another runtime's uses of a jitseam allocation, which that runtime orders with its own
+/// per-allocation read and write events (cudarc's slice events). See the module docs.
+pub(crate) trait ExternalUses: Send + Sync + 'static {
+    /// For the backend that made it, to get its own type back.
+    fn as_any(&self) -> &dyn Any;
+
+    /// As [`ExternalUses::as_any`], exclusively.
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+
+    /// The private stream on which the log gathers jitseam's uses for the external user.
+    fn join_stream(&self) -> &Arc<dyn BackendStream>;
+
+    /// Makes `stream` wait, on the device, for the external uses that conflict with a use of
+    /// kind `kind` on it: the last external write for a read, the last external read and write
+    /// for a write.
+    fn order_after(&self, stream: &dyn BackendStream, kind: AccessKind) -> Result<(), Error>;
+
+    /// Makes every later external use wait for everything queued on the join stream so far and
+    /// for every earlier external use: the join stream waits for the external events, then the
+    /// external write event is recorded on it.
+    ///
+    /// # Safety
+    /// Nothing else may touch the external events during the call: no view the external user
+    /// was handed earlier is still alive, and no other thread calls into this value meanwhile.
+    unsafe fn publish(&self) -> Result<(), Error>;
+
+    /// Makes the join stream wait for every external use and returns it: what a deferred free
+    /// must wait for.
+    fn settle(&mut self) -> Result<Arc<dyn BackendStream>, Error>;
+}
+
 /// The streams that may still be using one allocation. See the module docs.
 #[derive(Default)]
 pub(crate) struct AccessLog {
     /// Key of the only stream in `entries` (low bit: it wrote), or 0.
     owner: AtomicUsize,
     entries: Mutex<Entries>,
+    /// The external user, once the allocation was handed out; set under the `entries` lock.
+    external: OnceLock<Box<dyn ExternalUses>>,
 }
 
 #[derive(Default)]
 struct Entries {
     list: Vec<Entry>,
     /// Bumped by every change; an entry remembers when it last changed.
+    generation: u64,
+    /// The external user's uses since the last jitseam write ordered after them.
+    mark: Option<Mark>,
+    /// Jitseam wrote since the external write event was last published (or never published).
+    stale: bool,
+}
+
+/// The external user's uses, logged at a hand-out.
+#[derive(Debug, Clone, Copy)]
+struct Mark {
+    /// It was handed the allocation to write.
+    wrote: bool,
     generation: u64,
 }
 
@@ -155,6 +220,11 @@ impl AccessLog {
                 backend.wait_event(&**stream, &*event)?;
             }
         }
+        if let (Some(mark), Some(external)) = (entries.mark, self.external.get())
+            && (kind == AccessKind::Write || mark.wrote)
+        {
+            external.order_after(&**stream, kind)?;
+        }
         Ok(Ticket {
             fast: false,
             generation: entries.generation,
@@ -193,6 +263,15 @@ impl AccessLog {
             entries
                 .list
                 .retain(|e| e.generation > ticket.generation && key_of(&e.stream) != key);
+            if entries
+                .mark
+                .is_some_and(|m| m.generation <= ticket.generation)
+            {
+                entries.mark = None;
+            }
+        }
+        if wrote && self.external.get().is_some() {
+            entries.stale = true;
         }
         match entries.list.iter_mut().find(|e| key_of(&e.stream) == key) {
             Some(entry) => {
@@ -205,26 +284,154 @@ impl AccessLog {
                 generation,
             }),
         }
-        let owner = match entries.list.as_slice() {
-            [only] => key_of(&only.stream) | usize::from(only.wrote),
-            _ => 0,
-        };
+        let owner = owner_of(&entries, self.external.get().is_some());
         // Unchanged (a log shared by several streams stays at 0): nothing to publish.
         if self.owner.load(Ordering::SeqCst) != owner {
             self.owner.store(owner, Ordering::SeqCst);
         }
     }
 
+    /// Hands the allocation to its external user for reading, which `make` creates on the
+    /// first hand-out: the external user's reads will wait for every jitseam write logged so
+    /// far, and jitseam's later writes wait for the external reads. Call it right before the
+    /// external user gets its (shared) view.
+    pub(crate) fn hand_out(
+        &self,
+        backend: &dyn Backend,
+        make: impl FnOnce() -> Result<Box<dyn ExternalUses>, Error>,
+    ) -> Result<&dyn ExternalUses, Error> {
+        let mut entries = self.lock();
+        if self.external.get().is_none() {
+            // Fresh external events cover no jitseam write yet. Only set under the lock, so
+            // no other hand-out can race this one.
+            let _ = self.external.set(make()?);
+            entries.stale = true;
+        }
+        let external = self.external.get().ok_or_else(|| Error::Interop {
+            reason: "the buffer's external user was not recorded".to_owned(),
+        })?;
+        // SAFETY: `publish` runs only while `stale`: a jitseam write happened since the last
+        // publish (or none ever did), and a jitseam write borrows the buffer exclusively, so
+        // every view handed out before it is gone, and every hand-out since would have found
+        // `stale` and cleared it, under this lock, before its view existed. Every other use of
+        // the external events (`order_after`, other hand-outs) holds this lock.
+        unsafe {
+            hand_out_locked(
+                &self.owner,
+                &mut entries,
+                &**external,
+                backend,
+                AccessKind::Read,
+            )?
+        };
+        Ok(&**external)
+    }
+
+    /// Hands the allocation to its external user for writing, which `make` creates on the
+    /// first hand-out: the external user's uses will wait for every jitseam use logged so far,
+    /// and jitseam's later uses wait for the external ones.
+    pub(crate) fn hand_out_mut(
+        &mut self,
+        backend: &dyn Backend,
+        make: impl FnOnce() -> Result<Box<dyn ExternalUses>, Error>,
+    ) -> Result<&mut dyn ExternalUses, Error> {
+        let entries = self
+            .entries
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        if self.external.get().is_none() {
+            let _ = self.external.set(make()?);
+        }
+        let external = self.external.get_mut().ok_or_else(|| Error::Interop {
+            reason: "the buffer's external user was not recorded".to_owned(),
+        })?;
+        // SAFETY: `&mut self`: the buffer is borrowed exclusively, so no view handed out
+        // earlier is alive and no other thread can reach the log.
+        unsafe {
+            hand_out_locked(
+                &self.owner,
+                entries,
+                &**external,
+                backend,
+                AccessKind::Write,
+            )?
+        };
+        Ok(&mut **external)
+    }
+
     /// The streams whose queued work may still use the allocation, emptying the log: what a
-    /// deferred free must wait for.
-    pub(crate) fn take_pending(&mut self) -> Vec<Arc<dyn BackendStream>> {
+    /// deferred free must wait for. `None` if the external user's uses could not be ordered:
+    /// the allocation must then be leaked, never freed.
+    pub(crate) fn take_pending(&mut self) -> Option<Vec<Arc<dyn BackendStream>>> {
         *self.owner.get_mut() = 0;
         let entries = self
             .entries
             .get_mut()
             .unwrap_or_else(PoisonError::into_inner);
-        entries.list.drain(..).map(|e| e.stream).collect()
+        let mut pending: Vec<_> = entries.list.drain(..).map(|e| e.stream).collect();
+        if entries.mark.take().is_some()
+            && let Some(external) = self.external.get_mut()
+        {
+            pending.push(external.settle().ok()?);
+        }
+        Some(pending)
     }
+}
+
+/// The `owner` word for `entries`: the key of their only stream, with [`WROTE`] if a write on
+/// that stream needs no lock. It does not if the external user may have read since (its reads
+/// must be waited for), or if the external write event is up to date (the write must mark it
+/// stale). Nothing owns a log whose external user may have written.
+fn owner_of(entries: &Entries, shadowed: bool) -> usize {
+    match (entries.list.as_slice(), entries.mark) {
+        ([only], None) => {
+            key_of(&only.stream) | usize::from(only.wrote && (!shadowed || entries.stale))
+        }
+        ([only], Some(mark)) if !mark.wrote => key_of(&only.stream),
+        _ => 0,
+    }
+}
+
+/// A hand-out of kind `kind` under the lock (or `&mut`) that gave `entries`: see
+/// [`AccessLog::hand_out`] and the module docs.
+///
+/// # Safety
+/// When `kind` is a write or `entries.stale` is set, the caller upholds
+/// [`ExternalUses::publish`]'s contract.
+unsafe fn hand_out_locked(
+    owner: &AtomicUsize,
+    entries: &mut Entries,
+    external: &dyn ExternalUses,
+    backend: &dyn Backend,
+    kind: AccessKind,
+) -> Result<(), Error> {
+    // As in `before_locked`: before any event is recorded.
+    if owner.load(Ordering::SeqCst) != 0 {
+        owner.store(0, Ordering::SeqCst);
+    }
+    if kind == AccessKind::Write || entries.stale {
+        let join = external.join_stream();
+        for entry in &entries.list {
+            if kind == AccessKind::Write || entry.wrote {
+                let event = backend.record_event(&*entry.stream)?;
+                backend.wait_event(&**join, &*event)?;
+            }
+        }
+        // SAFETY: the caller's contract.
+        unsafe { external.publish()? };
+        entries.stale = false;
+    }
+    entries.generation += 1;
+    let wrote = kind == AccessKind::Write || entries.mark.is_some_and(|m| m.wrote);
+    if kind == AccessKind::Write {
+        // The external write event now covers every use logged so far.
+        entries.list.clear();
+    }
+    entries.mark = Some(Mark {
+        wrote,
+        generation: entries.generation,
+    });
+    Ok(())
 }
 
 impl std::fmt::Debug for AccessLog {

@@ -4,6 +4,7 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
+use super::config::{LaunchConfig, LaunchLimits};
 use crate::abi::ArgPacket;
 use crate::error::Error;
 
@@ -32,18 +33,16 @@ pub struct DeviceProperties {
     pub max_grid_x: u32,
     /// Largest `blockDim.x`.
     pub max_block_x: u32,
+    /// Every limit a launch configuration must meet (threads per block, block and grid
+    /// extents, dynamic shared memory); its x extents agree with `max_grid_x` and
+    /// `max_block_x`.
+    pub limits: LaunchLimits,
     /// Driver version, where there is a driver.
     pub driver_version: Option<String>,
 }
 
-/// The launch geometry: a 1-D grid of 1-D blocks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Geometry {
-    /// Blocks in the grid.
-    pub grid: u32,
-    /// Threads per block.
-    pub block: u32,
-}
+/// The launch geometry a backend receives: the [`LaunchConfig`] of the launch.
+pub type Geometry = LaunchConfig;
 
 /// A function resolved on a backend. Dropping the last handle may unload its module, which the
 /// backend must defer until no queued launch can still use it.
@@ -148,7 +147,9 @@ pub trait Backend: Send + Sync + fmt::Debug {
     ///
     /// # Safety
     /// `packet` must have been produced by [`crate::launch::marshal`] from a plan that
-    /// [`crate::launch::check`] accepted for this `function` on this device: every pointer in it
+    /// [`crate::launch::check`] (or [`crate::launch::check_custom`]) accepted for this
+    /// `function` on this device, with `geometry` the launch configuration it checked: every
+    /// pointer in it
     /// then addresses live allocations of this device large enough for every index the kernel's
     /// ABI lets it touch; the caller has made `stream` wait for every earlier conflicting use
     /// of those allocations on other streams, and logs the launch so that every later

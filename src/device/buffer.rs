@@ -52,6 +52,11 @@ impl<T: Element> DeviceBuffer<T> {
         &self.log
     }
 
+    /// The log, exclusively: to hand the buffer to another runtime for writing.
+    pub(super) fn log_mut(&mut self) -> &mut AccessLog {
+        &mut self.log
+    }
+
     /// Elements in the buffer.
     pub fn len(&self) -> usize {
         self.len
@@ -189,8 +194,11 @@ impl<T: Element> std::fmt::Debug for DeviceBuffer<T> {
 impl<T: Element> Drop for DeviceBuffer<T> {
     fn drop(&mut self) {
         // The backend frees once the work queued so far on these streams is done, without
-        // blocking; no jitseam lock is held here.
-        let pending = self.log.take_pending();
+        // blocking; no jitseam lock is held here. Memory whose external user's uses could not
+        // be ordered is leaked: a leak is safe, a use-after-free on the device is not.
+        let Some(pending) = self.log.take_pending() else {
+            return;
+        };
         let pending: Vec<&dyn BackendStream> = pending.iter().map(|s| &**s).collect();
         self.device
             .backend()

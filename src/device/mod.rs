@@ -8,6 +8,7 @@
 mod access;
 mod backend;
 mod buffer;
+mod config;
 mod cuda;
 mod desc;
 mod emulated;
@@ -19,12 +20,14 @@ mod stream;
 mod view;
 
 pub use crate::liveness::{DeviceId, is_live};
-pub(crate) use access::{AccessKind, Ticket};
+pub(crate) use access::{AccessKind, ExternalUses, Ticket};
 pub use backend::{
     Backend, BackendEvent, BackendFunction, BackendKind, BackendStream, CompletedEvent,
     DeviceProperties, Geometry,
 };
 pub use buffer::DeviceBuffer;
+pub(crate) use config::dims3;
+pub use config::{ConfigLimits, LaunchConfig, LaunchLimits};
 pub use desc::{AsViewDesc, ViewDesc};
 pub use emulated::{EmulatorBackend, EmulatorConfig};
 pub use event::Event;

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use crate::artifact::Artifact;
-use crate::device::{BackendFunction, Device};
+use crate::device::{BackendFunction, ConfigLimits, Device, dims3};
 use crate::error::Error;
-use jitseam_ptx::ImageKind;
+use jitseam_ptx::{ImageKind, PerfDirective};
 
 use crate::state::{FatbinChoice, LoadedData, LoadedImage};
 
@@ -42,6 +42,30 @@ pub(super) fn resolve(
         }
     }
     Ok(function)
+}
+
+/// What a launch configuration of this kernel on `device` must fit: the device's limits, and
+/// the block directives of the PTX entry (`.maxntid`, `.reqntid`) or, for a cubin loaded
+/// without PTX, what its `.nv.info` records of them.
+pub(crate) fn config_limits(loaded: &LoadedData, device: &Device) -> ConfigLimits {
+    let mut limits = ConfigLimits {
+        device: device.properties().limits,
+        maxntid: None,
+        reqntid: None,
+    };
+    if let Some(entry) = loaded.entry() {
+        for directive in &entry.directives {
+            match directive {
+                PerfDirective::MaxNtid(dims) => limits.maxntid = Some(dims3(dims)),
+                PerfDirective::ReqNtid(dims) => limits.reqntid = Some(dims3(dims)),
+                _ => {}
+            }
+        }
+    } else if let LoadedImage::Cubin { entry, .. } = loaded.image() {
+        limits.maxntid = entry.max_threads;
+        limits.reqntid = entry.required_threads;
+    }
+    limits
 }
 
 /// Loads the image `load()` settled on — or, for a fatbin, the one for this device — after

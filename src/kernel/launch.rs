@@ -3,7 +3,7 @@
 
 use crate::abi::ParamValue;
 use crate::artifact::Artifact;
-use crate::device::{Arg, ArgMut, Stream};
+use crate::device::{Arg, ArgMut, ConfigLimits, LaunchConfig, Stream};
 use crate::error::Error;
 use crate::launch::{Launch, LaunchFacts};
 use crate::liveness::DeviceId;
@@ -20,6 +20,7 @@ impl<Sig> Kernel<Sig, DeviceBound> {
             &self.data.loaded,
             self.data.device.id(),
             self.data.max_grid_x,
+            &self.data.limits,
         )
     }
 
@@ -50,14 +51,59 @@ impl Kernel<Erased, DeviceBound> {
     ) -> Result<(), Error> {
         self.launcher(stream).run(inputs, outputs, shape, params)
     }
+
+    /// Launches a custom-ABI kernel with operands described at run time: `inputs`, `outputs`
+    /// and `params` are its `in` pointers, `out` pointers and by-value params, each in the
+    /// order the signature declares them. `config` is the launch configuration; `None` launches
+    /// one thread per element of the kernel's covered count (`covers`), in blocks of 256.
+    ///
+    /// Checked like [`Kernel::launch_with`], through the same check and marshal as every
+    /// launch. A kernel of another ABI is declined with [`Error::LaunchConfig`].
+    pub fn launch_custom(
+        &self,
+        stream: &Stream,
+        config: Option<LaunchConfig>,
+        inputs: &[Arg<'_>],
+        outputs: &mut [ArgMut<'_>],
+        params: &[ParamValue],
+    ) -> Result<(), Error> {
+        let launch = self.launcher(stream);
+        let launch = match config {
+            Some(config) => launch.with_config(config),
+            None => launch,
+        };
+        launch.run_custom(inputs, outputs, params)
+    }
 }
 
 impl<K: Signature> Kernel<K, DeviceBound> {
     /// Launches with typed arguments: counts, element types, mutability and param types were
     /// checked by rustc; devices, lengths, alignment and bounds are checked here, through the
     /// same `check` and `marshal` as every other launch.
+    ///
+    /// A custom-ABI kernel launched this way runs one thread per element of its covered count
+    /// (`covers = EXPR`) in blocks of 256; one declared without `covers` is declined with
+    /// [`Error::LaunchConfig`]: launch it with [`Kernel::launch_with`].
     pub fn launch(&self, stream: &Stream, args: K::Args<'_>) -> Result<(), Error> {
         K::__jitseam_launch(self.launcher(stream), args)
+    }
+
+    /// Launches a custom-ABI kernel (`abi = custom`) with an explicit launch configuration:
+    /// grid and block along x, y and z, and dynamic shared memory.
+    ///
+    /// Before the device sees anything, the configuration is checked against the device (threads
+    /// per block, block and grid extents, dynamic shared memory) and the kernel's own
+    /// `.maxntid`/`.reqntid`; every pointer's declared extent is evaluated for this launch's
+    /// params and geometry with checked arithmetic, and its buffer must hold at least that many
+    /// elements; devices, element types and aliasing are checked as for every launch. A kernel
+    /// of another ABI, whose grid jitseam chooses, is declined with [`Error::LaunchConfig`].
+    pub fn launch_with(
+        &self,
+        stream: &Stream,
+        config: LaunchConfig,
+        args: K::Args<'_>,
+    ) -> Result<(), Error> {
+        K::__jitseam_launch(self.launcher(stream).with_config(config), args)
     }
 }
 
@@ -67,6 +113,7 @@ pub(crate) fn launch_facts<'a>(
     loaded: &'a LoadedData,
     device: DeviceId,
     max_grid_x: u32,
+    limits: &'a ConfigLimits,
 ) -> LaunchFacts<'a> {
     LaunchFacts {
         entry: &artifact.link.entry_point,
@@ -74,6 +121,7 @@ pub(crate) fn launch_facts<'a>(
         layout: loaded.layout(),
         device,
         max_grid_x,
+        limits,
         proof: loaded.proof(),
         grid_stride: loaded.grid_stride(),
     }

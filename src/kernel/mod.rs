@@ -15,7 +15,7 @@ pub(crate) use launch::launch_facts;
 use load::Trust;
 
 use crate::artifact::Artifact;
-use crate::device::{BackendFunction, Device};
+use crate::device::{BackendFunction, ConfigLimits, Device};
 use crate::error::{Error, TransitionError};
 use crate::launch::dispatch_handle;
 use crate::signature::{Erased, Signature};
@@ -132,7 +132,11 @@ impl<Sig> Kernel<Sig, Described> {
     ///   scalar params, no device globals pointing at operands), and performs only aligned
     ///   accesses of the element (or W-vector) width;
     /// - for a cubin or fatbin: is the code the artifact's ABI describes — the same program
-    ///   whose parameter offsets and sizes jitseam checks.
+    ///   whose parameter offsets and sizes jitseam checks;
+    /// - for the custom ABI: touches, through each pointer, only the first `extent` elements
+    ///   its declared extent evaluates to for the launch's params and configuration (the launch
+    ///   checks each buffer holds that many), stores only through `out` pointers, and uses no
+    ///   more shared memory than it declares statically plus the launch's dynamic shared bytes.
     ///
     /// A body that breaks these may corrupt device memory or read out of bounds, which safe
     /// Rust cannot contain.
@@ -175,12 +179,14 @@ impl<Sig> Kernel<Sig, Loaded> {
         match resolved {
             Ok(function) => {
                 let telemetry = dispatch_handle(&self.artifact, device);
+                let limits = bind::config_limits(&self.data, device);
                 let data = BoundData {
                     loaded: self.data,
                     device: device.clone(),
                     function,
                     telemetry,
                     max_grid_x: device.properties().max_grid_x,
+                    limits,
                 };
                 Ok(Self::with::<DeviceBound>(self.artifact, data))
             }
@@ -215,6 +221,7 @@ impl<Sig> Kernel<Sig, DeviceBound> {
             device: self.data.device,
             function: self.data.function,
             telemetry: self.data.telemetry,
+            limits: self.data.limits,
         }
     }
 }
@@ -226,6 +233,7 @@ pub(crate) struct BoundParts {
     pub(crate) device: Device,
     pub(crate) function: Arc<dyn BackendFunction>,
     pub(crate) telemetry: Option<DispatchHandle>,
+    pub(crate) limits: ConfigLimits,
 }
 
 fn validate_spec(artifact: &Artifact) -> Result<(), Error> {

@@ -6,7 +6,7 @@
 use jitseam_ptx::verify::{Coverage, Proof};
 
 use crate::abi::{AbiKind, AbiSpec, MAX_RANK, ParamLayout, ParamValue};
-use crate::device::{AsViewDesc, Geometry, ViewDesc};
+use crate::device::{AsViewDesc, ConfigLimits, Geometry, ViewDesc};
 use crate::dtype::ElementKind;
 use crate::error::{Error, Operand};
 use crate::liveness::DeviceId;
@@ -28,6 +28,9 @@ pub struct LaunchFacts<'k> {
     pub device: DeviceId,
     /// The device's largest `gridDim.x`.
     pub max_grid_x: u32,
+    /// What a launch configuration must fit (custom ABI): the device's limits and the kernel's
+    /// own block directives.
+    pub limits: &'k ConfigLimits,
     /// What the body verifier proved about the kernel (its coverage form and the conditions
     /// every launch must meet); `None` for a kernel loaded with `Kernel::load_unverified`.
     pub proof: Option<&'k Proof>,
@@ -38,8 +41,9 @@ pub struct LaunchFacts<'k> {
     pub grid_stride: bool,
 }
 
-/// A launch that [`check`] accepted. Only `check` builds one, so a packet built from it (by
-/// [`marshal`](super::marshal)) rests on every precondition of the kernel's ABI.
+/// A launch that [`check`] (or, for the custom ABI, [`check_custom`](super::check_custom))
+/// accepted. Only they build one, so a packet built from it (by [`marshal`](super::marshal))
+/// rests on every precondition of the kernel's ABI.
 ///
 /// It keeps the operands `check` read (descriptions, or launch operands holding them) by shared
 /// borrow, so the packet is built from exactly what was checked.
@@ -138,7 +142,8 @@ fn check_proof<I: AsViewDesc, O: AsViewDesc>(
     let Some(proof) = checked.facts.proof else {
         return Ok(());
     };
-    let threads = u64::from(checked.geometry.grid) * u64::from(checked.geometry.block);
+    // `check` launches 1-D grids of 1-D blocks (`grid_for`): y and z are 1.
+    let threads = u64::from(checked.geometry.grid[0]) * u64::from(checked.geometry.block[0]);
     if proof.coverage == Coverage::OneThreadPerElement && threads < checked.count {
         return Err(Error::LaunchGeometry {
             entry: checked.facts.entry.to_owned(),
@@ -181,6 +186,12 @@ fn check_full<'a, I: AsViewDesc, O: AsViewDesc>(
 ) -> Result<CheckedLaunch<'a, I, O>, Error> {
     let entry = facts.entry;
     let spec = facts.spec;
+    if spec.abi == AbiKind::Custom {
+        return Err(Error::LaunchConfig {
+            entry: entry.to_owned(),
+            problem: crate::error::ConfigProblem::NeedsConfig,
+        });
+    }
     count_matches(entry, "inputs", spec.inputs.len(), inputs.len())?;
     count_matches(entry, "outputs", spec.outputs.len(), outputs.len())?;
     count_matches(entry, "params", spec.params.len(), params.len())?;
@@ -255,6 +266,8 @@ fn check_full<'a, I: AsViewDesc, O: AsViewDesc>(
             })?;
             n
         }
+        // Refused above: a custom kernel's launch is checked by `check_custom`.
+        AbiKind::Custom => 0,
     };
     let count = u64::try_from(count)
         .ok()
@@ -281,10 +294,10 @@ fn check_full<'a, I: AsViewDesc, O: AsViewDesc>(
 pub fn grid_for(units: u64, max_grid_x: u32) -> Geometry {
     let blocks = units.div_ceil(u64::from(BLOCK)).max(1);
     let grid = u32::try_from(blocks.min(u64::from(max_grid_x.max(1)))).unwrap_or(u32::MAX);
-    Geometry { grid, block: BLOCK }
+    Geometry::linear(grid, BLOCK)
 }
 
-fn count_matches(
+pub(super) fn count_matches(
     entry: &str,
     what: &'static str,
     expected: usize,
@@ -305,7 +318,7 @@ fn count_matches(
 /// An operand's device, dtype and, where its parameter (number `param`) declares one, pointee
 /// alignment (inlined for the same reason as [`check_dense_view`]).
 #[inline(always)]
-fn check_operand(
+pub(super) fn check_operand(
     facts: &LaunchFacts<'_>,
     operand: Operand,
     param: usize,
@@ -568,7 +581,7 @@ const CACHED_RANGES: usize = 8;
 /// Kernels take `__restrict__` pointers: an output may share no byte with any other operand.
 ///
 /// `range(i, view)` is the byte range of operand `i` (inputs, then outputs), `view`.
-fn check_aliasing<I: AsViewDesc, O: AsViewDesc>(
+pub(super) fn check_aliasing<I: AsViewDesc, O: AsViewDesc>(
     entry: &str,
     inputs: &[I],
     outputs: &[O],
@@ -617,7 +630,7 @@ pub(super) fn byte_range_of_reach(view: &ViewDesc, (lowest, highest): (i128, i12
 /// its reach is `[offset, offset + n)` and no per-axis walk is needed. Every term is a `usize`
 /// or `u64` widened to `u128`: no overflow.
 #[inline]
-fn dense_byte_range(view: &ViewDesc, n: usize) -> ByteRange {
+pub(super) fn dense_byte_range(view: &ViewDesc, n: usize) -> ByteRange {
     if n == 0 {
         return None;
     }
@@ -714,6 +727,7 @@ mod tests {
                     layout: &layout,
                     device: DeviceId::from_raw(1),
                     max_grid_x: u32::MAX,
+                    limits: &ConfigLimits::TYPICAL,
                     proof: None,
                     grid_stride: false,
                 };

@@ -144,6 +144,7 @@ mod tests {
                     layout: &layout,
                     device,
                     max_grid_x: u32::MAX,
+                    limits: &crate::device::ConfigLimits::TYPICAL,
                     grid_stride: false,
                     proof: None,
                 };

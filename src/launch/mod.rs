@@ -1,4 +1,6 @@
-//! The one checked launch path: [`check`] refuses every mismatch before a device sees anything,
+//! The one checked launch path: [`check`] (for the custom ABI [`check_custom`], which also
+//! evaluates every declared extent and checks the launch configuration) refuses every mismatch
+//! before a device sees anything,
 //! [`marshal`] lays out the argument packet (lent with the launch's operand ranges, see
 //! [`crate::abi::OperandReach`]), and [`Launch::run`] hands it to the backend and
 //! counts the dispatch in the kernel's telemetry cell.
@@ -8,6 +10,7 @@
 
 mod agree;
 mod check;
+mod custom;
 mod dense;
 mod marshal;
 mod reach;
@@ -15,6 +18,7 @@ mod run;
 mod telemetry;
 
 pub use check::{BLOCK, CheckedLaunch, LaunchFacts, check, grid_for};
+pub use custom::check_custom;
 pub use marshal::{marshal, marshal_with};
 pub use run::Launch;
 pub(crate) use telemetry::dispatch_handle;

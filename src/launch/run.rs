@@ -1,12 +1,12 @@
 //! The one `unsafe` boundary of jitseam: a checked, marshaled launch handed to the backend.
 
-use super::{CheckedLaunch, LaunchFacts, check, marshal_with};
+use super::{CheckedLaunch, LaunchFacts, check, check_custom, marshal_with};
 use crate::abi::ParamValue;
 use crate::device::{
-    AccessKind, Arg, ArgMut, AsViewDesc, BackendFunction, Source, SourceMut, Stream, Ticket,
-    ViewDesc,
+    AccessKind, Arg, ArgMut, AsViewDesc, BackendFunction, LaunchConfig, Source, SourceMut, Stream,
+    Ticket, ViewDesc,
 };
-use crate::error::Error;
+use crate::error::{ConfigProblem, Error};
 use crate::telemetry::DispatchHandle;
 
 /// One launch of a resolved function on a stream, ready to take its operands. Every launch —
@@ -18,6 +18,17 @@ pub struct Launch<'k> {
     function: &'k dyn BackendFunction,
     stream: &'k Stream,
     telemetry: Option<&'k DispatchHandle>,
+    /// The launch configuration the caller chose (custom ABI only); `None`: the ABI's own.
+    config: Option<LaunchConfig>,
+}
+
+/// How a launch is shaped: by its logical shape (the scalar, vectorized and strided ABIs, whose
+/// grid jitseam chooses) or by a launch configuration (the custom ABI; `None` asks for one
+/// thread per element of the kernel's covered count).
+#[derive(Debug, Clone, Copy)]
+enum Plan<'s> {
+    Shape(&'s [usize]),
+    Config(Option<LaunchConfig>),
 }
 
 impl<'k> Launch<'k> {
@@ -34,7 +45,14 @@ impl<'k> Launch<'k> {
             function,
             stream,
             telemetry,
+            config: None,
         }
+    }
+
+    /// The same launch with the configuration `config`, which only a custom-ABI kernel takes.
+    pub(crate) fn with_config(mut self, config: LaunchConfig) -> Self {
+        self.config = Some(config);
+        self
     }
 
     /// The facts of the kernel this launch runs.
@@ -74,6 +92,9 @@ impl<'k> Launch<'k> {
         shape: &[usize],
         params: &[ParamValue],
     ) -> Result<(), Error> {
+        if self.config.is_some() {
+            return Err(self.not_custom());
+        }
         let foreign = inputs
             .iter()
             .any(|arg| matches!(arg.source, Source::Foreign(_)))
@@ -81,10 +102,48 @@ impl<'k> Launch<'k> {
                 .iter()
                 .any(|arg| matches!(arg.source, SourceMut::Foreign(_)));
         let queued = if foreign {
-            self.run_foreign(inputs, outputs, shape, params)
+            self.run_foreign(inputs, outputs, Plan::Shape(shape), params)
         } else {
             self.run_local(inputs, outputs, shape, params)
         };
+        self.finish(queued)
+    }
+
+    /// [`Launch::run`] for a custom-ABI kernel: `inputs`, `outputs` and `params` are its `In`
+    /// pointers, `Out` pointers and by-value params, each in declaration order; the launch
+    /// configuration is the one given with the launch, or one thread per element of the
+    /// kernel's covered count. Checked by [`check_custom`](super::check_custom), then marshaled
+    /// and queued exactly like every other launch. Out of line: the other ABIs' launches keep
+    /// their frame.
+    #[doc(hidden)]
+    #[inline(never)]
+    pub fn run_custom(
+        self,
+        inputs: &[Arg<'_>],
+        outputs: &[ArgMut<'_>],
+        params: &[ParamValue],
+    ) -> Result<(), Error> {
+        // Through the path that completes every description into a copy first (for foreign
+        // memory; a copy of the others costs a few stores): one more caller of the queueing
+        // code would take it out of line for every ABI's launch.
+        let queued = self.run_foreign(inputs, outputs, Plan::Config(self.config), params);
+        self.finish(queued)
+    }
+
+    /// A launch with a configuration of a kernel whose ABI chooses its own grid.
+    #[cold]
+    fn not_custom(&self) -> Error {
+        self.declined(Error::LaunchConfig {
+            entry: self.facts.entry.to_owned(),
+            problem: ConfigProblem::NotCustom {
+                abi: self.facts.spec.abi,
+            },
+        })
+    }
+
+    /// Counts a queued launch in the kernel's telemetry cell, or reports a refused one.
+    #[inline(always)]
+    fn finish(&self, queued: Result<(), Error>) -> Result<(), Error> {
         match queued {
             Ok(()) => {
                 if let Some(cell) = self.telemetry {
@@ -117,15 +176,37 @@ impl<'k> Launch<'k> {
         self.queue(&checked, inputs, outputs)
     }
 
-    /// [`Launch::run`] with foreign memory among the operands: its address is known only once
-    /// it is acquired (which orders the stream after its earlier uses), so the descriptions are
-    /// completed into a copy, checked and marshaled from there.
+    /// The check of the launch's plan: [`check`] for a shape, [`check_custom`] for a config.
+    #[inline(always)]
+    fn check<'a, I: AsViewDesc, O: AsViewDesc>(
+        &self,
+        stream: crate::liveness::DeviceId,
+        inputs: &'a [I],
+        outputs: &'a [O],
+        shape: Plan<'a>,
+        params: &'a [ParamValue],
+    ) -> Result<CheckedLaunch<'a, I, O>, Error>
+    where
+        'k: 'a,
+    {
+        match shape {
+            Plan::Shape(shape) => check(self.facts, stream, inputs, outputs, shape, params),
+            Plan::Config(config) => {
+                check_custom(self.facts, stream, config, inputs, outputs, params)
+            }
+        }
+    }
+
+    /// [`Launch::run`] with foreign memory among the operands (and every custom-ABI launch): a
+    /// foreign address is known only once it is acquired (which orders the stream after its
+    /// earlier uses), so the descriptions are completed into a copy, checked and marshaled
+    /// from there.
     #[inline(never)]
     fn run_foreign(
         &self,
         inputs: &[Arg<'_>],
         outputs: &[ArgMut<'_>],
-        shape: &[usize],
+        shape: Plan<'_>,
         params: &[ParamValue],
     ) -> Result<(), Error> {
         let operands = inputs.len() + outputs.len();
@@ -165,14 +246,7 @@ impl<'k> Launch<'k> {
             };
         }
         let (in_descs, out_descs) = descs.split_at(inputs.len());
-        let checked = check(
-            self.facts,
-            stream.device_id(),
-            in_descs,
-            out_descs,
-            shape,
-            params,
-        )?;
+        let checked = self.check(stream.device_id(), in_descs, out_descs, shape, params)?;
         self.queue(&checked, inputs, outputs)?;
         drop(guards);
         Ok(())
@@ -221,13 +295,16 @@ impl<'k> Launch<'k> {
                 *ticket = Some(log.before(backend, raw, AccessKind::Write)?);
             }
         }
-        // SAFETY: `packet` comes from `marshal_with` over a launch `check` accepted for this
-        // function's verified layout, and `check` proved the stream is on `facts.device`, the
-        // device `function` was resolved on: the stream and every operand are on that device (ids
-        // are never reused, the stream holds a live handle to it, and each description came from
-        // a live buffer, view or cudarc slice borrowed for this call — read in place from the
-        // operands, or completed from them once their foreign memory was acquired), every pointer
-        // plus every index the ABI lets the kernel touch lies inside its allocation, outputs
+        // SAFETY: `packet` comes from `marshal_with` over a launch `check` (or `check_custom`)
+        // accepted for this function's verified layout, which proved the stream is on
+        // `facts.device`, the device `function` was resolved on: the stream and every operand
+        // are on that device (ids are never reused, the stream holds a live handle to it, and
+        // each description came from a live buffer, view or cudarc slice borrowed for this call
+        // — read in place from the operands, or completed from them once their foreign memory
+        // was acquired), every pointer
+        // plus every index the ABI lets the kernel touch lies inside its allocation (for the
+        // custom ABI: each buffer holds its declared extent for this launch's params and
+        // configuration, which fits the device and the kernel's block directives), outputs
         // overlap nothing else, and the count and params have exactly the declared types. The
         // stream now waits for every conflicting earlier use of each operand (the `before` calls
         // above, and the foreign guards), and each is logged once the launch is queued (below).

@@ -87,7 +87,9 @@ use crate::sync::{AtomicPtr, AtomicU64, Mutex, MutexGuard, Ordering};
 
 use crate::abi::ParamValue;
 use crate::artifact::Artifact;
-use crate::device::{Arg, ArgMut, BackendFunction, DeviceId, Stream, WeakDevice, is_live};
+use crate::device::{
+    Arg, ArgMut, BackendFunction, ConfigLimits, DeviceId, LaunchConfig, Stream, WeakDevice, is_live,
+};
 use crate::error::{Error, TransitionError};
 use crate::kernel::{Kernel, launch_facts};
 use crate::launch::Launch;
@@ -145,6 +147,30 @@ impl SlotRef {
             outputs,
             shape,
             params,
+            custom: None,
+            not_sync: PhantomData,
+        }
+    }
+
+    /// A call of a custom-ABI occupant: the arguments of
+    /// [`Kernel::<Erased, DeviceBound>::launch_custom`](crate::Kernel) (`config` `None`: one
+    /// thread per element of the kernel's covered count).
+    pub fn call_custom<'a, 'b: 'a>(
+        &self,
+        stream: &'a Stream,
+        config: Option<LaunchConfig>,
+        inputs: &'a [Arg<'b>],
+        outputs: &'a mut [ArgMut<'b>],
+        params: &'a [ParamValue],
+    ) -> SlotCall<'a> {
+        SlotCall {
+            generation: self.generation,
+            stream,
+            inputs,
+            outputs,
+            shape: &[],
+            params,
+            custom: Some(config),
             not_sync: PhantomData,
         }
     }
@@ -169,6 +195,8 @@ pub struct SlotCall<'a> {
     outputs: &'a [ArgMut<'a>],
     shape: &'a [usize],
     params: &'a [ParamValue],
+    /// For a custom-ABI call ([`SlotRef::call_custom`]): its launch configuration, if any.
+    custom: Option<Option<LaunchConfig>>,
     not_sync: PhantomData<Cell<()>>,
 }
 
@@ -188,6 +216,7 @@ impl fmt::Debug for SlotCall<'_> {
             .field("outputs", &self.outputs)
             .field("shape", &self.shape)
             .field("params", &self.params)
+            .field("custom", &self.custom)
             .finish()
     }
 }
@@ -249,6 +278,7 @@ struct Occupant {
     loaded: LoadedData,
     device: WeakDevice,
     max_grid_x: u32,
+    limits: ConfigLimits,
     function: Arc<dyn BackendFunction>,
     telemetry: Option<DispatchHandle>,
 }
@@ -494,6 +524,7 @@ impl SlotTable {
             loaded: parts.loaded,
             device: device.downgrade(),
             max_grid_x: device.properties().max_grid_x,
+            limits: parts.limits,
             function: parts.function,
             telemetry: parts.telemetry,
         });
@@ -577,14 +608,24 @@ impl SlotTable {
                 &occupant.loaded,
                 occupant.device.id(),
                 occupant.max_grid_x,
+                &occupant.limits,
             );
-            Launch::new(
+            let launch = Launch::new(
                 facts,
                 &*occupant.function,
                 call.stream,
                 occupant.telemetry.as_ref(),
-            )
-            .run(call.inputs, call.outputs, call.shape, call.params)
+            );
+            match call.custom {
+                None => launch.run(call.inputs, call.outputs, call.shape, call.params),
+                Some(config) => {
+                    let launch = match config {
+                        Some(config) => launch.with_config(config),
+                        None => launch,
+                    };
+                    launch.run_custom(call.inputs, call.outputs, call.params)
+                }
+            }
         })
     }
 
@@ -869,6 +910,7 @@ mod tests {
                 compute_capability: None,
                 max_grid_x: 65_535,
                 max_block_x: 1024,
+                limits: crate::device::LaunchLimits::TYPICAL,
                 driver_version: None,
             },
             probe,

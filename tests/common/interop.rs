@@ -1,14 +1,16 @@
 //! cudarc interop end to end, written once for the driver model (tests/cudarc_interop.rs) and a
 //! GPU (tests/gpu_streams.rs): cudarc writes slices on one stream, jitseam launches on them on
 //! a second (erased and typed, cudarc slices, views and jitseam buffers mixed), cudarc reads the
-//! results back on a third; cudarc's own per-slice events order all of it.
+//! results back on a third; cudarc's own per-slice events order all of it. And the way out:
+//! jitseam buffers handed to cudarc, with every hazard between the two raced.
 
 use std::sync::Arc;
 
 use cudarc::driver::CudaContext;
 use jitseam::device::{Arg, ArgMut};
-use jitseam::{Device, In, Out};
+use jitseam::{Device, In, Out, Stream};
 
+use super::hazards::{Busy, Hold};
 use super::launch_suite::{ADD_F32, bind};
 
 #[jitseam::kernel(abi = scalar, symbol = "baracuda_gen_add_f32_scalar")]
@@ -59,5 +61,202 @@ pub fn cudarc_round_trip(ctx: Arc<CudaContext>, n: usize) {
     assert_eq!(
         got, want,
         "a jitseam buffer and cudarc slices in one launch"
+    );
+}
+
+/// The way out, on `ctx` with `n` elements: jitseam buffers handed to cudarc with
+/// `as_cudarc`/`as_cudarc_mut`, each hazard raced against a stream held by `busy` (slow
+/// launches queued first), so a missing wait shows as a wrong result.
+pub fn as_cudarc_round_trip(ctx: Arc<CudaContext>, n: usize, busy: (usize, usize)) {
+    let device = Device::from_cudarc(Arc::clone(&ctx)).unwrap();
+    let busy = Busy::new(&device, busy.0, busy.1);
+    let add = bind(&device, ADD_F32);
+    let a = device.new_stream().unwrap();
+    let (x_cu, b_cu) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let (x, b) = (
+        Stream::from_cudarc(&device, Arc::clone(&x_cu)).unwrap(),
+        Stream::from_cudarc(&device, Arc::clone(&b_cu)).unwrap(),
+    );
+    let ones = device.upload(&vec![1.0f32; n]).unwrap();
+    let mut buf = device.upload(&vec![0.0f32; n]).unwrap();
+    device.synchronize().unwrap();
+
+    // Read after write, jitseam → cudarc: a launch on held `a`, read by cudarc on `x`.
+    busy.hold(&a);
+    add.launch(
+        &a,
+        &[(&ones).into(), (&ones).into()],
+        &mut [(&mut buf).into()],
+        &[n],
+        &[],
+    )
+    .unwrap();
+    let got = x_cu.clone_dtoh(&buf.as_cudarc().unwrap()).unwrap();
+    assert_eq!(got, vec![2.0; n], "cudarc reads a jitseam launch's output");
+
+    // Write after read, cudarc → jitseam: cudarc copies the buffer on held `x`, then jitseam
+    // overwrites it on `a`; the copy still sees the old contents.
+    let mut snapshot = x_cu.alloc_zeros::<f32>(n).unwrap();
+    busy.hold(&x);
+    x_cu.memcpy_dtod(&buf.as_cudarc().unwrap(), &mut snapshot)
+        .unwrap();
+    a.write_from(&mut buf, &vec![5.0f32; n]).unwrap();
+    assert_eq!(
+        x_cu.clone_dtoh(&snapshot).unwrap(),
+        vec![2.0; n],
+        "cudarc's read before jitseam's write"
+    );
+    assert_eq!(
+        a.read(&buf).unwrap(),
+        vec![5.0; n],
+        "jitseam's write after cudarc's read"
+    );
+
+    // A second hand-out after another jitseam write on held `a` sees that write.
+    busy.hold(&a);
+    add.launch(
+        &a,
+        &[(&ones).into(), (&ones).into()],
+        &mut [(&mut buf).into()],
+        &[n],
+        &[],
+    )
+    .unwrap();
+    {
+        let view = buf.as_cudarc().unwrap();
+        let again = buf.as_cudarc().unwrap();
+        assert_eq!(
+            x_cu.clone_dtoh(&view).unwrap(),
+            vec![2.0; n],
+            "a second hand-out"
+        );
+        assert_eq!(
+            b_cu.clone_dtoh(&again).unwrap(),
+            vec![2.0; n],
+            "a third, on another stream"
+        );
+    }
+
+    // Read after write, cudarc → jitseam: cudarc writes on held `b` (a device-to-device copy,
+    // which the host does not wait for), jitseam launches on `a`.
+    let [threes, sevens, nines] = [3.0f32, 7.0, 9.0].map(|v| b_cu.clone_htod(&vec![v; n]).unwrap());
+    b_cu.synchronize().unwrap();
+    busy.hold(&b);
+    b_cu.memcpy_dtod(&threes, &mut buf.as_cudarc_mut().unwrap())
+        .unwrap();
+    let mut out = device.upload(&vec![0.0f32; n]).unwrap();
+    add.launch(
+        &a,
+        &[(&buf).into(), (&ones).into()],
+        &mut [(&mut out).into()],
+        &[n],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        a.read(&out).unwrap(),
+        vec![4.0; n],
+        "jitseam reads cudarc's write"
+    );
+
+    // Write after write, jitseam → cudarc: jitseam writes on held `a`, cudarc overwrites on
+    // `b`; cudarc's write lands last.
+    busy.hold(&a);
+    add.launch(
+        &a,
+        &[(&ones).into(), (&ones).into()],
+        &mut [(&mut buf).into()],
+        &[n],
+        &[],
+    )
+    .unwrap();
+    b_cu.memcpy_dtod(&sevens, &mut buf.as_cudarc_mut().unwrap())
+        .unwrap();
+    assert_eq!(
+        b.read(&buf).unwrap(),
+        vec![7.0; n],
+        "cudarc's write after jitseam's"
+    );
+
+    // The view is a launch operand too, ordered by the same events.
+    busy.hold(&b);
+    b_cu.memcpy_dtod(&nines, &mut buf.as_cudarc_mut().unwrap())
+        .unwrap();
+    add.launch(
+        &a,
+        &[Arg::from(&buf.as_cudarc().unwrap()), (&ones).into()],
+        &mut [(&mut out).into()],
+        &[n],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        a.read(&out).unwrap(),
+        vec![10.0; n],
+        "a cudarc view of a jitseam buffer as an operand"
+    );
+
+    // Freed while cudarc's last use may still run: the free waits for it.
+    busy.hold(&b);
+    b_cu.memcpy_dtod(&threes, &mut buf.as_cudarc_mut().unwrap())
+        .unwrap();
+    drop(buf);
+    device.synchronize().unwrap();
+    b.synchronize().unwrap();
+}
+
+/// f16 and bf16 through cudarc views: jitseam buffers handed out as views, the views launch
+/// operands (inputs and output) on another stream than the uploads.
+pub fn half_views(ctx: Arc<CudaContext>, n: usize) {
+    use half::{bf16, f16};
+
+    use super::launch_suite::{ADD_BF16, ADD_F16};
+
+    let device = Device::from_cudarc(Arc::clone(&ctx)).unwrap();
+    let stream = device.new_stream().unwrap();
+    let xs: Vec<f32> = (0..n).map(|i| (i % 64) as f32 * 0.25).collect();
+
+    let a = device
+        .upload(&xs.iter().map(|&x| f16::from_f32(x)).collect::<Vec<_>>())
+        .unwrap();
+    let b = device.upload(&vec![f16::ONE; n]).unwrap();
+    let mut out = device.upload(&vec![f16::ZERO; n]).unwrap();
+    let (va, vb) = (a.as_cudarc().unwrap(), b.as_cudarc().unwrap());
+    bind(&device, ADD_F16)
+        .launch(
+            &stream,
+            &[Arg::from(&va), Arg::from(&vb)],
+            &mut [ArgMut::from(&mut out.as_cudarc_mut().unwrap())],
+            &[n],
+            &[],
+        )
+        .unwrap();
+    let want: Vec<f16> = xs.iter().map(|&x| f16::from_f32(x + 1.0)).collect();
+    assert_eq!(
+        stream.read(&out).unwrap(),
+        want,
+        "f16 cudarc views as operands"
+    );
+
+    let a = device
+        .upload(&xs.iter().map(|&x| bf16::from_f32(x)).collect::<Vec<_>>())
+        .unwrap();
+    let b = device.upload(&vec![bf16::ONE; n]).unwrap();
+    let mut out = device.upload(&vec![bf16::ZERO; n]).unwrap();
+    let (va, vb) = (a.as_cudarc().unwrap(), b.as_cudarc().unwrap());
+    bind(&device, ADD_BF16)
+        .launch(
+            &stream,
+            &[Arg::from(&va), Arg::from(&vb)],
+            &mut [ArgMut::from(&mut out.as_cudarc_mut().unwrap())],
+            &[n],
+            &[],
+        )
+        .unwrap();
+    let want: Vec<bf16> = xs.iter().map(|&x| bf16::from_f32(x + 1.0)).collect();
+    assert_eq!(
+        stream.read(&out).unwrap(),
+        want,
+        "bf16 cudarc views as operands"
     );
 }

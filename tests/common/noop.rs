@@ -103,6 +103,7 @@ pub fn device() -> Device {
             compute_capability: Some((9, 0)),
             max_grid_x: 2_147_483_647,
             max_block_x: 1024,
+            limits: jitseam::device::LaunchLimits::TYPICAL,
             driver_version: None,
         },
         next: AtomicU64::new(0x1_0000),

@@ -57,6 +57,7 @@ impl RecordingBackend {
                 compute_capability: Some((9, 0)),
                 max_grid_x,
                 max_block_x: 1024,
+                limits: jitseam::device::LaunchLimits::TYPICAL,
                 driver_version: None,
             },
             next: AtomicU64::new(0x1_0000),

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use jitseam::AbiSpec;
 use jitseam_ptx::{Cubin, Fatbin, ImageKind};
 use serde_json::{Value, json};
 
@@ -15,11 +16,31 @@ pub(crate) struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// Verify every PTX entry's body against this ABI (`scalar`, `vectorized:W` or
+    /// `strided:R`) and report what is proven: per pointer its loads, stores and width, the
+    /// coverage form and the launch conditions, or the rejected line.
+    #[arg(long)]
+    abi: Option<String>,
+    /// Input dtypes for `--abi`, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "")]
+    inputs: Vec<String>,
+    /// Output dtypes for `--abi`, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "")]
+    outputs: Vec<String>,
+    /// Runtime param dtypes for `--abi`, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "")]
+    params: Vec<String>,
 }
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
+    let spec = args
+        .abi
+        .as_deref()
+        .map(|abi| crate::kernel_args::spec_of(abi, &args.inputs, &args.outputs, &args.params))
+        .transpose()?;
+    let spec = spec.as_ref();
     let (text, json) = match crate::read_image(&args.file)? {
-        crate::Image::Ptx(text) => return ptx::run(&args.file, &text, args.json),
+        crate::Image::Ptx(text) => return ptx::run(&args.file, &text, args.json, spec),
         crate::Image::Cubin(bytes) => match jitseam_ptx::parse_cubin(&bytes) {
             Ok(cubin) => (cubin_text(&cubin), cubin_json(&cubin)),
             Err(e) => {
@@ -28,7 +49,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
             }
         },
         crate::Image::Fatbin(bytes) => match jitseam_ptx::parse_fatbin(&bytes) {
-            Ok(fatbin) => fatbin_report(&fatbin, &bytes),
+            Ok(fatbin) => fatbin_report(&fatbin, &bytes, spec),
             Err(e) => {
                 eprintln!("{}: {e}", args.file.display());
                 return Ok(ExitCode::FAILURE);
@@ -91,7 +112,7 @@ fn cubin_json(cubin: &Cubin) -> Value {
     })
 }
 
-fn fatbin_report(fatbin: &Fatbin, bytes: &[u8]) -> (String, Value) {
+fn fatbin_report(fatbin: &Fatbin, bytes: &[u8], spec: Option<&AbiSpec>) -> (String, Value) {
     let mut text = format!("fatbin with {} images\n", fatbin.images.len());
     let mut images = Vec::new();
     for image in &fatbin.images {
@@ -109,7 +130,7 @@ fn fatbin_report(fatbin: &Fatbin, bytes: &[u8]) -> (String, Value) {
             ImageKind::Ptx => match image
                 .ptx_text(bytes)
                 .map_err(|e| e.to_string())
-                .and_then(ptx::report)
+                .and_then(|text| ptx::report(text, spec))
             {
                 Ok(report) => report,
                 Err(e) => (format!("{e}\n"), json!({"error": e})),

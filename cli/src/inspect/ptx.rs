@@ -6,13 +6,20 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
+use jitseam::AbiSpec;
 use jitseam::abi::ParamClass;
 use jitseam_ptx::{DirectiveRef, EntryRef, ModuleIndex, ParamRef, PerfDirective};
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 
-/// Reports the PTX `text` read from `file`, as text or (`json`) as JSON.
-pub(super) fn run(file: &Path, text: &str, json: bool) -> Result<ExitCode, String> {
+/// Reports the PTX `text` read from `file`, as text or (`json`) as JSON; with `spec`, also what
+/// the body verifier proves about each entry under it.
+pub(super) fn run(
+    file: &Path,
+    text: &str,
+    json: bool,
+    spec: Option<&AbiSpec>,
+) -> Result<ExitCode, String> {
     // The borrowed index: names point into the text and all parameters share one vector, so a
     // module of a million parameters takes little more memory than its text.
     let index = match jitseam_ptx::scan_module(text) {
@@ -26,11 +33,18 @@ pub(super) fn run(file: &Path, text: &str, json: bool) -> Result<ExitCode, Strin
     let mut out = BufWriter::new(stdout.lock());
     let written = if json {
         // Streamed: nothing is built but the line being written.
-        serde_json::to_writer_pretty(&mut out, &ModuleJson(&index))
-            .map_err(std::io::Error::from)
-            .and_then(|()| writeln!(out))
+        serde_json::to_writer_pretty(
+            &mut out,
+            &ModuleJson {
+                index: &index,
+                text,
+                spec,
+            },
+        )
+        .map_err(std::io::Error::from)
+        .and_then(|()| writeln!(out))
     } else {
-        write_text(&mut out, &index)
+        write_text(&mut out, &index, text, spec)
     };
     written
         .and_then(|()| out.flush())
@@ -39,11 +53,19 @@ pub(super) fn run(file: &Path, text: &str, json: bool) -> Result<ExitCode, Strin
 }
 
 /// The report of a small PTX module (a fatbin's image) as text and as a JSON value.
-pub(super) fn report(text: &str) -> Result<(String, serde_json::Value), String> {
+pub(super) fn report(
+    text: &str,
+    spec: Option<&AbiSpec>,
+) -> Result<(String, serde_json::Value), String> {
     let index = jitseam_ptx::scan_module(text).map_err(|e| e.to_string())?;
     let mut written = Vec::new();
-    write_text(&mut written, &index).map_err(|e| e.to_string())?;
-    let json = serde_json::to_value(ModuleJson(&index)).map_err(|e| e.to_string())?;
+    write_text(&mut written, &index, text, spec).map_err(|e| e.to_string())?;
+    let json = serde_json::to_value(ModuleJson {
+        index: &index,
+        text,
+        spec,
+    })
+    .map_err(|e| e.to_string())?;
     Ok((String::from_utf8_lossy(&written).into_owned(), json))
 }
 
@@ -66,7 +88,12 @@ fn directive_text(d: &DirectiveRef) -> String {
     }
 }
 
-fn write_text(out: &mut impl Write, index: &ModuleIndex<'_>) -> std::io::Result<()> {
+fn write_text(
+    out: &mut impl Write,
+    index: &ModuleIndex<'_>,
+    text: &str,
+    spec: Option<&AbiSpec>,
+) -> std::io::Result<()> {
     write!(
         out,
         "ptx {}.{}  target {}",
@@ -95,6 +122,10 @@ fn write_text(out: &mut impl Write, index: &ModuleIndex<'_>) -> std::io::Result<
         for d in entry.directives {
             writeln!(out, "  {}", directive_text(d))?;
         }
+        if let Some(spec) = spec {
+            let verdict = crate::verdict::verify_ptx_json(text, entry.name, spec);
+            writeln!(out, "  body: {}", crate::verdict::verdict_text(&verdict))?;
+        }
     }
     for func in index.functions() {
         writeln!(
@@ -108,12 +139,18 @@ fn write_text(out: &mut impl Write, index: &ModuleIndex<'_>) -> std::io::Result<
     Ok(())
 }
 
-/// The module as JSON, serialized straight from the index.
-struct ModuleJson<'i, 'a>(&'i ModuleIndex<'a>);
+/// The module as JSON, serialized straight from the index; with `spec`, every entry carries
+/// what the body verifier proves about it.
+struct ModuleJson<'i, 'a> {
+    index: &'i ModuleIndex<'a>,
+    text: &'i str,
+    spec: Option<&'i AbiSpec>,
+}
 
 impl Serialize for ModuleJson<'_, '_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let index = self.0;
+        let index = self.index;
+        let (text, spec) = (self.text, self.spec);
         let mut map = serializer.serialize_map(Some(6))?;
         map.serialize_entry(
             "version",
@@ -122,18 +159,25 @@ impl Serialize for ModuleJson<'_, '_> {
         map.serialize_entry("target", &index.target.arch)?;
         map.serialize_entry("target_modifiers", &index.target.modifiers)?;
         map.serialize_entry("address_size", &index.address_size)?;
-        map.serialize_entry("entries", &Seq(|| index.entries().map(EntryJson)))?;
+        map.serialize_entry(
+            "entries",
+            &Seq(|| index.entries().map(|entry| EntryJson { entry, text, spec })),
+        )?;
         map.serialize_entry("functions", &Seq(|| index.functions().map(|f| f.name)))?;
         map.end()
     }
 }
 
-struct EntryJson<'i, 'a>(EntryRef<'i, 'a>);
+struct EntryJson<'i, 'a> {
+    entry: EntryRef<'i, 'a>,
+    text: &'i str,
+    spec: Option<&'i AbiSpec>,
+}
 
 impl Serialize for EntryJson<'_, '_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let entry = &self.0;
-        let mut map = serializer.serialize_map(Some(4))?;
+        let entry = &self.entry;
+        let mut map = serializer.serialize_map(Some(4 + usize::from(self.spec.is_some())))?;
         map.serialize_entry("name", entry.name)?;
         map.serialize_entry("linkage", &format!("{:?}", entry.linkage).to_lowercase())?;
         map.serialize_entry(
@@ -150,6 +194,12 @@ impl Serialize for EntryJson<'_, '_> {
             "directives",
             &Seq(|| entry.directives.iter().map(directive_text)),
         )?;
+        if let Some(spec) = self.spec {
+            map.serialize_entry(
+                "verification",
+                &crate::verdict::verify_ptx_json(self.text, entry.name, spec),
+            )?;
+        }
         map.end()
     }
 }

@@ -29,6 +29,9 @@ impl<'a> Decoder<'a> {
             Some(Sym::ParamMem { addr, .. }) => (Space::Local, addr),
             Some(Sym::ParamSlot { .. }) => return bad("addresses of function parameters"),
             Some(Sym::Refused(reason)) => return bad(reason),
+            Some(Sym::Shared(_)) => {
+                return bad("a shared variable's name outside the shared state space");
+            }
             Some(Sym::Reg(_) | Sym::VecReg { .. }) => {
                 return Err(self.invalid(ctx, "a register used as a symbol"));
             }
@@ -64,6 +67,8 @@ impl<'a> Decoder<'a> {
             None => self.const_slot(0).map_err(Ok),
             Some(name) => match lookup(ctx.scopes, name) {
                 Some(Sym::Reg(slot)) => Ok(slot),
+                // Its slot holds its shared-space address.
+                Some(Sym::Shared(slot)) if space == Space::Shared => Ok(slot),
                 _ => {
                     let addr = self.symbol_address(ctx, name, Some(space))?;
                     self.const_slot(addr).map_err(Ok)

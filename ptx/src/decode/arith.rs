@@ -1,14 +1,12 @@
-//! Arithmetic: integer, f32, f64 and half precision — `add` … `max`, `mad`/`fma`, `div`/`rem`, and
+//! Arithmetic: integer, f32 and f64 (half precision is `half`'s) — `add` … `max`, `mad`/`fma`, `div`/`rem`, and
 //! the one-operand `neg`, `abs`, `not`, `sqrt`, `rcp` and approximate transcendentals.
 
 use super::class::{Class, class, int_type};
 use super::decoder::{Ctx, Decoder};
+use super::half::is_half_form;
 use super::mods::Mods;
 use super::operands::{EResult, bad};
-use super::{
-    AR_ABS, AR_ADD, AR_FMA, AR_MUL, AR_NEG, AR_SUB, F_SIGNED, F_X2, FMT_BF16, FMT_F16, Inst, Op, RN,
-};
-use crate::model::ScalarType;
+use super::{AR_ADD, AR_FMA, AR_MUL, AR_SUB, F_SIGNED, Inst, Op, RN};
 
 impl<'a> Decoder<'a> {
     pub(super) fn arith(
@@ -18,6 +16,12 @@ impl<'a> Decoder<'a> {
         opcode: &str,
     ) -> EResult<()> {
         let ty = self.one_type(ctx, m)?;
+        if is_half_form(ty, opcode, m) {
+            return self.half(ctx, m, opcode, ty);
+        }
+        if !m.extra.is_empty() {
+            return bad("this modifier on arithmetic");
+        }
         let three = matches!(opcode, "mad" | "fma");
         self.expect_count(ctx, if three { 4 } else { 3 })?;
         let mut inst = Inst::new(Op::Mov);
@@ -111,30 +115,6 @@ impl<'a> Decoder<'a> {
                     inst.c = self.src(ctx, 3, ty)?;
                 }
             }
-            Class::F16 | Class::BF16 | Class::F16x2 | Class::BF16x2 => {
-                if m.ftz || m.sat || !matches!(m.rnd, None | Some(RN)) {
-                    return bad("these modifiers on half-precision arithmetic");
-                }
-                inst.op = Op::Half;
-                inst.k = match opcode {
-                    "add" => AR_ADD,
-                    "sub" => AR_SUB,
-                    "mul" => AR_MUL,
-                    "fma" if m.rnd == Some(RN) => AR_FMA,
-                    _ => return bad("this half-precision operation"),
-                };
-                let (fmt, x2) = half_format(ty);
-                inst.w = fmt;
-                if x2 {
-                    inst.f |= F_X2;
-                }
-                inst.d = self.dst(ctx, 0)?;
-                inst.a = self.src(ctx, 1, ty)?;
-                inst.b = self.src(ctx, 2, ty)?;
-                if three {
-                    inst.c = self.src(ctx, 3, ty)?;
-                }
-            }
             _ => return bad("this type"),
         }
         self.push(ctx, inst);
@@ -148,6 +128,12 @@ impl<'a> Decoder<'a> {
         opcode: &str,
     ) -> EResult<()> {
         let ty = self.one_type(ctx, m)?;
+        if is_half_form(ty, opcode, m) {
+            return self.half(ctx, m, opcode, ty);
+        }
+        if !m.extra.is_empty() {
+            return bad("this modifier on arithmetic");
+        }
         self.expect_count(ctx, 2)?;
         let mut inst = Inst::new(Op::Mov);
         match class(ty) {
@@ -197,31 +183,11 @@ impl<'a> Decoder<'a> {
                     _ => return bad("this f64 operation or rounding mode"),
                 };
             }
-            Class::F16 | Class::BF16 | Class::F16x2 | Class::BF16x2
-                if matches!(opcode, "neg" | "abs") && !m.ftz && m.rnd.is_none() =>
-            {
-                inst.op = Op::Half;
-                inst.k = if opcode == "neg" { AR_NEG } else { AR_ABS };
-                let (fmt, x2) = half_format(ty);
-                inst.w = fmt;
-                if x2 {
-                    inst.f |= F_X2;
-                }
-            }
             _ => return bad("this type"),
         }
         inst.d = self.dst(ctx, 0)?;
         inst.a = self.src(ctx, 1, ty)?;
         self.push(ctx, inst);
         Ok(())
-    }
-}
-
-fn half_format(ty: ScalarType) -> (u8, bool) {
-    match ty {
-        ScalarType::F16 => (FMT_F16, false),
-        ScalarType::F16x2 => (FMT_F16, true),
-        ScalarType::BF16 => (FMT_BF16, false),
-        _ => (FMT_BF16, true),
     }
 }

@@ -22,8 +22,11 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
-    pub(super) fn ret(&mut self, ctx: &mut Ctx<'_, 'a, '_>) -> EResult<()> {
-        self.push(ctx, Inst::new(Op::Ret));
+    /// `ret`, or `exit` (`imm` 1): in a `.func`, `exit` ends the thread rather than returning.
+    pub(super) fn ret(&mut self, ctx: &mut Ctx<'_, 'a, '_>, exit: bool) -> EResult<()> {
+        let mut inst = Inst::new(Op::Ret);
+        inst.imm = i64::from(exit);
+        self.push(ctx, inst);
         Ok(())
     }
 
@@ -80,6 +83,7 @@ impl<'a> Decoder<'a> {
                         return Err(self.invalid(ctx, "a vector register as an argument"));
                     }
                     Some(Sym::Refused(reason)) => return bad(reason),
+                    Some(Sym::Shared(_)) => return bad("passing a shared variable's address"),
                     None => {
                         return Err(Ok(self.parse_error(
                             at,

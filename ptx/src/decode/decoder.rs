@@ -105,6 +105,8 @@ pub(super) enum Sym {
     },
     /// A name the emulator knows but cannot use, and why.
     Refused(&'static str),
+    /// A `.shared` variable: the slot holding its shared-space address.
+    Shared(u32),
 }
 
 #[derive(Debug, Default, Clone)]
@@ -156,6 +158,8 @@ pub(super) struct Decoder<'a> {
     /// The module's variables: their bytes, and their names.
     pub(super) image: ModuleImage,
     pub(super) module_syms: HashMap<&'a str, Sym>,
+    /// The block's shared memory.
+    pub(super) shared: super::layout::SharedLayout,
 }
 
 pub(super) type DResult<T> = Result<T, DecodeError>;
@@ -180,6 +184,7 @@ impl<'a> Decoder<'a> {
             local_bytes: 0,
             image: ModuleImage::default(),
             module_syms: HashMap::new(),
+            shared: Default::default(),
         }
     }
 
@@ -279,7 +284,9 @@ impl<'a> Decoder<'a> {
             }
         }
         fuse_compare_and_branch(&mut insts);
+        let shared = self.shared.info();
         let mut consts: Vec<(u32, u64)> = self.consts.drain().map(|(v, s)| (s, v)).collect();
+        consts.extend(shared.dynamic_const);
         consts.sort_unstable();
         let const_slots: Vec<u32> = consts.iter().map(|&(s, _)| s).collect();
         let zero_slots =
@@ -298,6 +305,9 @@ impl<'a> Decoder<'a> {
             zero_slots,
             local_bytes: usize::try_from(self.local_bytes).unwrap_or(usize::MAX),
             module: std::mem::take(&mut self.image),
+            block_scoped: self.shared.block_scoped,
+            shared_static: shared.static_bytes,
+            shared_dynamic_offset: shared.dynamic_offset,
         })
     }
 

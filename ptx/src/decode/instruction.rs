@@ -59,6 +59,9 @@ impl<'a> Decoder<'a> {
         {
             return bad("this state space");
         }
+        if let Some(done) = self.shared_dispatch(ctx, m, opcode) {
+            return done;
+        }
         match opcode {
             "mov" => self.mov(ctx, m),
             "ld" => self.load(ctx, m),
@@ -72,16 +75,20 @@ impl<'a> Decoder<'a> {
             | "tanh" => self.unary(ctx, m, opcode),
             "and" | "or" | "xor" | "shl" | "shr" => self.bitwise(ctx, m, opcode),
             "setp" => self.setp(ctx, m),
+            "set" => self.set(ctx, m),
             "selp" => self.selp(ctx, m),
             "cvt" => self.cvt(ctx, m),
             "bra" => self.bra(ctx),
-            "ret" | "exit" => self.ret(ctx),
+            "ret" => self.ret(ctx, false),
+            "exit" => self.ret(ctx, true),
             "call" => self.call(ctx),
             "bfe" | "bfi" | "prmt" | "shf" | "brev" | "clz" | "popc" | "bfind" | "mul24"
             | "mad24" | "sad" | "dp4a" | "dp2a" | "copysign" | "testp" => {
                 self.int_bits(ctx, m, opcode)
             }
             "atom" | "red" => self.atomic(ctx, m, opcode),
+            "bar" | "barrier" => self.barrier(ctx, m),
+            "shfl" | "vote" | "redux" | "match" | "activemask" => self.warp(ctx, m, opcode),
             "trap" | "brkpt" => {
                 self.expect_count(ctx, 0)?;
                 self.push(ctx, Inst::new(Op::Trap));

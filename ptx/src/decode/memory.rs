@@ -113,7 +113,6 @@ impl<'a> Decoder<'a> {
                     ))),
                 }
             }
-            (Space::Shared, _) => bad("shared memory"),
             _ => {
                 let a = self.base_slot(ctx, space, base)?;
                 if m.vec == 1 {
@@ -188,16 +187,6 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    /// The register holding the base of a global address (a constant for `[imm]` and for a
-    /// variable).
-    pub(super) fn address_slot(
-        &mut self,
-        ctx: &Ctx<'_, 'a, '_>,
-        base: Option<&'a str>,
-    ) -> EResult<u32> {
-        self.base_slot(ctx, Space::Global, base)
-    }
-
     pub(super) fn store(&mut self, ctx: &mut Ctx<'_, 'a, '_>, m: &Mods<'a>) -> EResult<()> {
         let ty = self.one_type(ctx, m)?;
         self.expect_count(ctx, 2)?;
@@ -239,7 +228,6 @@ impl<'a> Decoder<'a> {
                     ))),
                 }
             }
-            Space::Shared => bad("shared memory"),
             Space::Const => Err(self.invalid(ctx, "a store to the constant space")),
             _ => {
                 let a = self.base_slot(ctx, space, base)?;

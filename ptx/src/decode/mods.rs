@@ -29,6 +29,17 @@ pub(super) struct Mods<'a> {
     pub(super) extra: Vec<&'a str>,
 }
 
+impl Mods<'_> {
+    /// Whether every modifier of `extra` is one of `allowed` (each family names those it runs).
+    pub(super) fn extra_within(&self, allowed: &[&str]) -> bool {
+        self.extra.iter().all(|e| allowed.contains(e))
+    }
+
+    pub(super) fn has(&self, modifier: &str) -> bool {
+        self.extra.contains(&modifier)
+    }
+}
+
 fn rnd_code(text: &str) -> Option<u8> {
     Some(match text {
         ".rn" | ".rni" => RN,
@@ -64,6 +75,7 @@ impl<'a> Decoder<'a> {
                 ".global" | ".param" | ".local" | ".shared" | ".const" | ".tex" | ".generic" => {
                     m.space = Some(text);
                 }
+                ".shared::cta" => m.space = Some(".shared"),
                 ".ftz" => m.ftz = true,
                 ".sat" => m.sat = true,
                 ".approx" => m.approx = true,
@@ -78,7 +90,11 @@ impl<'a> Decoder<'a> {
                 | ".release" | ".sync" | ".aligned" | ".up" | ".down" | ".bfly" | ".idx"
                 | ".all" | ".any" | ".ballot" | ".any_sync" | ".red" | ".popc" | ".exch"
                 | ".cas" | ".inc" | ".dec" | ".add" | ".min" | ".max" | ".cluster" | ".proxy"
-                | ".async" | ".gl" => m.extra.push(text),
+                | ".async" | ".gl" | ".arrive" | ".warp" => m.extra.push(text),
+                // Float result modifiers, for the float families to check.
+                ".NaN" | ".xorsign" | ".abs" | ".relu" | ".satfinite" | ".oob" => {
+                    m.extra.push(text);
+                }
                 ".and" => m.bool_op = 1,
                 ".or" => m.bool_op = 2,
                 ".xor" => m.bool_op = 3,
@@ -93,7 +109,7 @@ impl<'a> Decoder<'a> {
                 _ => return Err("this modifier"),
             }
         }
-        if ins.opcode == "setp" && m.cmp.is_none() {
+        if matches!(ins.opcode, "setp" | "set") && m.cmp.is_none() {
             if m.lo {
                 m.cmp = Some(".lo");
             } else if m.hi {

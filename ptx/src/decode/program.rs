@@ -42,6 +42,24 @@ pub(crate) const AR_MUL: u8 = 2;
 pub(crate) const AR_FMA: u8 = 3;
 pub(crate) const AR_NEG: u8 = 4;
 pub(crate) const AR_ABS: u8 = 5;
+pub(crate) const AR_MIN: u8 = 6;
+pub(crate) const AR_MAX: u8 = 7;
+pub(crate) const AR_EX2: u8 = 8;
+pub(crate) const AR_TANH: u8 = 9;
+
+/// Modifier bits in `imm` of [`Op::Half`] and [`Op::CvtHalf`].
+pub(crate) const HM_RELU: i64 = 1;
+pub(crate) const HM_NAN: i64 = 2;
+pub(crate) const HM_XORSIGN_ABS: i64 = 4;
+pub(crate) const HM_SATFINITE: i64 = 8;
+
+/// What [`Op::Set`] writes for true (false is all zero bits): `imm >> 8`.
+pub(crate) const SET_PRED: i64 = 0;
+pub(crate) const SET_INT16: i64 = 1;
+pub(crate) const SET_INT32: i64 = 2;
+pub(crate) const SET_F32: i64 = 3;
+pub(crate) const SET_F16: i64 = 4;
+pub(crate) const SET_BF16: i64 = 5;
 
 /// Comparisons of `setp`.
 pub(crate) const CMP_EQ: u8 = 0;
@@ -114,7 +132,17 @@ pub(crate) enum Op {
     SqrtF64,
     RsqrtF64,
     RcpF64,
+    /// Half precision lanes (`F_X2`: two of them), and the f32 `min`/`max` forms that share
+    /// their semantics: `k` an `AR_*` kind, `w` the format, `imm` `HM_*` modifiers.
     Half,
+    /// A comparison that writes a value (`set`, and `setp` on half precision): `a CMP b`
+    /// (`k`; `w` the source format, or integer width with `F_SIGNED`), combined with predicate
+    /// `c` (`imm & 0xff`: 0 none, 1 and, 2 or, 3 xor), written as `SET_*` (`imm >> 8 & 0xff`);
+    /// `F_X2` compares both halves, or with `SET_PRED` only the half `imm >> 16`.
+    Set,
+    /// `cvt` from f32 to f16/bf16 (`w`) with `.relu`/`.satfinite` (`imm`), rounding `k`; with
+    /// `b` present, `b` goes to the low half and `a` to the high half.
+    CvtHalf,
     CvtInt,
     CvtIntToFloat,
     CvtFloatToInt,
@@ -128,6 +156,7 @@ pub(crate) enum Op {
     Unpack,
     Bra,
     Call,
+    /// `ret`; with `imm` 1, `exit`: the thread ends even inside a called function.
     Ret,
     /// Integer bit manipulation, `copysign`, `testp`: `k` is a `BITS_*` kind; up to four
     /// sources `a`, `b`, `c`, `e`.
@@ -143,7 +172,51 @@ pub(crate) enum Op {
     /// becomes `old ∘ b` (`c`: the new value of a `cas`); `k` is an `ATOM_*` kind, `w` the size
     /// in bytes.
     Atom,
+    /// `d` = the generic address of the shared-space address `a + imm`, checked first against
+    /// the block's shared window for an access of `w` bytes (`k`: 0 a load, 1 a store or
+    /// atomic).
+    ToShared,
+    /// A block barrier (`bar`/`barrier`): `k` is a `BAR_*` kind, `a` the barrier, `b` the
+    /// thread count ([`NONE`]: every thread of the block), `c` the predicate of `bar.red`
+    /// (negated with [`F_NEG_C`]), `d` its result; `w` is 1 for the aligned forms (`bar`,
+    /// `.aligned`).
+    Barrier,
+    /// A warp-level instruction: `k` is a `WARP_*` kind, `e` the member mask; `a`, `b`, `c`
+    /// its sources (`c` the predicate of `vote`, negated with [`F_NEG_C`]); `d` its result and
+    /// `imm` the slot of its predicate result, or [`NONE`]; `w` the width in bits of `match`.
+    Warp,
 }
+
+/// Kinds of [`Op::Barrier`].
+pub(crate) const BAR_SYNC: u8 = 0;
+pub(crate) const BAR_ARRIVE: u8 = 1;
+pub(crate) const BAR_RED_POPC: u8 = 2;
+pub(crate) const BAR_RED_AND: u8 = 3;
+pub(crate) const BAR_RED_OR: u8 = 4;
+
+/// Kinds of [`Op::Warp`].
+pub(crate) const WARP_SHFL_UP: u8 = 0;
+pub(crate) const WARP_SHFL_DOWN: u8 = 1;
+pub(crate) const WARP_SHFL_BFLY: u8 = 2;
+pub(crate) const WARP_SHFL_IDX: u8 = 3;
+pub(crate) const WARP_VOTE_ALL: u8 = 4;
+pub(crate) const WARP_VOTE_ANY: u8 = 5;
+pub(crate) const WARP_VOTE_UNI: u8 = 6;
+pub(crate) const WARP_VOTE_BALLOT: u8 = 7;
+pub(crate) const WARP_REDUX_ADD: u8 = 8;
+pub(crate) const WARP_REDUX_MIN: u8 = 9;
+pub(crate) const WARP_REDUX_MAX: u8 = 10;
+pub(crate) const WARP_REDUX_AND: u8 = 11;
+pub(crate) const WARP_REDUX_OR: u8 = 12;
+pub(crate) const WARP_REDUX_XOR: u8 = 13;
+pub(crate) const WARP_MATCH_ANY: u8 = 14;
+pub(crate) const WARP_MATCH_ALL: u8 = 15;
+pub(crate) const WARP_ACTIVEMASK: u8 = 16;
+pub(crate) const WARP_SYNC: u8 = 17;
+
+/// The most shared memory, static and dynamic, a block may have: 227 KiB, the largest a block
+/// may opt in to on sm_90.
+pub const MAX_SHARED_BYTES: u64 = 227 * 1024;
 
 /// Kinds of [`Op::Atom`].
 pub(crate) const ATOM_ADD: u8 = 0;
@@ -241,6 +314,13 @@ pub struct Program {
     /// Registers some path may read before writing them: cleared for every group of threads,
     /// so that a never-written register reads as zero.
     pub(crate) zero_slots: Vec<u32>,
+    /// Whether the threads of a block must run together (shared memory, barriers, warp-level
+    /// instructions): groups then never span two blocks, and may wait at barriers.
+    pub(crate) block_scoped: bool,
+    /// Bytes of static shared memory.
+    pub(crate) shared_static: u64,
+    /// Offset of the dynamic shared memory (after the static variables).
+    pub(crate) shared_dynamic_offset: u64,
     /// Bytes of each thread's `.local` frame.
     pub(crate) local_bytes: usize,
     /// The module's variables.
@@ -280,6 +360,20 @@ impl Program {
     /// Whether the program has no instruction.
     pub fn is_empty(&self) -> bool {
         self.insts.is_empty()
+    }
+
+    /// Bytes of static `.shared` memory a block of this program has.
+    pub fn static_shared_bytes(&self) -> u64 {
+        self.shared_static
+    }
+
+    /// Bytes of shared memory a block has with `dynamic` bytes of dynamic shared memory.
+    pub fn shared_bytes(&self, dynamic: u64) -> u64 {
+        if dynamic == 0 {
+            self.shared_static
+        } else {
+            self.shared_dynamic_offset.saturating_add(dynamic)
+        }
     }
 
     /// Number of 64-bit register slots a thread uses.

@@ -1,8 +1,9 @@
 //! Variables: the module's `.global` and `.const` variables laid out with their initial bytes,
-//! and every `.local` variable given its place in the thread's frame.
+//! every `.local` variable given its place in the thread's frame, and every `.shared` one its
+//! place in the block's shared memory (see `shared`).
 //!
 //! An initializer may hold the address of a `.global` or `.const` variable (`generic(x)`,
-//! `x+4`). A module variable the emulator cannot hold (a `.shared` one, an `.extern` one defined
+//! `x+4`). A module variable the emulator cannot hold (an `.extern` one defined
 //! elsewhere, one whose initializer it cannot encode exactly) is remembered with the reason,
 //! so that only an entry that uses it is refused. `.local` variables of the entry and of every
 //! called function get disjoint, fixed offsets: recursion is refused, so no function is ever
@@ -30,7 +31,7 @@ impl<'a> Decoder<'a> {
         for var in &vars {
             let sym = match var.space {
                 _ if var.opaque => Sym::Refused("textures, samplers and surfaces"),
-                StateSpace::Shared => Sym::Refused("shared memory"),
+                StateSpace::Shared => self.shared_var(var)?,
                 StateSpace::Local if var.init.is_some() => {
                     Sym::Refused("initialized local variables")
                 }
@@ -138,9 +139,7 @@ impl<'a> Decoder<'a> {
                     ));
                 }
                 StateSpace::Local => self.local_var(var)?,
-                StateSpace::Shared => {
-                    return Err(self.unsupported_at(var.offset, ".shared", "shared memory"));
-                }
+                StateSpace::Shared => self.shared_var(var)?,
                 StateSpace::Global | StateSpace::Const => {
                     let what = if var.space == StateSpace::Global {
                         ".global"

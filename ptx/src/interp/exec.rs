@@ -4,28 +4,34 @@
 //!
 //! Divergence: every lane has its own pc. The running group is the set of lanes at the lowest
 //! pc; the others are parked. When a branch splits the running lanes, or the running pc passes
-//! a parked lane's pc, the lanes at the lowest pc run next. Threads never wait for one another
-//! (barriers and shared memory are refused at decode time), so any schedule runs every thread's
-//! own instruction sequence exactly; "lowest pc first" just makes the lanes of an `if` meet
-//! again after it.
+//! a parked lane's pc, the lanes at the lowest pc run next; "lowest pc first" makes the lanes
+//! of an `if` meet again after it, which warp-level instructions rely on. A lane that reaches a
+//! block barrier waits (its group keeps its state in a [`Group`]) and the group runs its other
+//! lanes; when none is left to run, the run ends and the block's scheduler (`block`) resumes
+//! the group once the barrier has completed.
 
+use super::barrier::{BlockSync, whole_warps};
 use super::bits::bits_op;
 use super::fault::{Access, Allocation, ExecError, Fault, FaultKind, LaunchDims};
 use super::float::{
-    arith_f32, f64_to_f32, f64_to_half, from_half, ftz, half_lane, int_to_float, max32, max64,
+    arith_f32, cmp_float, f64_to_f32, f64_to_half, from_half, ftz, int_to_float, max32, max64,
     min32, min64, round_integral, sat32, sat64, to_half,
 };
-use super::local::LocalFrames;
+use super::group::{Group, Wait, collective};
+use super::half::{cvt_half, packed, set};
+use super::lanes::{LANES, Registers, Row, bits};
 use super::memory::Memory;
 use super::meter::{Halt, LaneId, Meter, SLICE, thread_site};
+use super::shared::{SharedMemory, shared_fault, to_generic};
 use super::spaces;
+use super::warp::warp_op;
 use crate::decode::{
     ATOM_ADD, ATOM_ADD_F32, ATOM_ADD_F64, ATOM_AND, ATOM_CAS, ATOM_DEC, ATOM_EXCH, ATOM_INC,
-    ATOM_MAX, ATOM_MIN, ATOM_OR, CMP_EQ, CMP_GE, CMP_GT, CMP_LE, CMP_LT, CMP_NAN, CMP_NE, CMP_NUM,
-    CMP_UNORDERED, F_BRANCH, F_BRANCH_NEG, F_FTZ, F_GUARD_NEG, F_NEG_C, F_SAT, F_SIGNED, F_X2,
-    FMT_F32, FMT_F64, Inst, NONE, Op, Program, SPECIAL_CLOCK, SPECIAL_CLOCK64, SPECIAL_GLOBALTIMER,
-    SPECIAL_LANEID, SPECIAL_LANEMASK_EQ, SPECIAL_LANEMASK_GE, SPECIAL_LANEMASK_GT,
-    SPECIAL_LANEMASK_LE, SPECIAL_LANEMASK_LT, SPECIAL_NWARPID, SPECIAL_ONE, SPECIAL_WARPID,
+    ATOM_MAX, ATOM_MIN, ATOM_OR, BAR_ARRIVE, CMP_EQ, CMP_GT, CMP_LE, CMP_LT, CMP_NE, F_BRANCH,
+    F_BRANCH_NEG, F_FTZ, F_GUARD_NEG, F_NEG_C, F_SAT, F_SIGNED, FMT_F32, FMT_F64, Inst, NONE, Op,
+    Program, SPECIAL_CLOCK, SPECIAL_CLOCK64, SPECIAL_GLOBALTIMER, SPECIAL_LANEID,
+    SPECIAL_LANEMASK_EQ, SPECIAL_LANEMASK_GE, SPECIAL_LANEMASK_GT, SPECIAL_LANEMASK_LE,
+    SPECIAL_LANEMASK_LT, SPECIAL_NWARPID, SPECIAL_ONE, SPECIAL_WARPID,
 };
 
 #[inline(always)]
@@ -91,24 +97,6 @@ fn read_le(bytes: &[u8]) -> u64 {
     }
 }
 
-fn cmp_float(k: u8, a: f64, b: f64) -> bool {
-    let unordered = a.is_nan() || b.is_nan();
-    match k {
-        CMP_NUM => !unordered,
-        CMP_NAN => unordered,
-        _ if unordered => k >= CMP_UNORDERED,
-        _ => match k & !CMP_UNORDERED {
-            CMP_EQ => a == b,
-            CMP_NE => a != b,
-            CMP_LT => a < b,
-            CMP_LE => a <= b,
-            CMP_GT => a > b,
-            CMP_GE => a >= b,
-            _ => false,
-        },
-    }
-}
-
 /// A `setp`'s second predicate source (`c`, possibly negated) folded into the comparison.
 #[inline(always)]
 fn combine(t: bool, inst: &Inst, c: u64) -> bool {
@@ -133,61 +121,6 @@ fn float_in(bits: u64, fmt: u8, flush: bool) -> f64 {
         }
         _ => f64::from(from_half(bits as u16, fmt)),
     }
-}
-
-/// Threads in one lockstep group: they run each decoded instruction together, lane by lane.
-pub const LANES: usize = 64;
-
-/// One register slot across the lanes of a group (lane-major: `regs[slot][lane]`).
-type Row = [u64; LANES];
-
-/// The register file: one row per slot, and a last row that absent operands ([`NONE`]) read.
-/// Every slot index is clamped to the last row, so no access can fail.
-struct Registers {
-    rows: Vec<Row>,
-}
-
-impl Registers {
-    fn new(slots: usize) -> Self {
-        Self {
-            rows: vec![[0; LANES]; slots.saturating_add(1)],
-        }
-    }
-
-    #[inline(always)]
-    fn ix(&self, slot: u32) -> usize {
-        (slot as usize).min(self.rows.len().saturating_sub(1))
-    }
-}
-
-impl std::ops::Index<u32> for Registers {
-    type Output = Row;
-
-    #[inline(always)]
-    fn index(&self, slot: u32) -> &Row {
-        &self.rows[self.ix(slot)]
-    }
-}
-
-impl std::ops::IndexMut<u32> for Registers {
-    #[inline(always)]
-    fn index_mut(&mut self, slot: u32) -> &mut Row {
-        let i = self.ix(slot);
-        &mut self.rows[i]
-    }
-}
-
-/// Lane indices of the set bits of `mask`, lowest first.
-#[inline(always)]
-fn bits(mut mask: u64) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        if mask == 0 {
-            return None;
-        }
-        let lane = mask.trailing_zeros() as usize;
-        mask &= mask - 1;
-        Some(lane % LANES)
-    })
 }
 
 /// Lane indices of the set bits of `mask`, lowest first, by a scan of every lane: cheaper than
@@ -367,6 +300,8 @@ enum Flow {
     },
     /// Each lane's next pc is in `pcs`; the lanes of `exited` have finished.
     Scatter { exited: u64 },
+    /// The lanes of `lanes` wait at a barrier; the others go to the next instruction.
+    Wait { lanes: u64 },
 }
 
 /// The group to run next among `lanes` (non-empty), by their pcs: the lanes at the lowest pc.
@@ -386,56 +321,56 @@ fn schedule(pcs: &[usize; LANES], lanes: u64) -> (usize, u64, u64, usize) {
     (min, act, lanes & !act, rest_min)
 }
 
+/// How a run of a group begins.
+pub(crate) enum Start {
+    /// The lanes of the mask begin the program.
+    Fresh(u64),
+    /// The runnable lanes go on where they are.
+    Resume,
+}
+
+/// How a run of a group ended.
+pub(crate) enum End {
+    /// Every lane has exited.
+    Done,
+    /// Every lane left waits at a barrier (or has exited).
+    Waiting,
+}
+
+/// What a block-scoped launch gives a group besides its lanes.
+pub(crate) struct BlockScope<'b> {
+    pub(crate) sync: &'b mut BlockSync,
+    /// The block's shared memory.
+    pub(crate) shared: &'b SharedMemory,
+}
+
+/// The shared memory of a launch that is not block-scoped: none, so that an access faults.
+static NO_SHARED: SharedMemory = SharedMemory::EMPTY;
+
 /// Per-worker state reused by every group: no allocation inside the loop.
 pub(crate) struct Machine<'p> {
-    program: &'p Program,
-    regs: Registers,
+    pub(crate) program: &'p Program,
     hints: Vec<u32>,
-    /// Return addresses: `stack[depth][lane]`.
-    stack: Vec<Row>,
-    depth: [usize; LANES],
-    /// The pc of each lane that waits while another group of lanes runs.
-    pcs: [usize; LANES],
-    /// Block and thread of each lane of the current group.
-    ids: [LaneId; LANES],
     /// Steps left before the next charge to the launch's [`Meter`].
     fuel: u64,
-    /// The `.local` frame of each lane.
-    local: LocalFrames,
+    /// The group of a launch that is not block-scoped.
+    group: Group,
 }
 
 impl<'p> Machine<'p> {
     pub(crate) fn new(program: &'p Program, dims: &LaunchDims) -> Self {
-        let mut regs = Registers::new(program.num_regs);
-        for &(slot, value) in &program.consts {
-            regs[slot] = [value; LANES];
-        }
-        for axis in 0..3 {
-            regs[3 + axis as u32] = [u64::from(dims.block[axis]); LANES];
-            regs[9 + axis as u32] = [u64::from(dims.grid[axis]); LANES];
-        }
         Self {
             program,
-            regs,
             hints: vec![0; program.insts.len()],
-            stack: vec![[0; LANES]; program.max_depth + 1],
-            depth: [0; LANES],
-            pcs: [0; LANES],
-            ids: [([0; 3], [0; 3]); LANES],
             fuel: SLICE,
-            local: LocalFrames::new(program.local_bytes, LANES),
+            group: Group::new(program, dims),
         }
     }
 
     /// Makes `lane` of the next group the thread `thread` of block `block`.
     #[inline]
     pub(crate) fn set_lane(&mut self, lane: usize, block: [u32; 3], thread: [u32; 3]) {
-        let lane = lane % LANES;
-        for axis in 0..3 {
-            self.regs[axis as u32][lane] = u64::from(thread[axis]);
-            self.regs[6 + axis as u32][lane] = u64::from(block[axis]);
-        }
-        self.ids[lane] = (block, thread);
+        self.group.set_lane(lane, block, thread);
     }
 
     /// Runs the lanes of `live` (set with [`Self::set_lane`]) in lockstep until every one has
@@ -447,40 +382,84 @@ impl<'p> Machine<'p> {
         memory: &M,
         meter: &Meter<'_>,
     ) -> Result<(), Halt> {
+        self.run(None, Start::Fresh(live), params, memory, meter, None)
+            .map(|_| ())
+    }
+
+    /// Runs `group` (the machine's own when `None`) from `start` until every lane has exited
+    /// or waits at a barrier, or until the first fault, charging every step to `meter`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn run<M: Memory>(
+        &mut self,
+        group: Option<&mut Group>,
+        start: Start,
+        params: &[u8],
+        memory: &M,
+        meter: &Meter<'_>,
+        mut block: Option<BlockScope<'_>>,
+    ) -> Result<End, Halt> {
         let program = self.program;
-        // A register a thread reads before writing it reads zero: only the registers that
-        // some path may read before writing are cleared, once per group.
-        for &slot in &program.zero_slots {
-            self.regs[slot] = [0; LANES];
-        }
+        let group = match group {
+            Some(g) => g,
+            None => &mut self.group,
+        };
+        let Group {
+            regs,
+            stack,
+            depth,
+            pcs,
+            ids,
+            called,
+            live,
+            blocked,
+            waits,
+            warp0,
+            local,
+        } = group;
+        let ids = &*ids;
+        let warp0 = *warp0;
         let insts = &program.insts[..];
         let lanes = &program.lanes[..];
-        let regs = &mut self.regs;
         let hints = &mut self.hints[..];
-        let stack = &mut self.stack;
-        let depth = &mut self.depth;
-        let pcs = &mut self.pcs;
-        let ids = &self.ids;
         let fuel = &mut self.fuel;
-        let local = &mut self.local;
-        local.reset();
-        *depth = [0; LANES];
+        let shared: &SharedMemory = block.as_ref().map_or(&NO_SHARED, |b| b.shared);
 
         // The running group: its pc and lanes; the parked lanes and their lowest pc.
-        let mut pc = program.entry_pc as usize;
-        let mut act = live;
-        let mut parked = 0u64;
-        let mut parked_min = usize::MAX;
-        let mut called = false;
+        let (mut pc, mut act, mut parked, mut parked_min);
+        match start {
+            Start::Fresh(mask) => {
+                // A register a thread reads before writing it reads zero: only the registers
+                // that some path may read before writing are cleared, once per group.
+                for &slot in &program.zero_slots {
+                    regs[slot] = [0; LANES];
+                }
+                *depth = [0; LANES];
+                local.reset();
+                *called = false;
+                *live = mask;
+                *blocked = 0;
+                pc = program.entry_pc as usize;
+                act = mask;
+                parked = 0u64;
+                parked_min = usize::MAX;
+            }
+            Start::Resume => {
+                let runnable = *live & !*blocked;
+                if runnable == 0 {
+                    return Ok(if *live == 0 { End::Done } else { End::Waiting });
+                }
+                (pc, act, parked, parked_min) = schedule(pcs, runnable);
+            }
+        }
         if act == 0 {
-            return Ok(());
+            return Ok(End::Done);
         }
 
         macro_rules! fault {
             ($lane:expr, $addr:expr, $size:expr, $access:expr, $kind:expr) => {
                 return Err(Halt::Fail(lane_fault(
                     program,
-                    spaces::nearest(memory, local, memory_space(insts.get(pc)), $addr),
+                    spaces::nearest(memory, local, shared, memory_space(insts.get(pc)), $addr),
                     pc,
                     ids[$lane % LANES],
                     $addr,
@@ -520,7 +499,7 @@ impl<'p> Machine<'p> {
                                 fall: pc + 1,
                             },
                             Op::Call => {
-                                called = true;
+                                *called = true;
                                 for lane in bits(act) {
                                     pcs[lane] = if (eff >> lane) & 1 != 0 {
                                         let level = depth[lane];
@@ -539,13 +518,13 @@ impl<'p> Machine<'p> {
                                 Flow::Scatter { exited: 0 }
                             }
                             // No lane has called a function: every running lane finishes.
-                            Op::Ret if !called && eff == act => Flow::Scatter { exited: act },
+                            Op::Ret if !*called && eff == act => Flow::Scatter { exited: act },
                             Op::Ret => {
                                 let mut exited = 0u64;
                                 for lane in bits(act) {
                                     if (eff >> lane) & 1 == 0 {
                                         pcs[lane] = pc + 1;
-                                    } else if depth[lane] == 0 {
+                                    } else if depth[lane] == 0 || inst.imm == 1 {
                                         exited |= 1 << lane;
                                     } else {
                                         depth[lane] -= 1;
@@ -583,7 +562,7 @@ impl<'p> Machine<'p> {
                                         );
                                     }
                                     match spaces::load(
-                                        memory, local, inst.k, lane, addr, size, hint,
+                                        memory, local, shared, inst.k, lane, addr, size, hint,
                                     ) {
                                         Ok(v) => out[lane] = v,
                                         Err(kind) => fault!(lane, addr, size, Access::Load, kind),
@@ -618,7 +597,8 @@ impl<'p> Machine<'p> {
                                         );
                                     }
                                     if let Err(kind) = spaces::load_many(
-                                        memory, local, inst.k, lane, addr, size, values, hint,
+                                        memory, local, shared, inst.k, lane, addr, size, values,
+                                        hint,
                                     ) {
                                         fault!(lane, addr, total, Access::Load, kind);
                                     }
@@ -649,6 +629,7 @@ impl<'p> Machine<'p> {
                                     if let Err(kind) = spaces::store(
                                         memory,
                                         local,
+                                        shared,
                                         inst.k,
                                         lane,
                                         addr,
@@ -692,7 +673,8 @@ impl<'p> Machine<'p> {
                                     }
                                     // A faulting vector store writes none of its elements.
                                     if let Err(kind) = spaces::store_many(
-                                        memory, local, inst.k, lane, addr, size, values, hint,
+                                        memory, local, shared, inst.k, lane, addr, size, values,
+                                        hint,
                                     ) {
                                         fault!(lane, addr, total, Access::Store, kind);
                                     }
@@ -740,6 +722,81 @@ impl<'p> Machine<'p> {
                                 }));
                             }
                             Op::Nop => Flow::Next,
+                            Op::ToShared => {
+                                let len = shared.allocation(0).size;
+                                for lane in bits(eff) {
+                                    let s = regs[inst.a][lane].wrapping_add(inst.imm as u64);
+                                    match to_generic(s, inst.w, len) {
+                                        Ok(generic) => regs[inst.d][lane] = generic,
+                                        Err(kind) => {
+                                            return Err(Halt::Fail(shared_fault(
+                                                program, pc, ids[lane], s, inst, len, kind,
+                                            )));
+                                        }
+                                    }
+                                }
+                                Flow::Next
+                            }
+                            Op::Barrier => {
+                                let first = eff.trailing_zeros() as usize % LANES;
+                                let Some(scope) = block.as_mut() else {
+                                    return Err(collective(
+                                        program,
+                                        pc,
+                                        ids[first],
+                                        "a barrier in a launch that is not block-scoped",
+                                    ));
+                                };
+                                if inst.w != 0
+                                    && let Err(lane) = whole_warps(eff, *live)
+                                {
+                                    return Err(collective(
+                                        program,
+                                        pc,
+                                        ids[lane % LANES],
+                                        "an aligned barrier (`bar`, `.aligned`) reached by only part of a warp",
+                                    ));
+                                }
+                                let mut waiting = 0u64;
+                                for lane in bits(eff) {
+                                    let id = regs[inst.a][lane];
+                                    let count = (inst.b != NONE).then(|| regs[inst.b][lane]);
+                                    let pred = (regs[inst.c][lane] != 0) != (inst.f & F_NEG_C != 0);
+                                    let arrived = scope.sync.arrive(
+                                        warp0 + lane / 32,
+                                        (lane % 32) as u32,
+                                        id,
+                                        count,
+                                        inst.k,
+                                        pred,
+                                    );
+                                    match arrived {
+                                        Ok(_) if inst.k == BAR_ARRIVE => {}
+                                        Ok(generation) => {
+                                            waits[lane] = Wait {
+                                                id: id as u8,
+                                                generation,
+                                                pc,
+                                            };
+                                            waiting |= 1 << lane;
+                                        }
+                                        Err(reason) => {
+                                            return Err(collective(program, pc, ids[lane], reason));
+                                        }
+                                    }
+                                }
+                                if waiting == 0 {
+                                    Flow::Next
+                                } else {
+                                    Flow::Wait { lanes: waiting }
+                                }
+                            }
+                            Op::Warp => {
+                                if let Err((lane, reason)) = warp_op(inst, regs, eff, *live) {
+                                    return Err(collective(program, pc, ids[lane % LANES], reason));
+                                }
+                                Flow::Next
+                            }
                             Op::Atom => {
                                 let size = usize::from(inst.w);
                                 let mut spare = 0u32;
@@ -758,7 +815,8 @@ impl<'p> Machine<'p> {
                                     }
                                     let (b, c) = (regs[inst.b][lane], regs[inst.c][lane]);
                                     let mut op = |old: u64| atomic_op(inst, old, b, c);
-                                    match memory.update(addr, size, hint, &mut op) {
+                                    match spaces::update(memory, shared, addr, size, hint, &mut op)
+                                    {
                                         Ok(old) => regs[inst.d][lane] = old,
                                         Err(kind) => fault!(lane, addr, size, Access::Store, kind),
                                     }
@@ -824,9 +882,32 @@ impl<'p> Machine<'p> {
                     }
                 }
                 Flow::Scatter { exited } => {
+                    if exited != 0 {
+                        *live &= !exited;
+                        if let Some(scope) = block.as_mut() {
+                            for half in 0..LANES / 32 {
+                                let lanes = (exited >> (32 * half)) as u32;
+                                if lanes != 0 {
+                                    scope.sync.exit(warp0 + half, lanes);
+                                }
+                            }
+                        }
+                    }
                     let lanes_left = (act & !exited) | parked;
                     if lanes_left == 0 {
-                        return Ok(());
+                        return Ok(if *live == 0 { End::Done } else { End::Waiting });
+                    }
+                    (pc, act, parked, parked_min) = schedule(pcs, lanes_left);
+                    continue;
+                }
+                Flow::Wait { lanes: waiting } => {
+                    for lane in bits(act) {
+                        pcs[lane] = pc + 1;
+                    }
+                    *blocked |= waiting;
+                    let lanes_left = (act & !waiting) | parked;
+                    if lanes_left == 0 {
+                        return Ok(End::Waiting);
                     }
                     (pc, act, parked, parked_min) = schedule(pcs, lanes_left);
                     continue;
@@ -1246,23 +1327,9 @@ fn pure(inst: &Inst, a: u64, b: u64, c: u64) -> u64 {
         Op::SqrtF64 => f64v(a).sqrt().to_bits(),
         Op::RsqrtF64 => (1.0 / f64v(a).sqrt()).to_bits(),
         Op::RcpF64 => (1.0 / f64v(a)).to_bits(),
-        Op::Half => {
-            let lanes_n = if inst.f & F_X2 != 0 { 2 } else { 1 };
-            let c = if inst.c == NONE { 0 } else { c };
-            let mut out = 0u64;
-            for lane in 0..lanes_n {
-                let shift = 16 * lane;
-                let v = half_lane(
-                    inst.k,
-                    inst.w,
-                    (a >> shift) as u16,
-                    (b >> shift) as u16,
-                    (c >> shift) as u16,
-                );
-                out |= u64::from(v) << shift;
-            }
-            out
-        }
+        Op::Half => packed(inst, a, b, c),
+        Op::Set => set(inst, a, b, c),
+        Op::CvtHalf => cvt_half(inst, a, b),
         Op::CvtInt => {
             let out = inst.imm as u8;
             let v = if inst.f & F_SIGNED != 0 {
@@ -1297,6 +1364,14 @@ fn pure(inst: &Inst, a: u64, b: u64, c: u64) -> u64 {
         }
         Op::CvtFloatToInt => {
             let x = float_in(a, inst.k, inst.f & F_FTZ != 0);
+            if x.is_nan() {
+                // The ISA's NaN: zero, but the top bit alone from f64 or into 64 bits.
+                return if inst.k == FMT_F64 || w >= 64 {
+                    1u64 << (w - 1).min(63)
+                } else {
+                    0
+                };
+            }
             let x = round_integral(x, inst.imm as u8);
             let v = if inst.f & F_SIGNED != 0 {
                 let lo = if w >= 64 {

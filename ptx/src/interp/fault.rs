@@ -12,21 +12,33 @@ pub struct Allocation {
     pub size: u64,
 }
 
-/// Grid and block extents of one launch.
+/// Grid and block extents of one launch, and its dynamic shared memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LaunchDims {
     /// Blocks per grid, `x y z`.
     pub grid: [u32; 3],
     /// Threads per block, `x y z`.
     pub block: [u32; 3],
+    /// Bytes of dynamic shared memory each block has (the `extern .shared` arrays), besides
+    /// the program's static shared variables.
+    pub dynamic_shared_bytes: u32,
 }
 
 impl LaunchDims {
-    /// A 1-D launch.
+    /// A 1-D launch with no dynamic shared memory.
     pub fn linear(grid: u32, block: u32) -> Self {
         Self {
             grid: [grid, 1, 1],
             block: [block, 1, 1],
+            dynamic_shared_bytes: 0,
+        }
+    }
+
+    /// The same launch with `bytes` of dynamic shared memory per block.
+    pub fn with_dynamic_shared(self, bytes: u32) -> Self {
+        Self {
+            dynamic_shared_bytes: bytes,
+            ..self
         }
     }
 }
@@ -58,6 +70,12 @@ pub enum FaultKind {
     Misaligned,
     /// A store or atomic into a range lent read-only (one of the launch's inputs).
     WriteToInput,
+    /// Outside the block's shared memory: past its size, in shared space or in the generic
+    /// window that maps it.
+    OutsideShared,
+    /// A read of shared memory that no thread of the block has written: the GPU leaves it
+    /// holding whatever was there before.
+    UninitializedShared,
 }
 
 impl std::fmt::Display for FaultKind {
@@ -66,6 +84,8 @@ impl std::fmt::Display for FaultKind {
             Self::OutOfBounds => "out of bounds",
             Self::Misaligned => "misaligned",
             Self::WriteToInput => "write to input",
+            Self::OutsideShared => "outside shared memory",
+            Self::UninitializedShared => "uninitialized shared memory",
         })
     }
 }
@@ -183,6 +203,37 @@ pub enum ExecError {
     ModuleMismatch {
         /// The entry point.
         entry: String,
+    },
+    /// A barrier or warp-level instruction used in a way the emulator cannot run exactly (the
+    /// GPU would hang or give an undefined result): a thread of a member mask that is not
+    /// converged at the instruction, a shuffle from a thread that does not take part, a
+    /// barrier number out of range, a thread count that differs from the barrier's, …
+    #[error(
+        "entry `{}`: line {}: `{}` (block ({}, {}, {}) thread ({}, {}, {})): {reason}",
+        .at.entry, .at.line, .at.instruction,
+        .at.block[0], .at.block[1], .at.block[2], .at.thread[0], .at.thread[1], .at.thread[2]
+    )]
+    Collective {
+        /// The thread and its instruction.
+        at: Box<ThreadSite>,
+        /// What was wrong.
+        reason: &'static str,
+    },
+    /// The launch asks for more shared memory per block than a block may have.
+    #[error(
+        "entry `{entry}`: {bytes} bytes of shared memory per block ({static_bytes} static, {dynamic_bytes} dynamic) exceed the {limit}-byte limit"
+    )]
+    SharedTooLarge {
+        /// The entry point.
+        entry: String,
+        /// Static and dynamic together, with the padding between them.
+        bytes: u64,
+        /// The program's static shared variables.
+        static_bytes: u64,
+        /// The launch's dynamic shared memory.
+        dynamic_bytes: u32,
+        /// The most a block may have.
+        limit: u64,
     },
     /// A barrier was reached by only some threads of a block while the others had exited or
     /// wait at another barrier: on a GPU the block would hang.

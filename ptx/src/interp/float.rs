@@ -1,6 +1,6 @@
 //! Floating-point semantics that Rust's operators do not give directly: directed rounding,
-//! flush-to-zero, saturation, PTX `min`/`max`, half precision with one rounding, and
-//! conversions with every rounding mode.
+//! flush-to-zero, saturation, PTX `min`/`max`, rounding to half precision once, comparisons,
+//! and conversions with every rounding mode.
 //!
 //! The technique throughout: compute the exact result as an unevaluated sum `s + e` of two f64s
 //! (f32, f16 and bf16 operands make sums exact with TwoSum and products exact outright), then
@@ -8,7 +8,8 @@
 //! through round-to-odd at f64 and then f32, which makes the final round-to-nearest-even exact.
 
 use crate::decode::{
-    AR_ABS, AR_ADD, AR_FMA, AR_MUL, AR_NEG, AR_SUB, FMT_BF16, FMT_F16, FMT_F32, RM, RN, RP, RZ,
+    AR_ADD, AR_FMA, AR_MUL, AR_SUB, CMP_EQ, CMP_GE, CMP_GT, CMP_LE, CMP_LT, CMP_NAN, CMP_NE,
+    CMP_NUM, CMP_UNORDERED, FMT_BF16, FMT_F16, FMT_F32, RM, RN, RP, RZ,
 };
 
 /// `s + e == a + b` exactly (Knuth's TwoSum), for finite inputs whose sum does not overflow.
@@ -152,7 +153,9 @@ pub(crate) fn arith_f32(kind: u8, mode: u8, a: f32, b: f32, c: f32) -> f32 {
     round_f32(s, e, mode)
 }
 
-fn exact(kind: u8, a: f64, b: f64, c: f64) -> (f64, f64) {
+/// `a ∘ b [∘ c]` (an `AR_*` kind) as an unevaluated sum `s + e`, exact for operands of f32 or
+/// narrower formats.
+pub(crate) fn exact(kind: u8, a: f64, b: f64, c: f64) -> (f64, f64) {
     match kind {
         AR_ADD => two_sum(a, b),
         AR_SUB => two_sum(a, -b),
@@ -161,20 +164,24 @@ fn exact(kind: u8, a: f64, b: f64, c: f64) -> (f64, f64) {
     }
 }
 
-/// Half-precision arithmetic on one lane (f16 or bf16 bits): computed exactly, rounded once.
-pub(crate) fn half_lane(kind: u8, fmt: u8, a: u16, b: u16, c: u16) -> u16 {
-    match kind {
-        AR_NEG => return a ^ 0x8000,
-        AR_ABS => return a & 0x7fff,
-        _ => {}
+/// A `setp`/`set` comparison (`CMP_*`) of two float values: ordered ones are false with a NaN
+/// operand, unordered ones true.
+pub(crate) fn cmp_float(k: u8, a: f64, b: f64) -> bool {
+    let unordered = a.is_nan() || b.is_nan();
+    match k {
+        CMP_NUM => !unordered,
+        CMP_NAN => unordered,
+        _ if unordered => k >= CMP_UNORDERED,
+        _ => match k & !CMP_UNORDERED {
+            CMP_EQ => a == b,
+            CMP_NE => a != b,
+            CMP_LT => a < b,
+            CMP_LE => a <= b,
+            CMP_GT => a > b,
+            CMP_GE => a >= b,
+            _ => false,
+        },
     }
-    let (x, y, z) = (
-        f64::from(from_half(a, fmt)),
-        f64::from(from_half(b, fmt)),
-        f64::from(from_half(c, fmt)),
-    );
-    let (s, e) = exact(kind, x, y, z);
-    round_half(s, e, fmt)
 }
 
 /// Flushes an f32 subnormal to a zero of the same sign.
@@ -430,21 +437,6 @@ mod tests {
         assert_eq!(round_f32(s, 0.0, RN), 1.0);
         assert_eq!(round_f32(s, 1e-30, RN), next_up_f32(1.0));
         assert_eq!(round_f32(s, -1e-30, RN), 1.0);
-    }
-
-    #[test]
-    fn bf16_fma_rounds_once() {
-        // 1.0625 * 1.0625 = 1 + 2^-3 + 2^-8 is a bf16 tie; a tiny addend must break it, which
-        // rounding the f64 sum to nearest first would lose.
-        let bf = |x: f32| half::bf16::from_f32(x).to_bits();
-        let a = bf(1.0625);
-        let tiny = bf(2f32.powi(-100));
-        assert_eq!(
-            half_lane(AR_FMA, FMT_BF16, a, a, tiny),
-            bf(1.0 + 0.125 + 2f32.powi(-7))
-        );
-        assert_eq!(half_lane(AR_FMA, FMT_BF16, a, a, 0), bf(1.125));
-        assert_eq!(half_lane(AR_FMA, FMT_BF16, a, a, tiny | 0x8000), bf(1.125));
     }
 
     #[test]

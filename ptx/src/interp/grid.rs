@@ -4,7 +4,9 @@
 //! being as many whole blocks as make about [`CHUNK_THREADS`] threads, and never less than one
 //! block. The cut depends only on the geometry, never on the number of workers. Workers take
 //! chunks in increasing order from a shared counter; within a chunk, threads fill lockstep
-//! groups of [`LANES`](super::LANES) in launch order, exactly as a one-worker run would.
+//! groups of [`LANES`](super::LANES) in launch order, exactly as a one-worker run would (in a
+//! block-scoped launch, the blocks of a chunk run one after the other, each with its own groups:
+//! see `block`).
 //!
 //! Faults: a worker whose chunk faults records the fault with the chunk's index; no worker takes
 //! a chunk after the lowest faulting one, and every chunk before it still runs to its end, so
@@ -14,8 +16,10 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::exec::{LANES, Machine};
+use super::block::BlockRunner;
+use super::exec::Machine;
 use super::fault::{ExecError, LaunchDims};
+use super::lanes::LANES;
 use super::memory::Memory;
 use super::meter::{Halt, Meter, Stop};
 use crate::decode::Program;
@@ -54,10 +58,12 @@ pub(crate) fn run_grid<M: Memory>(
         dims,
         per_chunk,
         blocks,
+        shared_len: program.shared_bytes(u64::from(dims.dynamic_shared_bytes)),
     };
 
     let work = || {
         let mut machine = Machine::new(program, &dims);
+        let mut runner = BlockRunner::default();
         loop {
             if let Err(stop) = meter.check() {
                 if let Stop::Cancelled = stop {
@@ -72,7 +78,20 @@ pub(crate) fn run_grid<M: Memory>(
             if chunk >= chunks || chunk > fault_chunk.load(Ordering::Relaxed) {
                 return;
             }
-            match run_chunk(&mut machine, &cut, chunk, params, memory, meter) {
+            let ran = if program.block_scoped {
+                run_block_chunk(
+                    &mut machine,
+                    &mut runner,
+                    &cut,
+                    chunk,
+                    params,
+                    memory,
+                    meter,
+                )
+            } else {
+                run_chunk(&mut machine, &cut, chunk, params, memory, meter)
+            };
+            match ran {
                 Ok(()) => {}
                 Err(Halt::Stopped) => return,
                 Err(Halt::Fail(error)) => {
@@ -119,6 +138,44 @@ struct Cut {
     dims: LaunchDims,
     per_chunk: u64,
     blocks: u64,
+    /// Bytes of shared memory per block.
+    shared_len: u64,
+}
+
+/// The linear block `linear` of the grid as `%ctaid`.
+fn block_of(cut: &Cut, linear: u64) -> [u32; 3] {
+    let [gx, gy, _] = cut.dims.grid.map(u64::from);
+    [
+        (linear % gx) as u32,
+        ((linear / gx) % gy) as u32,
+        (linear / (gx * gy)) as u32,
+    ]
+}
+
+/// Runs the blocks of chunk `chunk` of a block-scoped launch one after the other.
+fn run_block_chunk<M: Memory>(
+    machine: &mut Machine<'_>,
+    runner: &mut BlockRunner,
+    cut: &Cut,
+    chunk: u64,
+    params: &[u8],
+    memory: &M,
+    meter: &Meter<'_>,
+) -> Result<(), Halt> {
+    let first = chunk * cut.per_chunk;
+    let last = (first + cut.per_chunk).min(cut.blocks);
+    for linear in first..last {
+        runner.run_block(
+            machine,
+            &cut.dims,
+            cut.shared_len,
+            block_of(cut, linear),
+            params,
+            memory,
+            meter,
+        )?;
+    }
+    Ok(())
 }
 
 /// Runs the blocks of chunk `chunk` in lockstep groups, in launch order.
@@ -130,16 +187,11 @@ fn run_chunk<M: Memory>(
     memory: &M,
     meter: &Meter<'_>,
 ) -> Result<(), Halt> {
-    let [gx, gy, _] = cut.dims.grid.map(u64::from);
     let first = chunk * cut.per_chunk;
     let last = (first + cut.per_chunk).min(cut.blocks);
     let mut fill = 0usize;
     for linear in first..last {
-        let block = [
-            (linear % gx) as u32,
-            ((linear / gx) % gy) as u32,
-            (linear / (gx * gy)) as u32,
-        ];
+        let block = block_of(cut, linear);
         for tz in 0..cut.dims.block[2] {
             for ty in 0..cut.dims.block[1] {
                 for tx in 0..cut.dims.block[0] {

@@ -15,11 +15,35 @@
 //! decoded instruction is applied to every active lane, in lane order, before the next
 //! instruction runs, so its dispatch is paid once per group rather than once per thread. Each
 //! lane has its own pc: when a branch splits the lanes, the lanes at the lowest pc run first,
-//! and lanes meet again when the running pc reaches a waiting lane's. The interpreter refuses
-//! barriers and shared memory at decode time, so threads never wait for one another and every
-//! thread runs exactly its own instruction sequence under any schedule: for a kernel whose
-//! threads do not read what other threads of the launch write, the result is the same as
+//! and lanes meet again when the running pc reaches a waiting lane's. A program without shared
+//! memory, barriers or warp-level instructions has threads that never wait for one another, so
+//! every thread runs exactly its own instruction sequence under any schedule: for a kernel
+//! whose threads do not read what other threads of the launch write, the result is the same as
 //! running the threads one at a time, whatever the number of workers.
+//!
+//! A program with any of those is *block-scoped*: a group then holds threads of one block only
+//! (its lanes 0–31 and 32–63 are two warps: 32 consecutive threads of the block in linear
+//! order), every block has its own `.shared` memory (static variables plus
+//! [`LaunchDims::dynamic_shared_bytes`], at most [`MAX_SHARED_BYTES`]), and the groups of a
+//! block take turns, in a fixed order, each running until its lanes exit or wait at a barrier
+//! (`bar.sync`, `bar.arrive`, `bar.red`, with the ISA's counting of warps and of exited
+//! threads; an aligned barrier must be reached by whole warps). A block runs on one worker, so
+//! its result does not depend on the number of workers either. Shared memory starts unwritten and a read of an unwritten byte is a fault
+//! ([`FaultKind::UninitializedShared`]): the GPU leaves it holding an earlier block's data.
+//! What the GPU leaves undefined or would hang on is a typed error: a barrier that can never
+//! complete ([`ExecError::BarrierDeadlock`]), a warp-level instruction whose member threads
+//! are not converged at it or a misused barrier ([`ExecError::Collective`]).
+//!
+//! State spaces: every memory instruction names its space, and a generic address is resolved to
+//! one of the windows of [`RESERVED`] (the thread's `.local` frame, the block's `.shared`
+//! memory, the argument packet, the module's `.const` and `.global` variables) or, outside that
+//! span, to the launch's [`Memory`]. Each lockstep group keeps its lanes' local frames with its
+//! registers, so a group waiting at a barrier keeps them too. The module's `.global` variables
+//! live in a [`ModuleMemory`], kept between launches by [`run_in_module`].
+//!
+//! Special registers: `%laneid` is the thread's lane in its warp, `%warpid` its warp's number
+//! in the block and `%nwarpid` the block's warps (on the GPU `%warpid` is a hardware slot that
+//! may change; the block's numbering is one of its values); `%lanemask_*` follow `%laneid`.
 //!
 //! A register that a thread reads before it ever wrote it reads zero (PTX leaves the value
 //! undefined; the emulator defines it).
@@ -38,6 +62,9 @@
 //! - with one worker, threads of later groups have not started; with several, threads of later
 //!   chunks may have run, in part or wholly (their writes stay).
 //!
+//! In a block-scoped launch, "earlier group" reads "earlier block", and the other groups of
+//! the faulting block may have run in part, up to a barrier or to the end.
+//!
 //! The reported fault is the same for any number of workers: the first lane, in lane order, to
 //! fault at the first faulting instruction of the first faulting group in launch order.
 //!
@@ -46,17 +73,31 @@
 //! `sin`, `cos`, `tanh`, `rsqrt`, `div.approx`/`div.full`, `rcp.approx`, `sqrt.approx`) are
 //! computed with Rust's `f32` functions, which are within 1 ulp of exact; the GPU guarantees
 //! only its documented bound (2 ulp for `ex2.approx.f32`), so the two may differ by a few ulp.
+//! `ex2.approx` and `tanh.approx` on f16/bf16 return the correctly rounded value of the exact
+//! function, within the ISA's bounds. Half-precision arithmetic writes the canonical NaN
+//! (`0x7fff`) where the ISA leaves the NaN unspecified; `.relu` turns any negative result, -0
+//! included, into +0.
+//!
+//! `%clock`, `%clock64` and `%globaltimer` read nanoseconds since the process first read one of
+//! them (`%clock` the low 32 bits): non-decreasing within a thread, not a cycle count.
 
+mod barrier;
 mod bits;
+mod block;
 mod exec;
 mod fault;
 mod float;
 mod globals;
 mod grid;
+mod group;
+mod half;
+mod lanes;
 mod local;
 mod memory;
 mod meter;
+mod shared;
 mod spaces;
+mod warp;
 
 pub use fault::{Access, Allocation, ExecError, Fault, FaultKind, LaunchDims, ThreadSite};
 pub use globals::ModuleMemory;
@@ -71,7 +112,8 @@ use std::sync::atomic::AtomicBool;
 
 use crate::decode::Program;
 
-pub use exec::LANES;
+pub use crate::decode::MAX_SHARED_BYTES;
+pub use lanes::LANES;
 
 /// The default instruction budget of a launch, in steps (one step: one decoded instruction run
 /// by one lockstep group of up to [`LANES`] threads): 2^35. A launch of 2^26 threads may run
@@ -163,6 +205,9 @@ pub fn run_in_module<M: Memory>(
             entry: program.entry.clone(),
         });
     }
+    if program.block_scoped {
+        check_shared(program, dims)?;
+    }
     let workers = match options.workers {
         0 => available_workers(),
         n => n,
@@ -174,4 +219,20 @@ pub fn run_in_module<M: Memory>(
         params,
     };
     grid::run_grid(program, params, dims, &windows, &meter, workers)
+}
+
+/// Refuses a launch whose blocks would have more shared memory than a block may.
+fn check_shared(program: &Program, dims: LaunchDims) -> Result<(), ExecError> {
+    let dynamic = dims.dynamic_shared_bytes;
+    let bytes = program.shared_bytes(u64::from(dynamic));
+    if bytes > MAX_SHARED_BYTES {
+        return Err(ExecError::SharedTooLarge {
+            entry: program.entry.clone(),
+            bytes,
+            static_bytes: program.shared_static,
+            dynamic_bytes: dynamic,
+            limit: MAX_SHARED_BYTES,
+        });
+    }
+    Ok(())
 }

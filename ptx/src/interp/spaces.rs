@@ -3,16 +3,15 @@
 //! Global memory is the owner's [`Memory`] plus the emulator's windows in the reserved span
 //! (see [`crate::space`]): the module's `.global` and `.const` variables and the kernel's
 //! argument packet, all shared by the launch's threads and so served by [`Windows`], itself a
-//! [`Memory`]. The thread's `.local` frame is private to a lane of the running group, so the
-//! run loop resolves it itself with [`load`], [`store`], [`load_many`] and [`store_many`],
-//! which send everything else on to the shared memory.
-//!
-//! `.shared` has a window too ([`Route::Shared`]): a block's shared memory plugs in where the
-//! route is taken, next to the local frame.
+//! [`Memory`]. The thread's `.local` frame is private to a lane of the running group and the
+//! block's `.shared` memory to the block, so the run loop resolves both itself with [`load`],
+//! [`store`], [`load_many`], [`store_many`] and [`update`], which send everything else on to
+//! the launch's memory.
 
 use super::fault::{Allocation, FaultKind};
 use super::local::LocalFrames;
 use super::memory::{Memory, Regions};
+use super::shared::SharedMemory;
 use crate::space::{
     CONST_VARS, LOCAL_WINDOW, PARAM_WINDOW, RESERVED, SHARED_WINDOW, Space, WINDOW_BYTES,
 };
@@ -66,9 +65,11 @@ pub(crate) fn route(space: u8, addr: u64) -> Result<Route, FaultKind> {
 
 /// A load of `size` bytes at `addr` of `space` by `lane`.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn load<M: Memory>(
     memory: &M,
     local: &LocalFrames,
+    shared: &SharedMemory,
     space: u8,
     lane: usize,
     addr: u64,
@@ -78,7 +79,7 @@ pub(crate) fn load<M: Memory>(
     match route(space, addr)? {
         Route::Memory(a) => memory.load(a, size, hint),
         Route::Local(offset) => local.load(lane, offset, size),
-        Route::Shared(_) => Err(FaultKind::OutOfBounds),
+        Route::Shared(offset) => shared.load(offset, size),
     }
 }
 
@@ -88,6 +89,7 @@ pub(crate) fn load<M: Memory>(
 pub(crate) fn store<M: Memory>(
     memory: &M,
     local: &mut LocalFrames,
+    shared: &SharedMemory,
     space: u8,
     lane: usize,
     addr: u64,
@@ -98,7 +100,7 @@ pub(crate) fn store<M: Memory>(
     match route(space, addr)? {
         Route::Memory(a) => memory.store(a, size, value, hint),
         Route::Local(offset) => local.store(lane, offset, size, value),
-        Route::Shared(_) => Err(FaultKind::OutOfBounds),
+        Route::Shared(offset) => shared.store(offset, size, value),
     }
 }
 
@@ -108,6 +110,7 @@ pub(crate) fn store<M: Memory>(
 pub(crate) fn load_many<M: Memory>(
     memory: &M,
     local: &LocalFrames,
+    shared: &SharedMemory,
     space: u8,
     lane: usize,
     addr: u64,
@@ -126,7 +129,13 @@ pub(crate) fn load_many<M: Memory>(
             }
             Ok(())
         }
-        Route::Shared(_) => Err(FaultKind::OutOfBounds),
+        Route::Shared(offset) => {
+            shared.range(offset, size.saturating_mul(out.len()))?;
+            for (i, v) in out.iter_mut().enumerate() {
+                *v = shared.load(offset + (i * size) as u64, size)?;
+            }
+            Ok(())
+        }
     }
 }
 
@@ -136,6 +145,7 @@ pub(crate) fn load_many<M: Memory>(
 pub(crate) fn store_many<M: Memory>(
     memory: &M,
     local: &mut LocalFrames,
+    shared: &SharedMemory,
     space: u8,
     lane: usize,
     addr: u64,
@@ -153,8 +163,30 @@ pub(crate) fn store_many<M: Memory>(
             }
             Ok(())
         }
-        Route::Shared(_) => Err(FaultKind::OutOfBounds),
+        Route::Shared(offset) => {
+            shared.range(offset, size.saturating_mul(values.len()))?;
+            for (i, &v) in values.iter().enumerate() {
+                shared.store(offset + (i * size) as u64, size, v)?;
+            }
+            Ok(())
+        }
     }
+}
+
+/// An atomic read-modify-write of `size` bytes at generic address `addr`: the old value.
+#[inline(always)]
+pub(crate) fn update<M: Memory>(
+    memory: &M,
+    shared: &SharedMemory,
+    addr: u64,
+    size: usize,
+    hint: &mut u32,
+    op: &mut dyn FnMut(u64) -> Option<u64>,
+) -> Result<u64, FaultKind> {
+    if within(addr, SHARED_WINDOW) {
+        return shared.update(addr - SHARED_WINDOW, size, op);
+    }
+    memory.update(addr, size, hint, op)
 }
 
 /// The range nearest to a faulting access of `space` at `addr`, in the access's own
@@ -162,12 +194,15 @@ pub(crate) fn store_many<M: Memory>(
 pub(crate) fn nearest<M: Memory>(
     memory: &M,
     local: &LocalFrames,
+    shared: &SharedMemory,
     space: u8,
     addr: u64,
 ) -> Option<Allocation> {
     match space {
         LOCAL => Some(local.allocation(0)),
+        SHARED => Some(shared.allocation(0)),
         GENERIC if within(addr, LOCAL_WINDOW) => Some(local.allocation(LOCAL_WINDOW)),
+        GENERIC if within(addr, SHARED_WINDOW) => Some(shared.allocation(SHARED_WINDOW)),
         _ => memory.nearest(addr),
     }
 }

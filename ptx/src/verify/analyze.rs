@@ -60,6 +60,8 @@ pub(crate) struct Analyzer<'c> {
     pub(crate) summaries: Vec<AccessSummary>,
     loops: Vec<Loop>,
     loop_at: HashMap<usize, usize>,
+    /// Per loop header: the first atom id its first analysis could create (see [`varies`]).
+    loop_marks: HashMap<usize, Atom>,
     rpo: Vec<usize>,
     rpo_pos: Vec<usize>,
     visits: u64,
@@ -85,6 +87,7 @@ impl<'c> Analyzer<'c> {
             summaries: Vec::new(),
             loops: Vec::new(),
             loop_at: HashMap::new(),
+            loop_marks: HashMap::new(),
             rpo: Vec::new(),
             rpo_pos: Vec::new(),
             visits: 0,
@@ -357,6 +360,7 @@ impl<'c> Analyzer<'c> {
                         st = off;
                         continue;
                     }
+                    let mut extra = Vec::new();
                     for r in defs(&ins.kind) {
                         let v = self.join_val(
                             on.get(r),
@@ -364,8 +368,12 @@ impl<'c> Analyzer<'c> {
                             &on.facts,
                             &st.facts,
                             (4, idx as u32, r),
+                            &mut extra,
                         );
                         st.set(r, v);
+                    }
+                    for f in extra {
+                        st.facts.assume(&self.atoms, &f.p, f.tags);
                     }
                 }
             }
@@ -396,6 +404,7 @@ impl<'c> Analyzer<'c> {
             return a.clone();
         }
         let mut regs = Vec::with_capacity(a.regs.len());
+        let mut extra = Vec::new();
         for (r, (va, vb)) in a.regs.iter().zip(&b.regs).enumerate() {
             if va == vb {
                 regs.push(va.clone());
@@ -406,15 +415,48 @@ impl<'c> Analyzer<'c> {
                     &a.facts,
                     &b.facts,
                     (key.0, key.1 * 2 + key.2, r as u32),
+                    &mut extra,
                 ));
             }
         }
-        let facts = Facts::join(&self.atoms, &a.facts, &b.facts);
+        let mut facts = Facts::join(&self.atoms, &a.facts, &b.facts);
+        for f in extra {
+            facts.assume(&self.atoms, &f.p, f.tags);
+        }
         State { regs, facts }
+    }
+
+    fn scope(&self, l: &Loop, li: u32, mark: Atom, k: Atom) -> Scope {
+        let blocks: HashSet<usize> = l.blocks.iter().copied().collect();
+        let mut loops: HashSet<u32> = HashSet::from([li]);
+        for (i, inner) in self.loops.iter().enumerate() {
+            if blocks.contains(&inner.header) {
+                loops.insert(i as u32);
+            }
+        }
+        Scope {
+            mark,
+            k,
+            insts: l
+                .blocks
+                .iter()
+                .filter_map(|&b| self.body.blocks.get(b))
+                .map(|b| (b.start, b.end))
+                .collect(),
+            blocks,
+            loops,
+        }
     }
 
     fn loop_run(&mut self, l: &Loop, entry: State, final_run: bool) -> Vec<(usize, State)> {
         let li = self.loop_at.get(&l.header).copied().unwrap_or(0) as u32;
+        // Atoms from this mark on may be the loop's own: see `varies`. The mark is that of
+        // the loop's first analysis, since a later one (in another pass of an enclosing loop)
+        // re-keys the atoms the first created.
+        let mark = *self
+            .loop_marks
+            .entry(l.header)
+            .or_insert_with(|| self.atoms.next_id());
         // Pass 1: symbols for everything the loop writes.
         let mut phi = entry.clone();
         let mut symbols: HashMap<Reg, Atom> = HashMap::new();
@@ -451,6 +493,13 @@ impl<'c> Analyzer<'c> {
         let k = self.atoms.keyed((5, li, 0), AtomKind::Counter, 0, INF);
         let kp = Poly::atom(k);
         let loop_symbols: Vec<Atom> = symbols.values().copied().collect();
+        let scope = self.scope(l, li, mark, k);
+        // A step must be the same in every iteration: built from atoms that do not vary in
+        // the loop (`d` cannot hold `k`, made after the first pass or absent from it).
+        let mut memo = HashMap::new();
+        let fixed_now: HashSet<Atom> = (0..self.atoms.next_id())
+            .filter(|&a| !scope.varies(&self.atoms, a, &mut memo))
+            .collect();
         let mut head = entry.clone();
         let mut grid = false;
         let mut varying_regs: Vec<Reg> = Vec::new();
@@ -460,7 +509,9 @@ impl<'c> Analyzer<'c> {
             };
             let step = |init: &Poly, b: &Poly| -> Option<(Poly, Poly)> {
                 let d = back.facts.normalize(&b.sub(&Poly::atom(a))?)?;
-                if loop_symbols.iter().any(|s| d.contains_atom(*s)) {
+                if loop_symbols.iter().any(|s| d.contains_atom(*s))
+                    || d.atoms().any(|x| !fixed_now.contains(&x))
+                {
                     return None;
                 }
                 Some((init.add(&kp.mul(&d)?)?, d))
@@ -586,6 +637,22 @@ impl<'c> Analyzer<'c> {
                 }
             }
         }
+        // A candidate or closed form may speak of `k`, which the shifts rename, and of values
+        // fixed for the whole loop; of nothing else. The shifts leave every other atom as it
+        // is, yet one computed in the body names a new value each iteration (the same
+        // instruction re-run gets the same atom), as does a header value or a quotient of
+        // either: a fact assumed at the head about such an atom is a fact about the last
+        // iteration's value, and would bind the one the body computes anew.
+        let own = |this: &Self, p: &Poly, memo: &mut HashMap<Atom, bool>| {
+            p.atoms()
+                .any(|a| a != k && scope.varies(&this.atoms, a, memo))
+        };
+        cands.retain(|c| !own(self, c, &mut memo));
+        values.retain(|(_, v)| match v {
+            Val::Int { p, .. } => !own(self, p, &mut memo),
+            Val::Ptr { off, .. } => !own(self, off, &mut memo),
+            _ => false,
+        });
         let mut kept: Vec<Poly> = Vec::new();
         for c in cands {
             if let Some(at0) = c.subst(k, &zero)
@@ -640,6 +707,63 @@ impl<'c> Analyzer<'c> {
             self.grid_stride = true;
         }
         run_with(self, &kept, &values, final_run).exits
+    }
+}
+
+/// What belongs to one loop: enough to tell the atoms that name a new value in each of its
+/// iterations from those fixed while it runs.
+struct Scope {
+    /// The first atom id the loop's first analysis could create.
+    mark: Atom,
+    /// The iteration counter.
+    k: Atom,
+    /// Instruction ranges of the loop's blocks.
+    insts: Vec<(usize, usize)>,
+    blocks: HashSet<usize>,
+    /// The loop's index and those of the loops inside it.
+    loops: HashSet<u32>,
+}
+
+impl Scope {
+    /// Whether atom `a` may name a different value in different iterations of the loop.
+    ///
+    /// An atom made before the loop was first analyzed comes from the launch or from an
+    /// instruction outside the loop (its blocks are entered only through the header, so none
+    /// of its instructions ran before). A keyed atom names the last value of what its key
+    /// stands for: an instruction, a join at a block, a header value or counter of a loop;
+    /// the ones inside this loop (nested loops included) run anew each iteration, the others
+    /// not at all while it runs. A floor or remainder is keyed by its operands, a function of
+    /// them: it varies if they do. Anything else made since the mark is taken to vary, and `k`
+    /// varies. Over-approximating only loses proofs.
+    fn varies(&self, atoms: &Atoms, a: Atom, memo: &mut HashMap<Atom, bool>) -> bool {
+        if a == self.k {
+            return true;
+        }
+        if a < self.mark {
+            return false;
+        }
+        if let Some(&v) = memo.get(&a) {
+            return v;
+        }
+        let v = match atoms.operands(a) {
+            // The operands of a floor or remainder exist before it: the recursion ends.
+            Some((num, den)) => num
+                .atoms()
+                .chain(den.atoms())
+                .any(|x| x >= a || self.varies(atoms, x, memo)),
+            None => match atoms.info(a).and_then(|i| i.key) {
+                Some((1 | 4, idx, _)) => {
+                    let idx = idx as usize;
+                    self.insts.iter().any(|&(s, e)| (s..e).contains(&idx))
+                }
+                // Joins are keyed by `2·block + edge`.
+                Some((3, x, _)) => self.blocks.contains(&((x / 2) as usize)),
+                Some((2 | 5 | 6, li, _)) => self.loops.contains(&li),
+                _ => true,
+            },
+        };
+        memo.insert(a, v);
+        v
     }
 }
 

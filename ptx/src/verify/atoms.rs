@@ -41,6 +41,10 @@ pub(crate) struct AtomInfo {
     pub(crate) hi: i128,
     /// For a floor atom: (numerator, denominator).
     pub(crate) floor: Option<(Poly, Poly)>,
+    /// For a remainder atom: (numerator, denominator).
+    pub(crate) rem: Option<(Poly, Poly)>,
+    /// For a keyed atom: its key.
+    pub(crate) key: Option<(u32, u32, u32)>,
 }
 
 /// Fixed atom ids.
@@ -124,8 +128,30 @@ impl Atoms {
             lo,
             hi,
             floor: None,
+            rem: None,
+            key: None,
         });
         id
+    }
+
+    /// How many atoms there are.
+    pub(crate) fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// The id the next new atom gets: every atom below it exists already.
+    pub(crate) fn next_id(&self) -> Atom {
+        self.list.len() as Atom
+    }
+
+    /// The operands a floor or remainder atom is a function of: such an atom has one value
+    /// wherever its operands have one, whichever instruction computed it.
+    pub(crate) fn operands(&self, a: Atom) -> Option<(&Poly, &Poly)> {
+        let info = self.info(a)?;
+        info.floor
+            .as_ref()
+            .or(info.rem.as_ref())
+            .map(|(num, den)| (num, den))
     }
 
     /// An atom identified by `key`, created once.
@@ -140,6 +166,9 @@ impl Atoms {
             return a;
         }
         let a = self.push(kind, lo, hi);
+        if let Some(info) = self.list.get_mut(a as usize) {
+            info.key = Some(key);
+        }
         self.keyed.insert(key, a);
         a
     }
@@ -164,9 +193,27 @@ impl Atoms {
         self.info(a).map_or((-INF, INF), |i| (i.lo, i.hi))
     }
 
-    /// `floor(num / den)` as an atom (one per pair), with its defining facts added globally:
-    /// the caller has proven `den ≥ 1`.
-    pub(crate) fn floor(&mut self, num: &Poly, den: &Poly, lo: i128, hi: i128) -> Option<Atom> {
+    /// Whether `p ≥ 1` wherever anything is: positive multiples of the launch geometry's
+    /// counts (whose ranges never change) and a nonnegative constant.
+    pub(crate) fn fixed_positive(&self, p: &Poly) -> bool {
+        !p.is_zero()
+            && p.terms()
+                .iter()
+                .all(|(m, c)| *c > 0 && m.atoms().iter().all(|a| [NTID, NCTAID, S].contains(a)))
+    }
+
+    /// `floor(num / den)` as an atom (one per pair); the caller has proven `den ≥ 1` on its
+    /// path. The atom is shared by every path computing the same quotient, so its defining
+    /// facts hold everywhere only where `den ≥ 1` does: they are added globally then, and
+    /// otherwise returned, for the caller to assume on its path (at every use, not just the
+    /// first). `lo..=hi` must hold everywhere the atom is defined.
+    pub(crate) fn floor(
+        &mut self,
+        num: &Poly,
+        den: &Poly,
+        lo: i128,
+        hi: i128,
+    ) -> Option<(Atom, Vec<Poly>)> {
         // floor(floor(x / a) / d) = floor(x / (a·d)) for x ≥ 0 and a, d ≥ 1.
         let inner = num
             .as_atom()
@@ -176,6 +223,7 @@ impl Atoms {
             Some((x, a)) => (x.clone(), a.mul(den)?),
             None => (num.clone(), den.clone()),
         };
+        let mut local = Vec::new();
         let a = match self.floors.get(&key) {
             Some(&a) => a,
             None => {
@@ -184,40 +232,66 @@ impl Atoms {
                     info.floor = Some(key.clone());
                 }
                 self.floors.insert(key.clone(), a);
-                self.define(&key.0, &key.1, a)?;
                 a
             }
         };
-        if inner.is_some() {
-            self.define(num, den, a)?;
+        for (n, d) in [Some((&key.0, &key.1)), inner.as_ref().map(|_| (num, den))]
+            .into_iter()
+            .flatten()
+        {
+            let defs = define(n, d, a)?;
+            if self.fixed_positive(d) {
+                for p in defs {
+                    self.add_global(p);
+                }
+            } else {
+                local.extend(defs);
+            }
         }
-        Some(a)
+        Some((a, local))
     }
 
     /// `num mod den` as an atom `r = num − den·floor(num/den)`, `0 ≤ r ≤ den − 1` (the caller
-    /// has proven `num ≥ 0`, `den ≥ 1`); `hi` bounds `den − 1` statically.
-    pub(crate) fn rem(&mut self, num: &Poly, den: &Poly, f: Atom, hi: i128) -> Option<Atom> {
+    /// has proven `num ≥ 0`, `den ≥ 1`); `hi` bounds `den − 1` statically. As for
+    /// [`Atoms::floor`], the bounds hold everywhere only if `den ≥ 1` does; otherwise
+    /// `r ≤ den − 1` is returned for the caller's path and the range is the caller's to bound.
+    pub(crate) fn rem(
+        &mut self,
+        num: &Poly,
+        den: &Poly,
+        f: Atom,
+        hi: i128,
+    ) -> Option<(Atom, Vec<Poly>)> {
+        let fixed = self.fixed_positive(den);
+        let below = den.add_const(-1)?;
         let key = (num.clone(), den.clone());
         if let Some(&r) = self.rems.get(&key) {
-            return Some(r);
+            let local = if fixed {
+                Vec::new()
+            } else {
+                vec![below.sub(&Poly::atom(r))?]
+            };
+            return Some((r, local));
         }
-        let r = self.push(AtomKind::Floor, 0, hi);
+        let (lo, hi) = if fixed { (0, hi) } else { (-INF, INF) };
+        let r = self.push(AtomKind::Floor, lo, hi);
+        if let Some(info) = self.list.get_mut(r as usize) {
+            info.rem = Some(key.clone());
+        }
         self.rems.insert(key, r);
         let form = num.sub(&den.mul(&Poly::atom(f))?)?;
         self.rem_forms.insert(form.clone(), r);
-        // form − r = 0, r ≤ den − 1.
+        // form − r = 0 defines r; r ≤ den − 1 is floor's.
         let d = form.sub(&Poly::atom(r))?;
-        for p in [
-            Some(d.clone()),
-            d.neg(),
-            den.add_const(-1)?.sub(&Poly::atom(r)).ok_or(()).ok(),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            self.add_global(p);
+        self.add_global(d.clone());
+        self.add_global(d.neg()?);
+        let top = below.sub(&Poly::atom(r))?;
+        if fixed {
+            self.add_global(top);
+            Some((r, Vec::new()))
+        } else {
+            Some((r, vec![top]))
         }
-        Some(r)
     }
 
     /// The remainder atom a polynomial of the form `x − d·floor(x/d)` stands for.
@@ -225,22 +299,11 @@ impl Atoms {
         self.rem_forms.get(p).copied()
     }
 
-    /// Adds `num − den·f ≥ 0` and `den − 1 − num + den·f ≥ 0`.
-    fn define(&mut self, num: &Poly, den: &Poly, f: Atom) -> Option<()> {
-        let df = den.mul(&Poly::atom(f))?;
-        let low = num.sub(&df)?;
-        let high = den.add_const(-1)?.sub(&low)?;
-        for p in [low, high] {
-            self.add_global(p);
-        }
-        Some(())
-    }
-
     /// `q = floor((n − 1 − I0) / S)`: `i0 + J·S < n ⟺ J ≤ q`.
     pub(crate) fn q(&mut self) -> Option<Atom> {
         let count = self.count.clone()?;
         let num = count.add_const(-1)?.sub(&Poly::atom(I0))?;
-        let a = self.floor(&num, &Poly::atom(S), -1, INF)?;
+        let (a, _) = self.floor(&num, &Poly::atom(S), -1, INF)?;
         // q ≥ −1 because n ≥ 0 and I0 < S.
         self.add_global(Poly::atom(a).add_const(1)?);
         self.q_atom = Some(a);
@@ -303,6 +366,14 @@ impl Atoms {
         }
         Some(out)
     }
+}
+
+/// `num − den·f ≥ 0` and `den − 1 − num + den·f ≥ 0`: `f = floor(num / den)` for `den ≥ 1`.
+fn define(num: &Poly, den: &Poly, f: Atom) -> Option<[Poly; 2]> {
+    let df = den.mul(&Poly::atom(f))?;
+    let low = num.sub(&df)?;
+    let high = den.add_const(-1)?.sub(&low)?;
+    Some([low, high])
 }
 
 /// Saturating interval arithmetic on `i128` with ±[`INF`] as unbounded.

@@ -7,6 +7,7 @@
 //! (`I0 + J·S < n ⟺ J ≤ q`), splitting on a nonnegative atom, and multiplying through the
 //! divisor of a floor atom. Every step is sound for integers; a failed search proves nothing.
 
+use std::borrow::Cow;
 use std::cell::Cell;
 
 use super::atoms::{Atoms, I0, INF, S, clamp, imul};
@@ -39,7 +40,10 @@ impl Facts {
     pub(crate) fn normalize(&self, p: &Poly) -> Option<Poly> {
         let mut out = p.clone();
         for (a, v) in &self.subs {
-            out = out.subst(*a, v)?;
+            // `subst` of an absent atom is a copy.
+            if out.contains_atom(*a) {
+                out = out.subst(*a, v)?;
+            }
         }
         Some(out)
     }
@@ -65,52 +69,41 @@ impl Facts {
     }
 
     pub(crate) fn mono_range(&self, atoms: &Atoms, m: &Mono) -> (i128, i128) {
-        let mut r = (1, 1);
-        let list = m.atoms();
-        let mut i = 0;
-        while i < list.len() {
-            let a = list[i];
-            let mut power = 1;
-            while i + power < list.len() && list[i + power] == a {
-                power += 1;
-            }
-            let ar = self.atom_range(atoms, a);
-            let mut pr = ar;
-            for _ in 1..power {
-                pr = imul(pr, ar);
-            }
-            if power % 2 == 0 && ar.0 < 0 {
-                pr.0 = pr.0.max(0);
-            }
-            r = imul(r, pr);
-            i += power;
-        }
-        // A product of distinct shapes, all ≥ 1, is at most their full product n < 2^63.
-        if m.degree() > 1
-            && !atoms.shapes.is_empty()
-            && m.atoms().windows(2).all(|w| w[0] != w[1])
-            && m.atoms().iter().all(|a| atoms.shapes.contains(a))
-            && atoms
-                .shapes
-                .iter()
-                .all(|&s| self.atom_range(atoms, s).0 >= 1)
-        {
-            r.1 = r.1.min((1i128 << 63) - 1);
-        }
-        r
+        mono_range_by(
+            atoms,
+            m,
+            |a| self.atom_range(atoms, a),
+            || {
+                atoms
+                    .shapes
+                    .iter()
+                    .all(|&s| self.atom_range(atoms, s).0 >= 1)
+            },
+        )
     }
 
     /// Interval of `p` (no normalization).
     pub(crate) fn range(&self, atoms: &Atoms, p: &Poly) -> (i128, i128) {
-        let mut lo: i128 = 0;
-        let mut hi: i128 = 0;
-        for (m, c) in p.terms() {
-            let (a, b) = self.mono_range(atoms, m);
-            let (x, y) = imul((a, b), (*c, *c));
-            lo = clamp(lo.saturating_add(x));
-            hi = clamp(hi.saturating_add(y));
+        range_by(p, |m| self.mono_range(atoms, m))
+    }
+
+    /// Every atom's range on this path, by index: built once per proof, read at every node.
+    fn range_table(&self, atoms: &Atoms) -> Ranges {
+        let mut table: Vec<(i128, i128)> =
+            (0..atoms.len() as Atom).map(|a| atoms.range(a)).collect();
+        for &(a, lo, hi) in &self.bounds {
+            if let Some(r) = table.get_mut(a as usize) {
+                *r = (r.0.max(lo), r.1.min(hi));
+            }
         }
-        (lo, hi)
+        let shapes_positive = atoms
+            .shapes
+            .iter()
+            .all(|&s| table.get(s as usize).map_or(atoms.range(s), |r| *r).0 >= 1);
+        Ranges {
+            table,
+            shapes_positive,
+        }
     }
 
     /// Adds `p ≥ 0`.
@@ -276,16 +269,19 @@ impl Facts {
             }
             return;
         }
+        // `p ≥ 0` and `p ≠ 0` give `p ≥ 1`. The strengthened fact rests on whatever launch
+        // conditions proved `p ≥ 0`, so it carries their tags: a proof that uses it later must
+        // report them.
         let used = Cell::new(0);
-        if self.prove(atoms, &p, &used).is_some()
+        if let Some(t) = self.prove(atoms, &p, &used)
             && let Some(q) = p.add_const(-1)
         {
-            self.assume(atoms, &q, used.get());
+            self.assume(atoms, &q, t);
         } else if let Some(n) = p.neg()
-            && self.prove(atoms, &n, &used).is_some()
+            && let Some(t) = self.prove(atoms, &n, &used)
             && let Some(q) = n.add_const(-1)
         {
-            self.assume(atoms, &q, used.get());
+            self.assume(atoms, &q, t);
         }
         if !self.neqs.contains(&p) {
             self.neqs.push(p);
@@ -307,14 +303,18 @@ impl Facts {
             return Some(0);
         }
         let g = self.normalize(g)?;
-        let budget = Cell::new(budget);
-        let facts: Vec<(Poly, Tags)> = self.facts(atoms).collect();
+        let cx = Search {
+            atoms,
+            facts: self.ineqs.iter().map(|f| (&f.p, f.tags)).collect(),
+            ranges: self.range_table(atoms),
+            budget: Cell::new(budget),
+        };
         // Iterative deepening: shallow proofs first, within one budget.
         for depth in 1..=max_depth {
-            if let Some(t) = self.search(atoms, &facts, &g, depth, &budget) {
+            if let Some(t) = self.search(&cx, &g, depth) {
                 return Some(t);
             }
-            if budget.get() == 0 {
+            if cx.budget.get() == 0 {
                 break;
             }
         }
@@ -326,21 +326,17 @@ impl Facts {
         self.dead || self.normalize(g).is_some_and(|p| p.is_zero())
     }
 
-    fn facts<'s>(&'s self, atoms: &'s Atoms) -> impl Iterator<Item = (Poly, Tags)> + 's {
-        let _ = atoms;
-        self.ineqs.iter().map(|f| (f.p.clone(), f.tags))
-    }
-
-    fn search(
-        &self,
-        atoms: &Atoms,
-        facts: &[(Poly, Tags)],
-        g: &Poly,
-        depth: u32,
-        budget: &Cell<u32>,
-    ) -> Option<Tags> {
-        let g = g.tighten();
-        let (lo, _) = self.range(atoms, &g);
+    fn search(&self, cx: &Search<'_>, g: &Poly, depth: u32) -> Option<Tags> {
+        let (atoms, facts, budget) = (cx.atoms, cx.facts.as_slice(), &cx.budget);
+        // Tightening allocates only when there is something to divide.
+        let tightened;
+        let g = if g.content() > 1 {
+            tightened = g.tighten();
+            &tightened
+        } else {
+            g
+        };
+        let (lo, _) = cx.ranges.range(atoms, g);
         if lo >= 0 {
             return Some(0);
         }
@@ -350,11 +346,11 @@ impl Facts {
         budget.set(budget.get() - 1);
         atoms.steps.set(atoms.steps.get().saturating_add(1));
         // The grid-stride rule.
-        if let Some((j, c)) = match_q(atoms, &g)
+        if let Some((j, c)) = match_q(atoms, g)
             && c >= -1
             && let Some(q) = atoms.q_existing()
             && let Some(goal) = Poly::atom(q).sub(&j)
-            && let Some(t) = self.search(atoms, facts, &goal, depth - 1, budget)
+            && let Some(t) = self.search(cx, &goal, depth - 1)
         {
             return Some(t);
         }
@@ -368,9 +364,9 @@ impl Facts {
                 if f.coeff(&lead) == -1
                     && f.coeff(&Mono::atom(I0)) == 0
                     && let Some(g2) = g.sub(f)
-                    && let Some(t) = self.search(atoms, facts, &g2, depth - 1, budget)
+                    && let Some(t) = self.search(cx, &g2, depth - 1)
                 {
-                    return Some(t | tags);
+                    return Some(t | *tags);
                 }
             }
         }
@@ -382,7 +378,7 @@ impl Facts {
             if m.is_one() {
                 continue;
             }
-            let r = imul(self.mono_range(atoms, m), (*c, *c));
+            let r = imul(cx.ranges.mono(atoms, m), (*c, *c));
             if r.0 < 0 {
                 bad.push(*m);
             } else {
@@ -397,31 +393,31 @@ impl Facts {
         };
         for m in &candidates {
             let c = g.coeff(m);
-            let global: Vec<(Poly, Tags)> = atoms
+            let global: Vec<(Cow<'_, Poly>, Tags)> = atoms
                 .global_with(m)
                 .filter_map(|p| {
                     if self.subs.is_empty() {
-                        Some((p.clone(), 0))
+                        Some((Cow::Borrowed(p), 0))
                     } else {
-                        self.normalize(p).map(|p| (p, 0))
+                        self.normalize(p).map(|p| (Cow::Owned(p), 0))
                     }
                 })
                 .collect();
-            for (f, tags) in facts.iter().chain(global.iter()) {
+            let chained = facts
+                .iter()
+                .map(|&(f, tags)| (f, tags))
+                .chain(global.iter().map(|(f, tags)| (&**f, *tags)));
+            for (f, tags) in chained {
                 let e = f.coeff(m);
                 if e == 0 || (e > 0) != (c > 0) {
                     continue;
                 }
                 let s = e.abs();
                 let t = c.abs();
-                let Some(g2) = g
-                    .scale(s)
-                    .and_then(|x| x.add_const(s - 1))
-                    .and_then(|x| x.sub(&f.scale(t)?))
-                else {
+                let Some(g2) = g.combine(s, s - 1, t, f) else {
                     continue;
                 };
-                if let Some(u) = self.search(atoms, facts, &g2, depth - 1, budget) {
+                if let Some(u) = self.search(cx, &g2, depth - 1) {
                     return Some(u | tags);
                 }
                 if budget.get() == 0 {
@@ -436,7 +432,15 @@ impl Facts {
                 continue;
             }
             seen.push(a);
-            if self.atom_range(atoms, a).0 < 0 {
+            if cx.ranges.atom(atoms, a).0 < 0 {
+                continue;
+            }
+            // `a` only as a term of its own: the split would leave a constant cofactor and the
+            // rest, which gains nothing (skipped below); known without splitting.
+            let mut containing = g.terms().iter().filter(|(m, _)| m.contains(a));
+            if let (Some((m, _)), None) = (containing.next(), containing.next())
+                && m.degree() == 1
+            {
                 continue;
             }
             let Some((rest, cof)) = g.split_on(a) else {
@@ -449,15 +453,15 @@ impl Facts {
                 // Nothing to gain from a linear term alone.
                 continue;
             }
-            if let Some(t1) = self.search(atoms, facts, &rest, depth - 1, budget)
-                && let Some(t2) = self.search(atoms, facts, &cof, depth - 1, budget)
+            if let Some(t1) = self.search(cx, &rest, depth - 1)
+                && let Some(t2) = self.search(cx, &cof, depth - 1)
             {
                 return Some(t1 | t2);
             }
         }
         // Through a floor atom's divisor: d·(g + 1) − 1 ≥ 0 with d ≥ 1 gives g ≥ 0.
         for a in g.atoms() {
-            let Some((_, den)) = atoms.info(a).and_then(|i| i.floor.clone()) else {
+            let Some((_, den)) = atoms.info(a).and_then(|i| i.floor.as_ref()) else {
                 continue;
             };
             if den.as_atom() == Some(S) {
@@ -465,12 +469,12 @@ impl Facts {
             }
             let Some(g2) = g
                 .add_const(1)
-                .and_then(|x| x.mul(&den))
+                .and_then(|x| x.mul(den))
                 .and_then(|x| x.add_const(-1))
             else {
                 continue;
             };
-            if let Some(t) = self.search(atoms, facts, &g2, depth - 1, budget) {
+            if let Some(t) = self.search(cx, &g2, depth - 1) {
                 return Some(t);
             }
         }
@@ -548,4 +552,98 @@ pub(crate) fn match_q(atoms: &Atoms, g: &Poly) -> Option<(Poly, i128)> {
     }
     // rest − c = −S·J.
     Some((cof.neg()?, c))
+}
+
+/// One proof search: the atoms, the path's facts, its atom ranges, and the nodes left.
+struct Search<'a> {
+    atoms: &'a Atoms,
+    facts: Vec<(&'a Poly, Tags)>,
+    ranges: Ranges,
+    budget: Cell<u32>,
+}
+
+/// Atom ranges by index, with the path's bounds applied.
+struct Ranges {
+    table: Vec<(i128, i128)>,
+    shapes_positive: bool,
+}
+
+impl Ranges {
+    fn atom(&self, atoms: &Atoms, a: Atom) -> (i128, i128) {
+        self.table
+            .get(a as usize)
+            .copied()
+            .unwrap_or_else(|| atoms.range(a))
+    }
+
+    fn mono(&self, atoms: &Atoms, m: &Mono) -> (i128, i128) {
+        mono_range_by(atoms, m, |a| self.atom(atoms, a), || self.shapes_positive)
+    }
+
+    fn range(&self, atoms: &Atoms, p: &Poly) -> (i128, i128) {
+        range_by(p, |m| self.mono(atoms, m))
+    }
+}
+
+/// Interval of a monomial, from each atom's range; `shapes_positive` says whether every shape
+/// is at least 1 (asked only for a product of distinct shapes).
+fn mono_range_by(
+    atoms: &Atoms,
+    m: &Mono,
+    atom_range: impl Fn(Atom) -> (i128, i128),
+    shapes_positive: impl FnOnce() -> bool,
+) -> (i128, i128) {
+    // One atom (the common case): its range, as `imul((1, 1), range)` gives it.
+    if let [a] = m.atoms() {
+        let (x, y) = atom_range(*a);
+        return (clamp(x.min(y)), clamp(x.max(y)));
+    }
+    let mut r = (1, 1);
+    let list = m.atoms();
+    let mut i = 0;
+    while i < list.len() {
+        let a = list[i];
+        let mut power = 1;
+        while i + power < list.len() && list[i + power] == a {
+            power += 1;
+        }
+        let ar = atom_range(a);
+        let mut pr = ar;
+        for _ in 1..power {
+            pr = imul(pr, ar);
+        }
+        if power % 2 == 0 && ar.0 < 0 {
+            pr.0 = pr.0.max(0);
+        }
+        r = imul(r, pr);
+        i += power;
+    }
+    // A product of distinct shapes, all ≥ 1, is at most their full product n < 2^63.
+    if m.degree() > 1
+        && !atoms.shapes.is_empty()
+        && m.atoms().windows(2).all(|w| w[0] != w[1])
+        && m.atoms().iter().all(|a| atoms.shapes.contains(a))
+        && shapes_positive()
+    {
+        r.1 = r.1.min((1i128 << 63) - 1);
+    }
+    r
+}
+
+/// Interval of a polynomial from its monomials' intervals.
+fn range_by(p: &Poly, mono_range: impl Fn(&Mono) -> (i128, i128)) -> (i128, i128) {
+    let mut lo: i128 = 0;
+    let mut hi: i128 = 0;
+    for (m, c) in p.terms() {
+        let (a, b) = mono_range(m);
+        // A unit coefficient (the common case) is `imul` without its four products.
+        let (x, y) = match *c {
+            1 => (clamp(a.min(b)), clamp(a.max(b))),
+            -1 => (clamp((-a).min(-b)), clamp((-a).max(-b))),
+            c => imul((a, b), (c, c)),
+        };
+        lo = clamp(lo.saturating_add(x));
+        hi = clamp(hi.saturating_add(y));
+    }
+    (lo, hi)
 }

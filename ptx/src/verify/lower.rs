@@ -730,6 +730,8 @@ impl<'a> Lowerer<'a> {
                     neg: p.1,
                 }
             }
+            // `bar.red` writes its destination: not a no-op.
+            "bar" | "barrier" if ins.modifiers.contains(&".red") => self.opaque(scopes, ins),
             "bar" | "barrier" | "membar" | "fence" | "pragma" => Kind::Nop,
             "trap" => Kind::Ret,
             "ret" | "exit" => Kind::Ret,

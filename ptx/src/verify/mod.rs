@@ -30,6 +30,7 @@ mod analyze;
 mod atoms;
 mod contract;
 mod facts;
+mod grid;
 mod ir;
 mod lower;
 mod poly;
@@ -47,8 +48,20 @@ use atoms::{AtomKind, Atoms};
 use facts::Facts;
 use poly::Poly;
 
-/// Launch conditions the verifier may assume, by tag bit.
-const CONDITIONS: [(u8, u64); 3] = [(1, (1 << 63) - 1), (2, (1 << 32) - 1), (4, (1 << 31) - 1)];
+/// Launch conditions the verifier may assume, by tag bit: `n + threads ≤ limit`.
+///
+/// `2^62 − 1` is for 64-bit signed indices of loops unrolled by hand: `i + 3·stride < n`
+/// recomputed after `i += 4·stride` reaches `n + 4·threads`, which `n + threads ≤ 2^63 − 1`
+/// alone lets wrap negative; below `2^62` any unroll factor up to `2^21` stays exact.
+const CONDITIONS: [(u8, u64); 4] = [
+    (1, (1 << 63) - 1),
+    (8, (1 << 62) - 1),
+    (2, (1 << 32) - 1),
+    (4, (1 << 31) - 1),
+];
+
+/// The condition sets tried, each stronger than the one before.
+const ATTEMPTS: [u8; 4] = [1, 1 | 8, 1 | 2, 1 | 4];
 
 /// Proves the body of `entry` in `text` safe under `contract`.
 pub fn verify_entry(text: &str, entry: &str, contract: &EntryContract) -> Result<Proof, Rejection> {
@@ -87,24 +100,30 @@ pub fn verify_entry(text: &str, entry: &str, contract: &EntryContract) -> Result
             kind: RejectKind::Unsupported,
             reason: e.reason,
         })?;
-    let mut first: Option<Rejection> = None;
-    for tags in [1u8, 1 | 2, 1 | 4] {
-        let result = attempt(&body, contract, &names, tags);
-        match result {
+    // Each attempt assumes more launch conditions than the one before. When none proves the
+    // body, the last rejection is reported: it is what remains wrong under every condition the
+    // verifier could impose, so an index that wraps only without a condition (and under one is
+    // merely out of bounds) is reported as out of bounds, and an earlier access that a condition
+    // makes safe is not named in place of the first real violation.
+    let mut last: Option<Rejection> = None;
+    for tags in ATTEMPTS {
+        match attempt(&body, contract, &names, tags) {
             Ok(proof) => return Ok(proof),
             Err(r) => {
-                if first.is_none() {
-                    first = Some(r);
+                // A stronger attempt that ran out of work says nothing about the violation.
+                if r.line == 0 && last.is_some() {
+                    break;
                 }
-                if first.as_ref().is_some_and(|r| {
-                    r.kind != RejectKind::MayWrap && r.kind != RejectKind::OutOfBounds
-                }) {
+                // Other kinds do not depend on the conditions: more facts cannot change them.
+                let settled = r.kind != RejectKind::MayWrap && r.kind != RejectKind::OutOfBounds;
+                last = Some(r);
+                if settled {
                     break;
                 }
             }
         }
     }
-    Err(first.unwrap_or(Rejection {
+    Err(last.unwrap_or(Rejection {
         line: 0,
         instruction: String::new(),
         kind: RejectKind::Unsupported,

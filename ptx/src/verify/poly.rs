@@ -13,8 +13,9 @@ pub(crate) type Atom = u32;
 /// The highest degree a monomial may have.
 pub(crate) const MAX_DEGREE: usize = 12;
 
-/// A product of atoms (with repetition), sorted; the empty product is 1.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+/// A product of atoms (with repetition), sorted; the empty product is 1. Ordered by degree,
+/// then by atoms.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub(crate) struct Mono {
     len: u8,
     atoms: [Atom; MAX_DEGREE],
@@ -83,6 +84,22 @@ impl Mono {
     /// How many times `a` occurs.
     pub(crate) fn power(&self, a: Atom) -> usize {
         self.atoms().iter().filter(|&&x| x == a).count()
+    }
+}
+
+// By hand: the order the derive would give (degree, then every slot, the unused ones zero),
+// comparing only the used slots.
+impl Ord for Mono {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.len
+            .cmp(&other.len)
+            .then_with(|| self.atoms().cmp(other.atoms()))
+    }
+}
+
+impl PartialOrd for Mono {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
     }
 }
 
@@ -255,6 +272,49 @@ impl Poly {
 
     pub(crate) fn sub(&self, other: &Poly) -> Option<Poly> {
         self.add(&other.neg()?)
+    }
+
+    /// `s·self + k − t·f` in one pass: `None` exactly where `self.scale(s)`, `add_const(k)`,
+    /// `f.scale(t)` and `sub` in turn would give `None`.
+    pub(crate) fn combine(&self, s: i128, k: i128, t: i128, f: &Poly) -> Option<Poly> {
+        let mut out = Vec::with_capacity(self.terms.len() + f.terms.len() + 1);
+        let (mut i, mut j) = (0, 0);
+        let mut constant_done = false;
+        loop {
+            let a = self.terms.get(i);
+            let b = f.terms.get(j);
+            // The next monomial in order: the constant (the least monomial) comes first.
+            let m = match (a, b) {
+                (Some(x), Some(y)) => x.0.min(y.0),
+                (Some(x), None) => x.0,
+                (None, Some(y)) => y.0,
+                (None, None) if !constant_done => Mono::ONE,
+                (None, None) => break,
+            };
+            let m = if constant_done { m } else { Mono::ONE.min(m) };
+            let mut x = 0i128;
+            if let Some(&(am, ac)) = a
+                && am == m
+            {
+                x = ac.checked_mul(s)?;
+                i += 1;
+            }
+            if m.is_one() {
+                x = x.checked_add(k)?;
+                constant_done = true;
+            }
+            if let Some(&(bm, bc)) = b
+                && bm == m
+            {
+                let y = bc.checked_mul(t)?.checked_mul(-1)?;
+                x = x.checked_add(y)?;
+                j += 1;
+            }
+            if x != 0 {
+                out.push((m, x));
+            }
+        }
+        Some(Poly { terms: out })
     }
 
     pub(crate) fn add_const(&self, c: i128) -> Option<Poly> {
@@ -438,6 +498,24 @@ mod tests {
         assert!(xn.mul(&x).is_none());
         let big = Poly::constant(i128::MAX);
         assert!(big.add(&Poly::constant(1)).is_none());
+    }
+
+    #[test]
+    fn combine_is_scale_add_const_sub() {
+        let g = p(&[(&[], -3), (&[1], 2), (&[2, 5], -1)]);
+        let f = p(&[(&[1], 4), (&[5], 1)]);
+        for (s, k, t) in [(1, 0, 1), (3, 2, 2), (2, -7, 5)] {
+            let want = g
+                .scale(s)
+                .and_then(|x| x.add_const(k))
+                .and_then(|x| x.sub(&f.scale(t)?));
+            assert_eq!(g.combine(s, k, t, &f), want);
+        }
+        let c = p(&[(&[], 5)]);
+        assert_eq!(c.combine(1, -5, 1, &Poly::zero()), Some(Poly::zero()));
+        let big = p(&[(&[1], i128::MAX)]);
+        assert_eq!(big.combine(2, 0, 1, &f), None);
+        assert_eq!(f.combine(1, 0, 2, &big), None);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use super::analyze::{Analyzer, Outcome};
 use super::atoms::{AtomKind, CTAID, INF, NCTAID, NTID, TID};
 use super::contract::ParamContract;
-use super::facts::Facts;
+use super::facts::{Fact, Facts};
 use super::ir::{Cmp, Ins, IntOp, Kind, PredOp, Src};
 use super::poly::Poly;
 use super::value::{PredVal, State, Val};
@@ -255,7 +255,11 @@ impl Analyzer<'_> {
                 let va = self.read(st, *a, 64, key(0));
                 let vb = self.read(st, *b, 64, key(1));
                 let _ = (p, neg);
-                let out = self.join_val(&va, &vb, &st.facts, &st.facts, key(2));
+                let mut extra = Vec::new();
+                let out = self.join_val(&va, &vb, &st.facts, &st.facts, key(2), &mut extra);
+                for f in extra {
+                    st.facts.assume(&self.atoms, &f.p, f.tags);
+                }
                 st.set(*d, out);
                 Outcome::Continue
             }
@@ -493,12 +497,9 @@ impl Analyzer<'_> {
                 None => None,
             },
             (IntOp::Shr, Some(pb)) => match pb.as_const() {
-                Some(k) if (0..i128::from(w)).contains(&k) => {
-                    if k == 0 {
-                        Some(pa.clone())
-                    } else {
-                        self.floor_div(st, idx, &pa, &Poly::constant(1i128 << k), range)
-                    }
+                Some(0) => Some(pa.clone()),
+                Some(k) if (1..i128::from(w)).contains(&k) => {
+                    self.shift_right(st, &pa, k as u32, w, signed)
                 }
                 _ => None,
             },
@@ -566,9 +567,50 @@ impl Analyzer<'_> {
         let d = st.facts.normalize(d)?;
         let (_, dhi) = st.facts.range(&self.atoms, &d);
         let (_, static_hi) = Facts::default().range(&self.atoms, &d);
-        let r = self.atoms.rem(&a, &d, f, static_hi.saturating_sub(1))?;
+        let (r, local) = self.atoms.rem(&a, &d, f, static_hi.saturating_sub(1))?;
+        for p in local {
+            st.facts.assume(&self.atoms, &p, 0);
+        }
         st.facts.bound(r, 0, dhi.saturating_sub(1));
         Some(Poly::atom(r))
+    }
+
+    /// `a >> k` (arithmetic when `signed`) at width `w`, `1 ≤ k < w`.
+    fn shift_right(
+        &mut self,
+        st: &mut State,
+        a: &Poly,
+        k: u32,
+        w: u8,
+        signed: bool,
+    ) -> Option<Poly> {
+        let a = st.facts.normalize(a)?;
+        let den = 1i128 << k;
+        // A constant is its low `w` bits, read as the shift reads them; both shifts floor
+        // (the arithmetic one rounds toward −∞, the logical one sees a nonnegative number).
+        if let Some(c) = a.as_const() {
+            let modulus = 1i128 << w.clamp(1, 64);
+            let mut v = c.rem_euclid(modulus);
+            if signed && v >= modulus / 2 {
+                v -= modulus;
+            }
+            return Some(Poly::constant(v.div_euclid(den)));
+        }
+        // Otherwise `a` must read exactly as a nonnegative number: then either shift is
+        // `floor(a / 2^k)`. The divisor is not a register, so unlike `div` it needs no range
+        // check (`2^63` is a fine divisor for `shr.s64 x, 63` though it is no `s64` value).
+        let range = if signed {
+            signed_range(w)
+        } else {
+            unsigned_range(w)
+        };
+        if !self.fits(&st.facts, &a, (0, range.1)) {
+            return None;
+        }
+        if st.facts.range(&self.atoms, &a).1 < den {
+            return Some(Poly::zero());
+        }
+        self.floor_atom(st, &a, &Poly::constant(den))
     }
 
     /// `floor(a / d)` as an atom when `a` and `d` read exactly in `range` and `d ≥ 1`, `a ≥ 0`.
@@ -589,10 +631,31 @@ impl Analyzer<'_> {
         if d.as_const() == Some(1) {
             return Some(a);
         }
+        if let Some(t) = self.grid_trip(&a, &d) {
+            // floor(a / S) ≤ a for a ≥ 0, as for any other quotient below.
+            if let Some(x) = a.sub(&t) {
+                st.facts.assume(&self.atoms, &x, 0);
+            }
+            return Some(t);
+        }
+        self.floor_atom(st, &a, &d)
+    }
+
+    /// `floor(a / d)` as an atom; the caller has proven `a ≥ 0` and `d ≥ 1`.
+    fn floor_atom(&mut self, st: &mut State, a: &Poly, d: &Poly) -> Option<Poly> {
+        let (a, d) = (a.clone(), d.clone());
         let (_, hi) = st.facts.range(&self.atoms, &a);
         let (dlo, _) = st.facts.range(&self.atoms, &d);
         let hi = if dlo >= 1 { hi / dlo } else { hi };
-        let f = self.atoms.floor(&a, &d, 0, hi.min(INF))?;
+        // The atom is keyed by its operands, so every path that computes this quotient shares
+        // it: its range for all of them is only what holds everywhere it is defined, which is
+        // nothing (elsewhere `a` may be negative). The bound this path's facts give (`≥ 0`
+        // since `a ≥ 0` here; under a guard `a < 10`, at most 4) is this path's alone.
+        let (f, local) = self.atoms.floor(&a, &d, -INF, INF)?;
+        for p in local {
+            st.facts.assume(&self.atoms, &p, 0);
+        }
+        st.facts.bound(f, 0, hi.min(INF));
         let fp = Poly::atom(f);
         if let Some(x) = a.sub(&fp) {
             st.facts.assume(&self.atoms, &x, 0);
@@ -699,6 +762,7 @@ impl Analyzer<'_> {
         fa: &Facts,
         fb: &Facts,
         key: (u32, u32, u32),
+        extra: &mut Vec<Fact>,
     ) -> Val {
         if a == b {
             return a.clone();
@@ -706,13 +770,13 @@ impl Analyzer<'_> {
         match (a, b) {
             (Val::Int { p: pa, w: wa }, Val::Int { p: pb, w: wb }) => {
                 let w = (*wa).min(*wb);
-                match self.join_poly(pa, pb, fa, fb, key) {
+                match self.join_poly(pa, pb, fa, fb, key, extra) {
                     Some(p) => Val::Int { p, w },
                     None => Val::Wild,
                 }
             }
             (Val::Ptr { param: x, off: oa }, Val::Ptr { param: y, off: ob }) if x == y => {
-                match self.join_poly(oa, ob, fa, fb, key) {
+                match self.join_poly(oa, ob, fa, fb, key, &mut Vec::new()) {
                     Some(off) => Val::Ptr { param: *x, off },
                     None => Val::Wild,
                 }
@@ -747,6 +811,7 @@ impl Analyzer<'_> {
         fa: &Facts,
         fb: &Facts,
         key: (u32, u32, u32),
+        extra: &mut Vec<Fact>,
     ) -> Option<Poly> {
         let pa = fa.normalize(pa)?;
         let pb = fb.normalize(pb)?;
@@ -767,6 +832,9 @@ impl Analyzer<'_> {
             .atoms()
             .chain(pb.atoms())
             .any(|x| self.wrap_atoms.contains(&x));
+        if let Some(p) = self.join_grid_index(&pa, &pb, fa, fb, key, extra) {
+            return Some(p);
+        }
         Some(self.opaque(key, r, wrap))
     }
 }

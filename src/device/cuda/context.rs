@@ -10,7 +10,7 @@ use cudarc::driver::sys::{CUdevice_attribute, CUresult};
 
 use super::error::{DeferredErrors, describe, driver_error};
 use super::probe::{driver_version, format_version};
-use crate::device::{BackendKind, DeviceProperties};
+use crate::device::{BackendKind, DeviceProperties, LaunchLimits};
 use crate::error::Error;
 
 /// A device's primary context, and the errors recorded against it on paths that cannot return
@@ -108,6 +108,40 @@ pub(super) fn properties_of(ctx: &CudaContext) -> Result<DeviceProperties, Error
         CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
         "blockDim.x",
     )?;
+    let limits = LaunchLimits {
+        max_threads_per_block: attribute(
+            CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+            "threads per block",
+        )?,
+        max_block: [
+            max_block_x,
+            attribute(
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
+                "blockDim.y",
+            )?,
+            attribute(
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z,
+                "blockDim.z",
+            )?,
+        ],
+        max_grid: [
+            max_grid_x,
+            attribute(
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
+                "gridDim.y",
+            )?,
+            attribute(
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z,
+                "gridDim.z",
+            )?,
+        ],
+        // The default a launch gets without opting in (`cudaFuncSetAttribute`), which jitseam
+        // never does: 48 KiB on every architecture.
+        max_dynamic_shared_bytes: attribute(
+            CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+            "shared memory per block",
+        )?,
+    };
     Ok(DeviceProperties {
         name,
         backend: BackendKind::Cuda,
@@ -117,6 +151,7 @@ pub(super) fn properties_of(ctx: &CudaContext) -> Result<DeviceProperties, Error
         )),
         max_grid_x,
         max_block_x,
+        limits,
         driver_version: driver_version().ok().map(format_version),
     })
 }

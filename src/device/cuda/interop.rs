@@ -9,6 +9,14 @@
 //! write; the write event is recorded once queued). So a cudarc user's next copy on another
 //! stream waits for jitseam's launch, and jitseam's launch for the cudarc user's earlier work.
 //!
+//! The way out, [`DeviceBuffer::as_cudarc`] and [`DeviceBuffer::as_cudarc_mut`], hands a
+//! jitseam buffer to cudarc as a view of a cudarc slice made over its memory (`shadow.rs`),
+//! whose events the buffer's access log keeps in step with its own.
+//!
+//! Any slice or view of an [`Element`] type is an operand, `half::f16` and `half::bf16`
+//! included: an operand is only ever passed by its device address, so cudarc's `DeviceRepr`
+//! (which `f16`/`bf16` implement only under cudarc's `f16` feature) is not asked for.
+//!
 //! A slice is checked like any operand: its context names the device (the live [`Device`]
 //! opened on that context, see `registry.rs`), which must be the kernel's; on a stream of
 //! another device — the emulator's, say — it is refused with [`Error::DeviceMismatch`] before
@@ -17,16 +25,18 @@
 use std::sync::Arc;
 
 use cudarc::driver::{
-    CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceRepr,
-    DeviceSlice,
+    CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice,
 };
 
 use super::backend::CudaBackend;
 use super::probe::{check_symbols, guarded};
 use super::registry;
+use super::shadow::CudaShadow;
 use super::stream::{CudaStreamHandle, cudarc_of};
 use crate::device::operand::{Acquired, Foreign, ForeignMut, ForeignRef, Source, SourceMut};
-use crate::device::{Arg, ArgMut, BackendStream, Device, DeviceId, Stream, ViewDesc};
+use crate::device::{
+    Arg, ArgMut, BackendStream, Device, DeviceBuffer, DeviceId, ExternalUses, Stream, ViewDesc,
+};
 use crate::dtype::Element;
 use crate::error::Error;
 
@@ -56,11 +66,18 @@ impl Device {
     ///     let stream = Stream::from_cudarc(&device, Arc::clone(&cu_stream))?;
     ///     let kernel = Kernel::describe(ptx)?.load()?.bind(&device)?;
     ///
-    ///     // cudarc slices are launch operands: every check applies, and cudarc's per-slice events
-    ///     // order the launch after cudarc's writes and cudarc's later reads after the launch.
+    ///     // The way in: cudarc slices are operands, every check applies, and cudarc's per-slice
+    ///     // events order the launch after cudarc's writes and cudarc's later reads after it.
     ///     kernel.launch(&stream, &[Arg::from(&a)], &mut [ArgMut::from(&mut out)], &[1024], &[])?;
     ///     let result: Vec<f32> = ctx.new_stream()?.clone_dtoh(&out)?;
     ///     assert!(stream.as_cudarc().is_some() && result.len() == 1024);
+    ///
+    ///     // The way out: a jitseam buffer as a cudarc view. cudarc's uses of it, on any stream,
+    ///     // wait for jitseam's writes so far; jitseam's later writes wait for cudarc's reads.
+    ///     let mut mine = device.alloc::<f32>(1024)?;
+    ///     kernel.launch(&stream, &[Arg::from(&a)], &mut [ArgMut::from(&mut mine)], &[1024], &[])?;
+    ///     let back: Vec<f32> = ctx.new_stream()?.clone_dtoh(&mine.as_cudarc()?)?;
+    ///     assert_eq!(back.len(), 1024);
     ///     Ok(())
     /// }
     /// ```
@@ -101,6 +118,102 @@ impl Stream {
     /// The cudarc stream behind this stream; `None` on a device that is not a CUDA device.
     pub fn as_cudarc(&self) -> Option<&Arc<CudaStream>> {
         cudarc_of(self.raw())
+    }
+}
+
+impl<T: Element> DeviceBuffer<T> {
+    /// The buffer as a cudarc view, for cudarc code to read; an [`Error::Interop`] on a device
+    /// that is not a CUDA device (the emulator's, say).
+    ///
+    /// The view is over a cudarc slice made for this buffer on its first hand-out, whose read
+    /// and write events the buffer's stream ordering keeps in step with its own:
+    ///
+    /// - cudarc's uses of the view on any stream (a copy, a launch, a jitseam launch with the
+    ///   view as an operand) wait, on the device, for every write jitseam queued on the buffer
+    ///   before this call;
+    /// - jitseam's later writes to the buffer, on any stream, wait for cudarc's reads of it (the
+    ///   last one cudarc recorded in the slice's read event; see below).
+    ///
+    /// Jitseam keeps reading the buffer meanwhile without waiting. Holding the view borrows the
+    /// buffer, so nothing can write it until the view is gone.
+    ///
+    /// The guarantee rests on cudarc's own discipline: it holds while the context manages
+    /// stream synchronization, which this call checks (event tracking must be on; the private
+    /// stream made for the slice keeps the context in multi-stream mode), and the caller must
+    /// not turn event tracking off while the view is alive. cudarc keeps one read event per
+    /// slice: if the caller reads the view on two of its streams, only the later-recorded read
+    /// is waited for, and the caller must order the other, as for any slice of its own. Use the
+    /// view in calls that take it through cudarc's guards (`DevicePtr`); a raw pointer taken
+    /// out of it is not ordered.
+    pub fn as_cudarc(&self) -> Result<CudaView<'_, T>, Error> {
+        let ctx = cuda_context(self.device())?;
+        let backend = self.device().backend();
+        let (address, len) = (self.address(), self.len());
+        let external = self
+            .log()
+            .hand_out(backend, || shadow::<T>(&ctx, address, len))?;
+        Ok(shadow_of::<T>(external.as_any())?.view())
+    }
+
+    /// The buffer as an exclusive cudarc view, for cudarc code to write (or read); an
+    /// [`Error::Interop`] on a device that is not a CUDA device.
+    ///
+    /// As [`DeviceBuffer::as_cudarc`], for writing: cudarc's uses of the view on any stream wait
+    /// for every use (read or write) jitseam queued on the buffer before this call, and every
+    /// later jitseam use of the buffer, on any stream, waits for cudarc's last write (and a
+    /// later jitseam write for cudarc's last read) recorded in the slice's events. The same
+    /// conditions apply.
+    pub fn as_cudarc_mut(&mut self) -> Result<CudaViewMut<'_, T>, Error> {
+        let ctx = cuda_context(self.device())?;
+        let device = self.device().clone();
+        let (address, len) = (self.address(), self.len());
+        let external = self
+            .log_mut()
+            .hand_out_mut(device.backend(), || shadow::<T>(&ctx, address, len))?;
+        let shadow = external
+            .as_any_mut()
+            .downcast_mut::<CudaShadow<T>>()
+            .ok_or_else(mistyped)?;
+        Ok(shadow.view_mut())
+    }
+}
+
+/// The cudarc context of `device`, refused for a device that is not a CUDA device.
+fn cuda_context(device: &Device) -> Result<Arc<CudaContext>, Error> {
+    let ctx = registry::ctx_of(device.id()).ok_or_else(|| Error::Interop {
+        reason: format!(
+            "{} is not a cuda device: only a cuda device's buffers can be handed to cudarc",
+            device.id()
+        ),
+    })?;
+    if !ctx.is_event_tracking() {
+        return Err(Error::Interop {
+            reason: "event tracking is disabled in this cuda context, so cudarc would not order                      its uses of the buffer after jitseam's"
+                .to_owned(),
+        });
+    }
+    Ok(ctx)
+}
+
+fn shadow<T: Element>(
+    ctx: &Arc<CudaContext>,
+    address: u64,
+    len: usize,
+) -> Result<Box<dyn ExternalUses>, Error> {
+    Ok(Box::new(CudaShadow::<T>::new(ctx, address, len)?))
+}
+
+fn shadow_of<T: Element>(external: &dyn std::any::Any) -> Result<&CudaShadow<T>, Error> {
+    external
+        .downcast_ref::<CudaShadow<T>>()
+        .ok_or_else(mistyped)
+}
+
+/// The buffer's external user is not its cudarc slice: only a buffer of one element type and
+/// one context ever gets one, so this is not reached.
+fn mistyped() -> Error {
+    Error::Interop {
+        reason: "the buffer was handed to another runtime than cudarc".to_owned(),
     }
 }
 
@@ -148,31 +261,31 @@ fn acquire_mut<'s, T: Element, S: DevicePtrMut<T>>(
     }
 }
 
-impl<T: Element + DeviceRepr> Foreign for CudaSlice<T> {
+impl<T: Element> Foreign for CudaSlice<T> {
     fn acquire<'s>(&'s self, stream: &'s dyn BackendStream) -> Result<Acquired<'s>, Error> {
         Ok(acquire::<T, _>(self, stream))
     }
 }
 
-impl<T: Element + DeviceRepr> Foreign for CudaView<'_, T> {
+impl<T: Element> Foreign for CudaView<'_, T> {
     fn acquire<'s>(&'s self, stream: &'s dyn BackendStream) -> Result<Acquired<'s>, Error> {
         Ok(acquire::<T, _>(self, stream))
     }
 }
 
-impl<T: Element + DeviceRepr> ForeignMut for CudaSlice<T> {
+impl<T: Element> ForeignMut for CudaSlice<T> {
     fn acquire_mut<'s>(&'s mut self, stream: &'s dyn BackendStream) -> Result<Acquired<'s>, Error> {
         Ok(acquire_mut::<T, _>(self, stream))
     }
 }
 
-impl<T: Element + DeviceRepr> ForeignMut for CudaViewMut<'_, T> {
+impl<T: Element> ForeignMut for CudaViewMut<'_, T> {
     fn acquire_mut<'s>(&'s mut self, stream: &'s dyn BackendStream) -> Result<Acquired<'s>, Error> {
         Ok(acquire_mut::<T, _>(self, stream))
     }
 }
 
-impl<'a, T: Element + DeviceRepr> From<&'a CudaSlice<T>> for Arg<'a> {
+impl<'a, T: Element> From<&'a CudaSlice<T>> for Arg<'a> {
     fn from(slice: &'a CudaSlice<T>) -> Self {
         Self {
             desc: describe::<T>(slice.context(), slice.len(), 0),
@@ -181,7 +294,7 @@ impl<'a, T: Element + DeviceRepr> From<&'a CudaSlice<T>> for Arg<'a> {
     }
 }
 
-impl<'a, T: Element + DeviceRepr> From<&'a CudaView<'_, T>> for Arg<'a> {
+impl<'a, T: Element> From<&'a CudaView<'_, T>> for Arg<'a> {
     fn from(view: &'a CudaView<'_, T>) -> Self {
         Self {
             desc: describe::<T>(DeviceSlice::stream(view).context(), view.len(), 0),
@@ -190,7 +303,7 @@ impl<'a, T: Element + DeviceRepr> From<&'a CudaView<'_, T>> for Arg<'a> {
     }
 }
 
-impl<'a, T: Element + DeviceRepr> From<&'a mut CudaSlice<T>> for ArgMut<'a> {
+impl<'a, T: Element> From<&'a mut CudaSlice<T>> for ArgMut<'a> {
     fn from(slice: &'a mut CudaSlice<T>) -> Self {
         Self {
             desc: describe::<T>(slice.context(), slice.len(), 0),
@@ -199,7 +312,7 @@ impl<'a, T: Element + DeviceRepr> From<&'a mut CudaSlice<T>> for ArgMut<'a> {
     }
 }
 
-impl<'a, T: Element + DeviceRepr> From<&'a mut CudaViewMut<'_, T>> for ArgMut<'a> {
+impl<'a, T: Element> From<&'a mut CudaViewMut<'_, T>> for ArgMut<'a> {
     fn from(view: &'a mut CudaViewMut<'_, T>) -> Self {
         Self {
             desc: describe::<T>(DeviceSlice::stream(view).context(), view.len(), 0),

@@ -67,9 +67,9 @@ pub(super) unsafe fn launch(
     unsafe {
         result::launch_kernel(
             function.function,
-            (geometry.grid, 1, 1),
-            (geometry.block, 1, 1),
-            0,
+            (geometry.grid[0], geometry.grid[1], geometry.grid[2]),
+            (geometry.block[0], geometry.block[1], geometry.block[2]),
+            geometry.dynamic_shared_bytes,
             stream.cu_stream(),
             pointers,
         )

@@ -21,6 +21,7 @@
 //! | `backend.rs` | the [`Backend`] impl, one hand-off per method |
 //! | `registry.rs` | which live [`Device`] uses which cudarc context |
 //! | `interop.rs` | cudarc's contexts, streams and slices in and out of jitseam |
+//! | `shadow.rs` | a jitseam buffer as a cudarc slice, whose events order both sides' uses |
 //!
 //! # Never reaching a cudarc panic
 //!
@@ -76,6 +77,7 @@ mod memory;
 mod module;
 mod probe;
 mod registry;
+mod shadow;
 mod shared;
 mod stream;
 mod unload;

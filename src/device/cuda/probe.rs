@@ -42,6 +42,8 @@ const REQUIRED_SYMBOLS: &[&str] = &[
     "cuEventCreate",
     "cuEventRecord",
     "cuEventQuery",
+    "cuEventSynchronize",
+    "cuStreamWaitEvent",
     "cuEventDestroy_v2",
 ];
 

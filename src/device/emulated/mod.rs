@@ -95,7 +95,7 @@ use self::run::{LoadedKernel, grid_for, run_launch};
 use super::backend::{
     Backend, BackendEvent, BackendFunction, BackendKind, BackendStream, DeviceProperties, Geometry,
 };
-use super::{Device, Stream};
+use super::{Device, LaunchLimits, Stream};
 use crate::abi::{ArgPacket, OperandRange};
 use crate::error::Error;
 
@@ -156,6 +156,7 @@ impl EmulatorBackend {
                 compute_capability: None,
                 max_grid_x: i32::MAX as u32,
                 max_block_x: 1024,
+                limits: LaunchLimits::TYPICAL,
                 driver_version: None,
             },
             default_stream: Arc::new(EmulatedStream::new(&shared, "default")),
@@ -629,15 +630,16 @@ impl Backend for EmulatorBackend {
             });
         };
         let program = &function.kernel.program;
-        if geometry.block > self.properties.max_block_x
-            || geometry.grid > self.properties.max_grid_x
+        let limits = &self.properties.limits;
+        let fits = |dims: [u32; 3], max: [u32; 3]| dims.iter().zip(max).all(|(&d, m)| d <= m);
+        if !fits(geometry.block, limits.max_block)
+            || !fits(geometry.grid, limits.max_grid)
+            || geometry.threads_per_block() > u64::from(limits.max_threads_per_block)
+            || geometry.dynamic_shared_bytes > limits.max_dynamic_shared_bytes
         {
             return Err(Error::Device {
                 stage: format!("launch of `{}`", program.entry()),
-                message: format!(
-                    "geometry {geometry:?} exceeds the emulator's limits (grid {}, block {})",
-                    self.properties.max_grid_x, self.properties.max_block_x
-                ),
+                message: format!("geometry {geometry:?} exceeds the emulator's limits {limits:?}"),
             });
         }
         let stream = queue_of(stream, "launch")?;

@@ -61,13 +61,12 @@ pub(super) fn grid_for(geometry: Geometry, grid_stride: bool, config: &EmulatorC
         return geometry;
     }
     let workers = u32::try_from(config.effective_workers()).unwrap_or(u32::MAX);
-    Geometry {
-        grid: geometry
-            .grid
-            .min(workers.saturating_mul(BLOCKS_PER_WORKER))
-            .max(1),
-        block: geometry.block,
-    }
+    // Grid-stride bodies are the 1-D ABIs': only x is capped.
+    let mut capped = geometry;
+    capped.grid[0] = geometry.grid[0]
+        .min(workers.saturating_mul(BLOCKS_PER_WORKER))
+        .max(1);
+    capped
 }
 
 /// A pre-decoded entry and its module's `.global` variables, which persist from one launch of
@@ -104,7 +103,11 @@ pub(super) fn run_launch(
 ) -> Result<(), Error> {
     let program = &kernel.program;
     let lent = heap.lend(operands);
-    let dims = LaunchDims::linear(geometry.grid, geometry.block);
+    let dims = LaunchDims {
+        grid: geometry.grid,
+        block: geometry.block,
+        dynamic_shared_bytes: geometry.dynamic_shared_bytes,
+    };
     let options = RunOptions {
         budget: config.budget,
         workers: config.workers,

@@ -78,6 +78,7 @@ fn abi_description(abi: AbiKind) -> String {
                 "strided:{rank} (row-major unravel, signed element strides, n = product of shape)"
             )
         }
+        AbiKind::Custom => "custom (the kernel's own parameter order)".to_owned(),
     }
 }
 
@@ -208,7 +209,8 @@ fn body(plan: &Plan, expected: &[crate::abi::ExpectedParam]) -> Body {
     b.label("$L__loop");
 
     match plan.spec.abi {
-        AbiKind::Scalar => scalar_iteration(&mut b, plan, &loaded, i),
+        // The planner never chooses the custom ABI (it has no elementwise template).
+        AbiKind::Scalar | AbiKind::Custom => scalar_iteration(&mut b, plan, &loaded, i),
         AbiKind::Vectorized { width } => vector_iteration(&mut b, plan, &loaded, i, width.into()),
         AbiKind::Strided { .. } => strided_iteration(&mut b, plan, &loaded, i),
     }

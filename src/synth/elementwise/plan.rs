@@ -69,6 +69,7 @@ pub(super) fn plan(request: &JitRequest) -> Result<Plan, SynthDecline> {
         AbiKind::Scalar => "scalar".to_owned(),
         AbiKind::Vectorized { width } => format!("v{width}"),
         AbiKind::Strided { rank } => format!("r{rank}"),
+        AbiKind::Custom => "custom".to_owned(),
     };
     let structure_key = format!("ew:{}:{dtype}:{abi}:in{inputs}", lowered.key);
     let entry = format!(

@@ -774,11 +774,17 @@ pub unsafe extern "C" fn cuFuncGetAttribute(
         let function = context()?.function(from_ptr(hfunc))?;
         let value = match attrib {
             0 => i32::try_from(device::MAX_THREADS_PER_BLOCK).unwrap_or(i32::MAX),
-            1..=3 | 7 => 0, // static shared, constant, local bytes; cache mode
+            1 => i32::try_from(function.program.static_shared_bytes()).unwrap_or(i32::MAX),
+            2 | 3 | 7 => 0, // constant, local bytes; cache mode
             4 => i32::try_from(function.program.register_slots().min(255)).unwrap_or(255),
             5 => function.module.ptx_version(),
             6 => 90, // binary version: sm_90
-            8 => i32::try_from(device::MAX_SHARED_PER_BLOCK).unwrap_or(i32::MAX),
+            // The dynamic shared memory a launch may still ask for, besides the static.
+            8 => i32::try_from(
+                u64::from(device::MAX_SHARED_PER_BLOCK)
+                    .saturating_sub(function.program.static_shared_bytes()),
+            )
+            .unwrap_or(i32::MAX),
             9 => -1, // preferred shared memory carveout: none
             _ => return Err(CUDA_ERROR_INVALID_VALUE),
         };
@@ -799,7 +805,11 @@ fn geometry(grid: [c_uint; 3], block: [c_uint; 3], shared: c_uint) -> Result<Lau
     {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
-    Ok(LaunchDims { grid, block })
+    Ok(LaunchDims {
+        grid,
+        block,
+        dynamic_shared_bytes: shared,
+    })
 }
 
 #[unsafe(no_mangle)]

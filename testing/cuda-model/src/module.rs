@@ -3,7 +3,7 @@
 //! `cuModuleLoadData` parses the PTX (a parse error is `CUDA_ERROR_INVALID_PTX`, as when the
 //! driver's JIT refuses it); `cuModuleGetFunction` pre-decodes the entry for the interpreter
 //! once and hands out the same handle for the same name. An entry the interpreter cannot run
-//! (barriers, shared memory, …) is `CUDA_ERROR_NOT_SUPPORTED` there, with the reason on stderr:
+//! (an instruction or directive it does not support) is `CUDA_ERROR_NOT_SUPPORTED` there, with the reason on stderr:
 //! a real driver would accept it, the model cannot execute it.
 
 use std::collections::HashMap;

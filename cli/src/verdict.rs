@@ -1,0 +1,108 @@
+//! What `load()` proved about an entry's body, as JSON: one builder for `check --json` and
+//! `inspect --json`, so both report a proof the same way.
+
+use jitseam::{AbiSpec, Artifact, Error, Kernel};
+use jitseam_ptx::verify::{Coverage, ParamContract, Proof};
+use serde_json::{Value, json};
+
+/// The proof as JSON: coverage, the launch conditions, and per pointer parameter its role in
+/// the ABI and the loads, stores and atomics proven through it with their width in bytes.
+pub(crate) fn proof_json(spec: &AbiSpec, proof: Option<&Proof>) -> Value {
+    let Some(proof) = proof else {
+        return json!({ "verified": false });
+    };
+    let contract = spec.contract();
+    json!({
+        "verified": true,
+        "coverage": match proof.coverage {
+            Coverage::GridStride => "grid_stride",
+            Coverage::OneThreadPerElement => "one_thread_per_element",
+        },
+        "conditions": proof.conditions.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "accesses": proof.accesses.iter().map(|a| {
+            let role = match contract.params.get(a.param as usize) {
+                Some(ParamContract::Pointer { operand, .. }) => Some(operand.to_string()),
+                _ => None,
+            };
+            json!({
+                "param": a.param,
+                "role": role,
+                "loads": a.loads,
+                "stores": a.stores,
+                "atomics": a.atomics,
+                "width": a.width,
+            })
+        }).collect::<Vec<_>>(),
+    })
+}
+
+/// Loads `entry` of the PTX `text` as `spec` (the body proof included) and reports the outcome:
+/// the proof, the rejected line and why, or the load error.
+pub(crate) fn verify_ptx_json(text: &str, entry: &str, spec: &AbiSpec) -> Value {
+    let loaded = Kernel::describe(Artifact::ptx(text, entry, spec.clone()))
+        .and_then(|k| k.load().map_err(Error::from));
+    match loaded {
+        Ok(kernel) => proof_json(spec, kernel.loaded().proof()),
+        Err(Error::BodyRejected { rejection, .. }) => json!({
+            "verified": false,
+            "rejection": {
+                "line": rejection.line,
+                "instruction": rejection.instruction,
+                "kind": rejection.kind.as_str(),
+                "reason": rejection.reason,
+            },
+        }),
+        Err(e) => json!({ "verified": false, "error": e.to_string() }),
+    }
+}
+
+/// One line for the text report: what was proven, or why not.
+pub(crate) fn verdict_text(verdict: &Value) -> String {
+    if verdict["verified"] == true {
+        let conditions: Vec<&str> = verdict["conditions"]
+            .as_array()
+            .map(|c| c.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let accesses: Vec<String> = verdict["accesses"]
+            .as_array()
+            .map(|list| {
+                list.iter()
+                    .map(|a| {
+                        format!(
+                            "param {} ({}): {} loads, {} stores, {} atomics of {} bytes",
+                            a["param"],
+                            a["role"].as_str().unwrap_or("-"),
+                            a["loads"],
+                            a["stores"],
+                            a["atomics"],
+                            a["width"]
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut line = format!(
+            "proven safe; coverage {}",
+            verdict["coverage"].as_str().unwrap_or("-")
+        );
+        if !conditions.is_empty() {
+            line.push_str(&format!("; every launch checks {}", conditions.join(", ")));
+        }
+        for a in accesses {
+            line.push_str(&format!("\n    {a}"));
+        }
+        line
+    } else if let Some(r) = verdict.get("rejection") {
+        format!(
+            "rejected: line {} `{}`: {}",
+            r["line"],
+            r["instruction"].as_str().unwrap_or_default(),
+            r["reason"].as_str().unwrap_or_default()
+        )
+    } else {
+        format!(
+            "not verified: {}",
+            verdict["error"].as_str().unwrap_or("no proof")
+        )
+    }
+}

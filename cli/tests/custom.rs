@@ -1,0 +1,100 @@
+//! `jitseam check` and `jitseam run` for a custom-abi kernel (`--signature`), as a user runs them.
+
+use std::process::Command;
+
+const PTX: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../tests/fixtures/custom/custom.ptx"
+);
+const SAXPY: &str = "out: out f32[n], x: in f32[n], n: i32, a: f32";
+const MATMUL: &str =
+    "a: in f32[m * k], b: in f32[k * n], c: out f32[m * n], m: u32, n: u32, k: u32";
+
+fn jitseam(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_jitseam"))
+        .args(args)
+        .output()
+        .expect("run jitseam");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+#[test]
+fn check_matches_the_param_list_and_says_the_body_is_not_proven() {
+    let (code, text) = jitseam(&[
+        "check",
+        PTX,
+        "--entry",
+        "saxpy_out_first",
+        "--signature",
+        SAXPY,
+        "--covers",
+        "n",
+    ]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("parameter list matches"), "{text}");
+    assert!(text.contains("body not proven"), "{text}");
+    // `n` as a 64-bit integer does not match the entry's `.u32`.
+    let (code, text) = jitseam(&[
+        "check",
+        PTX,
+        "--entry",
+        "saxpy_out_first",
+        "--signature",
+        "out: out f32[n], x: in f32[n], n: i64, a: f32",
+    ]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("parameter 2"), "{text}");
+    assert!(text.contains("long long n"), "{text}");
+}
+
+#[test]
+fn run_launches_on_a_2d_grid_and_refuses_a_block_over_the_limit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out_dir = dir.path().to_string_lossy().into_owned();
+    let (code, text) = jitseam(&[
+        "run",
+        PTX,
+        "--entry",
+        "matmul",
+        "--signature",
+        MATMUL,
+        "--values",
+        "4,3,2",
+        "--grid",
+        "1,1",
+        "--block",
+        "16,16",
+        "--unverified",
+        "--output-dir",
+        &out_dir,
+    ]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("grid [1, 1, 1], block [16, 16, 1]"), "{text}");
+    let bytes = std::fs::read(dir.path().join("out0.bin")).expect("out0.bin");
+    assert_eq!(bytes.len(), 4 * 3 * 4, "c holds m * n = 12 floats");
+    let (code, text) = jitseam(&[
+        "run",
+        PTX,
+        "--entry",
+        "matmul",
+        "--signature",
+        MATMUL,
+        "--values",
+        "4,3,2",
+        "--grid",
+        "1",
+        "--block",
+        "2048",
+        "--unverified",
+        "--output-dir",
+        &out_dir,
+    ]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("block.x = 2048 exceeds the device's limit of 1024"),
+        "{text}"
+    );
+}

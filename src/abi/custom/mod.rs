@@ -1,0 +1,282 @@
+//! The custom ABI: a kernel's parameters in its own order — pointers (inputs and outputs, each
+//! with an extent expression over the integer params and the launch geometry) and by-value
+//! scalars interleaved — launched with an explicit [`LaunchConfig`](crate::device::LaunchConfig)
+//! or, for a kernel that `covers` an element count, one thread per element.
+//!
+//! [`CustomAbi`] is the runtime table: every parameter with its name and kind, and the extents
+//! as one compact postfix program (see [`ExtentOp`]), evaluated with checked arithmetic and no
+//! allocation at every launch.
+
+mod extent;
+mod param;
+mod text;
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use extent::write_infix;
+pub use extent::{ExtentEnv, ExtentOp, ExtentProblem, MAX_EXTENT_DEPTH, eval_next};
+pub use param::{CustomKind, CustomParam};
+pub use text::SignatureError;
+
+use crate::dtype::ElementKind;
+
+/// The parameter table of a custom kernel: every parameter in order, and one extent program per
+/// pointer (in order) followed, for a kernel that covers an element count, by that count's
+/// program. Built by `#[jitseam::kernel(abi = custom)]`, by [`CustomAbi::parse`] from text (the
+/// CLI's `--signature`, and serde), or by hand.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "CustomText", into = "CustomText")]
+pub struct CustomAbi {
+    /// Every parameter, in the kernel's order.
+    pub params: Cow<'static, [CustomParam]>,
+    /// The extent programs, each ending with [`ExtentOp::End`]: one per pointer in order, then
+    /// the covered count if `covers`.
+    pub code: Cow<'static, [ExtentOp]>,
+    /// Whether the last program is the element count the kernel covers with one thread each
+    /// (`covers = EXPR`), which lets it launch without an explicit config.
+    pub covers: bool,
+}
+
+impl CustomAbi {
+    /// A table over static lists, usable in `const` items.
+    pub const fn new(
+        params: &'static [CustomParam],
+        code: &'static [ExtentOp],
+        covers: bool,
+    ) -> Self {
+        Self {
+            params: Cow::Borrowed(params),
+            code: Cow::Borrowed(code),
+            covers,
+        }
+    }
+
+    /// Element types of the input pointers, in order.
+    pub fn inputs(&self) -> Vec<ElementKind> {
+        self.kinds(|k| matches!(k, CustomKind::In(_)))
+    }
+
+    /// Element types of the output pointers, in order.
+    pub fn outputs(&self) -> Vec<ElementKind> {
+        self.kinds(|k| matches!(k, CustomKind::Out(_)))
+    }
+
+    /// Types of the by-value params, in order.
+    pub fn values(&self) -> Vec<ElementKind> {
+        self.kinds(|k| matches!(k, CustomKind::Value(_)))
+    }
+
+    fn kinds(&self, keep: impl Fn(CustomKind) -> bool) -> Vec<ElementKind> {
+        self.params
+            .iter()
+            .map(|p| p.kind)
+            .filter(|&k| keep(k))
+            .map(CustomKind::dtype)
+            .collect()
+    }
+
+    /// The name of by-value param `p` (its index among the by-value params).
+    pub fn value_name(&self, p: u16) -> String {
+        self.params
+            .iter()
+            .filter(|param| !param.kind.is_pointer())
+            .nth(usize::from(p))
+            .map_or_else(|| format!("p{p}"), |param| param.name.clone().into_owned())
+    }
+
+    /// The text of every extent program in order (pointers, then the covered count).
+    pub fn extent_texts(&self) -> Vec<String> {
+        let mut texts = Vec::new();
+        let mut cursor = 0;
+        let name = |p: u16| self.value_name(p);
+        while cursor < self.code.len() {
+            texts.push(write_infix(&self.code, &mut cursor, &name));
+        }
+        texts
+    }
+
+    /// Every extent program's value for `env`, in order: one per pointer, then the covered
+    /// count (each `Err` where it has none). For tools that size buffers from a signature.
+    pub fn evaluate(&self, env: &ExtentEnv<'_>) -> Vec<Result<u64, ExtentProblem>> {
+        let mut values = Vec::new();
+        let mut cursor = 0;
+        while cursor < self.code.len() {
+            values.push(eval_next(&self.code, &mut cursor, env));
+        }
+        values
+    }
+
+    /// The text of pointer `index`'s extent (its index among all pointers, in order).
+    pub fn extent_text(&self, pointer: usize) -> String {
+        self.extent_texts()
+            .get(pointer)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// The text of the covered count, if the kernel covers one.
+    pub fn covers_text(&self) -> Option<String> {
+        let pointers = self.params.iter().filter(|p| p.kind.is_pointer()).count();
+        self.covers
+            .then(|| self.extent_texts().get(pointers).cloned())
+            .flatten()
+    }
+
+    /// Refuses a table no kernel can have: duplicate or empty names, a program count that is not
+    /// one per pointer (plus the covered count), a program that is malformed or deeper than
+    /// [`MAX_EXTENT_DEPTH`], an extent naming a param that is not an integer, a geometry axis
+    /// other than x, y, z, or a covered count that names the geometry (it decides the geometry).
+    pub fn validate(&self) -> Result<(), String> {
+        for (i, param) in self.params.iter().enumerate() {
+            if param.name.is_empty() {
+                return Err(format!("parameter {i} has no name"));
+            }
+            if self.params[..i].iter().any(|p| p.name == param.name) {
+                return Err(format!("two parameters are named `{}`", param.name));
+            }
+        }
+        let values = self.values();
+        let pointers = self.params.iter().filter(|p| p.kind.is_pointer()).count();
+        let programs = pointers + usize::from(self.covers);
+        let mut depth: isize = 0;
+        let mut deepest: isize = 0;
+        let mut seen = 0usize;
+        let mut geometry = false;
+        for &op in self.code.iter() {
+            match op {
+                ExtentOp::Param(p) => match values.get(usize::from(p)) {
+                    None => {
+                        return Err(format!(
+                            "an extent names by-value param {p}, which does not exist"
+                        ));
+                    }
+                    Some(dtype) if dtype.is_float() => {
+                        return Err(format!(
+                            "an extent names `{}`, a {dtype} param: extents take integer params",
+                            self.value_name(p)
+                        ));
+                    }
+                    Some(_) => {}
+                },
+                ExtentOp::Grid(axis) | ExtentOp::Block(axis) => {
+                    if axis > 2 {
+                        return Err(format!("geometry axis {axis} is not x, y or z"));
+                    }
+                    geometry = true;
+                }
+                _ => {}
+            }
+            depth += op.depth_change();
+            deepest = deepest.max(depth);
+            if depth < 1 && op != ExtentOp::End {
+                return Err("an extent program is malformed".to_owned());
+            }
+            if op == ExtentOp::End {
+                if depth != 1 {
+                    return Err("an extent program is malformed".to_owned());
+                }
+                seen += 1;
+                if self.covers && seen == programs && geometry {
+                    return Err(
+                        "the covered count names the launch geometry, which it decides".to_owned(),
+                    );
+                }
+                depth = 0;
+                geometry = false;
+            }
+        }
+        if depth != 0 {
+            return Err("the last extent program does not end".to_owned());
+        }
+        if deepest > MAX_EXTENT_DEPTH as isize {
+            return Err(format!(
+                "an extent needs a stack of {deepest}, more than {MAX_EXTENT_DEPTH}"
+            ));
+        }
+        if seen != programs {
+            return Err(format!(
+                "{seen} extent programs for {pointers} pointers{}",
+                if self.covers {
+                    " and a covered count"
+                } else {
+                    ""
+                }
+            ));
+        }
+        Ok(())
+    }
+
+    /// The signature as text: `out: out f32[n], x: in f32[n], n: i32, a: f32`.
+    pub fn signature_text(&self) -> String {
+        let texts = self.extent_texts();
+        let mut extents = texts.iter();
+        let mut out = String::new();
+        for (i, param) in self.params.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            let mut extent = || extents.next().map_or("?", String::as_str);
+            let item = match param.kind {
+                CustomKind::In(d) => format!("{}: in {d}[{}]", param.name, extent()),
+                CustomKind::Out(d) => format!("{}: out {d}[{}]", param.name, extent()),
+                CustomKind::Value(d) => format!("{}: {d}", param.name),
+            };
+            out.push_str(&item);
+        }
+        out
+    }
+
+    /// Parses a signature (`out: out f32[n], x: in f32[n], n: i32, a: f32`: pointers as
+    /// `name: in|out DTYPE[EXTENT]`, scalars as `name: DTYPE`) and an optional covered count,
+    /// both over the extent grammar: integer literals, integer params by name, `grid.{x,y,z}`,
+    /// `block.{x,y,z}`, `+ - * /`, `div_ceil(a, b)`, parentheses.
+    pub fn parse(signature: &str, covers: Option<&str>) -> Result<Self, SignatureError> {
+        let (params, code) = text::parse(signature, covers)?;
+        let custom = Self {
+            params: Cow::Owned(params),
+            code: Cow::Owned(code),
+            covers: covers.is_some(),
+        };
+        custom
+            .validate()
+            .map_err(|message| SignatureError { offset: 0, message })?;
+        Ok(custom)
+    }
+}
+
+impl fmt::Display for CustomAbi {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.signature_text())?;
+        if let Some(covers) = self.covers_text() {
+            write!(f, "; covers {covers}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The serde form of a [`CustomAbi`]: its signature and covered count as text.
+#[derive(Serialize, Deserialize)]
+struct CustomText {
+    signature: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    covers: Option<String>,
+}
+
+impl TryFrom<CustomText> for CustomAbi {
+    type Error = SignatureError;
+    fn try_from(text: CustomText) -> Result<Self, Self::Error> {
+        Self::parse(&text.signature, text.covers.as_deref())
+    }
+}
+
+impl From<CustomAbi> for CustomText {
+    fn from(custom: CustomAbi) -> Self {
+        Self {
+            signature: custom.signature_text(),
+            covers: custom.covers_text(),
+        }
+    }
+}

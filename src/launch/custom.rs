@@ -1,0 +1,358 @@
+//! [`check_custom`]: the checks of a custom-ABI launch — operand counts, devices, dtypes and
+//! param types as for every ABI; the launch configuration against the device's limits and the
+//! kernel's `.maxntid`/`.reqntid`; every pointer's declared extent, evaluated with checked
+//! arithmetic for this launch's params and geometry, against its buffer; outputs overlapping
+//! nothing. Refused with a typed error before a device sees anything.
+
+use super::CheckedLaunch;
+use super::check::{
+    BLOCK, LaunchFacts, check_aliasing, check_operand, count_matches, dense_byte_range,
+};
+use crate::abi::{
+    AbiKind, CustomAbi, CustomKind, ExtentEnv, ExtentOp, ExtentProblem, ParamValue, eval_next,
+};
+use crate::device::{AsViewDesc, ConfigLimits, LaunchConfig, ViewDesc};
+use crate::error::{ConfigProblem, Error, InvalidExtent, Operand, ShortExtent};
+use crate::liveness::DeviceId;
+
+/// Checks one launch of a custom-ABI kernel. `config` is the launch's configuration; `None`
+/// asks for one thread per element of the kernel's covered count, in blocks of [`BLOCK`]
+/// (refused for a kernel that declares none).
+///
+/// `inputs`, `outputs` and `params` are the kernel's `In` pointers, `Out` pointers and by-value
+/// params, each in declaration order. Each operand must be dense (a buffer or a contiguous
+/// range) and hold at least its extent's elements; a longer one is fine, the kernel touches
+/// only its extent.
+pub fn check_custom<'a, I: AsViewDesc, O: AsViewDesc>(
+    facts: LaunchFacts<'a>,
+    stream: DeviceId,
+    config: Option<LaunchConfig>,
+    inputs: &'a [I],
+    outputs: &'a [O],
+    params: &'a [ParamValue],
+) -> Result<CheckedLaunch<'a, I, O>, Error> {
+    let entry = facts.entry;
+    let spec = facts.spec;
+    let Some(custom) = spec.custom.as_ref().filter(|_| spec.abi == AbiKind::Custom) else {
+        return Err(config_error(
+            entry,
+            ConfigProblem::NotCustom { abi: spec.abi },
+        ));
+    };
+    if spec.inputs.len() != inputs.len()
+        || spec.outputs.len() != outputs.len()
+        || spec.params.len() != params.len()
+    {
+        count_matches(entry, "inputs", spec.inputs.len(), inputs.len())?;
+        count_matches(entry, "outputs", spec.outputs.len(), outputs.len())?;
+        count_matches(entry, "params", spec.params.len(), params.len())?;
+    }
+    if stream != facts.device {
+        return Err(Error::DeviceMismatch {
+            entry: entry.to_owned(),
+            operand: Operand::Stream,
+            expected: facts.device,
+            found: stream,
+        });
+    }
+    for (index, (value, &expected)) in params.iter().zip(spec.params.iter()).enumerate() {
+        if value.kind() != expected {
+            return Err(Error::ParamType {
+                entry: entry.to_owned(),
+                index,
+                expected,
+                found: value.kind(),
+            });
+        }
+    }
+    let config = match config {
+        Some(config) => config,
+        None => covering(entry, custom, params, facts.limits)?,
+    };
+    check_config(entry, &config, facts.limits)?;
+    let env = ExtentEnv {
+        params,
+        grid: config.grid,
+        block: config.block,
+    };
+    // One pass over the parameters in the kernel's order: each pointer's operand, its checks,
+    // and its extent program (the programs are in the same order).
+    let (mut k, mut m, mut cursor) = (0usize, 0usize, 0usize);
+    // Each operand's byte range, for the aliasing test: inputs first, then outputs (the order
+    // `check_aliasing` names them in); kernels with more operands take the general test.
+    let mut ranges = [(0u128, 0u128); CACHED];
+    for (index, param) in custom.params.iter().enumerate() {
+        let (operand, view) = match param.kind {
+            CustomKind::In(_) => {
+                let view = inputs.get(k).map(AsViewDesc::view_desc);
+                k += 1;
+                (Operand::Input(k - 1), view)
+            }
+            CustomKind::Out(_) => {
+                let view = outputs.get(m).map(AsViewDesc::view_desc);
+                m += 1;
+                (Operand::Output(m - 1), view)
+            }
+            CustomKind::Value(_) => continue,
+        };
+        // Counts matched, so every pointer has its operand.
+        let Some(view) = view else { continue };
+        let pointer = k + m - 1;
+        check_operand(&facts, operand, index, view, param.kind.dtype())?;
+        let len = dense_len(entry, operand, view)?;
+        let slot = match operand {
+            Operand::Output(m) => inputs.len() + m,
+            Operand::Input(k) => k,
+            Operand::Stream => continue,
+        };
+        if let (Some(range), Some(bytes)) = (ranges.get_mut(slot), dense_byte_range(view, len)) {
+            *range = bytes;
+        }
+        let needed = eval_next(&custom.code, &mut cursor, &env)
+            .map_err(|problem| invalid(entry, custom, pointer, &param.name, problem))?;
+        if needed > len as u64 {
+            return Err(Error::ExtentShort(Box::new(ShortExtent {
+                entry: entry.to_owned(),
+                operand,
+                name: param.name.clone().into_owned(),
+                extent: custom.extent_text(pointer),
+                needed,
+                found: len,
+            })));
+        }
+    }
+    let operands = inputs.len() + outputs.len();
+    let disjoint = operands <= CACHED && {
+        let ranges = &ranges[..operands];
+        ranges
+            .iter()
+            .enumerate()
+            .skip(inputs.len())
+            .all(|(m, &(start, end))| {
+                ranges
+                    .iter()
+                    .enumerate()
+                    .all(|(j, &(other_start, other_end))| {
+                        j == m || start == end || other_start >= end || start >= other_end
+                    })
+            })
+    };
+    if !disjoint {
+        // The general test decides, and names the operands that overlap.
+        check_aliasing(entry, inputs, outputs, |_, view| {
+            dense_byte_range(view, view.len())
+        })?;
+    }
+    Ok(CheckedLaunch {
+        facts,
+        inputs,
+        outputs,
+        shape: &[],
+        params,
+        count: 0,
+        geometry: config,
+    })
+}
+
+/// Operands whose byte ranges the one pass records for the aliasing test.
+const CACHED: usize = 8;
+
+/// One thread per element of the covered count, in blocks of [`BLOCK`]: `div_ceil(count,
+/// 256)` blocks (at least one), which must fit the device's grid — the body handles one element
+/// per thread, so the grid is never capped.
+fn covering(
+    entry: &str,
+    custom: &CustomAbi,
+    params: &[ParamValue],
+    limits: &ConfigLimits,
+) -> Result<LaunchConfig, Error> {
+    if !custom.covers {
+        return Err(config_error(entry, ConfigProblem::NeedsConfig));
+    }
+    let pointers = custom.params.iter().filter(|p| p.kind.is_pointer()).count();
+    // The covered count is the last program: skip the pointers' programs to its start.
+    let mut cursor = 0usize;
+    let mut ends = 0usize;
+    while ends < pointers && cursor < custom.code.len() {
+        if custom.code[cursor] == ExtentOp::End {
+            ends += 1;
+        }
+        cursor += 1;
+    }
+    let env = ExtentEnv {
+        params,
+        grid: [1; 3],
+        block: [1; 3],
+    };
+    let count = eval_next(&custom.code, &mut cursor, &env)
+        .map_err(|problem| invalid(entry, custom, pointers, "", problem))?;
+    let blocks = count.div_ceil(u64::from(BLOCK)).max(1);
+    let limit = limits.device.max_grid[0];
+    let grid = u32::try_from(blocks)
+        .ok()
+        .filter(|&g| g <= limit)
+        .ok_or_else(|| {
+            config_error(
+                entry,
+                ConfigProblem::OverLimit {
+                    what: "grid.x",
+                    value: blocks,
+                    limit: u64::from(limit),
+                    by: "the device",
+                },
+            )
+        })?;
+    Ok(LaunchConfig::linear(grid, BLOCK))
+}
+
+/// A configuration against the device's limits and the kernel's block directives.
+fn check_config(entry: &str, config: &LaunchConfig, limits: &ConfigLimits) -> Result<(), Error> {
+    let refuse = |problem| Err(config_error(entry, problem));
+    for (what, dims) in [("grid", config.grid), ("block", config.block)] {
+        if let Some(axis) = dims.iter().position(|&d| d == 0) {
+            return refuse(ConfigProblem::Empty {
+                what,
+                axis: axis as u8,
+            });
+        }
+    }
+    let device = &limits.device;
+    const BLOCK_AXES: [&str; 3] = ["block.x", "block.y", "block.z"];
+    const GRID_AXES: [&str; 3] = ["grid.x", "grid.y", "grid.z"];
+    for (axis, (&value, &limit)) in config.block.iter().zip(&device.max_block).enumerate() {
+        if value > limit {
+            return refuse(over(
+                BLOCK_AXES[axis],
+                value.into(),
+                limit.into(),
+                "the device",
+            ));
+        }
+    }
+    let threads = config.threads_per_block();
+    if threads > u64::from(device.max_threads_per_block) {
+        return refuse(over(
+            "threads per block",
+            threads,
+            device.max_threads_per_block.into(),
+            "the device",
+        ));
+    }
+    for (axis, (&value, &limit)) in config.grid.iter().zip(&device.max_grid).enumerate() {
+        if value > limit {
+            return refuse(over(
+                GRID_AXES[axis],
+                value.into(),
+                limit.into(),
+                "the device",
+            ));
+        }
+    }
+    if config.dynamic_shared_bytes > device.max_dynamic_shared_bytes {
+        return refuse(over(
+            "dynamic shared memory bytes",
+            config.dynamic_shared_bytes.into(),
+            device.max_dynamic_shared_bytes.into(),
+            "the device",
+        ));
+    }
+    if let Some(max) = limits.maxntid {
+        let limit: u64 = max.iter().map(|&d| u64::from(d)).product();
+        if threads > limit {
+            return refuse(over(
+                "threads per block",
+                threads,
+                limit,
+                "the kernel's `.maxntid`",
+            ));
+        }
+    }
+    if let Some(required) = limits.reqntid
+        && required != config.block
+    {
+        return refuse(ConfigProblem::RequiredBlock {
+            required,
+            block: config.block,
+        });
+    }
+    Ok(())
+}
+
+fn over(what: &'static str, value: u64, limit: u64, by: &'static str) -> ConfigProblem {
+    ConfigProblem::OverLimit {
+        what,
+        value,
+        limit,
+        by,
+    }
+}
+
+/// A custom operand's element count (inlined: it runs for every pointer): it must be dense (the kernel indexes it from its start)
+/// and lie inside its allocation.
+#[inline(always)]
+fn dense_len(entry: &str, operand: Operand, view: &ViewDesc) -> Result<usize, Error> {
+    let plain = view.rank == 1 && view.strides[0] == 1;
+    if !plain && !view.is_contiguous() {
+        return Err(Error::NotContiguous {
+            entry: entry.to_owned(),
+            operand,
+            abi: AbiKind::Custom,
+        });
+    }
+    let len = if plain { view.shape[0] } else { view.len() };
+    if view
+        .offset
+        .checked_add(len)
+        .is_none_or(|end| end > view.alloc_len)
+    {
+        return Err(Error::ViewOutOfBounds {
+            entry: entry.to_owned(),
+            operand,
+            lowest: view.offset as i128,
+            highest: view.offset as i128 + len as i128 - 1,
+            len: view.alloc_len,
+        });
+    }
+    Ok(len)
+}
+
+#[cold]
+fn config_error(entry: &str, problem: ConfigProblem) -> Error {
+    Error::LaunchConfig {
+        entry: entry.to_owned(),
+        problem,
+    }
+}
+
+/// The extent of pointer `pointer` (or, past the last pointer, the covered count) has no
+/// value: the error names it, its text, and the problem with param names.
+#[cold]
+fn invalid(
+    entry: &str,
+    custom: &CustomAbi,
+    pointer: usize,
+    name: &str,
+    problem: ExtentProblem,
+) -> Error {
+    let reason = match problem {
+        ExtentProblem::Negative { param, value } => {
+            format!("param `{}` is negative ({value})", custom.value_name(param))
+        }
+        ExtentProblem::NotInteger { param } => {
+            format!("param `{}` is not an integer", custom.value_name(param))
+        }
+        other => other.to_string(),
+    };
+    let of = if name.is_empty() {
+        "the covered count".to_owned()
+    } else {
+        format!("`{name}`")
+    };
+    Error::ExtentInvalid(Box::new(InvalidExtent {
+        entry: entry.to_owned(),
+        of,
+        extent: custom.extent_text(pointer),
+        problem,
+        reason,
+    }))
+}
