@@ -351,3 +351,52 @@ fn dropping_the_device_cancels_a_launch_that_never_ends() {
         other.synchronize_event(&*event).unwrap();
     });
 }
+
+/// A module whose `.global` counter thread 0 of block 0 increments, storing the old value (and
+/// a value round-tripped through its `.local` frame) in the output.
+const COUNTER: &str = ".version 8.8\n.target sm_80\n.address_size 64\n\
+    .global .align 4 .u32 launches = 10;\n\
+    .visible .entry count(.param .u64 a, .param .u64 o, .param .u64 n)\n{\n\
+    \t.local .align 4 .b8 __local_depot0[8];\n\
+    \t.reg .pred %p<2>;\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<4>;\n\t.reg .f32 %f<3>;\n\
+    \tmov.u32 %r0, %tid.x;\n\tmov.u32 %r3, %ctaid.x;\n\tor.b32 %r0, %r0, %r3;\n\
+    \tsetp.ne.u32 %p1, %r0, 0;\n\t@%p1 bra DONE;\n\
+    \tatom.global.add.u32 %r1, [launches], 1;\n\
+    \tmov.u64 %rd3, __local_depot0;\n\tst.local.u32 [%rd3+4], %r1;\n\
+    \tld.local.u32 %r2, [%rd3+4];\n\
+    \tcvt.rn.f32.u32 %f1, %r2;\n\
+    \tld.param.u64 %rd1, [o];\n\tcvta.to.global.u64 %rd2, %rd1;\n\
+    \tst.global.f32 [%rd2], %f1;\n\
+    DONE:\n\tret;\n}\n";
+
+#[test]
+fn module_globals_persist_across_launches_of_a_loaded_function() {
+    let device = Device::emulator();
+    let spec = AbiSpec::new(
+        AbiKind::Scalar,
+        &[ElementKind::F32],
+        &[ElementKind::F32],
+        &[],
+    );
+    let load = || {
+        let described = Kernel::describe(Artifact::ptx(COUNTER, "count", spec.clone())).unwrap();
+        // SAFETY: only on the emulator, whose checked memory turns any stray access into a
+        // typed fault.
+        unsafe { described.load_unverified() }.unwrap()
+    };
+    let a = device.upload(&[0.0f32; 4]).unwrap();
+    let mut out = device.alloc::<f32>(4).unwrap();
+    let stream = device.default_stream();
+    let k = load().bind(&device).unwrap();
+    for expected in [10.0f32, 11.0, 12.0] {
+        k.launch(&stream, &[(&a).into()], &mut [(&mut out).into()], &[4], &[])
+            .unwrap();
+        assert_eq!(stream.read(&out).unwrap()[0], expected);
+    }
+    // A function loaded again is a module of its own, starting from the initializer.
+    let again = load().bind(&device).unwrap();
+    again
+        .launch(&stream, &[(&a).into()], &mut [(&mut out).into()], &[4], &[])
+        .unwrap();
+    assert_eq!(stream.read(&out).unwrap()[0], 10.0);
+}

@@ -11,7 +11,10 @@ use std::ops::Range;
 use crate::cursor::{Cursor, PResult};
 use crate::error::ParseError;
 use crate::lexer::{FloatValue, Lexer, Punct, TokenKind, parse_float, parse_int};
-use crate::model::ScalarType;
+use crate::model::{ScalarType, StateSpace};
+use crate::variable::declaration;
+
+pub use crate::variable::{Initializer, Variable};
 
 /// One statement of a body.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,13 +55,16 @@ pub enum Statement<'a> {
         align: Option<u32>,
         /// The name.
         name: &'a str,
-        /// Array length, when written.
+        /// Array length, when written (`Some(0)` for `[]`).
         array_len: Option<u32>,
         /// Byte offset of `.param`.
         offset: usize,
     },
-    /// Another directive statement (`.local`, `.shared`, `.global`, `.const`, …), kept by name
-    /// so that the interpreter can refuse it precisely.
+    /// `.local`, `.shared`, `.global` or `.const` variables: one declaration, every name it
+    /// declares.
+    Variables(Vec<Variable<'a>>),
+    /// Another directive statement, kept by name so that the interpreter can refuse it
+    /// precisely.
     Directive {
         /// The directive, including its dot.
         name: &'a str,
@@ -141,6 +147,8 @@ pub enum Operand<'a> {
     Vector(Vec<Operand<'a>>),
     /// `(a, b)` in a call.
     List(Vec<Operand<'a>>),
+    /// `[tex, {x, y}]` or `[tex, sampler, {x, y}]`: a texture or surface and its coordinates.
+    Texture(Vec<Operand<'a>>),
 }
 
 /// Parses the body whose contents span `range` of `src` (as recorded by `parse_module`).
@@ -217,6 +225,11 @@ impl<'a> BodyParser<'a> {
         match name {
             ".reg" => self.reg(offset).map(Some),
             ".param" => self.param(offset).map(Some),
+            ".local" | ".shared" | ".global" | ".const" => {
+                let space = StateSpace::from_directive(name).unwrap_or(StateSpace::Local);
+                let vars = declaration(&mut self.cur, space, false, offset)?;
+                Ok(Some(Statement::Variables(vars)))
+            }
             ".pragma" => {
                 while !self.cur.at_punct(Punct::Semi) && self.cur.kind.is_some() {
                     self.cur.advance()?;
@@ -326,10 +339,14 @@ impl<'a> BodyParser<'a> {
         };
         let name = self.cur.ident("a parameter name")?;
         let array_len = if self.cur.eat_punct(Punct::LBracket)? {
-            let n = self.cur.u32_value("an array length")?;
-            self.cur
-                .expect_punct(Punct::RBracket, "`]` after the array length")?;
-            Some(n)
+            if self.cur.eat_punct(Punct::RBracket)? {
+                Some(0)
+            } else {
+                let n = self.cur.u32_value("an array length")?;
+                self.cur
+                    .expect_punct(Punct::RBracket, "`]` after the array length")?;
+                Some(n)
+            }
         } else {
             None
         };
@@ -386,11 +403,11 @@ impl<'a> BodyParser<'a> {
                 // `%tid.x`: the component is glued to the name.
                 if self.cur.kind == Some(TokenKind::Directive) && self.cur.start() == end {
                     let dim = match self.cur.text() {
-                        ".x" => 0,
-                        ".y" => 1,
-                        ".z" => 2,
-                        ".w" => 3,
-                        _ => return Err(self.cur.unexpected("`.x`, `.y`, `.z` or `.w`")),
+                        ".x" | ".r" => 0,
+                        ".y" | ".g" => 1,
+                        ".z" | ".b" => 2,
+                        ".w" | ".a" => 3,
+                        _ => return Err(self.cur.unexpected("a vector component such as `.x`")),
                     };
                     self.cur.advance()?;
                     return Ok(Operand::Special(name, dim));
@@ -463,7 +480,8 @@ impl<'a> BodyParser<'a> {
         Ok(operand)
     }
 
-    /// After `[`: `base`, `base+imm`, `base-imm`, `base+-imm` or `imm`, then `]`.
+    /// After `[`: `base`, `base+imm`, `base-imm`, `base+-imm` or `imm`, then `]`; or a
+    /// texture/surface operand `[tex, sampler, {coordinates}]`.
     fn address(&mut self) -> PResult<Operand<'a>> {
         let base = if self.cur.kind == Some(TokenKind::Ident) {
             let name = self.cur.text();
@@ -472,6 +490,14 @@ impl<'a> BodyParser<'a> {
         } else {
             None
         };
+        if let Some(name) = base
+            && self.cur.at_punct(Punct::Comma)
+        {
+            self.cur.advance()?;
+            let mut items = vec![Operand::Name(name)];
+            items.extend(self.items(Punct::RBracket)?);
+            return Ok(Operand::Texture(items));
+        }
         let mut offset: i64 = 0;
         let mut sign: i64 = 1;
         let mut need_number = base.is_none();

@@ -280,6 +280,7 @@ pub(crate) fn fast_param<'a>(src: &'a str, pos: usize, owner: &str) -> Option<Fa
             align,
             array_len,
             ptr,
+            reg: false,
             offset: start,
         },
         end: at + 1,
@@ -373,6 +374,7 @@ mod tests {
                 space: Some(StateSpace::Global),
                 align: Some(16),
             }),
+            reg: false,
             offset: 2,
         };
         assert_eq!(param(src, "k"), Some((expected.clone(), src.len(), false)));

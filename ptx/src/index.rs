@@ -196,10 +196,12 @@ pub struct ParamRef<'a> {
     pub ty: ScalarType,
     /// `.align N` written before the type.
     pub align: Option<u32>,
-    /// `N` of `name[N]`; `None` for a scalar.
+    /// `N` of `name[N]`; `None` for a scalar, `Some(0)` for an unsized `name[]` too.
     pub array_len: Option<u32>,
     /// The `.ptr` attribute, if any.
     pub ptr: Option<PtrAttr>,
+    /// Declared in the `.reg` space instead of `.param`.
+    pub reg: bool,
     /// Byte offset of the `.param` directive.
     pub offset: usize,
 }
@@ -218,6 +220,7 @@ impl ParamRef<'_> {
             align: self.align,
             array_len: self.array_len,
             ptr: self.ptr,
+            reg: self.reg,
             offset: self.offset,
         }
     }

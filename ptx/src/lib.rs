@@ -66,6 +66,8 @@ mod marks;
 mod model;
 mod module;
 mod skip;
+mod space;
+mod variable;
 pub mod verify;
 
 /// The integration tests' PTX samples, shared with the unit tests.

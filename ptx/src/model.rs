@@ -144,10 +144,13 @@ pub struct Param {
     pub ty: ScalarType,
     /// `.align N` written before the type.
     pub align: Option<u32>,
-    /// `N` of `name[N]`; `None` for a scalar.
+    /// `N` of `name[N]`; `None` for a scalar, `Some(0)` for an unsized `name[]` too.
     pub array_len: Option<u32>,
     /// The `.ptr` attribute, if any.
     pub ptr: Option<PtrAttr>,
+    /// Declared in the `.reg` space instead of `.param` (a `.func` parameter or return value
+    /// passed in a register).
+    pub reg: bool,
     /// Byte offset of the `.param` directive.
     pub offset: usize,
 }

@@ -368,7 +368,8 @@ impl<'a> Parser<'a> {
     }
 
     fn param(&mut self) -> PResult<ParamRef<'a>> {
-        if !self.cur.at_directive(".param") {
+        let reg = self.cur.at_directive(".reg");
+        if !reg && !self.cur.at_directive(".param") {
             return Err(self.cur.unexpected("`.param`"));
         }
         let directive = self.cur.start();
@@ -404,7 +405,9 @@ impl<'a> Parser<'a> {
                     *space = StateSpace::from_directive(text);
                 }
                 _ => match ScalarType::from_directive(text) {
-                    Some(parsed) if parsed != ScalarType::Pred && ty.is_none() => ty = Some(parsed),
+                    Some(parsed) if (reg || parsed != ScalarType::Pred) && ty.is_none() => {
+                        ty = Some(parsed)
+                    }
                     Some(_) if ty.is_some() => return Err(self.cur.unexpected("a parameter name")),
                     _ => {
                         let found = excerpt(text);
@@ -420,10 +423,14 @@ impl<'a> Parser<'a> {
         };
         let name = self.cur.ident("a parameter name")?;
         let array_len = if self.cur.eat_punct(Punct::LBracket)? {
-            let len = self.cur.u32_value("an array length")?;
-            self.cur
-                .expect_punct(Punct::RBracket, "`]` after the array length")?;
-            Some(len)
+            if self.cur.eat_punct(Punct::RBracket)? {
+                Some(0)
+            } else {
+                let len = self.cur.u32_value("an array length")?;
+                self.cur
+                    .expect_punct(Punct::RBracket, "`]` after the array length")?;
+                Some(len)
+            }
         } else {
             None
         };
@@ -433,6 +440,7 @@ impl<'a> Parser<'a> {
             align,
             array_len,
             ptr,
+            reg,
             offset: directive,
         })
     }

@@ -1,4 +1,4 @@
-//! Atomics on global memory: `atom` and `red` (`add`, `min`, `max`, `inc`, `dec`, `cas`, `exch`,
+//! Atomics on global (and, through `shared`, shared) memory: `atom` and `red` (`add`, `min`, `max`, `inc`, `dec`, `cas`, `exch`,
 //! `and`, `or`, `xor` on 32- and 64-bit integers, `add` on f32 and f64).
 
 use super::class::{Class, class};
@@ -10,6 +10,7 @@ use super::{
     ATOM_MAX, ATOM_MIN, ATOM_OR, ATOM_XOR, F_SIGNED, Inst, Op,
 };
 use crate::body::Operand;
+use crate::space::Space;
 
 impl<'a> Decoder<'a> {
     pub(super) fn atomic(
@@ -18,9 +19,12 @@ impl<'a> Decoder<'a> {
         m: &Mods<'a>,
         opcode: &str,
     ) -> EResult<()> {
-        if !matches!(m.space, None | Some(".global")) {
-            return bad("atomics outside global memory");
-        }
+        // `.shared` reaches here from `shared_atomic`, which converts the address after.
+        let space = match m.space {
+            None | Some(".global") => Space::Global,
+            Some(".shared") => Space::Shared,
+            Some(_) => return bad("atomics outside global and shared memory"),
+        };
         if m.vec != 1 {
             return bad("vector atomics");
         }
@@ -77,7 +81,7 @@ impl<'a> Decoder<'a> {
             inst.f |= F_SIGNED;
         }
         inst.d = if red { self.sink } else { self.dst(ctx, 0)? };
-        inst.a = self.address_slot(ctx, base)?;
+        inst.a = self.base_slot(ctx, space, base)?;
         inst.imm = offset;
         inst.b = self.src(ctx, first + 1, ty)?;
         if k == ATOM_CAS {

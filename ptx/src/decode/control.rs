@@ -7,6 +7,7 @@ use super::operands::{EResult, bad};
 use super::{Inst, Op};
 use crate::body::Operand;
 use crate::error::{ParseErrorKind, excerpt};
+use crate::space::Space;
 
 impl<'a> Decoder<'a> {
     pub(super) fn bra(&mut self, ctx: &mut Ctx<'_, 'a, '_>) -> EResult<()> {
@@ -59,11 +60,29 @@ impl<'a> Decoder<'a> {
         if params.len() != args.len() || rets.len() != returns.len() {
             return Err(self.invalid(ctx, "argument count differs from the function's"));
         }
-        for (arg, &(slot, size)) in args.iter().zip(&params) {
+        for (arg, &pass) in args.iter().zip(&params) {
+            let (slot, size) = match pass {
+                Sym::ParamSlot { slot, size } => (slot, size),
+                Sym::Reg(slot) => (slot, u32::from(self.reg_width(slot).div_ceil(8))),
+                Sym::ParamMem { addr, size } => {
+                    let from = self.frame_param(ctx, arg, size)?;
+                    self.copy_in_frame(ctx, addr, from, size)?;
+                    continue;
+                }
+                _ => return bad("this call"),
+            };
             let src = match arg {
                 Operand::Name(name) => match lookup(ctx.scopes, name) {
                     Some(Sym::ParamSlot { slot, .. } | Sym::Reg(slot)) => slot,
                     Some(Sym::KParam { .. }) => return bad("passing kernel parameters directly"),
+                    Some(Sym::ParamMem { .. }) => {
+                        return Err(self.invalid(ctx, "an array argument for a scalar parameter"));
+                    }
+                    Some(Sym::Var { .. }) => return bad("passing a variable as an argument"),
+                    Some(Sym::VecReg { .. }) => {
+                        return Err(self.invalid(ctx, "a vector register as an argument"));
+                    }
+                    Some(Sym::Refused(reason)) => return bad(reason),
                     Some(Sym::Shared(_)) => return bad("passing a shared variable's address"),
                     None => {
                         return Err(Ok(self.parse_error(
@@ -85,7 +104,16 @@ impl<'a> Decoder<'a> {
         let call_at = ctx.code.insts.len();
         ctx.code.calls.push((call_at, index));
         self.push(ctx, Inst::new(Op::Call));
-        for (ret, &(slot, _)) in returns.iter().zip(&rets) {
+        for (ret, &pass) in returns.iter().zip(&rets) {
+            let slot = match pass {
+                Sym::ParamSlot { slot, .. } | Sym::Reg(slot) => slot,
+                Sym::ParamMem { addr, size } => {
+                    let to = self.frame_param(ctx, ret, size)?;
+                    self.copy_in_frame(ctx, to, addr, size)?;
+                    continue;
+                }
+                _ => return bad("this call"),
+            };
             let dst = match ret {
                 Operand::Name(name) => match lookup(ctx.scopes, name) {
                     Some(Sym::ParamSlot { slot, .. } | Sym::Reg(slot)) => slot,
@@ -113,6 +141,62 @@ impl<'a> Decoder<'a> {
                     self.entry_callees.push(index);
                 }
             }
+        }
+        Ok(())
+    }
+}
+
+impl<'a> Decoder<'a> {
+    /// The frame offset of the `.param` array `operand` names, which must hold `size` bytes
+    /// (the PTX ISA: an argument matches its parameter's size).
+    fn frame_param(&self, ctx: &Ctx<'_, 'a, '_>, operand: &Operand<'a>, size: u32) -> EResult<u64> {
+        match operand {
+            Operand::Name(name) => match lookup(ctx.scopes, name) {
+                Some(Sym::ParamMem { addr, size: own }) if own == size => Ok(addr),
+                Some(Sym::ParamMem { .. }) => {
+                    Err(self.invalid(ctx, "an array argument of another size than its parameter"))
+                }
+                _ => Err(self.invalid(ctx, "an array parameter needs a .param array argument")),
+            },
+            _ => Err(self.invalid(ctx, "an array parameter needs a .param array argument")),
+        }
+    }
+
+    /// Copies `size` bytes of the frame from offset `from` to offset `to`, in the widest
+    /// pieces both alignments allow.
+    fn copy_in_frame(
+        &mut self,
+        ctx: &mut Ctx<'_, 'a, '_>,
+        to: u64,
+        from: u64,
+        size: u32,
+    ) -> EResult<()> {
+        let zero = self.const_slot(0).map_err(Ok)?;
+        let temp = self.alloc(1).map_err(Ok)?;
+        let mut at = 0u64;
+        let size = u64::from(size);
+        while at < size {
+            let width = [8u64, 4, 2, 1]
+                .into_iter()
+                .find(|&w| {
+                    w <= size - at && (to + at).is_multiple_of(w) && (from + at).is_multiple_of(w)
+                })
+                .unwrap_or(1);
+            let mut load = Inst::new(Op::LdGlobal);
+            load.k = Space::Local.code();
+            load.d = temp;
+            load.a = zero;
+            load.imm = (from + at) as i64;
+            load.w = width as u8;
+            self.push(ctx, load);
+            let mut store = Inst::new(Op::StGlobal);
+            store.k = Space::Local.code();
+            store.a = zero;
+            store.b = temp;
+            store.imm = (to + at) as i64;
+            store.w = width as u8;
+            self.push(ctx, store);
+            at += width;
         }
         Ok(())
     }

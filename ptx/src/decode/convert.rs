@@ -11,13 +11,20 @@ use super::{
 };
 use crate::body::Operand;
 use crate::model::ScalarType;
+use crate::space::Space;
 
 impl<'a> Decoder<'a> {
     pub(super) fn mov(&mut self, ctx: &mut Ctx<'_, 'a, '_>, m: &Mods<'a>) -> EResult<()> {
         let ty = self.one_type(ctx, m)?;
         self.expect_count(ctx, 2)?;
         let bits = (ty.bytes() * 8) as u8;
-        match (self.operand(ctx, 0)?.clone(), self.operand(ctx, 1)?.clone()) {
+        let as_vector = |this: &Self, operand: &Operand<'a>| {
+            this.vector_parts(ctx, operand)
+                .map_or_else(|| operand.clone(), Operand::Vector)
+        };
+        let (d, a) = (self.operand(ctx, 0)?, self.operand(ctx, 1)?);
+        let (d, a) = (as_vector(self, d), as_vector(self, a));
+        match (d, a) {
             (Operand::Vector(_), Operand::Vector(_)) => bad("vector to vector moves"),
             (Operand::Vector(parts), _) => {
                 let lane_bits = lane_bits(bits, parts.len()).ok_or_else(|| {
@@ -25,13 +32,7 @@ impl<'a> Decoder<'a> {
                 })?;
                 let start = self.lanes.len() as u32;
                 for part in &parts {
-                    let slot = match part {
-                        Operand::Name("_") => self.sink,
-                        Operand::Name(name) => self
-                            .reg(ctx.scopes, name, ctx.instruction.range.start)
-                            .map_err(Ok)?,
-                        _ => return Err(self.invalid(ctx, "vector elements must be registers")),
-                    };
+                    let slot = self.dst_operand(ctx, part)?;
                     self.lanes.push(slot);
                 }
                 let mut inst = Inst::new(Op::Unpack);
@@ -64,7 +65,16 @@ impl<'a> Decoder<'a> {
             (_, Operand::Name(name))
                 if !matches!(lookup(ctx.scopes, name), Some(Sym::Reg(_))) && !is_special(name) =>
             {
-                bad("addresses of variables, functions or parameters")
+                // The variable's (or kernel parameter's) address in its own state space.
+                let addr = self.symbol_address(ctx, name, None)?;
+                if bits != 64 {
+                    return bad("32-bit addresses");
+                }
+                let mut inst = Inst::new(Op::Mov);
+                inst.d = self.dst(ctx, 0)?;
+                inst.a = self.const_slot(addr).map_err(Ok)?;
+                self.push(ctx, inst);
+                Ok(())
             }
             _ => {
                 let mut inst = Inst::new(Op::MovMask);
@@ -79,20 +89,44 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    /// `cvta.space` makes an address of `space` generic, `cvta.to.space` the reverse: the
+    /// window's base added or taken away (nothing for the spaces whose addresses are already
+    /// generic). A variable's name converts its address.
     pub(super) fn cvta(&mut self, ctx: &mut Ctx<'_, 'a, '_>, m: &Mods<'a>) -> EResult<()> {
         let ty = self.one_type(ctx, m)?;
-        if m.space != Some(".global") || ty.bytes() != 8 {
-            return bad("address conversion outside the global space");
+        let space = match Space::from_modifier(m.space) {
+            Some(Space::Generic) | None => {
+                return Err(self.invalid(ctx, "cvta needs a state space"));
+            }
+            Some(space) => space,
+        };
+        if ty.bytes() != 8 {
+            return bad("32-bit addresses");
         }
         self.expect_count(ctx, 2)?;
-        if let Operand::Name(name) = self.operand(ctx, 1)?
-            && !matches!(lookup(ctx.scopes, name), Some(Sym::Reg(_)))
-        {
-            return bad("addresses of variables");
+        let d = self.dst(ctx, 0)?;
+        let mut inst = Inst::new(Op::Add);
+        inst.d = d;
+        inst.w = 64;
+        match self.operand(ctx, 1)?.clone() {
+            Operand::Name(name) if !matches!(lookup(ctx.scopes, name), Some(Sym::Reg(_))) => {
+                if m.to {
+                    return bad("cvta.to of a variable");
+                }
+                let addr = self.symbol_address(ctx, name, Some(space))?;
+                inst.op = Op::Mov;
+                inst.a = self
+                    .const_slot(space.generic_base().wrapping_add(addr))
+                    .map_err(Ok)?;
+            }
+            operand => {
+                let base = space.generic_base();
+                inst.a = self.src_operand(ctx, &operand, ty)?;
+                inst.b = self
+                    .const_slot(if m.to { base.wrapping_neg() } else { base })
+                    .map_err(Ok)?;
+            }
         }
-        let mut inst = Inst::new(Op::Mov);
-        inst.d = self.dst(ctx, 0)?;
-        inst.a = self.src(ctx, 1, ty)?;
         self.push(ctx, inst);
         Ok(())
     }

@@ -5,13 +5,14 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use super::{
-    DecodeError, F_BRANCH, F_BRANCH_NEG, F_GUARD_NEG, Inst, MAX_SLOTS, NONE, Op, Program,
-    SPECIAL_SLOTS, Site,
+    DecodeError, F_BRANCH, F_BRANCH_NEG, F_GUARD_NEG, Inst, MAX_SLOTS, ModuleImage, NONE, Op,
+    Program, SPECIAL_SLOTS, Site,
 };
 use crate::body::{Instruction, Statement, parse_body};
 use crate::error::{ParseError, ParseErrorKind, excerpt};
 use crate::line_index::LineIndex;
 use crate::model::{Module, Param, ScalarType};
+use crate::space::Space;
 
 /// Parses the body of `entry` (and of every `.func` it calls) and pre-decodes it.
 pub fn decode(src: &str, module: &Module, entry: &str) -> Result<Program, DecodeError> {
@@ -35,7 +36,7 @@ pub fn decode(src: &str, module: &Module, entry: &str) -> Result<Program, Decode
         )));
     };
     let mut decoder = Decoder::new(src, module, entry);
-    decoder.scan_module_shared()?;
+    decoder.module_variables()?;
     let (params, param_bytes) = kernel_layout(&found.params);
     let mut root = Scope::default();
     for (param, &(offset, size)) in found.params.iter().zip(&params) {
@@ -86,11 +87,29 @@ pub(super) enum Sym {
         offset: usize,
         size: usize,
     },
+    /// A `.v2`/`.v4` vector register: `len` consecutive slots from `base`, one per component.
+    VecReg {
+        base: u32,
+        len: u8,
+    },
+    /// A `.param` array (of a function or of a call sequence), held in the thread's local
+    /// frame at offset `addr`.
+    ParamMem {
+        addr: u64,
+        size: u32,
+    },
+    /// A variable at address `addr` of its state space `space`.
+    Var {
+        space: Space,
+        addr: u64,
+    },
+    /// A name the emulator knows but cannot use, and why.
+    Refused(&'static str),
     /// A `.shared` variable: the slot holding its shared-space address.
     Shared(u32),
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct Scope<'a> {
     pub(super) names: HashMap<&'a str, Sym>,
     /// `prefix<count>` ranges: prefix, count, first slot.
@@ -107,8 +126,10 @@ pub(super) struct Code<'a> {
 }
 
 pub(super) struct FuncSig {
-    pub(super) params: Vec<(u32, u32)>,
-    pub(super) returns: Vec<(u32, u32)>,
+    /// How each parameter and return value is passed: [`Sym::ParamSlot`], [`Sym::Reg`] or
+    /// [`Sym::ParamMem`].
+    pub(super) params: Vec<Sym>,
+    pub(super) returns: Vec<Sym>,
     pub(super) callees: Vec<usize>,
 }
 
@@ -132,8 +153,13 @@ pub(super) struct Decoder<'a> {
     pub(super) reg_bits: Vec<u8>,
     /// Instructions the current instruction needs run just before it (special registers).
     pub(super) pre: Vec<Inst>,
+    /// Bytes of the `.local` frame laid out so far.
+    pub(super) local_bytes: u64,
+    /// The module's variables: their bytes, and their names.
+    pub(super) image: ModuleImage,
+    pub(super) module_syms: HashMap<&'a str, Sym>,
     /// The block's shared memory.
-    pub(super) shared: super::layout::SharedLayout<'a>,
+    pub(super) shared: super::layout::SharedLayout,
 }
 
 pub(super) type DResult<T> = Result<T, DecodeError>;
@@ -155,6 +181,9 @@ impl<'a> Decoder<'a> {
             compiling: None,
             reg_bits: Vec::new(),
             pre: Vec::new(),
+            local_bytes: 0,
+            image: ModuleImage::default(),
+            module_syms: HashMap::new(),
             shared: Default::default(),
         }
     }
@@ -169,7 +198,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Records the declared width of `count` register slots from `base`.
-    fn set_reg_bits(&mut self, base: u32, count: u32, ty: ScalarType) {
+    pub(super) fn set_reg_bits(&mut self, base: u32, count: u32, ty: ScalarType) {
         let bits = if ty == ScalarType::Pred {
             1
         } else {
@@ -274,6 +303,8 @@ impl<'a> Decoder<'a> {
             param_bytes,
             max_depth,
             zero_slots,
+            local_bytes: usize::try_from(self.local_bytes).unwrap_or(usize::MAX),
+            module: std::mem::take(&mut self.image),
             block_scoped: self.shared.block_scoped,
             shared_static: shared.static_bytes,
             shared_dynamic_offset: shared.dynamic_offset,
@@ -283,7 +314,9 @@ impl<'a> Decoder<'a> {
     /// Compiles one body. The first scope holds the function's parameters.
     fn function(&mut self, body: Range<usize>, mut root: Scope<'a>) -> DResult<Code<'a>> {
         let statements = parse_body(self.src, body)?;
-        self.module_shared_into(&mut root);
+        for (&name, &sym) in &self.module_syms {
+            root.names.entry(name).or_insert(sym);
+        }
         let mut scopes = vec![root];
         let mut code = Code {
             insts: Vec::new(),
@@ -324,8 +357,22 @@ impl<'a> Decoder<'a> {
                     names,
                     offset,
                 } => {
-                    if vector.is_some() {
-                        return Err(self.unsupported_at(offset, ".reg", "vector registers"));
+                    if let Some(len) = vector {
+                        for name in names {
+                            if name.count.is_some() {
+                                return Err(self.unsupported_at(
+                                    offset,
+                                    ".reg",
+                                    "ranges of vector registers",
+                                ));
+                            }
+                            let base = self.alloc(u32::from(len))?;
+                            self.set_reg_bits(base, u32::from(len), ty);
+                            if let Some(scope) = scopes.last_mut() {
+                                scope.names.insert(name.name, Sym::VecReg { base, len });
+                            }
+                        }
+                        continue;
                     }
                     for name in names {
                         let count = name.count.unwrap_or(1);
@@ -345,11 +392,23 @@ impl<'a> Decoder<'a> {
                 Statement::Param {
                     ty,
                     name,
-                    array_len,
+                    array_len: Some(len),
+                    offset,
+                    align,
+                } => {
+                    let sym = self.param_array(ty, len, align, offset, name)?;
+                    if let Some(scope) = scopes.last_mut() {
+                        scope.names.insert(name, sym);
+                    }
+                }
+                Statement::Param {
+                    ty,
+                    name,
+                    array_len: None,
                     offset,
                     ..
                 } => {
-                    let size = ty.bytes().saturating_mul(array_len.unwrap_or(1));
+                    let size = ty.bytes();
                     if size > 8 {
                         return Err(self.unsupported_at(
                             offset,
@@ -362,11 +421,11 @@ impl<'a> Decoder<'a> {
                         scope.names.insert(name, Sym::ParamSlot { slot, size });
                     }
                 }
-                Statement::Directive {
-                    name: ".shared",
-                    range,
-                    ..
-                } => self.declare_shared(&mut scopes, range)?,
+                Statement::Variables(vars) => {
+                    if let Some(scope) = scopes.last_mut() {
+                        self.declare(&vars, scope)?;
+                    }
+                }
                 Statement::Directive { name, offset, .. } => {
                     let reason = match name {
                         ".shared" => "shared memory",

@@ -19,15 +19,11 @@ impl<'a> Decoder<'a> {
         };
         let mut scope = Scope::default();
         if let Some(sig) = self.sigs.get(&index) {
-            for (param, &(slot, size)) in func.params.iter().zip(&sig.params) {
-                scope
-                    .names
-                    .insert(param.name.as_str(), Sym::ParamSlot { slot, size });
+            for (param, &sym) in func.params.iter().zip(&sig.params) {
+                scope.names.insert(param.name.as_str(), sym);
             }
-            for (param, &(slot, size)) in func.returns.iter().zip(&sig.returns) {
-                scope
-                    .names
-                    .insert(param.name.as_str(), Sym::ParamSlot { slot, size });
+            for (param, &sym) in func.returns.iter().zip(&sig.returns) {
+                scope.names.insert(param.name.as_str(), sym);
             }
         }
         Ok((body, scope))
@@ -52,10 +48,25 @@ impl<'a> Decoder<'a> {
             return Ok(index);
         }
         let func = &module.functions[index];
-        let slots = |list: &[Param], this: &mut Self| -> DResult<Vec<(u32, u32)>> {
+        let slots = |list: &[Param], this: &mut Self| -> DResult<Vec<Sym>> {
             list.iter()
                 .map(|p| {
                     let size = u32::try_from(p.size_bytes()).unwrap_or(u32::MAX);
+                    if p.reg {
+                        if p.array_len.is_some() || size > 8 {
+                            return Err(this.unsupported_at(
+                                p.offset,
+                                &p.name,
+                                "register parameters that are arrays",
+                            ));
+                        }
+                        let slot = this.alloc(1)?;
+                        this.set_reg_bits(slot, 1, p.ty);
+                        return Ok(Sym::Reg(slot));
+                    }
+                    if let Some(len) = p.array_len {
+                        return this.param_array(p.ty, len, p.align, p.offset, &p.name);
+                    }
                     if size > 8 {
                         return Err(this.unsupported_at(
                             p.offset,
@@ -63,7 +74,10 @@ impl<'a> Decoder<'a> {
                             "parameters larger than 8 bytes",
                         ));
                     }
-                    Ok((this.alloc(1)?, size))
+                    Ok(Sym::ParamSlot {
+                        slot: this.alloc(1)?,
+                        size,
+                    })
                 })
                 .collect()
         };

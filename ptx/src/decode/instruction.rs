@@ -54,7 +54,9 @@ impl<'a> Decoder<'a> {
 
     fn emit(&mut self, ctx: &mut Ctx<'_, 'a, '_>, m: &Mods<'a>, full: &str) -> EResult<()> {
         let opcode = ctx.instruction.opcode;
-        if m.space.is_some() && !matches!(opcode, "ld" | "st" | "cvta" | "atom" | "red") {
+        if m.space.is_some()
+            && !matches!(opcode, "ld" | "st" | "cvta" | "atom" | "red" | "isspacep")
+        {
             return bad("this state space");
         }
         if let Some(done) = self.shared_dispatch(ctx, m, opcode) {
@@ -65,6 +67,7 @@ impl<'a> Decoder<'a> {
             "ld" => self.load(ctx, m),
             "st" => self.store(ctx, m),
             "cvta" => self.cvta(ctx, m),
+            "isspacep" => self.isspacep(ctx, m),
             "add" | "sub" | "mul" | "mad" | "fma" | "div" | "rem" | "min" | "max" => {
                 self.arith(ctx, m, opcode)
             }
@@ -96,6 +99,9 @@ impl<'a> Decoder<'a> {
             "membar" | "fence" | "nanosleep" => {
                 self.push(ctx, Inst::new(Op::Nop));
                 Ok(())
+            }
+            "tex" | "tld4" | "txq" | "suld" | "sust" | "sured" | "suq" | "istypep" => {
+                bad("texture and surface instructions")
             }
             _ => {
                 let _ = full;

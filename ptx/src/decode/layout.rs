@@ -7,15 +7,13 @@ pub(super) const DYNAMIC_ALIGN: u64 = 16;
 
 /// The block's shared memory as the decoder lays it out.
 #[derive(Debug, Default)]
-pub(super) struct SharedLayout<'a> {
+pub(super) struct SharedLayout {
     /// End of the static variables placed so far.
     pub(super) end: u64,
     /// The slot that holds the offset of the dynamic arrays, once one is named.
     pub(super) dynamic_slot: Option<u32>,
     /// The largest alignment a dynamic array asks for.
     pub(super) dynamic_align: u64,
-    /// Module-scope variables: name and the slot of their address.
-    pub(super) module: Vec<(&'a str, u32)>,
     /// Whether the program needs the threads of a block together: it uses shared memory,
     /// barriers or warp-level instructions.
     pub(super) block_scoped: bool,
@@ -31,7 +29,7 @@ pub(super) struct SharedInfo {
     pub(super) dynamic_const: Option<(u32, u64)>,
 }
 
-impl SharedLayout<'_> {
+impl SharedLayout {
     /// The layout once every body is compiled.
     pub(super) fn info(&self) -> SharedInfo {
         let align = self.dynamic_align.max(DYNAMIC_ALIGN);

@@ -1,4 +1,6 @@
-//! Memory: `ld` and `st` on global memory (scalar and vector) and on `.param` variables.
+//! Memory: `ld` and `st` (scalar and vector) in every state space the emulator holds, and on
+//! `.param` variables by name. The state space travels in the instruction's `k` (see
+//! [`crate::space::Space`]); the interpreter resolves it to a window per access.
 
 use super::decoder::{Ctx, Decoder, Sym, lookup};
 use super::mods::Mods;
@@ -6,6 +8,7 @@ use super::operands::{EResult, bad};
 use super::{Inst, Op};
 use crate::body::Operand;
 use crate::error::{ParseErrorKind, excerpt};
+use crate::space::Space;
 
 impl<'a> Decoder<'a> {
     pub(super) fn load(&mut self, ctx: &mut Ctx<'_, 'a, '_>, m: &Mods<'a>) -> EResult<()> {
@@ -18,8 +21,16 @@ impl<'a> Decoder<'a> {
         if size > 8 {
             return bad("128-bit loads");
         }
-        match m.space {
-            Some(".param") if m.vec != 1 => {
+        let space = self.param_in_frame(ctx, m, base, offset, size)?;
+        let named_param = space == Space::Param
+            && base.is_some_and(|name| {
+                matches!(
+                    lookup(ctx.scopes, name),
+                    Some(Sym::KParam { .. } | Sym::ParamSlot { .. }) | None
+                )
+            });
+        match (space, named_param) {
+            (Space::Param, true) if m.vec != 1 => {
                 let Some(base) = base else {
                     return Err(self.invalid(ctx, "a parameter load needs a parameter name"));
                 };
@@ -30,7 +41,7 @@ impl<'a> Decoder<'a> {
                 else {
                     return bad("vector loads of call parameters");
                 };
-                let Operand::Vector(parts) = self.operand(ctx, 0)?.clone() else {
+                let Some(parts) = self.vector_parts(ctx, self.operand(ctx, 0)?) else {
                     return Err(self.invalid(ctx, "a vector load needs a vector destination"));
                 };
                 if parts.len() != m.vec as usize {
@@ -44,13 +55,10 @@ impl<'a> Decoder<'a> {
                     return Err(self.invalid(ctx, "a load past the end of a parameter"));
                 }
                 for (i, part) in parts.iter().enumerate() {
-                    let d = match part {
-                        Operand::Name("_") => continue,
-                        Operand::Name(name) => self
-                            .reg(ctx.scopes, name, ctx.instruction.range.start)
-                            .map_err(Ok)?,
-                        _ => return Err(self.invalid(ctx, "vector elements must be registers")),
-                    };
+                    if *part == Operand::Name("_") {
+                        continue;
+                    }
+                    let d = self.dst_operand(ctx, part)?;
                     let mut inst = Inst::new(Op::LdKParam);
                     inst.d = d;
                     inst.imm = (at + off + i * size) as i64;
@@ -60,7 +68,7 @@ impl<'a> Decoder<'a> {
                 }
                 Ok(())
             }
-            Some(".param") => {
+            (Space::Param, true) => {
                 let Some(base) = base else {
                     return Err(self.invalid(ctx, "a parameter load needs a parameter name"));
                 };
@@ -96,9 +104,7 @@ impl<'a> Decoder<'a> {
                         self.sign_extend_dst(ctx, d, ty);
                         Ok(())
                     }
-                    Some(Sym::Reg(_) | Sym::Shared(_)) => {
-                        bad("parameter-space loads through registers")
-                    }
+                    Some(_) => bad("parameter-space loads through registers"),
                     None => Err(Ok(self.parse_error(
                         ctx.instruction.range.start,
                         ParseErrorKind::Undeclared {
@@ -107,19 +113,20 @@ impl<'a> Decoder<'a> {
                     ))),
                 }
             }
-            None | Some(".global") | Some(".generic") => {
-                let a = self.address_base(ctx, base)?;
+            _ => {
+                let a = self.base_slot(ctx, space, base)?;
                 if m.vec == 1 {
                     let mut inst = Inst::new(Op::LdGlobal);
                     let d = self.dst(ctx, 0)?;
                     inst.d = d;
                     inst.a = a;
+                    inst.k = space.code();
                     inst.imm = offset;
                     inst.w = size as u8;
                     self.push(ctx, inst);
                     self.sign_extend_dst(ctx, d, ty);
                 } else {
-                    let Operand::Vector(parts) = self.operand(ctx, 0)?.clone() else {
+                    let Some(parts) = self.vector_parts(ctx, self.operand(ctx, 0)?) else {
                         return Err(self.invalid(ctx, "a vector load needs a vector destination"));
                     };
                     if parts.len() != m.vec as usize {
@@ -127,19 +134,14 @@ impl<'a> Decoder<'a> {
                     }
                     let start = self.lanes.len() as u32;
                     for part in &parts {
-                        let slot = match part {
-                            Operand::Name("_") => self.sink,
-                            Operand::Name(name) => self
-                                .reg(ctx.scopes, name, ctx.instruction.range.start)
-                                .map_err(Ok)?,
-                            _ => return Err(self.invalid(ctx, "vector elements must be registers")),
-                        };
+                        let slot = self.dst_operand(ctx, part)?;
                         self.lanes.push(slot);
                     }
                     let mut inst = Inst::new(Op::LdGlobalV);
                     inst.d = start;
                     inst.c = u32::from(m.vec);
                     inst.a = a;
+                    inst.k = space.code();
                     inst.imm = offset;
                     inst.w = size as u8;
                     self.push(ctx, inst);
@@ -154,34 +156,34 @@ impl<'a> Decoder<'a> {
                 }
                 Ok(())
             }
-            Some(_) => bad("memory other than global"),
         }
     }
 
-    /// The register holding the base of a global address (a constant 0 for `[imm]`).
-    pub(super) fn address_slot(
-        &mut self,
+    /// The instruction's state space, except that a `.param` array held in the local frame
+    /// (a function's or a call's, see [`Sym::ParamMem`]) is accessed as the local memory it is,
+    /// once the access is known to stay inside it.
+    fn param_in_frame(
+        &self,
         ctx: &Ctx<'_, 'a, '_>,
+        m: &Mods<'a>,
         base: Option<&'a str>,
-    ) -> EResult<u32> {
-        self.address_base(ctx, base)
-    }
-
-    fn address_base(&mut self, ctx: &Ctx<'_, 'a, '_>, base: Option<&'a str>) -> EResult<u32> {
-        match base {
-            None => self.const_slot(0).map_err(Ok),
-            Some(name) => match lookup(ctx.scopes, name) {
-                // A shared variable's name reaches here only from a `.shared` access.
-                Some(Sym::Reg(slot) | Sym::Shared(slot)) => Ok(slot),
-                Some(_) => bad("addressing parameters as memory"),
-                None => {
-                    if self.module.functions.iter().any(|f| f.name == name) {
-                        bad("addresses of functions")
-                    } else {
-                        bad("module variables")
-                    }
-                }
-            },
+        offset: i64,
+        size: u32,
+    ) -> EResult<Space> {
+        let space = Space::from_modifier(m.space).ok_or(Err("this state space"))?;
+        if space != Space::Param {
+            return Ok(space);
+        }
+        let Some(Sym::ParamMem { size: psize, .. }) = base.and_then(|b| lookup(ctx.scopes, b))
+        else {
+            return Ok(space);
+        };
+        let end = u64::try_from(offset)
+            .ok()
+            .and_then(|o| o.checked_add(u64::from(size) * u64::from(m.vec)));
+        match end {
+            Some(end) if end <= u64::from(psize) => Ok(Space::Local),
+            _ => Err(self.invalid(ctx, "an access outside the parameter")),
         }
     }
 
@@ -195,8 +197,9 @@ impl<'a> Decoder<'a> {
         if size > 8 {
             return bad("128-bit stores");
         }
-        match m.space {
-            Some(".param") => {
+        let space = self.param_in_frame(ctx, m, base, offset, size)?;
+        match space {
+            Space::Param => {
                 if m.vec != 1 {
                     return bad("vector parameter stores");
                 }
@@ -215,7 +218,8 @@ impl<'a> Decoder<'a> {
                         self.push(ctx, inst);
                         Ok(())
                     }
-                    Some(_) => bad("stores to kernel parameters"),
+                    Some(Sym::KParam { .. } | Sym::Reg(_)) => bad("stores to kernel parameters"),
+                    Some(_) => Err(self.invalid(ctx, "a parameter store needs a parameter name")),
                     None => Err(Ok(self.parse_error(
                         ctx.instruction.range.start,
                         ParseErrorKind::Undeclared {
@@ -224,17 +228,19 @@ impl<'a> Decoder<'a> {
                     ))),
                 }
             }
-            None | Some(".global") | Some(".generic") => {
-                let a = self.address_base(ctx, base)?;
+            Space::Const => Err(self.invalid(ctx, "a store to the constant space")),
+            _ => {
+                let a = self.base_slot(ctx, space, base)?;
                 if m.vec == 1 {
                     let mut inst = Inst::new(Op::StGlobal);
                     inst.a = a;
+                    inst.k = space.code();
                     inst.b = self.src(ctx, 1, ty)?;
                     inst.imm = offset;
                     inst.w = size as u8;
                     self.push(ctx, inst);
                 } else {
-                    let Operand::Vector(parts) = self.operand(ctx, 1)?.clone() else {
+                    let Some(parts) = self.vector_parts(ctx, self.operand(ctx, 1)?) else {
                         return Err(self.invalid(ctx, "a vector store needs a vector source"));
                     };
                     if parts.len() != m.vec as usize {
@@ -248,6 +254,7 @@ impl<'a> Decoder<'a> {
                     self.lanes.extend(slots);
                     let mut inst = Inst::new(Op::StGlobalV);
                     inst.a = a;
+                    inst.k = space.code();
                     inst.b = start;
                     inst.c = u32::from(m.vec);
                     inst.imm = offset;
@@ -256,7 +263,6 @@ impl<'a> Decoder<'a> {
                 }
                 Ok(())
             }
-            Some(_) => bad("memory other than global"),
         }
     }
 }

@@ -16,7 +16,11 @@
 //! `convert`, `half` (half precision and the float forms that share its lanes), `memory`,
 //! `control` — which build on `operands` (slots of registers, immediates and
 //! special registers), `mods` (parsed modifiers) and `class` (how a type computes).
+//! `variables` lays out the module's variables and every `.local` one, `shared` (with `layout`)
+//! the block's `.shared` ones and the shared-space instructions, `address` what a name's address
+//! is in each state space; `barrier` and `warp` decode the block- and warp-level instructions.
 
+mod address;
 mod arith;
 mod atomic;
 mod barrier;
@@ -37,6 +41,7 @@ mod operands;
 mod program;
 mod shared;
 mod undefined;
+mod variables;
 mod warp;
 
 pub use decoder::decode;
@@ -46,6 +51,7 @@ pub(crate) use intbits::{
     BITS_SHF_L, BITS_SHF_R, BITS_TESTP, TESTP_FINITE, TESTP_INFINITE, TESTP_NAN, TESTP_NORMAL,
     TESTP_NUMBER,
 };
+pub(crate) use program::ModuleImage;
 pub(crate) use program::{
     AR_ABS, AR_ADD, AR_EX2, AR_FMA, AR_MAX, AR_MIN, AR_MUL, AR_NEG, AR_SUB, AR_TANH, ATOM_ADD,
     ATOM_ADD_F32, ATOM_ADD_F64, ATOM_AND, ATOM_CAS, ATOM_DEC, ATOM_EXCH, ATOM_INC, ATOM_MAX,
@@ -53,8 +59,8 @@ pub(crate) use program::{
     CMP_EQ, CMP_GE, CMP_GT, CMP_LE, CMP_LT, CMP_NAN, CMP_NE, CMP_NUM, CMP_UNORDERED, F_BRANCH,
     F_BRANCH_NEG, F_FTZ, F_GUARD_NEG, F_NEG_C, F_SAT, F_SIGNED, F_X2, FMT_BF16, FMT_F16, FMT_F32,
     FMT_F64, HM_NAN, HM_RELU, HM_SATFINITE, HM_XORSIGN_ABS, Inst, MAX_SLOTS, NONE, Op, RM, RN, RP,
-    RZ, SET_BF16, SET_F16, SET_F32, SET_INT16, SET_INT32, SET_PRED, SHARED_WINDOW, SPECIAL_CLOCK,
-    SPECIAL_CLOCK64, SPECIAL_GLOBALTIMER, SPECIAL_LANEID, SPECIAL_LANEMASK_EQ, SPECIAL_LANEMASK_GE,
+    RZ, SET_BF16, SET_F16, SET_F32, SET_INT16, SET_INT32, SET_PRED, SPECIAL_CLOCK, SPECIAL_CLOCK64,
+    SPECIAL_GLOBALTIMER, SPECIAL_LANEID, SPECIAL_LANEMASK_EQ, SPECIAL_LANEMASK_GE,
     SPECIAL_LANEMASK_GT, SPECIAL_LANEMASK_LE, SPECIAL_LANEMASK_LT, SPECIAL_NWARPID, SPECIAL_ONE,
     SPECIAL_SLOTS, SPECIAL_WARPID, SPECIAL_ZERO, Site, WARP_ACTIVEMASK, WARP_MATCH_ALL,
     WARP_MATCH_ANY, WARP_REDUX_ADD, WARP_REDUX_AND, WARP_REDUX_MAX, WARP_REDUX_MIN, WARP_REDUX_OR,

@@ -78,12 +78,50 @@ impl<'a> Decoder<'a> {
 
     /// A destination register.
     pub(super) fn dst(&self, ctx: &Ctx<'_, 'a, '_>, i: usize) -> EResult<u32> {
-        match self.operand(ctx, i)? {
+        let operand = self.operand(ctx, i)?;
+        self.dst_operand(ctx, operand)
+    }
+
+    /// A destination register (or a vector register's component, or the sink `_`).
+    pub(super) fn dst_operand(&self, ctx: &Ctx<'_, 'a, '_>, operand: &Operand<'a>) -> EResult<u32> {
+        match operand {
             Operand::Name("_") => Ok(self.sink),
             Operand::Name(name) => self
                 .reg(ctx.scopes, name, ctx.instruction.range.start)
                 .map_err(Ok),
+            Operand::Special(name, dim) => match self.component(ctx, name, *dim)? {
+                Some(slot) => Ok(slot),
+                None => Err(self.invalid(ctx, "the destination must be a register")),
+            },
             _ => Err(self.invalid(ctx, "the destination must be a register")),
+        }
+    }
+
+    /// The slot of component `dim` (`.x` = 0, …) of `name` if it is a vector register.
+    fn component(&self, ctx: &Ctx<'_, 'a, '_>, name: &str, dim: u8) -> EResult<Option<u32>> {
+        match lookup(ctx.scopes, name) {
+            Some(Sym::VecReg { base, len }) if dim < len => Ok(Some(base + u32::from(dim))),
+            Some(Sym::VecReg { .. }) => Err(self.invalid(ctx, "a component the vector lacks")),
+            _ => Ok(None),
+        }
+    }
+
+    /// The elements of a vector operand: `{a, b, …}` as written, or a vector register's
+    /// components; `None` for anything else.
+    pub(super) fn vector_parts(
+        &self,
+        ctx: &Ctx<'_, 'a, '_>,
+        operand: &Operand<'a>,
+    ) -> Option<Vec<Operand<'a>>> {
+        match operand {
+            Operand::Vector(parts) => Some(parts.clone()),
+            Operand::Name(name) => match lookup(ctx.scopes, name) {
+                Some(Sym::VecReg { len, .. }) => {
+                    Some((0..len).map(|i| Operand::Special(name, i)).collect())
+                }
+                _ => None,
+            },
+            _ => None,
         }
     }
 
@@ -123,6 +161,9 @@ impl<'a> Decoder<'a> {
                 self.const_slot(bits).map_err(Ok)
             }
             Operand::Special(name, dim) => {
+                if let Some(slot) = self.component(ctx, name, *dim)? {
+                    return Ok(slot);
+                }
                 let group = match *name {
                     "%tid" => 0,
                     "%ntid" => 1,

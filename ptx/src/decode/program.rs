@@ -214,11 +214,6 @@ pub(crate) const WARP_MATCH_ALL: u8 = 15;
 pub(crate) const WARP_ACTIVEMASK: u8 = 16;
 pub(crate) const WARP_SYNC: u8 = 17;
 
-/// The generic address of shared-space address 0: generic addresses from here to
-/// [`SHARED_WINDOW`] + 2^32 are the block's shared memory (the part past its size faults).
-/// It lies below every address the emulator device allocates.
-pub(crate) const SHARED_WINDOW: u64 = 0x6000_0000_0000;
-
 /// The most shared memory, static and dynamic, a block may have: 227 KiB, the largest a block
 /// may opt in to on sm_90.
 pub const MAX_SHARED_BYTES: u64 = 227 * 1024;
@@ -326,6 +321,18 @@ pub struct Program {
     pub(crate) shared_static: u64,
     /// Offset of the dynamic shared memory (after the static variables).
     pub(crate) shared_dynamic_offset: u64,
+    /// Bytes of each thread's `.local` frame.
+    pub(crate) local_bytes: usize,
+    /// The module's variables.
+    pub(crate) module: ModuleImage,
+}
+
+/// The module's variables as a program addresses them: the initial bytes of its `.global`
+/// variables and the bytes of its `.const` ones.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ModuleImage {
+    pub(crate) globals: Vec<u8>,
+    pub(crate) consts: Vec<u8>,
 }
 
 impl Program {
@@ -372,6 +379,12 @@ impl Program {
     /// Number of 64-bit register slots a thread uses.
     pub fn register_slots(&self) -> usize {
         self.num_regs
+    }
+
+    /// Bytes of each thread's `.local` frame: every `.local` variable of the entry and of the
+    /// functions it calls.
+    pub fn local_frame_bytes(&self) -> usize {
+        self.local_bytes
     }
 }
 

@@ -1,5 +1,5 @@
-//! `.shared` memory: the declarations (in a body, or at module scope), the block's layout, and
-//! the instructions that use the shared state space.
+//! `.shared` memory: the declarations (in a body, or at module scope, both parsed with every
+//! other variable), the block's layout, and the instructions that use the shared state space.
 //!
 //! Layout: the static variables in the order the decoder meets them (module-scope ones first),
 //! each at the next multiple of its alignment; then the dynamic arrays (`.extern .shared`, sized
@@ -9,19 +9,20 @@
 //! use; the offset of the dynamic arrays is known once every body is compiled, so it lives in a
 //! slot written at link time.
 //!
-//! A shared-space access becomes [`Op::ToShared`], which checks the address against the block's
-//! window (faulting with the shared address) and converts it to a generic one, followed by the
-//! generic access itself, which the interpreter routes to the block's shared memory.
+//! `ld.shared` and `st.shared` are the memory instructions of every state space, with the
+//! shared space in `k`; the interpreter routes them to the block's shared memory. An atomic's
+//! `k` holds its operation, so `atom.shared`/`red.shared` become [`Op::ToShared`], which checks
+//! the address against the block's shared memory (faulting with the shared address) and
+//! converts it to a generic one in the shared window, followed by the generic atomic.
 
-use std::ops::Range;
-
-use super::decoder::{Ctx, DResult, Decoder, Scope, Sym, lookup};
+use super::decoder::{Ctx, DResult, Decoder, Sym, lookup};
 use super::mods::Mods;
 use super::operands::{EResult, bad};
-use super::{Inst, MAX_SHARED_BYTES, Op, SHARED_WINDOW};
+use super::{Inst, MAX_SHARED_BYTES, Op};
 use crate::body::Operand;
-use crate::lexer::{Lexer, Punct, Token, TokenKind};
 use crate::model::ScalarType;
+use crate::space::SHARED_WINDOW;
+use crate::variable::Variable;
 
 /// One declared variable.
 struct Decl<'a> {
@@ -33,73 +34,33 @@ struct Decl<'a> {
 }
 
 impl<'a> Decoder<'a> {
-    /// Finds the module-scope `.shared` variables and places the static ones.
-    pub(super) fn scan_module_shared(&mut self) -> DResult<()> {
-        let src = self.src;
-        if memchr::memmem::find(src.as_bytes(), b".shared").is_none() {
-            return Ok(());
+    /// A `.shared` variable (in a body or at module scope): its name stands for the slot of
+    /// its shared-space address.
+    pub(super) fn shared_var(&mut self, var: &Variable<'a>) -> DResult<Sym> {
+        if var.init.is_some() {
+            return Err(self.unsupported_at(var.offset, ".shared", "initialized shared variables"));
         }
-        let mut lexer = Lexer::new(src);
-        // Nesting of braces and parentheses: `.shared` at depth 0 begins a declaration (in a
-        // parameter list it is a pointer's state space).
-        let mut depth = 0usize;
-        let mut start: Option<usize> = None;
-        while let Some(token) = lexer.next_token() {
-            let Ok(token) = token else {
-                // The module parser has already accepted this text; a lexing error here means
-                // nothing is declared where it is.
-                return Ok(());
-            };
-            match token.kind {
-                TokenKind::Punct(Punct::LBrace | Punct::LParen) => depth += 1,
-                TokenKind::Punct(Punct::RBrace | Punct::RParen) => {
-                    depth = depth.saturating_sub(1);
-                }
-                TokenKind::Directive if depth == 0 => {
-                    if matches!(token.text, ".extern" | ".visible" | ".weak") {
-                        start.get_or_insert(token.offset);
-                        continue;
-                    }
-                    if token.text == ".shared" {
-                        let from = start.unwrap_or(token.offset);
-                        let end = statement_end(&mut lexer, src.len());
-                        let decls = parse_decls(src, from..end)
-                            .map_err(|reason| self.unsupported_at(from, ".shared", reason))?;
-                        for decl in decls {
-                            let slot = self.place_shared(&decl, from)?;
-                            self.shared.module.push((decl.name, slot));
-                        }
-                    }
-                }
-                _ => {}
-            }
-            start = None;
+        if var.opaque {
+            return Err(self.unsupported_at(
+                var.offset,
+                ".shared",
+                "textures, samplers and surfaces",
+            ));
         }
-        Ok(())
-    }
-
-    /// Adds the module-scope shared variables to a function's outermost scope.
-    pub(super) fn module_shared_into(&self, scope: &mut Scope<'a>) {
-        for &(name, slot) in &self.shared.module {
-            scope.names.entry(name).or_insert(Sym::Shared(slot));
+        let decl = Decl {
+            name: var.name,
+            bytes: var.size_bytes(),
+            align: var.alignment(),
+            external: var.external,
+        };
+        if !decl.align.is_power_of_two() {
+            return Err(self.unsupported_at(
+                var.offset,
+                var.name,
+                "an alignment that is not a power of two",
+            ));
         }
-    }
-
-    /// A `.shared` declaration in a body: the variables enter the innermost scope.
-    pub(super) fn declare_shared(
-        &mut self,
-        scopes: &mut [Scope<'a>],
-        range: Range<usize>,
-    ) -> DResult<()> {
-        let decls = parse_decls(self.src, range.clone())
-            .map_err(|reason| self.unsupported_at(range.start, ".shared", reason))?;
-        for decl in decls {
-            let slot = self.place_shared(&decl, range.start)?;
-            if let Some(scope) = scopes.last_mut() {
-                scope.names.insert(decl.name, Sym::Shared(slot));
-            }
-        }
-        Ok(())
+        self.place_shared(&decl, var.offset).map(Sym::Shared)
     }
 
     /// Places a variable; returns the slot of its address.
@@ -150,7 +111,12 @@ impl<'a> Decoder<'a> {
     ) -> Option<EResult<()>> {
         let shared = m.space == Some(".shared");
         match opcode {
-            "ld" | "st" | "atom" | "red" if shared => Some(self.shared_access(ctx, m, opcode)),
+            "ld" | "st" if shared => {
+                // The access itself is every space's; the block's threads must run together.
+                self.shared.block_scoped = true;
+                None
+            }
+            "atom" | "red" if shared => Some(self.shared_atomic(ctx, m, opcode)),
             "cvta" if shared => Some(self.shared_cvta(ctx, m)),
             "mov" => {
                 let Some(Operand::Name(name)) = ctx.instruction.operands.get(1) else {
@@ -167,40 +133,23 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    /// `ld`, `st`, `atom` or `red` on `.shared`: the global form, its address converted first.
-    pub(super) fn shared_access(
+    /// `atom` or `red` on `.shared`: the generic form, its address converted first.
+    pub(super) fn shared_atomic(
         &mut self,
         ctx: &mut Ctx<'_, 'a, '_>,
         m: &Mods<'a>,
         opcode: &str,
     ) -> EResult<()> {
         self.shared.block_scoped = true;
-        let global = Mods {
-            space: Some(".global"),
-            types: m.types.clone(),
-            extra: m.extra.clone(),
-            vec: m.vec,
-            bool_op: m.bool_op,
-            ..Mods::default()
-        };
         let before = ctx.code.insts.len();
-        match opcode {
-            "ld" => self.load(ctx, &global)?,
-            "st" => self.store(ctx, &global)?,
-            _ => self.atomic(ctx, &global, opcode)?,
-        }
+        self.atomic(ctx, m, opcode)?;
         let found = ctx
             .code
             .insts
             .iter()
             .enumerate()
             .skip(before)
-            .find(|(_, i)| {
-                matches!(
-                    i.op,
-                    Op::LdGlobal | Op::LdGlobalV | Op::StGlobal | Op::StGlobalV | Op::Atom
-                )
-            })
+            .find(|(_, i)| i.op == Op::Atom)
             .map(|(at, i)| (at, *i));
         let Some((at, access)) = found else {
             return bad("this shared-memory access");
@@ -210,13 +159,8 @@ impl<'a> Decoder<'a> {
         check.d = tmp;
         check.a = access.a;
         check.imm = access.imm;
-        let count = if matches!(access.op, Op::LdGlobalV | Op::StGlobalV) {
-            access.c.clamp(1, 4) as u8
-        } else {
-            1
-        };
-        check.w = access.w.saturating_mul(count);
-        check.k = u8::from(!matches!(access.op, Op::LdGlobal | Op::LdGlobalV));
+        check.w = access.w;
+        check.k = 1;
         if let Some(inst) = ctx.code.insts.get_mut(at) {
             inst.a = tmp;
             inst.imm = 0;
@@ -296,102 +240,4 @@ impl<'a> Decoder<'a> {
         }
         Ok(())
     }
-}
-
-/// Advances `lexer` past the `;` that ends the current statement; returns the offset after it.
-fn statement_end(lexer: &mut Lexer<'_>, len: usize) -> usize {
-    while let Some(Ok(token)) = lexer.next_token() {
-        if token.is_punct(Punct::Semi) {
-            return token.end();
-        }
-    }
-    len
-}
-
-/// Parses `[.extern] .shared [.align N] [.vN] .type name[dims] {, name[dims]} ;` in `range`.
-fn parse_decls(src: &str, range: Range<usize>) -> Result<Vec<Decl<'_>>, &'static str> {
-    let mut tokens = Lexer::with_range(src, range).filter_map(Result::ok);
-    let mut external = false;
-    let mut align = None;
-    let mut vec = 1u64;
-    let mut ty: Option<ScalarType> = None;
-    let mut next = tokens.next();
-    while let Some(Token {
-        kind: TokenKind::Directive,
-        text,
-        ..
-    }) = next
-    {
-        match text {
-            ".extern" => external = true,
-            ".visible" | ".weak" | ".shared" => {}
-            ".align" => {
-                let value = tokens.next().and_then(|t| t.int_value());
-                match value {
-                    Some(a) if a.is_power_of_two() => align = Some(a),
-                    _ => return Err("an alignment that is not a power of two"),
-                }
-            }
-            ".v2" => vec = 2,
-            ".v4" => vec = 4,
-            ".v8" => vec = 8,
-            ".ptr" => return Err("shared pointers"),
-            _ => match ScalarType::from_directive(text) {
-                Some(parsed) if ty.is_none() => ty = Some(parsed),
-                _ => return Err("this shared variable declaration"),
-            },
-        }
-        next = tokens.next();
-    }
-    let Some(ty) = ty else {
-        return Err("a shared variable without a type");
-    };
-    let element = u64::from(ty.bytes()).saturating_mul(vec);
-    let align = align.unwrap_or(element).max(1);
-    let mut decls = Vec::new();
-    loop {
-        let Some(Token {
-            kind: TokenKind::Ident,
-            text: name,
-            ..
-        }) = next
-        else {
-            return Err("this shared variable declaration");
-        };
-        let mut bytes = Some(element);
-        next = tokens.next();
-        while next.is_some_and(|t| t.is_punct(Punct::LBracket)) {
-            next = tokens.next();
-            match next {
-                Some(t) if t.is_punct(Punct::RBracket) => bytes = None,
-                Some(t) => {
-                    let count = t.int_value().ok_or("an array size that is not a number")?;
-                    bytes = bytes.and_then(|b| b.checked_mul(count));
-                    if bytes.is_none() {
-                        return Err("a shared array too large");
-                    }
-                    next = tokens.next();
-                    if !next.is_some_and(|t| t.is_punct(Punct::RBracket)) {
-                        return Err("this shared variable declaration");
-                    }
-                }
-                None => return Err("this shared variable declaration"),
-            }
-            next = tokens.next();
-        }
-        decls.push(Decl {
-            name,
-            bytes,
-            align,
-            external,
-        });
-        match next {
-            Some(t) if t.is_punct(Punct::Comma) => next = tokens.next(),
-            Some(t) if t.is_punct(Punct::Semi) => break,
-            None => break,
-            Some(t) if t.is_punct(Punct::Eq) => return Err("initialized shared variables"),
-            Some(_) => return Err("this shared variable declaration"),
-        }
-    }
-    Ok(decls)
 }

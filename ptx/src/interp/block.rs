@@ -20,7 +20,7 @@ use super::group::Group;
 use super::lanes::LANES;
 use super::memory::Memory;
 use super::meter::{Halt, Meter, thread_site};
-use super::shared::{SharedMemory, Windowed};
+use super::shared::SharedMemory;
 
 /// A worker's state for block-scoped launches, reused block after block.
 #[derive(Default)]
@@ -58,10 +58,6 @@ impl BlockRunner {
         } = self;
         shared.reset(usize::try_from(shared_len).unwrap_or(0));
         sync.reset(u32::try_from(threads).unwrap_or(u32::MAX));
-        let windowed = Windowed {
-            global: memory,
-            shared: &*shared,
-        };
         let groups = groups.get_mut(..count).unwrap_or_default();
 
         for (index, group) in groups.iter_mut().enumerate() {
@@ -82,13 +78,13 @@ impl BlockRunner {
             };
             let scope = BlockScope {
                 sync: &mut *sync,
-                shared_len,
+                shared: &*shared,
             };
             machine.run(
                 Some(group),
                 Start::Fresh(live),
                 params,
-                &windowed,
+                memory,
                 meter,
                 Some(scope),
             )?;
@@ -109,13 +105,13 @@ impl BlockRunner {
                 progressed = true;
                 let scope = BlockScope {
                     sync: &mut *sync,
-                    shared_len,
+                    shared: &*shared,
                 };
                 machine.run(
                     Some(group),
                     Start::Resume,
                     params,
-                    &windowed,
+                    memory,
                     meter,
                     Some(scope),
                 )?;

@@ -12,7 +12,7 @@
 
 use super::barrier::{BlockSync, whole_warps};
 use super::bits::bits_op;
-use super::fault::{Access, ExecError, Fault, FaultKind, LaunchDims};
+use super::fault::{Access, Allocation, ExecError, Fault, FaultKind, LaunchDims};
 use super::float::{
     arith_f32, cmp_float, f64_to_f32, f64_to_half, from_half, ftz, int_to_float, max32, max64,
     min32, min64, round_integral, sat32, sat64, to_half,
@@ -22,7 +22,8 @@ use super::half::{cvt_half, packed, set};
 use super::lanes::{LANES, Registers, Row, bits};
 use super::memory::Memory;
 use super::meter::{Halt, LaneId, Meter, SLICE, thread_site};
-use super::shared::{shared_fault, to_generic};
+use super::shared::{SharedMemory, shared_fault, to_generic};
+use super::spaces;
 use super::warp::warp_op;
 use crate::decode::{
     ATOM_ADD, ATOM_ADD_F32, ATOM_ADD_F64, ATOM_AND, ATOM_CAS, ATOM_DEC, ATOM_EXCH, ATOM_INC,
@@ -339,9 +340,12 @@ pub(crate) enum End {
 /// What a block-scoped launch gives a group besides its lanes.
 pub(crate) struct BlockScope<'b> {
     pub(crate) sync: &'b mut BlockSync,
-    /// Bytes of the block's shared memory.
-    pub(crate) shared_len: u64,
+    /// The block's shared memory.
+    pub(crate) shared: &'b SharedMemory,
 }
+
+/// The shared memory of a launch that is not block-scoped: none, so that an access faults.
+static NO_SHARED: SharedMemory = SharedMemory::EMPTY;
 
 /// Per-worker state reused by every group: no allocation inside the loop.
 pub(crate) struct Machine<'p> {
@@ -410,6 +414,7 @@ impl<'p> Machine<'p> {
             blocked,
             waits,
             warp0,
+            local,
         } = group;
         let ids = &*ids;
         let warp0 = *warp0;
@@ -417,6 +422,7 @@ impl<'p> Machine<'p> {
         let lanes = &program.lanes[..];
         let hints = &mut self.hints[..];
         let fuel = &mut self.fuel;
+        let shared: &SharedMemory = block.as_ref().map_or(&NO_SHARED, |b| b.shared);
 
         // The running group: its pc and lanes; the parked lanes and their lowest pc.
         let (mut pc, mut act, mut parked, mut parked_min);
@@ -428,6 +434,7 @@ impl<'p> Machine<'p> {
                     regs[slot] = [0; LANES];
                 }
                 *depth = [0; LANES];
+                local.reset();
                 *called = false;
                 *live = mask;
                 *blocked = 0;
@@ -452,7 +459,7 @@ impl<'p> Machine<'p> {
             ($lane:expr, $addr:expr, $size:expr, $access:expr, $kind:expr) => {
                 return Err(Halt::Fail(lane_fault(
                     program,
-                    memory,
+                    spaces::nearest(memory, local, shared, memory_space(insts.get(pc)), $addr),
                     pc,
                     ids[$lane % LANES],
                     $addr,
@@ -554,7 +561,9 @@ impl<'p> Machine<'p> {
                                             FaultKind::Misaligned
                                         );
                                     }
-                                    match memory.load(addr, size, hint) {
+                                    match spaces::load(
+                                        memory, local, shared, inst.k, lane, addr, size, hint,
+                                    ) {
                                         Ok(v) => out[lane] = v,
                                         Err(kind) => fault!(lane, addr, size, Access::Load, kind),
                                     }
@@ -587,7 +596,10 @@ impl<'p> Machine<'p> {
                                             FaultKind::Misaligned
                                         );
                                     }
-                                    if let Err(kind) = memory.load_many(addr, size, values, hint) {
+                                    if let Err(kind) = spaces::load_many(
+                                        memory, local, shared, inst.k, lane, addr, size, values,
+                                        hint,
+                                    ) {
                                         fault!(lane, addr, total, Access::Load, kind);
                                     }
                                     for (&row, &v) in rows.iter().zip(values.iter()) {
@@ -614,8 +626,17 @@ impl<'p> Machine<'p> {
                                             FaultKind::Misaligned
                                         );
                                     }
-                                    if let Err(kind) = memory.store(addr, size, values[lane], hint)
-                                    {
+                                    if let Err(kind) = spaces::store(
+                                        memory,
+                                        local,
+                                        shared,
+                                        inst.k,
+                                        lane,
+                                        addr,
+                                        size,
+                                        values[lane],
+                                        hint,
+                                    ) {
                                         fault!(lane, addr, size, Access::Store, kind);
                                     }
                                 }
@@ -651,7 +672,10 @@ impl<'p> Machine<'p> {
                                         *value = regs.rows.get(row).map_or(0, |row| row[lane]);
                                     }
                                     // A faulting vector store writes none of its elements.
-                                    if let Err(kind) = memory.store_many(addr, size, values, hint) {
+                                    if let Err(kind) = spaces::store_many(
+                                        memory, local, shared, inst.k, lane, addr, size, values,
+                                        hint,
+                                    ) {
                                         fault!(lane, addr, total, Access::Store, kind);
                                     }
                                 }
@@ -699,7 +723,7 @@ impl<'p> Machine<'p> {
                             }
                             Op::Nop => Flow::Next,
                             Op::ToShared => {
-                                let len = block.as_ref().map_or(0, |b| b.shared_len);
+                                let len = shared.allocation(0).size;
                                 for lane in bits(eff) {
                                     let s = regs[inst.a][lane].wrapping_add(inst.imm as u64);
                                     match to_generic(s, inst.w, len) {
@@ -791,7 +815,8 @@ impl<'p> Machine<'p> {
                                     }
                                     let (b, c) = (regs[inst.b][lane], regs[inst.c][lane]);
                                     let mut op = |old: u64| atomic_op(inst, old, b, c);
-                                    match memory.update(addr, size, hint, &mut op) {
+                                    match spaces::update(memory, shared, addr, size, hint, &mut op)
+                                    {
                                         Ok(old) => regs[inst.d][lane] = old,
                                         Err(kind) => fault!(lane, addr, size, Access::Store, kind),
                                     }
@@ -1417,11 +1442,26 @@ fn encode(x: f64, fmt: u8, mode: u8) -> u64 {
     }
 }
 
+/// The state space code of a memory instruction (generic for anything else).
+fn memory_space(inst: Option<&Inst>) -> u8 {
+    match inst {
+        Some(inst)
+            if matches!(
+                inst.op,
+                Op::LdGlobal | Op::LdGlobalV | Op::StGlobal | Op::StGlobalV
+            ) =>
+        {
+            inst.k
+        }
+        _ => 0,
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 #[cold]
-fn lane_fault<M: Memory>(
+fn lane_fault(
     program: &Program,
-    memory: &M,
+    nearest: Option<Allocation>,
     pc: usize,
     (block, thread): LaneId,
     address: u64,
@@ -1440,6 +1480,6 @@ fn lane_fault<M: Memory>(
         size: size as u32,
         access,
         kind,
-        nearest: memory.nearest(address),
+        nearest,
     }))
 }

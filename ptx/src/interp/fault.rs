@@ -197,6 +197,13 @@ pub enum ExecError {
         /// The trapping thread and instruction.
         at: Box<ThreadSite>,
     },
+    /// The [`ModuleMemory`](super::ModuleMemory) given to the launch was not made for its
+    /// program.
+    #[error("entry `{entry}`: the module memory given to the launch belongs to another program")]
+    ModuleMismatch {
+        /// The entry point.
+        entry: String,
+    },
     /// A barrier or warp-level instruction used in a way the emulator cannot run exactly (the
     /// GPU would hang or give an undefined result): a thread of a member mask that is not
     /// converged at the instruction, a shuffle from a thread that does not take part, a
@@ -227,19 +234,6 @@ pub enum ExecError {
         dynamic_bytes: u32,
         /// The most a block may have.
         limit: u64,
-    },
-    /// The memory maps a range inside the generic window reserved for shared memory.
-    #[error(
-        "entry `{entry}`: the memory maps {:#x}..{:#x}, inside the shared-memory window {:#x}..{:#x}",
-        .allocation.base, .allocation.base.saturating_add(.allocation.size), .window.0, .window.1
-    )]
-    SharedWindowTaken {
-        /// The entry point.
-        entry: String,
-        /// The mapped range.
-        allocation: Allocation,
-        /// The window, start and end.
-        window: (u64, u64),
     },
     /// A barrier was reached by only some threads of a block while the others had exited or
     /// wait at another barrier: on a GPU the block would hang.

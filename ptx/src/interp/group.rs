@@ -1,10 +1,11 @@
-//! One lockstep group of lanes: its register file and control state, which a block-scoped
-//! launch keeps while the group waits at a barrier, and the release of lanes whose barrier has
+//! One lockstep group of lanes: its register file, control state and local frames, which a
+//! block-scoped launch keeps while the group waits at a barrier, and the release of lanes whose barrier has
 //! completed.
 
 use super::barrier::BlockSync;
 use super::fault::{ExecError, LaunchDims};
 use super::lanes::{LANES, Registers, Row, bits};
+use super::local::LocalFrames;
 use super::meter::{Halt, LaneId, thread_site};
 use crate::decode::{BAR_RED_AND, BAR_RED_OR, BAR_RED_POPC, Op, Program};
 
@@ -37,6 +38,8 @@ pub(crate) struct Group {
     pub(super) waits: [Wait; LANES],
     /// The block's warp number of lanes 0–31 (block-scoped launches).
     pub(super) warp0: usize,
+    /// The lanes' `.local` frames, kept with the rest of their state while they wait.
+    pub(super) local: LocalFrames,
 }
 
 impl Group {
@@ -60,6 +63,7 @@ impl Group {
             blocked: 0,
             waits: [Wait::default(); LANES],
             warp0: 0,
+            local: LocalFrames::new(program.local_bytes, LANES),
         }
     }
 

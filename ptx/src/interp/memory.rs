@@ -62,18 +62,6 @@ pub trait Memory: Sync {
     /// The range nearest to `address` (containing it, or the closest by distance), for fault
     /// reports.
     fn nearest(&self, address: u64) -> Option<Allocation>;
-
-    /// A mapped range that overlaps `[start, end)`, if any (block-scoped launches reserve the
-    /// generic window of shared memory and refuse memory that maps part of it). The default
-    /// looks at the ranges nearest to both ends; an implementation that can list its ranges
-    /// should answer exactly.
-    fn overlapping(&self, start: u64, end: u64) -> Option<Allocation> {
-        let overlaps = |a: &Allocation| a.base < end && a.base.saturating_add(a.size) > start;
-        [self.nearest(start), self.nearest(end.saturating_sub(1))]
-            .into_iter()
-            .flatten()
-            .find(overlaps)
-    }
 }
 
 /// One byte range lent for a launch: read-only (an input) or read-write.
@@ -386,13 +374,6 @@ impl Memory for Regions<'_> {
                 address.saturating_sub(a.base.saturating_add(a.size.saturating_sub(1)))
             }
         })
-    }
-
-    fn overlapping(&self, start: u64, end: u64) -> Option<Allocation> {
-        self.regions
-            .iter()
-            .map(Region::allocation)
-            .find(|a| a.base < end && a.base.saturating_add(a.size) > start)
     }
 }
 

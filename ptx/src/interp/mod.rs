@@ -27,12 +27,19 @@
 //! [`LaunchDims::dynamic_shared_bytes`], at most [`MAX_SHARED_BYTES`]), and the groups of a
 //! block take turns, in a fixed order, each running until its lanes exit or wait at a barrier
 //! (`bar.sync`, `bar.arrive`, `bar.red`, with the ISA's counting of warps and of exited
-//! threads; an aligned barrier must be reached by whole warps). A block runs on one worker, so its result does not depend on the number of
-//! workers either. Shared memory starts unwritten and a read of an unwritten byte is a fault
+//! threads; an aligned barrier must be reached by whole warps). A block runs on one worker, so
+//! its result does not depend on the number of workers either. Shared memory starts unwritten and a read of an unwritten byte is a fault
 //! ([`FaultKind::UninitializedShared`]): the GPU leaves it holding an earlier block's data.
 //! What the GPU leaves undefined or would hang on is a typed error: a barrier that can never
 //! complete ([`ExecError::BarrierDeadlock`]), a warp-level instruction whose member threads
 //! are not converged at it or a misused barrier ([`ExecError::Collective`]).
+//!
+//! State spaces: every memory instruction names its space, and a generic address is resolved to
+//! one of the windows of [`RESERVED`] (the thread's `.local` frame, the block's `.shared`
+//! memory, the argument packet, the module's `.const` and `.global` variables) or, outside that
+//! span, to the launch's [`Memory`]. Each lockstep group keeps its lanes' local frames with its
+//! registers, so a group waiting at a barrier keeps them too. The module's `.global` variables
+//! live in a [`ModuleMemory`], kept between launches by [`run_in_module`].
 //!
 //! Special registers: `%laneid` is the thread's lane in its warp, `%warpid` its warp's number
 //! in the block and `%nwarpid` the block's warps (on the GPU `%warpid` is a hardware slot that
@@ -80,21 +87,30 @@ mod block;
 mod exec;
 mod fault;
 mod float;
+mod globals;
 mod grid;
 mod group;
 mod half;
 mod lanes;
+mod local;
 mod memory;
 mod meter;
 mod shared;
+mod spaces;
 mod warp;
 
 pub use fault::{Access, Allocation, ExecError, Fault, FaultKind, LaunchDims, ThreadSite};
+pub use globals::ModuleMemory;
 pub use memory::{Memory, Region, Regions, merge_ranges};
+
+/// Generic addresses the interpreter keeps for its own windows (the thread's `.local` frame,
+/// the block's `.shared` memory, the argument packet, the module's variables); a [`Memory`]
+/// must lend nothing here.
+pub use crate::space::RESERVED;
 
 use std::sync::atomic::AtomicBool;
 
-use crate::decode::{Program, SHARED_WINDOW};
+use crate::decode::Program;
 
 pub use crate::decode::MAX_SHARED_BYTES;
 pub use lanes::LANES;
@@ -147,12 +163,28 @@ pub fn run<M: Memory>(
 
 /// Runs `program` over the grid with argument packet `params` on `memory`, shared by the
 /// worker threads, under `options`; the first fault in launch order stops the launch (see the
-/// module docs for exactly where).
+/// module docs for exactly where). The module's `.global` variables start from their initial
+/// values for this launch alone: see [`run_in_module`] to keep them between launches.
 pub fn run_with<M: Memory>(
     program: &Program,
     params: &[u8],
     dims: LaunchDims,
     memory: &M,
+    options: &RunOptions<'_>,
+) -> Result<(), ExecError> {
+    let mut module = program.module_memory();
+    run_in_module(program, params, dims, memory, &mut module, options)
+}
+
+/// [`run_with`] on the module `.global` variables held in `module` (made by
+/// [`Program::module_memory`] of the same program), which keep what the launch stores in them,
+/// as a GPU keeps a loaded module's variables from one launch to the next.
+pub fn run_in_module<M: Memory>(
+    program: &Program,
+    params: &[u8],
+    dims: LaunchDims,
+    memory: &M,
+    module: &mut ModuleMemory,
     options: &RunOptions<'_>,
 ) -> Result<(), ExecError> {
     if dims.grid.contains(&0) || dims.block.contains(&0) {
@@ -168,24 +200,29 @@ pub fn run_with<M: Memory>(
             found: params.len(),
         });
     }
+    if !module.fits(program) {
+        return Err(ExecError::ModuleMismatch {
+            entry: program.entry.clone(),
+        });
+    }
     if program.block_scoped {
-        check_shared(program, dims, memory)?;
+        check_shared(program, dims)?;
     }
     let workers = match options.workers {
         0 => available_workers(),
         n => n,
     };
     let meter = meter::Meter::new(options.budget, options.cancel);
-    grid::run_grid(program, params, dims, memory, &meter, workers)
+    let windows = spaces::Windows {
+        global: memory,
+        module: module.regions(&program.module.consts),
+        params,
+    };
+    grid::run_grid(program, params, dims, &windows, &meter, workers)
 }
 
-/// Refuses a launch whose blocks would have more shared memory than a block may, or whose
-/// memory maps part of the generic window of shared memory.
-fn check_shared<M: Memory>(
-    program: &Program,
-    dims: LaunchDims,
-    memory: &M,
-) -> Result<(), ExecError> {
+/// Refuses a launch whose blocks would have more shared memory than a block may.
+fn check_shared(program: &Program, dims: LaunchDims) -> Result<(), ExecError> {
     let dynamic = dims.dynamic_shared_bytes;
     let bytes = program.shared_bytes(u64::from(dynamic));
     if bytes > MAX_SHARED_BYTES {
@@ -195,14 +232,6 @@ fn check_shared<M: Memory>(
             static_bytes: program.shared_static,
             dynamic_bytes: dynamic,
             limit: MAX_SHARED_BYTES,
-        });
-    }
-    let end = SHARED_WINDOW + shared::WINDOW_SPAN;
-    if let Some(allocation) = memory.overlapping(SHARED_WINDOW, end) {
-        return Err(ExecError::SharedWindowTaken {
-            entry: program.entry.clone(),
-            allocation,
-            window: (SHARED_WINDOW, end),
         });
     }
     Ok(())

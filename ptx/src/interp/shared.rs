@@ -1,12 +1,11 @@
-//! A block's shared memory and the generic window that maps it.
+//! A block's shared memory.
 //!
 //! Each block has its own shared memory, sized by the program's static variables plus the
 //! launch's dynamic bytes, and alive only while the block runs. Shared-space address `s` is
-//! generic address [`SHARED_WINDOW`] + `s`; the window reserves 2^32 generic addresses, of
-//! which the block's size is mapped, and an access to the rest faults with
-//! [`FaultKind::OutsideShared`]. Generic accesses of a block-scoped program go through
-//! [`Windowed`], which sends the window to the block's memory and everything else to the
-//! launch's global [`Memory`].
+//! generic address [`SHARED_WINDOW`] + `s` (one window of the reserved span, see
+//! [`crate::space`]); the window spans 2^32 generic addresses, of which the block's size is
+//! mapped, and an access to the rest faults with [`FaultKind::OutsideShared`]. `spaces` routes
+//! every access of the shared space, and every generic one in the window, here.
 //!
 //! Uninitialized shared memory: on the GPU a block's shared memory starts with whatever an
 //! earlier block left there, so no value the emulator could pick is the GPU's. Every byte
@@ -15,17 +14,15 @@
 //! refused rather than given an answer the GPU would not give.
 //!
 //! Only the worker running the block touches its shared memory; the bytes are atomics (relaxed,
-//! plain loads and stores) so that the window can sit behind the `Sync` [`Memory`] interface.
+//! plain loads and stores) so that the memory can be shared (`&`) like the rest of the
+//! launch's memory.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use super::fault::{Access, Allocation, ExecError, Fault, FaultKind};
-use super::memory::Memory;
 use super::meter::LaneId;
-use crate::decode::{Inst, Program, SHARED_WINDOW};
-
-/// Generic addresses the window reserves.
-pub(crate) const WINDOW_SPAN: u64 = 1 << 32;
+use crate::decode::{Inst, Program};
+use crate::space::SHARED_WINDOW;
 
 /// One block's shared memory.
 #[derive(Debug, Default)]
@@ -37,6 +34,13 @@ pub(crate) struct SharedMemory {
 }
 
 impl SharedMemory {
+    /// No bytes.
+    pub(crate) const EMPTY: Self = Self {
+        bytes: Vec::new(),
+        written: Vec::new(),
+        len: 0,
+    };
+
     /// Makes the memory `len` bytes, none of them written (a new block begins).
     pub(crate) fn reset(&mut self, len: usize) {
         if self.bytes.len() < len {
@@ -49,13 +53,20 @@ impl SharedMemory {
         self.len = len;
     }
 
-    /// The size in bytes.
-    pub(crate) fn len(&self) -> u64 {
-        self.len as u64
+    /// The memory as an allocation whose first byte is at `base`, for fault reports.
+    pub(crate) fn allocation(&self, base: u64) -> Allocation {
+        Allocation {
+            base,
+            size: self.len as u64,
+        }
     }
 
     /// The byte range of an access of `size` bytes at offset `offset`, if it is inside.
-    fn range(&self, offset: u64, size: usize) -> Result<std::ops::Range<usize>, FaultKind> {
+    pub(crate) fn range(
+        &self,
+        offset: u64,
+        size: usize,
+    ) -> Result<std::ops::Range<usize>, FaultKind> {
         let start = usize::try_from(offset).map_err(|_| FaultKind::OutsideShared)?;
         let end = start.checked_add(size).ok_or(FaultKind::OutsideShared)?;
         if end > self.len {
@@ -64,7 +75,7 @@ impl SharedMemory {
         Ok(start..end)
     }
 
-    fn load(&self, offset: u64, size: usize) -> Result<u64, FaultKind> {
+    pub(crate) fn load(&self, offset: u64, size: usize) -> Result<u64, FaultKind> {
         let range = self.range(offset, size)?;
         let (Some(bytes), Some(written)) = (
             self.bytes.get(range.clone()),
@@ -80,7 +91,7 @@ impl SharedMemory {
         }))
     }
 
-    fn store(&self, offset: u64, size: usize, value: u64) -> Result<(), FaultKind> {
+    pub(crate) fn store(&self, offset: u64, size: usize, value: u64) -> Result<(), FaultKind> {
         let range = self.range(offset, size)?;
         let (Some(bytes), Some(written)) = (
             self.bytes.get(range.clone()),
@@ -94,13 +105,21 @@ impl SharedMemory {
         }
         Ok(())
     }
-}
 
-/// The shared-space offset of a generic address, if the address is in the window.
-#[inline(always)]
-fn in_window(address: u64) -> Option<u64> {
-    let offset = address.wrapping_sub(SHARED_WINDOW);
-    (offset < WINDOW_SPAN).then_some(offset)
+    /// An atomic read-modify-write: the old value; `op` gives the new one, if any. One worker
+    /// runs the block, so nothing comes between the load and the store.
+    pub(crate) fn update(
+        &self,
+        offset: u64,
+        size: usize,
+        op: &mut dyn FnMut(u64) -> Option<u64>,
+    ) -> Result<u64, FaultKind> {
+        let old = self.load(offset, size)?;
+        if let Some(new) = op(old) {
+            self.store(offset, size, new)?;
+        }
+        Ok(old)
+    }
 }
 
 /// The generic address of shared-space address `s` for an access of `size` bytes, checked
@@ -146,103 +165,4 @@ pub(crate) fn shared_fault(
         kind,
         nearest: Some(Allocation { base: 0, size: len }),
     }))
-}
-
-/// The launch's global memory with the block's shared memory in the window.
-pub(crate) struct Windowed<'m, M> {
-    pub(crate) global: &'m M,
-    pub(crate) shared: &'m SharedMemory,
-}
-
-impl<M: Memory> Memory for Windowed<'_, M> {
-    #[inline]
-    fn load(&self, address: u64, size: usize, hint: &mut u32) -> Result<u64, FaultKind> {
-        match in_window(address) {
-            Some(offset) => self.shared.load(offset, size),
-            None => self.global.load(address, size, hint),
-        }
-    }
-
-    #[inline]
-    fn store(
-        &self,
-        address: u64,
-        size: usize,
-        value: u64,
-        hint: &mut u32,
-    ) -> Result<(), FaultKind> {
-        match in_window(address) {
-            Some(offset) => self.shared.store(offset, size, value),
-            None => self.global.store(address, size, value, hint),
-        }
-    }
-
-    fn update(
-        &self,
-        address: u64,
-        size: usize,
-        hint: &mut u32,
-        op: &mut dyn FnMut(u64) -> Option<u64>,
-    ) -> Result<u64, FaultKind> {
-        match in_window(address) {
-            // One worker runs the block: nothing comes between the load and the store.
-            Some(offset) => {
-                let old = self.shared.load(offset, size)?;
-                if let Some(new) = op(old) {
-                    self.shared.store(offset, size, new)?;
-                }
-                Ok(old)
-            }
-            None => self.global.update(address, size, hint, op),
-        }
-    }
-
-    fn load_many(
-        &self,
-        address: u64,
-        size: usize,
-        out: &mut [u64],
-        hint: &mut u32,
-    ) -> Result<(), FaultKind> {
-        let Some(offset) = in_window(address) else {
-            return self.global.load_many(address, size, out, hint);
-        };
-        self.shared.range(offset, size.saturating_mul(out.len()))?;
-        let mut at = offset;
-        for o in out.iter_mut() {
-            *o = self.shared.load(at, size)?;
-            at += size as u64;
-        }
-        Ok(())
-    }
-
-    fn store_many(
-        &self,
-        address: u64,
-        size: usize,
-        values: &[u64],
-        hint: &mut u32,
-    ) -> Result<(), FaultKind> {
-        let Some(offset) = in_window(address) else {
-            return self.global.store_many(address, size, values, hint);
-        };
-        self.shared
-            .range(offset, size.saturating_mul(values.len()))?;
-        let mut at = offset;
-        for &v in values {
-            self.shared.store(at, size, v)?;
-            at += size as u64;
-        }
-        Ok(())
-    }
-
-    fn nearest(&self, address: u64) -> Option<Allocation> {
-        match in_window(address) {
-            Some(_) => Some(Allocation {
-                base: SHARED_WINDOW,
-                size: self.shared.len(),
-            }),
-            None => self.global.nearest(address),
-        }
-    }
 }

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use super::ir::{Access, AddrBase, Body, Cmp, Ins, IntOp, Kind, PredOp, Reg, Src};
 use crate::body::{Instruction, Operand, Statement, parse_body};
 use crate::lexer::FloatValue;
-use crate::model::{Module, ScalarType};
+use crate::model::{Module, ScalarType, StateSpace};
 
 /// Why lowering stopped: a 1-based line (0: none) and a reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,6 +171,15 @@ impl<'a> Lowerer<'a> {
                     name: ".callprototype",
                     ..
                 } => {}
+                Statement::Variables(vars) => {
+                    let reason = match vars.first().map(|v| v.space) {
+                        Some(StateSpace::Shared) => "shared memory is not verified",
+                        Some(StateSpace::Local) => "local memory is not verified",
+                        _ => "module variables are not verified",
+                    };
+                    let line = self.line_of(vars.first().map_or(0, |v| v.offset));
+                    self.push(Kind::Refuse { reason }, None, line);
+                }
                 Statement::Directive { name, offset, .. } => {
                     let reason = match name {
                         ".shared" => "shared memory is not verified",

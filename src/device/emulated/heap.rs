@@ -16,6 +16,10 @@ use crate::abi::OperandRange;
 
 /// First allocation address: far from zero, so null and small pointers fault.
 const FIRST_BASE: u64 = 0x7f00_0000_0000;
+/// Where allocations must end: the addresses above are the interpreter's own windows (the
+/// threads' local frames, the module's variables, the argument packet).
+const LAST_END: u64 = jitseam_ptx::interp::RESERVED.start;
+const _: () = assert!(FIRST_BASE < LAST_END);
 /// Allocation alignment, as `cuMemAlloc` guarantees.
 const ALIGN: u64 = 256;
 /// Unmapped bytes between two allocations.
@@ -82,6 +86,7 @@ impl Heap {
             .checked_next_multiple_of(ALIGN)
             .and_then(|s| s.checked_add(GUARD))
             .and_then(|s| base.checked_add(s))
+            .filter(|&next| next <= LAST_END)
             .ok_or_else(|| "the emulator's address space is exhausted".to_owned())?;
         table.next = next;
         table.allocations.insert(base, block);

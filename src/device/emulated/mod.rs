@@ -22,6 +22,12 @@
 //! lanes before the faulting one); nothing is written after it by that group (with several
 //! workers, later blocks may have run; see [`jitseam_ptx::interp`]).
 //!
+//! Besides its operands a launch sees only what the program owns: each thread's `.local` frame
+//! and the module's own `.global` and `.const` variables. A loaded function keeps its module's
+//! `.global` variables from one launch to the next, as a GPU keeps a loaded module's (each
+//! `load_function` loads a module of its own, on a GPU too); two launches of one function that
+//! has such variables take turns, whatever their streams.
+//!
 //! # Every core, and never a hang
 //!
 //! A launch runs its blocks on every core ([`EmulatorConfig::workers`]), and a grid-stride body
@@ -82,10 +88,10 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
-use jitseam_ptx::{DecodeError, Program};
+use jitseam_ptx::DecodeError;
 
 use self::heap::{Heap, lock};
-use self::run::{grid_for, run_launch};
+use self::run::{LoadedKernel, grid_for, run_launch};
 use super::backend::{
     Backend, BackendEvent, BackendFunction, BackendKind, BackendStream, DeviceProperties, Geometry,
 };
@@ -212,7 +218,7 @@ fn copy_error(stage: &str, address: u64, len: usize) -> Error {
 /// One piece of queued work.
 enum Op {
     Launch {
-        program: Arc<Program>,
+        kernel: Arc<LoadedKernel>,
         packet: Vec<u8>,
         /// What the operands reach: the only bytes the launch may touch.
         operands: Vec<OperandRange>,
@@ -349,7 +355,7 @@ impl Queue {
     fn execute(&self, op: Op) -> Option<Error> {
         match op {
             Op::Launch {
-                program,
+                kernel,
                 packet,
                 operands,
                 geometry,
@@ -359,7 +365,7 @@ impl Queue {
                     &shared.heap,
                     &shared.config,
                     &shared.cancel,
-                    &program,
+                    &kernel,
                     &packet,
                     &operands,
                     geometry,
@@ -458,7 +464,7 @@ impl EmulatedEvent {
 /// A pre-decoded entry point.
 #[derive(Debug)]
 struct EmulatedFunction {
-    program: Arc<Program>,
+    kernel: Arc<LoadedKernel>,
 }
 
 impl BackendFunction for EmulatedFunction {
@@ -467,7 +473,7 @@ impl BackendFunction for EmulatedFunction {
     }
 
     fn param_info(&self) -> Result<Option<Vec<(usize, usize)>>, Error> {
-        Ok(Some(self.program.param_layout().to_vec()))
+        Ok(Some(self.kernel.program.param_layout().to_vec()))
     }
 
     fn static_shared_bytes(&self) -> Result<u32, Error> {
@@ -603,7 +609,7 @@ impl Backend for EmulatorBackend {
             },
         })?;
         Ok(Arc::new(EmulatedFunction {
-            program: Arc::new(program),
+            kernel: Arc::new(LoadedKernel::new(program)),
         }))
     }
 
@@ -628,7 +634,7 @@ impl Backend for EmulatorBackend {
                 message: "the function was not loaded by the emulator".to_owned(),
             });
         };
-        let program = &function.program;
+        let program = &function.kernel.program;
         let limits = &self.properties.limits;
         let fits = |dims: [u32; 3], max: [u32; 3]| dims.iter().zip(max).all(|(&d, m)| d <= m);
         if !fits(geometry.block, limits.max_block)
@@ -648,7 +654,7 @@ impl Backend for EmulatorBackend {
             .operands()
             .for_each_range(&mut |range| operands.push(range));
         stream.queue.push(Op::Launch {
-            program: Arc::clone(program),
+            kernel: Arc::clone(&function.kernel),
             packet: packet.bytes().to_vec(),
             operands,
             geometry: grid_for(geometry, packet.grid_stride(), &self.shared.config),

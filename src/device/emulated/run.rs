@@ -2,14 +2,16 @@
 //! with, and the interpreter run over exactly the launch's operand bytes, its failures turned
 //! into [`Error`]s.
 
+use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
 
 use jitseam_ptx::Program;
 use jitseam_ptx::interp::{
-    DEFAULT_BUDGET, ExecError, LaunchDims, RunOptions, ThreadSite, available_workers, run_with,
+    DEFAULT_BUDGET, ExecError, LaunchDims, ModuleMemory, RunOptions, ThreadSite, available_workers,
+    run_in_module, run_with,
 };
 
-use super::heap::Heap;
+use super::heap::{Heap, lock};
 use crate::abi::OperandRange;
 use crate::device::Geometry;
 use crate::error::{Error, KernelSite, MemoryFault};
@@ -67,17 +69,39 @@ pub(super) fn grid_for(geometry: Geometry, grid_stride: bool, config: &EmulatorC
     capped
 }
 
+/// A pre-decoded entry and its module's `.global` variables, which persist from one launch of
+/// the loaded function to the next, as a loaded module's do on a GPU (each `load_function` is a
+/// module of its own there too).
+#[derive(Debug)]
+pub(super) struct LoadedKernel {
+    pub(super) program: Program,
+    /// `None` when the module has no `.global` variable: nothing to keep, and launches of the
+    /// function on several streams need not take turns.
+    module: Option<Mutex<ModuleMemory>>,
+}
+
+impl LoadedKernel {
+    pub(super) fn new(program: Program) -> Self {
+        let module = program
+            .has_module_globals()
+            .then(|| Mutex::new(program.module_memory()));
+        Self { program, module }
+    }
+}
+
 /// Runs one launch to completion over exactly the bytes its operands reach (see
-/// [`Heap::lend`]), holding only those allocations' locks.
+/// [`Heap::lend`]) and the module's own variables, holding only those allocations' locks and
+/// (last, so that no two launches wait for each other in a circle) the module's.
 pub(super) fn run_launch(
     heap: &Heap,
     config: &EmulatorConfig,
     cancel: &AtomicBool,
-    program: &Program,
+    kernel: &LoadedKernel,
     packet: &[u8],
     operands: &[OperandRange],
     geometry: Geometry,
 ) -> Result<(), Error> {
+    let program = &kernel.program;
     let lent = heap.lend(operands);
     let dims = LaunchDims {
         grid: geometry.grid,
@@ -89,8 +113,14 @@ pub(super) fn run_launch(
         workers: config.workers,
         cancel: Some(cancel),
     };
-    lent.with_regions(|memory| run_with(program, packet, dims, memory, &options))
-        .map_err(|error| launch_error(program, error))
+    lent.with_regions(|memory| match &kernel.module {
+        Some(module) => {
+            let mut module = lock(module);
+            run_in_module(program, packet, dims, memory, &mut module, &options)
+        }
+        None => run_with(program, packet, dims, memory, &options),
+    })
+    .map_err(|error| launch_error(program, error))
 }
 
 fn site(at: ThreadSite) -> Box<KernelSite> {
