@@ -478,7 +478,7 @@ impl BackendFunction for EmulatedFunction {
 
     fn static_shared_bytes(&self) -> Result<u32, Error> {
         // Decoding refuses more static shared memory than any GPU has, so it fits a `u32`.
-        Ok(u32::try_from(self.program.static_shared_bytes()).unwrap_or(u32::MAX))
+        Ok(u32::try_from(self.kernel.program.static_shared_bytes()).unwrap_or(u32::MAX))
     }
 }
 
