@@ -85,8 +85,8 @@ pub use dtype::{Element, ElementKind};
 pub use error::{Error, TransitionError};
 pub use kernel::Kernel;
 pub use signature::{
-    Erased, In, InStrided, IntoIn, IntoInStrided, IntoOut, IntoOutStrided, Out, OutStrided,
-    Signature,
+    ChoosesGrid, Erased, In, InStrided, IntoIn, IntoInStrided, IntoOut, IntoOutStrided, Out,
+    OutStrided, Signature, TakesConfig,
 };
 
 /// The README's tour, compiled and run as a doctest so it cannot drift from the API.
@@ -124,8 +124,8 @@ pub mod __private {
     pub use crate::error::Error;
     pub use crate::launch::Launch;
     pub use crate::signature::{
-        Declared, In, InStrided, IntoIn, IntoInStrided, IntoOut, IntoOutStrided, Out, OutStrided,
-        Signature,
+        ChoosesGrid, Declared, In, InStrided, IntoIn, IntoInStrided, IntoOut, IntoOutStrided, Out,
+        OutStrided, Signature, TakesConfig,
     };
     pub use crate::slot::{Slot, SlotFn, SlotTable, SlotTableMarker, dispatch_slot, empty_slots};
     pub use half;

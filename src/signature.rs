@@ -72,6 +72,23 @@ impl<K: Declared> Signature for K {
     }
 }
 
+/// A kernel whose launch grid jitseam chooses from its operands: every kernel of the dense ABIs,
+/// and a custom-ABI kernel declared with `covers = EXPR` (one thread per covered element).
+/// [`Kernel::launch`](crate::Kernel::launch) needs it.
+#[diagnostic::on_unimplemented(
+    message = "jitseam cannot choose a grid for `{Self}`: launch it with `launch_with` and a `LaunchConfig`",
+    note = "a custom-abi kernel launches with `launch` only when it is declared with `covers = EXPR`"
+)]
+pub trait ChoosesGrid: Signature {}
+
+/// A kernel that takes its launch configuration from the caller: a custom-ABI kernel.
+/// [`Kernel::launch_with`](crate::Kernel::launch_with) needs it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a custom-abi kernel: jitseam chooses its grid, so it takes no `LaunchConfig`",
+    note = "launch it with `launch`"
+)]
+pub trait TakesConfig: Signature {}
+
 mod seal {
     /// Carried by `#[jitseam::kernel]` declarations only; unnameable outside jitseam.
     #[diagnostic::on_unimplemented(

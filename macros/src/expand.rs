@@ -265,7 +265,27 @@ impl Kernel {
                 )
             }
         };
+        // Which launch faces the kernel has, so that a launch without a grid jitseam can choose,
+        // or a configuration for a kernel whose grid jitseam chooses, does not compile.
+        let (chooses_grid, takes_config) = match &self.custom {
+            None => (true, false),
+            Some(custom) => (custom.covers, true),
+        };
+        let chooses_grid = chooses_grid.then(|| {
+            quote! {
+                #(#shared_attrs)*
+                impl ::jitseam::__private::ChoosesGrid for #type_name {}
+            }
+        });
+        let takes_config = takes_config.then(|| {
+            quote! {
+                #(#shared_attrs)*
+                impl ::jitseam::__private::TakesConfig for #type_name {}
+            }
+        });
         quote! {
+            #chooses_grid
+            #takes_config
             #(#shared_attrs)*
             impl ::jitseam::__private::Declared for #type_name {
                 const SPEC: ::jitseam::__private::AbiSpec = #spec;

@@ -7,7 +7,7 @@ use crate::device::{Arg, ArgMut, ConfigLimits, LaunchConfig, Stream};
 use crate::error::Error;
 use crate::launch::{Launch, LaunchFacts};
 use crate::liveness::DeviceId;
-use crate::signature::{Erased, Signature};
+use crate::signature::{ChoosesGrid, Erased, Signature, TakesConfig};
 use crate::state::{DeviceBound, LoadedData};
 
 use super::Kernel;
@@ -82,9 +82,13 @@ impl<K: Signature> Kernel<K, DeviceBound> {
     /// same `check` and `marshal` as every other launch.
     ///
     /// A custom-ABI kernel launched this way runs one thread per element of its covered count
-    /// (`covers = EXPR`) in blocks of 256; one declared without `covers` is declined with
-    /// [`Error::LaunchConfig`]: launch it with [`Kernel::launch_with`].
-    pub fn launch(&self, stream: &Stream, args: K::Args<'_>) -> Result<(), Error> {
+    /// (`covers = EXPR`) in blocks of 256; one declared without `covers` has no grid jitseam
+    /// can choose ([`ChoosesGrid`]), so calling this on it does not compile: launch it with
+    /// [`Kernel::launch_with`].
+    pub fn launch(&self, stream: &Stream, args: K::Args<'_>) -> Result<(), Error>
+    where
+        K: ChoosesGrid,
+    {
         K::__jitseam_launch(self.launcher(stream), args)
     }
 
@@ -95,14 +99,18 @@ impl<K: Signature> Kernel<K, DeviceBound> {
     /// per block, block and grid extents, dynamic shared memory) and the kernel's own
     /// `.maxntid`/`.reqntid`; every pointer's declared extent is evaluated for this launch's
     /// params and geometry with checked arithmetic, and its buffer must hold at least that many
-    /// elements; devices, element types and aliasing are checked as for every launch. A kernel
-    /// of another ABI, whose grid jitseam chooses, is declined with [`Error::LaunchConfig`].
+    /// elements; devices, element types and aliasing are checked as for every launch. Only a
+    /// custom-ABI kernel takes a configuration ([`TakesConfig`]): on a kernel of another ABI,
+    /// whose grid jitseam chooses, this does not compile.
     pub fn launch_with(
         &self,
         stream: &Stream,
         config: LaunchConfig,
         args: K::Args<'_>,
-    ) -> Result<(), Error> {
+    ) -> Result<(), Error>
+    where
+        K: TakesConfig,
+    {
         K::__jitseam_launch(self.launcher(stream).with_config(config), args)
     }
 }

@@ -338,9 +338,24 @@ pub fn configs_over_device_limits_are_declined(device: &Device) {
         }
         assert_eq!(err.kind_name(), "launch_config");
     }
-    // Without a config and without `covers`, there is no grid to choose.
-    let err = kernel
-        .launch(&stream, Matmul::args(&da, &db, &mut c, 8, 8, 8))
+    // Without a config and without `covers`, there is no grid to choose: the typed `launch`
+    // does not compile (ui-tests/ui/custom/launch_without_covers.rs); the erased face, whose
+    // spec is only known at run time, declines it.
+    let artifact = jitseam::Artifact::ptx(PTX, Matmul::SYMBOL, Matmul::SPEC);
+    // SAFETY: as in `bind_from`; the launch is declined before the device sees anything.
+    let erased = unsafe { Kernel::describe(artifact).unwrap().load_unverified() }
+        .unwrap()
+        .bind(device)
+        .unwrap();
+    let dims = jitseam::ParamValue::U32(8);
+    let err = erased
+        .launch_custom(
+            &stream,
+            None,
+            &[(&da).into(), (&db).into()],
+            &mut [(&mut c).into()],
+            &[dims, dims, dims],
+        )
         .unwrap_err();
     assert!(matches!(
         err,

@@ -29,6 +29,8 @@ impl Saxpy {
         }
     }
 }
+impl ::jitseam::__private::ChoosesGrid for Saxpy {}
+impl ::jitseam::__private::TakesConfig for Saxpy {}
 impl ::jitseam::__private::Declared for Saxpy {
     const SPEC: ::jitseam::__private::AbiSpec = {
         const PARAMS: &[::jitseam::__private::CustomParam] = &[

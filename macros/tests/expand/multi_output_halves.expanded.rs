@@ -37,6 +37,7 @@ impl AddSub {
         }
     }
 }
+impl ::jitseam::__private::ChoosesGrid for AddSub {}
 impl ::jitseam::__private::Declared for AddSub {
     const SPEC: ::jitseam::__private::AbiSpec = ::jitseam::__private::AbiSpec::new(
         ::jitseam::__private::AbiKind::Vectorized {

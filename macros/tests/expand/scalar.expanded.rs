@@ -29,6 +29,7 @@ impl Axpb {
         }
     }
 }
+impl ::jitseam::__private::ChoosesGrid for Axpb {}
 impl ::jitseam::__private::Declared for Axpb {
     const SPEC: ::jitseam::__private::AbiSpec = ::jitseam::__private::AbiSpec::new(
         ::jitseam::__private::AbiKind::Scalar,

@@ -24,6 +24,7 @@ impl MulScalar {
         }
     }
 }
+impl ::jitseam::__private::ChoosesGrid for MulScalar {}
 impl ::jitseam::__private::Declared for MulScalar {
     const SPEC: ::jitseam::__private::AbiSpec = ::jitseam::__private::AbiSpec::new(
         ::jitseam::__private::AbiKind::Strided {

@@ -27,6 +27,7 @@ impl ReluAdd {
         }
     }
 }
+impl ::jitseam::__private::ChoosesGrid for ReluAdd {}
 impl ::jitseam::__private::Declared for ReluAdd {
     const SPEC: ::jitseam::__private::AbiSpec = ::jitseam::__private::AbiSpec::new(
         ::jitseam::__private::AbiKind::Vectorized {
