@@ -12,7 +12,8 @@ const PTX: &str = include_str!("fixtures/custom/custom.ptx");
 const SAXPY: &str = "out: out f32[n], x: in f32[n], n: i32, a: f32";
 const VECTOR_ADD: &str = "a: in f32[num_elements], b: in f32[num_elements], \
                           c: out f32[num_elements], num_elements: i32";
-const MATMUL: &str = "a: in f32[m * k], b: in f32[k * n], c: out f32[m * n], m: u32, n: u32, k: u32";
+const MATMUL: &str =
+    "a: in f32[m * k], b: in f32[k * n], c: out f32[m * n], m: u32, n: u32, k: u32";
 const STENCIL: &str =
     "input: in f32[width * height], out: out f32[width * height], width: i32, height: i32";
 
@@ -98,7 +99,12 @@ fn mutate(text: &str, entry: &str, from: &str, to: &str) -> String {
     let (start, end) = span(text, entry);
     let body = &text[start..end];
     assert_eq!(body.matches(from).count(), 1, "`{from}` must occur once");
-    format!("{}{}{}", &text[..start], body.replacen(from, to, 1), &text[end..])
+    format!(
+        "{}{}{}",
+        &text[..start],
+        body.replacen(from, to, 1),
+        &text[end..]
+    )
 }
 
 /// The 1-based line of the only line of entry `entry` in `text` that contains `needle`.
@@ -177,7 +183,12 @@ fn an_extent_of_the_launch_geometry_is_proven() {
 
 #[test]
 fn an_index_one_past_the_extent_is_rejected() {
-    let text = mutate(PTX, "saxpy_out_first", "ld.global.f32 \t%f2, [%rd6];", "ld.global.f32 \t%f2, [%rd6+4];");
+    let text = mutate(
+        PTX,
+        "saxpy_out_first",
+        "ld.global.f32 \t%f2, [%rd6];",
+        "ld.global.f32 \t%f2, [%rd6+4];",
+    );
     rejects(
         &text,
         "saxpy_out_first",
@@ -262,7 +273,12 @@ fn an_extent_naming_the_wrong_param_is_rejected() {
 #[test]
 fn a_store_through_an_input_is_rejected() {
     // C's store goes to A.
-    let text = mutate(PTX, "vectorAdd", "cvta.to.global.u64 \t%rd9, %rd3;\n\tadd.s64 \t%rd10, %rd9, %rd5;\n\tst.global.f32 \t[%rd10], %f4;", "cvta.to.global.u64 \t%rd9, %rd1;\n\tadd.s64 \t%rd10, %rd9, %rd5;\n\tst.global.f32 \t[%rd10], %f4;");
+    let text = mutate(
+        PTX,
+        "vectorAdd",
+        "cvta.to.global.u64 \t%rd9, %rd3;\n\tadd.s64 \t%rd10, %rd9, %rd5;\n\tst.global.f32 \t[%rd10], %f4;",
+        "cvta.to.global.u64 \t%rd9, %rd1;\n\tadd.s64 \t%rd10, %rd9, %rd5;\n\tst.global.f32 \t[%rd10], %f4;",
+    );
     rejects(
         &text,
         "vectorAdd",
@@ -309,7 +325,12 @@ fn a_stencil_whose_border_test_is_off_by_one_is_rejected() {
     // `y == height` for the bottom border: the interior reads in[i + width] at y = height − 1,
     // one row past the end. (The same slip on x only reads the next row's first element,
     // which is still inside the buffer, and is proven.)
-    let text = mutate(PTX, "stencil5", "add.s32 \t%r13, %r4, -1;", "add.s32 \t%r13, %r4, 0;");
+    let text = mutate(
+        PTX,
+        "stencil5",
+        "add.s32 \t%r13, %r4, -1;",
+        "add.s32 \t%r13, %r4, 0;",
+    );
     rejects(
         &text,
         "stencil5",
@@ -317,7 +338,12 @@ fn a_stencil_whose_border_test_is_off_by_one_is_rejected() {
         RejectKind::OutOfBounds,
         "ld.global.f32 \t%f8, [%rd12];",
     );
-    let x_slip = mutate(PTX, "stencil5", "add.s32 \t%r12, %r3, -1;", "add.s32 \t%r12, %r3, 0;");
+    let x_slip = mutate(
+        PTX,
+        "stencil5",
+        "add.s32 \t%r12, %r3, -1;",
+        "add.s32 \t%r12, %r3, 0;",
+    );
     verify(&x_slip, "stencil5", STENCIL).unwrap();
 }
 
@@ -336,4 +362,95 @@ fn shared_memory_is_unsupported() {
         RejectKind::Unsupported,
         ".shared .align 4 .b8 tile[64];",
     );
+}
+
+// ---- proven bodies on the emulator, with buffers of exactly their extents ----
+
+#[jitseam::kernel(abi = custom, covers = n, symbol = "saxpy_out_first")]
+fn saxpy(#[len(n)] out: Out<f32>, #[len(n)] x: In<f32>, n: i32, a: f32);
+
+#[jitseam::kernel(abi = custom, symbol = "stencil5")]
+fn stencil5(
+    #[len(width * height)] input: In<f32>,
+    #[len(width * height)] out: Out<f32>,
+    width: i32,
+    height: i32,
+);
+
+#[jitseam::kernel(abi = custom, symbol = "mm_simple")]
+fn mm_simple(
+    #[len(m * k)] a: In<f32>,
+    #[len(k * n)] b: In<f32>,
+    #[len(m * n)] c: Out<f32>,
+    m: u32,
+    n: u32,
+    k: u32,
+);
+
+fn load<K: Signature>(device: &Device, text: &str) -> Kernel<K, DeviceBound> {
+    Kernel::<K, _>::describe_typed(K::ptx_artifact(text))
+        .unwrap()
+        .load()
+        .unwrap()
+        .bind(device)
+        .unwrap()
+}
+
+#[test]
+fn proven_bodies_run_on_exact_buffers_without_faults() {
+    let device = Device::emulator();
+    let stream = device.default_stream();
+    let saxpy = load::<Saxpy>(&device, PTX);
+    for n in [1usize, 31, 256, 257, 1000] {
+        let x = device.upload(&vec![1.0f32; n]).unwrap();
+        let mut out = device.upload(&vec![2.0f32; n]).unwrap();
+        saxpy
+            .launch(&stream, Saxpy::args(&mut out, &x, n as i32, 3.0))
+            .unwrap();
+        // A grid far larger than n: the guard keeps every thread inside.
+        saxpy
+            .launch_with(
+                &stream,
+                LaunchConfig::new([7, 1, 1], [192, 1, 1]),
+                Saxpy::args(&mut out, &x, n as i32, 3.0),
+            )
+            .unwrap();
+        assert!(stream.read(&out).unwrap().iter().all(|&v| v == 8.0));
+    }
+    let stencil = load::<Stencil5>(&device, PTX);
+    for (w, h) in [(1usize, 1usize), (3, 3), (17, 1), (1, 9), (45, 33)] {
+        let input = device.upload(&vec![1.0f32; w * h]).unwrap();
+        let mut out = device.upload(&vec![0.0f32; w * h]).unwrap();
+        let config = LaunchConfig::new(
+            [(w as u32).div_ceil(8) + 1, (h as u32).div_ceil(4) + 1, 1],
+            [8, 4, 2],
+        );
+        stencil
+            .launch_with(
+                &stream,
+                config,
+                Stencil5::args(&input, &mut out, w as i32, h as i32),
+            )
+            .unwrap();
+        let got = stream.read(&out).unwrap();
+        assert!(got.iter().all(|&v| (v - 1.0).abs() < 1e-6), "{w}x{h}");
+    }
+    let mm = load::<MmSimple>(&device, MM_SIMPLE);
+    for (m, n, k) in [
+        (1u32, 1u32, 1u32),
+        (3, 5, 2),
+        (7, 4, 9),
+        (16, 16, 0),
+        (2, 33, 5),
+    ] {
+        let (m_, n_, k_) = (m as usize, n as usize, k as usize);
+        let a = device.upload(&vec![1.0f32; m_ * k_]).unwrap();
+        let b = device.upload(&vec![2.0f32; k_ * n_]).unwrap();
+        let mut c = device.upload(&vec![f32::NAN; m_ * n_]).unwrap();
+        let config = LaunchConfig::new([n.div_ceil(4) + 1, m.div_ceil(4), 1], [4, 4, 1]);
+        mm.launch_with(&stream, config, MmSimple::args(&a, &b, &mut c, m, n, k))
+            .unwrap();
+        let got = stream.read(&c).unwrap();
+        assert!(got.iter().all(|&v| v == 2.0 * k as f32), "{m}x{n}x{k}");
+    }
 }

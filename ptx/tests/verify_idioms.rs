@@ -652,10 +652,7 @@ fn unrolled_unsigned_loop_with_tail_is_proven() {
     let main = format!("{}{}", copy_at(6), copy_at(8));
     let body = unrolled("u64", &main, &copy_at(6), "ge");
     let proof = accepted(scalar(&body));
-    assert!(
-        limits(&proof).iter().all(|&l| l == LIMIT_63),
-        "{proof:?}"
-    );
+    assert!(limits(&proof).iter().all(|&l| l == LIMIT_63), "{proof:?}");
 }
 
 /// The tail guarded by `i ≤ n`.

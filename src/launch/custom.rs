@@ -178,13 +178,23 @@ fn check_proof(
         if block > PROVEN_BLOCK {
             return Err(config_error(
                 entry,
-                over(BLOCK_AXES[axis], block.into(), PROVEN_BLOCK.into(), "the body proof"),
+                over(
+                    BLOCK_AXES[axis],
+                    block.into(),
+                    PROVEN_BLOCK.into(),
+                    "the body proof",
+                ),
             ));
         }
         if grid > PROVEN_GRID {
             return Err(config_error(
                 entry,
-                over(GRID_AXES[axis], grid.into(), PROVEN_GRID.into(), "the body proof"),
+                over(
+                    GRID_AXES[axis],
+                    grid.into(),
+                    PROVEN_GRID.into(),
+                    "the body proof",
+                ),
             ));
         }
     }
@@ -194,13 +204,9 @@ fn check_proof(
                 entry: entry.to_owned(),
                 condition: *condition,
                 count: largest,
-                threads: config.threads_per_block().saturating_mul(
-                    config
-                        .grid
-                        .iter()
-                        .map(|&g| u64::from(g))
-                        .product::<u64>(),
-                ),
+                threads: config
+                    .threads_per_block()
+                    .saturating_mul(config.grid.iter().map(|&g| u64::from(g)).product::<u64>()),
             });
         }
     }

@@ -215,7 +215,9 @@ impl Analyzer<'_> {
         let Some(extent) = self.declared.get(param as usize).cloned().flatten() else {
             return Err((
                 RejectKind::Unsupported,
-                format!("{what} through {operand} (`{name}`), whose declared extent is not modeled"),
+                format!(
+                    "{what} through {operand} (`{name}`), whose declared extent is not modeled"
+                ),
             ));
         };
         if !self.prove(facts, index) {
