@@ -18,7 +18,11 @@
 //! # What the proof assumes (the launch check guarantees it)
 //!
 //! - launches are one-dimensional: `%tid.y = %tid.z = %ctaid.y = %ctaid.z = 0`,
-//!   `%ntid.y = … = 1`; `1 ≤ %ntid.x ≤ 1024`, `1 ≤ %nctaid.x ≤ 2^31 − 1`;
+//!   `%ntid.y = … = 1`; `1 ≤ %ntid.x ≤ 1024`, `1 ≤ %nctaid.x ≤ 2^31 − 1` — except for a
+//!   contract with declared extents or integer params ([`EntryContract::three_dimensional`]),
+//!   whose launches have the same ranges along every axis, each coordinate a symbol;
+//! - a declared extent has a value at every launch (see [`Extent::Declared`]), and integer
+//!   params it names are `≥ 0`;
 //! - `0 ≤ n < 2^63` and every shape `0 ≤ shape_k < 2^63`; for strided, `n = Π shape_k`;
 //! - each pointer is the base of an operand whose byte range covers the view the ABI
 //!   describes: `n` accesses (dense) or every `Σ c_k · stride_k` (strided);
