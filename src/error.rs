@@ -570,7 +570,8 @@ pub enum Error {
         entry: String,
         /// The condition that fails.
         condition: jitseam_ptx::verify::LaunchCondition,
-        /// The launch's count (`n`, or vectors for the vectorized ABI).
+        /// The launch's count (`n`, or vectors for the vectorized ABI; for the custom ABI, its
+        /// largest declared extent).
         count: u64,
         /// Threads in the launch (grid × block).
         threads: u64,

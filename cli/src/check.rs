@@ -69,8 +69,8 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
     }
 }
 
-/// A custom-abi kernel: its parameter list is checked exactly (order, class, size); its body
-/// cannot be proven against declared extents yet, and the output says so.
+/// A custom-abi kernel: its parameter list is checked exactly (order, class, size), then its
+/// body against the declared extents; a body not proven is reported, not an error.
 fn check_custom(args: &Args, artifact: Artifact) -> Result<ExitCode, String> {
     let spec = artifact.abi.clone();
     // SAFETY: the kernel is only checked and dropped, never bound or launched, so no body runs
@@ -87,14 +87,24 @@ fn check_custom(args: &Args, artifact: Artifact) -> Result<ExitCode, String> {
         }
         return Ok(ExitCode::FAILURE);
     }
-    let body = Kernel::describe(artifact)
-        .and_then(|k| k.load().map_err(Error::from))
-        .err()
-        .map(|e| e.to_string());
+    let proven = Kernel::describe(artifact).and_then(|k| k.load().map_err(Error::from));
+    let (proof, body) = match proven {
+        Ok(kernel) => (kernel.loaded().proof().cloned(), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let conditions: Vec<String> = proof
+        .iter()
+        .flat_map(|p| p.conditions.iter().map(ToString::to_string))
+        .collect();
     if args.json {
         println!(
             "{}",
-            serde_json::json!({ "verified": false, "params_match": true, "body": body })
+            serde_json::json!({
+                "verified": body.is_none(),
+                "params_match": true,
+                "body": body,
+                "conditions": conditions,
+            })
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -102,11 +112,19 @@ fn check_custom(args: &Args, artifact: Artifact) -> Result<ExitCode, String> {
     if let Some(custom) = &spec.custom {
         println!("signature: {custom}");
     }
-    if let Some(body) = body {
-        println!("body not proven: {body}");
-        println!(
-            "(`jitseam run --unverified` runs it on the emulator, whose memory checker stops any access outside the declared extents)"
-        );
+    match body {
+        Some(body) => {
+            println!("body not proven: {body}");
+            println!(
+                "(`jitseam run --unverified` runs it on the emulator, whose memory checker stops any access outside the declared extents)"
+            );
+        }
+        None => {
+            println!("body proven safe against the declared extents");
+            for condition in &conditions {
+                println!("every launch checks: {condition}");
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

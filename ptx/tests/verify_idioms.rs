@@ -113,7 +113,7 @@ fn limits(proof: &Proof) -> Vec<u64> {
         .iter()
         .filter_map(|c| match c {
             LaunchCondition::CountPlusThreadsAtMost { limit } => Some(*limit),
-            LaunchCondition::ThreadsAtMost { .. } => None,
+            _ => None,
         })
         .collect()
 }
@@ -644,13 +644,15 @@ fn unrolled_signed_loop_with_tail_is_proven_below_2_62() {
     );
 }
 
-/// Unsigned (`size_t`): `n + 2·threads` does not reach `2^64`.
+/// Unsigned (`size_t`): `n + 2·threads` does not reach `2^64`. (`n < 2^63` and
+/// `threads < 2^42` already keep it below `2^64`, so a proof may need no condition at all; the
+/// prover's scaled facts find one that does not.)
 #[test]
 fn unrolled_unsigned_loop_with_tail_is_proven() {
     let main = format!("{}{}", copy_at(6), copy_at(8));
     let body = unrolled("u64", &main, &copy_at(6), "ge");
     let proof = accepted(scalar(&body));
-    assert_eq!(limits(&proof), vec![LIMIT_63], "{proof:?}");
+    assert!(limits(&proof).iter().all(|&l| l == LIMIT_63), "{proof:?}");
 }
 
 /// The tail guarded by `i ≤ n`.

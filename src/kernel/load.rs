@@ -6,11 +6,11 @@
 //! and its own recorded parameter offsets and sizes are checked against the layout. A fatbin's
 //! PTX images go through [`load_ptx`] as well.
 
-use jitseam_ptx::verify::{Coverage, Proof, RejectKind, Rejection, verify_entry};
+use jitseam_ptx::verify::{Coverage, Proof, verify_entry};
 use jitseam_ptx::{CubinEntry, ImageKind, parse_cubin, parse_fatbin};
 
 use super::params::verify_entry_params;
-use crate::abi::{AbiKind, ExpectedParam, ParamLayout};
+use crate::abi::{ExpectedParam, ParamLayout};
 use crate::artifact::{Artifact, ArtifactKind};
 use crate::error::{Error, MangledEntry, ParamLists};
 use crate::seal;
@@ -135,21 +135,6 @@ fn load_ptx(
     };
     let layout = verify_entry_params(&entry, expected)?;
     let proof = match trust {
-        // The body verifier has no form for declared extents yet: a custom kernel's body is
-        // not proven, so `load()` says so rather than judging it against the wrong bounds.
-        Trust::Verify if artifact.abi.abi == AbiKind::Custom => {
-            return Err(Error::BodyRejected {
-                entry: symbol.to_owned(),
-                rejection: Box::new(Rejection {
-                    line: 0,
-                    instruction: format!(".entry {symbol}"),
-                    kind: RejectKind::Unsupported,
-                    reason: "bounds against a custom abi's declared extents are not provable \
-                             yet; `Kernel::load_unverified` takes the obligation"
-                        .to_owned(),
-                }),
-            });
-        }
         Trust::Verify => Some(
             verify_entry(text, symbol, &artifact.abi.contract()).map_err(|rejection| {
                 Error::BodyRejected {

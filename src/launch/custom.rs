@@ -14,6 +14,7 @@ use crate::abi::{
 use crate::device::{AsViewDesc, ConfigLimits, LaunchConfig, ViewDesc};
 use crate::error::{ConfigProblem, Error, InvalidExtent, Operand, ShortExtent};
 use crate::liveness::DeviceId;
+use jitseam_ptx::verify::Proof;
 
 /// Checks one launch of a custom-ABI kernel. `config` is the launch's configuration; `None`
 /// asks for one thread per element of the kernel's covered count, in blocks of [`BLOCK`]
@@ -81,6 +82,8 @@ pub fn check_custom<'a, I: AsViewDesc, O: AsViewDesc>(
     // Each operand's byte range, for the aliasing test: inputs first, then outputs (the order
     // `check_aliasing` names them in); kernels with more operands take the general test.
     let mut ranges = [(0u128, 0u128); CACHED];
+    // The largest extent, for the body proof's conditions.
+    let mut largest = 0u64;
     for (index, param) in custom.params.iter().enumerate() {
         let (operand, view) = match param.kind {
             CustomKind::In(_) => {
@@ -110,6 +113,7 @@ pub fn check_custom<'a, I: AsViewDesc, O: AsViewDesc>(
         }
         let needed = eval_next(&custom.code, &mut cursor, &env)
             .map_err(|problem| invalid(entry, custom, pointer, &param.name, problem))?;
+        largest = largest.max(needed);
         if needed > len as u64 {
             return Err(Error::ExtentShort(Box::new(ShortExtent {
                 entry: entry.to_owned(),
@@ -120,6 +124,9 @@ pub fn check_custom<'a, I: AsViewDesc, O: AsViewDesc>(
                 found: len,
             })));
         }
+    }
+    if let Some(proof) = facts.proof {
+        check_proof(entry, proof, &config, largest)?;
     }
     let operands = inputs.len() + outputs.len();
     let disjoint = operands <= CACHED && {
@@ -153,6 +160,62 @@ pub fn check_custom<'a, I: AsViewDesc, O: AsViewDesc>(
         geometry: config,
     })
 }
+
+/// What the body's proof assumes of a custom launch: the geometry it models (along every axis
+/// `1 ≤ block ≤ 1024` and `1 ≤ grid ≤ 2^31 − 1`; the device's own limits are usually tighter,
+/// but the proof must not rest on them) and every launch condition it needs, over the
+/// geometry and the declared extents (`largest` is the largest extent's value).
+fn check_proof(
+    entry: &str,
+    proof: &Proof,
+    config: &LaunchConfig,
+    largest: u64,
+) -> Result<(), Error> {
+    const BLOCK_AXES: [&str; 3] = ["block.x", "block.y", "block.z"];
+    const GRID_AXES: [&str; 3] = ["grid.x", "grid.y", "grid.z"];
+    for axis in 0..3 {
+        let (block, grid) = (config.block[axis], config.grid[axis]);
+        if block > PROVEN_BLOCK {
+            return Err(config_error(
+                entry,
+                over(
+                    BLOCK_AXES[axis],
+                    block.into(),
+                    PROVEN_BLOCK.into(),
+                    "the body proof",
+                ),
+            ));
+        }
+        if grid > PROVEN_GRID {
+            return Err(config_error(
+                entry,
+                over(
+                    GRID_AXES[axis],
+                    grid.into(),
+                    PROVEN_GRID.into(),
+                    "the body proof",
+                ),
+            ));
+        }
+    }
+    for condition in &proof.conditions {
+        if !condition.holds_declared(config.grid, config.block, largest) {
+            return Err(Error::LaunchCondition {
+                entry: entry.to_owned(),
+                condition: *condition,
+                count: largest,
+                threads: config
+                    .threads_per_block()
+                    .saturating_mul(config.grid.iter().map(|&g| u64::from(g)).product::<u64>()),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The largest block and grid extent, along any axis, the body verifier's geometry models.
+const PROVEN_BLOCK: u32 = 1024;
+const PROVEN_GRID: u32 = (1 << 31) - 1;
 
 /// Operands whose byte ranges the one pass records for the aliasing test.
 const CACHED: usize = 8;

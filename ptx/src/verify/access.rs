@@ -156,6 +156,9 @@ impl Analyzer<'_> {
         };
         match extent {
             Extent::Dense => self.check_dense(&st.facts, &index, what, operand, &name)?,
+            Extent::Declared(_) => {
+                self.check_declared(&st.facts, &index, param, what, operand, &name)?;
+            }
             Extent::Strided { .. } => {
                 let per = i128::from((access_bytes / elem_bytes.max(1)).max(1));
                 let index = index.scale(per).unwrap_or(index);
@@ -193,6 +196,43 @@ impl Analyzer<'_> {
             return Err((
                 self.bound_failure(index),
                 format!("{what} through {operand} (`{name}`) at an index that may reach n"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `0 ≤ index ≤ E − 1` for the pointer's declared extent `E` (a polynomial over the
+    /// params and the launch geometry, exact at every launch: see `declared_extent`).
+    fn check_declared(
+        &mut self,
+        facts: &Facts,
+        index: &Poly,
+        param: u32,
+        what: &str,
+        operand: OperandRef,
+        name: &str,
+    ) -> Result<(), (RejectKind, String)> {
+        let Some(extent) = self.declared.get(param as usize).cloned().flatten() else {
+            return Err((
+                RejectKind::Unsupported,
+                format!(
+                    "{what} through {operand} (`{name}`), whose declared extent is not modeled"
+                ),
+            ));
+        };
+        if !self.prove(facts, index) {
+            return Err((
+                self.bound_failure(index),
+                format!("{what} through {operand} (`{name}`) at an index that may be negative"),
+            ));
+        }
+        let upper = extent.add_const(-1).and_then(|c| c.sub(index));
+        if !upper.is_some_and(|u| self.prove(facts, &u)) {
+            return Err((
+                self.bound_failure(index),
+                format!(
+                    "{what} through {operand} (`{name}`) at an index that may reach its declared extent"
+                ),
             ));
         }
         Ok(())

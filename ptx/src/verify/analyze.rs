@@ -53,6 +53,8 @@ pub(crate) struct Analyzer<'c> {
     pub(crate) shape_atoms: Vec<Atom>,
     /// (atom, operand, axis).
     pub(crate) stride_atoms: Vec<(Atom, OperandRef, u8)>,
+    /// Per `.param`: the declared extent of a pointer that has one, as a polynomial.
+    pub(crate) declared: Vec<Option<Poly>>,
     pub(crate) wrap_atoms: HashSet<Atom>,
     pub(crate) used_tags: Tags,
     pub(crate) grid_stride: bool,
@@ -80,6 +82,7 @@ impl<'c> Analyzer<'c> {
             param_names: Vec::new(),
             shape_atoms: Vec::new(),
             stride_atoms: Vec::new(),
+            declared: Vec::new(),
             wrap_atoms: HashSet::new(),
             used_tags: 0,
             grid_stride: false,

@@ -80,6 +80,9 @@ pub(crate) struct Atoms {
     /// `x − d·floor(x/d)` → its remainder atom.
     rem_forms: HashMap<Poly, Atom>,
     rems: HashMap<(Poly, Poly), Atom>,
+    /// The y and z axes of a three-dimensional launch (absent for one-dimensional ones):
+    /// `[tid, ntid, ctaid, nctaid, global index, threads]` along each.
+    pub(crate) axes: Vec<[Atom; 6]>,
 }
 
 impl Atoms {
@@ -97,6 +100,7 @@ impl Atoms {
             q_atom: None,
             rem_forms: HashMap::new(),
             rems: HashMap::new(),
+            axes: Vec::new(),
         };
         atoms.push(AtomKind::Tid, 0, 1023);
         atoms.push(AtomKind::Ntid, 1, 1024);
@@ -119,6 +123,48 @@ impl Atoms {
             atoms.add_global(f);
         }
         atoms
+    }
+
+    /// Atoms for the y and z axes of a three-dimensional launch, with the same ranges and
+    /// facts as x: `0 ≤ tid < ntid ≤ 1024`, `0 ≤ ctaid < nctaid ≤ 2^31 − 1`, the global index
+    /// `I = ctaid · ntid + tid` with `tid ≤ I < S`, `S = nctaid · ntid ≥ ntid`. The launch check
+    /// refuses a launch outside these ranges (`ctaid < nctaid` and `tid < ntid` hold by the
+    /// hardware's definition of the coordinates).
+    pub(crate) fn add_axes(&mut self) {
+        if !self.axes.is_empty() {
+            return;
+        }
+        for _ in 0..2 {
+            let tid = self.push(AtomKind::Tid, 0, 1023);
+            let ntid = self.push(AtomKind::Ntid, 1, 1024);
+            let ctaid = self.push(AtomKind::Ctaid, 0, (1 << 31) - 2);
+            let nctaid = self.push(AtomKind::Nctaid, 1, (1 << 31) - 1);
+            let i0 = self.push(AtomKind::GlobalIndex, 0, MAX_THREADS - 1);
+            let s = self.push(AtomKind::Threads, 1, MAX_THREADS);
+            let (sp, ip, tp, np) = (
+                Poly::atom(s),
+                Poly::atom(i0),
+                Poly::atom(tid),
+                Poly::atom(ntid),
+            );
+            let facts = [
+                sp.sub(&ip).and_then(|p| p.add_const(-1)),
+                ip.sub(&tp),
+                np.sub(&tp).and_then(|p| p.add_const(-1)),
+                sp.sub(&np),
+            ];
+            for f in facts.into_iter().flatten() {
+                self.add_global(f);
+            }
+            self.axes.push([tid, ntid, ctaid, nctaid, i0, s]);
+        }
+    }
+
+    /// `%tid`, `%ntid`, `%ctaid` or `%nctaid` (`group` 0..=3) along axis `dim` (1 = y, 2 = z)
+    /// of a three-dimensional launch.
+    pub(crate) fn axis_atom(&self, group: u8, dim: u8) -> Option<Atom> {
+        let axis = self.axes.get(usize::from(dim).checked_sub(1)?)?;
+        axis.get(usize::from(group)).copied()
     }
 
     pub(crate) fn push(&mut self, kind: AtomKind, lo: i128, hi: i128) -> Atom {
@@ -197,9 +243,13 @@ impl Atoms {
     /// counts (whose ranges never change) and a nonnegative constant.
     pub(crate) fn fixed_positive(&self, p: &Poly) -> bool {
         !p.is_zero()
-            && p.terms()
-                .iter()
-                .all(|(m, c)| *c > 0 && m.atoms().iter().all(|a| [NTID, NCTAID, S].contains(a)))
+            && p.terms().iter().all(|(m, c)| {
+                *c > 0
+                    && m.atoms().iter().all(|a| {
+                        [NTID, NCTAID, S].contains(a)
+                            || self.axes.iter().any(|x| [x[1], x[3], x[5]].contains(a))
+                    })
+            })
     }
 
     /// `floor(num / den)` as an atom (one per pair); the caller has proven `den ≥ 1` on its
@@ -337,12 +387,14 @@ impl Atoms {
         self.q_atom
     }
 
-    /// Rewrites `ctaid·ntid → I0 − tid` and `nctaid·ntid → S`.
+    /// Rewrites `ctaid·ntid → I0 − tid` and `nctaid·ntid → S`, along every axis there is.
     pub(crate) fn canon(&self, p: &Poly) -> Option<Poly> {
-        let needs = p
-            .terms()
-            .iter()
-            .any(|(m, _)| m.contains(NTID) && (m.contains(CTAID) || m.contains(NCTAID)));
+        let mut axes = vec![[TID, NTID, CTAID, NCTAID, I0, S]];
+        axes.extend(self.axes.iter().copied());
+        let needs = p.terms().iter().any(|(m, _)| {
+            axes.iter()
+                .any(|x| m.contains(x[1]) && (m.contains(x[2]) || m.contains(x[3])))
+        });
         if !needs {
             return Some(p.clone());
         }
@@ -350,15 +402,17 @@ impl Atoms {
         for &(m, c) in p.terms() {
             let mut term = Poly::from_terms(vec![(Mono::ONE, c)])?;
             let mut rest = m;
-            loop {
-                if rest.contains(NTID) && rest.contains(CTAID) {
-                    rest = rest.without(NTID)?.without(CTAID)?;
-                    term = term.mul(&Poly::atom(I0).sub(&Poly::atom(TID))?)?;
-                } else if rest.contains(NTID) && rest.contains(NCTAID) {
-                    rest = rest.without(NTID)?.without(NCTAID)?;
-                    term = term.mul(&Poly::atom(S))?;
-                } else {
-                    break;
+            for &[tid, ntid, ctaid, nctaid, i0, s] in &axes {
+                loop {
+                    if rest.contains(ntid) && rest.contains(ctaid) {
+                        rest = rest.without(ntid)?.without(ctaid)?;
+                        term = term.mul(&Poly::atom(i0).sub(&Poly::atom(tid))?)?;
+                    } else if rest.contains(ntid) && rest.contains(nctaid) {
+                        rest = rest.without(ntid)?.without(nctaid)?;
+                        term = term.mul(&Poly::atom(s))?;
+                    } else {
+                        break;
+                    }
                 }
             }
             term = term.mul(&Poly::from_terms(vec![(rest, 1)])?)?;

@@ -25,8 +25,31 @@ impl std::fmt::Display for OperandRef {
     }
 }
 
-/// How far a pointer parameter's operand reaches.
+/// One step of a declared extent, in postfix order (see [`Extent::Declared`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExtentTerm {
+    /// Pushes an integer literal.
+    Lit(u64),
+    /// Pushes the value of `.param` `index`, whose role must be [`ParamContract::Int`].
+    Param(u32),
+    /// Pushes `%nctaid` along an axis (0 = x, 1 = y, 2 = z).
+    Grid(u8),
+    /// Pushes `%ntid` along an axis.
+    Block(u8),
+    /// `a + b`.
+    Add,
+    /// `a − b`.
+    Sub,
+    /// `a · b`.
+    Mul,
+    /// `floor(a / b)`.
+    Div,
+    /// `ceil(a / b)`.
+    DivCeil,
+}
+
+/// How far a pointer parameter's operand reaches.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Extent {
     /// `n` accesses of `access_bytes` each, contiguous from the base (`n` = the `Count` param).
     Dense,
@@ -35,6 +58,15 @@ pub enum Extent {
         /// Number of axes.
         rank: u8,
     },
+    /// `E` accesses of `access_bytes` each, contiguous from the base, where `E` is the value of
+    /// a declared expression (postfix) over integer params, the launch geometry and literals.
+    ///
+    /// The caller promises that at every launch each such expression, evaluated with exact
+    /// (checked, never wrapping) unsigned arithmetic, has a value: every param it names is
+    /// `≥ 0`, no step leaves `[0, 2^64)` and no divisor is 0; and that the operand covers
+    /// that many accesses. Launches of a contract with a declared extent may be
+    /// three-dimensional (see [`EntryContract::three_dimensional`]).
+    Declared(Vec<ExtentTerm>),
 }
 
 /// The role of one `.param`.
@@ -67,6 +99,14 @@ pub enum ParamContract {
     },
     /// A runtime scalar: data only, never an address ingredient.
     Value,
+    /// An integer scalar of `bits` bits (signed or not) whose value is a symbol: guards such
+    /// as `i < n` bound an index by it, and declared extents may name it.
+    Int {
+        /// Two's complement (`true`) or unsigned.
+        signed: bool,
+        /// Width: 8, 16, 32 or 64.
+        bits: u8,
+    },
 }
 
 /// The roles of every `.param` of an entry, in order.
@@ -74,4 +114,22 @@ pub enum ParamContract {
 pub struct EntryContract {
     /// One per `.param`, in order.
     pub params: Vec<ParamContract>,
+}
+
+impl EntryContract {
+    /// Whether launches may be three-dimensional: true for a contract with a declared extent or
+    /// an integer param (the custom ABI's), whose launches take any grid and block. Otherwise
+    /// launches are one-dimensional (`%tid.y = … = 0`, `%ntid.y = … = 1`).
+    pub fn three_dimensional(&self) -> bool {
+        self.params.iter().any(|p| {
+            matches!(
+                p,
+                ParamContract::Int { .. }
+                    | ParamContract::Pointer {
+                        extent: Extent::Declared(_),
+                        ..
+                    }
+            )
+        })
+    }
 }

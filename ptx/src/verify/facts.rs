@@ -425,6 +425,9 @@ impl Facts {
                 }
             }
         }
+        if let Some(t) = self.scaled_fact(cx, g, depth) {
+            return Some(t);
+        }
         // Split on a nonnegative atom: g = rest + a·cof with rest ≥ 0 and cof ≥ 0.
         let mut seen: Vec<Atom> = Vec::new();
         for a in g.atoms() {
@@ -476,6 +479,59 @@ impl Facts {
             };
             if let Some(t) = self.search(cx, &g2, depth - 1) {
                 return Some(t);
+            }
+        }
+        None
+    }
+
+    /// Cancels a product monomial `x·m` of `g` whose contribution may be negative against a
+    /// fact `f ≥ 0` holding `m` with the same sign, scaled by an atom `x ≥ 0`: then
+    /// `x·f ≥ 0`, and `s·g + (s − 1) − t·x·f ≥ 0` (with `s = |coeff of m in f|`,
+    /// `t = |coeff of x·m in g|`) gives `s·g > −s`, so `g ≥ 0` for integers. This is how
+    /// `a < A ∧ b < B ⇒ a·B + b < A·B` (for `a, b ≥ 0`) is proven: `B·(A − 1 − a) ≥ 0` leaves
+    /// `B − 1 − b ≥ 0`.
+    fn scaled_fact(&self, cx: &Search<'_>, g: &Poly, depth: u32) -> Option<Tags> {
+        let atoms = cx.atoms;
+        for &(m, c) in g.terms() {
+            if m.degree() < 2 || imul(cx.ranges.mono(atoms, &m), (c, c)).0 >= 0 {
+                continue;
+            }
+            let mut tried: Vec<Atom> = Vec::new();
+            for &x in m.atoms() {
+                // `x ≥ 0` from its range on this path (bounds carry no launch condition).
+                if tried.contains(&x) || cx.ranges.atom(atoms, x).0 < 0 {
+                    continue;
+                }
+                tried.push(x);
+                let rest = m.without(x)?;
+                let global: Vec<Poly> = atoms
+                    .global_with(&rest)
+                    .filter_map(|p| self.normalize(p))
+                    .collect();
+                let chained = cx
+                    .facts
+                    .iter()
+                    .map(|&(f, tags)| (f, tags))
+                    .chain(global.iter().map(|f| (f, 0)));
+                for (f, tags) in chained {
+                    let e = f.coeff(&rest);
+                    if e == 0 || (e > 0) != (c > 0) {
+                        continue;
+                    }
+                    let (s, t) = (e.abs(), c.abs());
+                    let Some(g2) = f
+                        .mul(&Poly::atom(x))
+                        .and_then(|xf| g.combine(s, s - 1, t, &xf))
+                    else {
+                        continue;
+                    };
+                    if let Some(u) = self.search(cx, &g2, depth - 1) {
+                        return Some(u | tags);
+                    }
+                    if cx.budget.get() == 0 {
+                        return None;
+                    }
+                }
             }
         }
         None

@@ -18,7 +18,11 @@
 //! # What the proof assumes (the launch check guarantees it)
 //!
 //! - launches are one-dimensional: `%tid.y = %tid.z = %ctaid.y = %ctaid.z = 0`,
-//!   `%ntid.y = … = 1`; `1 ≤ %ntid.x ≤ 1024`, `1 ≤ %nctaid.x ≤ 2^31 − 1`;
+//!   `%ntid.y = … = 1`; `1 ≤ %ntid.x ≤ 1024`, `1 ≤ %nctaid.x ≤ 2^31 − 1` — except for a
+//!   contract with declared extents or integer params ([`EntryContract::three_dimensional`]),
+//!   whose launches have the same ranges along every axis, each coordinate a symbol;
+//! - a declared extent has a value at every launch (see [`Extent::Declared`]), and integer
+//!   params it names are `≥ 0`;
 //! - `0 ≤ n < 2^63` and every shape `0 ≤ shape_k < 2^63`; for strided, `n = Π shape_k`;
 //! - each pointer is the base of an operand whose byte range covers the view the ABI
 //!   describes: `n` accesses (dense) or every `Σ c_k · stride_k` (strided);
@@ -29,6 +33,7 @@ mod access;
 mod analyze;
 mod atoms;
 mod contract;
+mod declared;
 mod facts;
 mod grid;
 mod ir;
@@ -39,7 +44,7 @@ mod reject;
 mod transfer;
 mod value;
 
-pub use contract::{EntryContract, Extent, OperandRef, ParamContract};
+pub use contract::{EntryContract, Extent, ExtentTerm, OperandRef, ParamContract};
 pub use proof::{AccessSummary, Coverage, LaunchCondition, Proof};
 pub use reject::{RejectKind, Rejection};
 
@@ -62,6 +67,21 @@ const CONDITIONS: [(u8, u64); 4] = [
 
 /// The condition sets tried, each stronger than the one before.
 const ATTEMPTS: [u8; 4] = [1, 1 | 8, 1 | 2, 1 | 4];
+
+/// Launch conditions for contracts with declared extents, by tag bit: along every axis
+/// `grid·block ≤ limit` (`true`), or every declared extent `≤ limit` (`false`). A coordinate
+/// `ctaid·ntid + tid` reads exactly as an `int` only below `2^31`, as an `unsigned` below
+/// `2^32`; an index below an extent likewise.
+const DECLARED_CONDITIONS: [(u8, u64, bool); 4] = [
+    (16, (1 << 32) - 1, true),
+    (32, (1 << 32) - 1, false),
+    (64, (1 << 31) - 1, true),
+    (128, (1 << 31) - 1, false),
+];
+
+/// The condition sets tried for contracts with declared extents, each stronger than the one
+/// before.
+const DECLARED_ATTEMPTS: [u8; 4] = [0, 16 | 32, 16 | 32 | 64, 16 | 32 | 64 | 128];
 
 /// Proves the body of `entry` in `text` safe under `contract`.
 pub fn verify_entry(text: &str, entry: &str, contract: &EntryContract) -> Result<Proof, Rejection> {
@@ -106,7 +126,12 @@ pub fn verify_entry(text: &str, entry: &str, contract: &EntryContract) -> Result
     // merely out of bounds) is reported as out of bounds, and an earlier access that a condition
     // makes safe is not named in place of the first real violation.
     let mut last: Option<Rejection> = None;
-    for tags in ATTEMPTS {
+    let attempts = if contract.three_dimensional() {
+        DECLARED_ATTEMPTS
+    } else {
+        ATTEMPTS
+    };
+    for tags in attempts {
         match attempt(&body, contract, &names, tags) {
             Ok(proof) => return Ok(proof),
             Err(r) => {
@@ -138,6 +163,26 @@ fn attempt(
     tags: u8,
 ) -> Result<Proof, Rejection> {
     let mut atoms = Atoms::new();
+    if contract.three_dimensional() {
+        atoms.add_axes();
+    }
+    // Params some declared extent names: the launch refuses a negative value for them.
+    let named: Vec<u32> = contract
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            ParamContract::Pointer {
+                extent: Extent::Declared(code),
+                ..
+            } => Some(code),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|t| match t {
+            ExtentTerm::Param(i) => Some(*i),
+            _ => None,
+        })
+        .collect();
     let big = (1i128 << 63) - 1;
     let mut param_atoms = Vec::with_capacity(contract.params.len());
     let mut shapes: Vec<(u8, u32)> = Vec::new();
@@ -159,6 +204,21 @@ fn attempt(
                 let a = atoms.push(AtomKind::Param(i as u32), -(1i128 << 63), big);
                 strides.push((a, *operand, *axis));
                 Some(a)
+            }
+            ParamContract::Int { signed, bits } => {
+                let bits = (*bits).clamp(1, 64);
+                let (lo, hi) = if *signed {
+                    let half = 1i128 << (bits - 1);
+                    (-half, half - 1)
+                } else {
+                    (0, (1i128 << bits) - 1)
+                };
+                let lo = if named.contains(&(i as u32)) {
+                    lo.max(0)
+                } else {
+                    lo
+                };
+                Some(atoms.push(AtomKind::Param(i as u32), lo, hi))
             }
             _ => None,
         };
@@ -211,7 +271,46 @@ fn attempt(
             }
         }
     }
+    // Declared extents as polynomials, with the facts every launch guarantees about them, and
+    // the conditions (by tag) this attempt may assume.
+    let mut declared = vec![None; contract.params.len()];
+    let mut launch_facts = Vec::new();
+    for (i, p) in contract.params.iter().enumerate() {
+        if let ParamContract::Pointer {
+            extent: Extent::Declared(code),
+            ..
+        } = p
+            && let Some(slot) = declared.get_mut(i)
+        {
+            *slot = declared::declared_extent(&mut atoms, code, &param_atoms, &mut launch_facts);
+        }
+    }
+    for f in &launch_facts {
+        facts.assume(&atoms, f, 0);
+    }
+    if contract.three_dimensional() {
+        for (bit, limit, axes) in DECLARED_CONDITIONS {
+            if tags & bit == 0 {
+                continue;
+            }
+            let l = i128::from(limit);
+            let bounded: Vec<Poly> = if axes {
+                declared::axis_threads(&atoms)
+                    .into_iter()
+                    .map(|(_, s)| Poly::atom(s))
+                    .collect()
+            } else {
+                declared.iter().flatten().cloned().collect()
+            };
+            for b in bounded {
+                if let Some(p) = b.neg().and_then(|x| x.add_const(l)) {
+                    facts.assume(&atoms, &p, bit);
+                }
+            }
+        }
+    }
     let mut an = Analyzer::new(body, contract, atoms);
+    an.declared = declared;
     an.param_atoms = param_atoms;
     an.param_names = names.to_vec();
     an.shape_atoms = shape_atoms;
@@ -243,11 +342,26 @@ fn attempt(
     if let Some((_, r)) = an.rejections.iter().min_by_key(|(idx, _)| *idx) {
         return Err(r.clone());
     }
-    let conditions = CONDITIONS
+    let mut conditions: Vec<LaunchCondition> = CONDITIONS
         .iter()
         .filter(|(bit, _)| an.used_tags & bit != 0)
         .map(|&(_, limit)| LaunchCondition::CountPlusThreadsAtMost { limit })
         .collect();
+    if contract.three_dimensional() {
+        // Of two conditions on the same quantity, the stricter one implies the other.
+        let used = an.used_tags;
+        let strict = |bit: u8| used & bit != 0;
+        for (bit, limit, axes) in DECLARED_CONDITIONS {
+            let implied = (bit == 16 && strict(64)) || (bit == 32 && strict(128));
+            if strict(bit) && !implied {
+                conditions.push(if axes {
+                    LaunchCondition::AxisThreadsAtMost { limit }
+                } else {
+                    LaunchCondition::ExtentsAtMost { limit }
+                });
+            }
+        }
+    }
     Ok(Proof {
         coverage: if an.grid_stride {
             Coverage::GridStride

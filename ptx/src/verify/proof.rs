@@ -24,18 +24,56 @@ pub enum LaunchCondition {
         /// The bound.
         limit: u64,
     },
+    /// `grid.a × block.a ≤ limit` along every axis `a` of a three-dimensional launch (a
+    /// coordinate `%ctaid.a · %ntid.a + %tid.a` that must read exactly at 32 bits).
+    AxisThreadsAtMost {
+        /// The bound.
+        limit: u64,
+    },
+    /// Every declared extent's value is at most `limit` (an index below an extent that must
+    /// read exactly at 32 bits).
+    ExtentsAtMost {
+        /// The bound.
+        limit: u64,
+    },
 }
 
 impl LaunchCondition {
     /// Whether a launch with `count` (the `Count` param), `shape` (strided extents, unused by
     /// the present conditions) and `threads` (grid × block) satisfies the condition.
+    ///
+    /// A one-dimensional launch has one axis of `threads`; it knows no declared extents, so an
+    /// [`LaunchCondition::ExtentsAtMost`] does not hold there (use
+    /// [`LaunchCondition::holds_declared`]).
     pub fn holds(&self, count: u64, shape: &[u64], threads: u64) -> bool {
         let _ = shape;
         match *self {
             Self::CountPlusThreadsAtMost { limit } => {
                 count.checked_add(threads).is_some_and(|sum| sum <= limit)
             }
-            Self::ThreadsAtMost { limit } => threads <= limit,
+            Self::ThreadsAtMost { limit } | Self::AxisThreadsAtMost { limit } => threads <= limit,
+            Self::ExtentsAtMost { .. } => false,
+        }
+    }
+
+    /// Whether a launch of a contract with declared extents satisfies the condition: `grid` and
+    /// `block` its geometry, `largest_extent` the largest declared extent's value. Conditions
+    /// over a count do not hold: such a launch has none.
+    pub fn holds_declared(&self, grid: [u32; 3], block: [u32; 3], largest_extent: u64) -> bool {
+        match *self {
+            Self::AxisThreadsAtMost { limit } => grid
+                .iter()
+                .zip(&block)
+                .all(|(&g, &b)| u64::from(g) * u64::from(b) <= limit),
+            Self::ExtentsAtMost { limit } => largest_extent <= limit,
+            Self::ThreadsAtMost { limit } => {
+                let threads = grid
+                    .iter()
+                    .chain(&block)
+                    .try_fold(1u64, |acc, &d| acc.checked_mul(u64::from(d)));
+                threads.is_some_and(|t| t <= limit)
+            }
+            Self::CountPlusThreadsAtMost { .. } => false,
         }
     }
 }
@@ -45,6 +83,10 @@ impl fmt::Display for LaunchCondition {
         match self {
             Self::CountPlusThreadsAtMost { limit } => write!(f, "n + threads <= {limit}"),
             Self::ThreadsAtMost { limit } => write!(f, "threads <= {limit}"),
+            Self::AxisThreadsAtMost { limit } => {
+                write!(f, "grid.a * block.a <= {limit} along every axis a")
+            }
+            Self::ExtentsAtMost { limit } => write!(f, "every declared extent <= {limit}"),
         }
     }
 }

@@ -76,6 +76,9 @@ impl Analyzer<'_> {
                 let (group, dim) = (code / 3, code % 3);
                 let p = if dim == 0 {
                     Poly::atom([TID, NTID, CTAID, NCTAID][usize::from(group.min(3))])
+                } else if let Some(a) = self.atoms.axis_atom(group.min(3), dim) {
+                    // A three-dimensional launch: y and z are symbols like x.
+                    Poly::atom(a)
                 } else {
                     // Launches are one-dimensional.
                     Poly::constant(if group == 1 || group == 3 { 1 } else { 0 })
@@ -323,6 +326,22 @@ impl Analyzer<'_> {
                 }
             }
             ParamContract::Value => Val::Data,
+            ParamContract::Int { bits, .. } => {
+                // A load at an offset, or wider than the param, reads bytes that are not its
+                // value: known only by their width.
+                if offset != 0 || u32::from(*bits) < bytes * 8 {
+                    return Val::Int {
+                        p: self.opaque(key, unsigned_range(w), false),
+                        w,
+                    };
+                }
+                // Narrower or exact: the low `w` bits are those of the value.
+                let p = match self.param_atoms.get(index as usize).copied().flatten() {
+                    Some(a) => Poly::atom(a),
+                    None => self.opaque(key, unsigned_range(w), false),
+                };
+                Val::Int { p, w }
+            }
             ParamContract::Count | ParamContract::Shape { .. } | ParamContract::Stride { .. } => {
                 if offset != 0 {
                     return Val::Int {

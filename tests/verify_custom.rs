@@ -1,0 +1,456 @@
+//! The body verifier against custom-ABI contracts (declared extents, three-dimensional
+//! launches): the NVRTC fixtures of tests/fixtures/custom/ are proven and run on the emulator
+//! with exact-size buffers at several shapes; hand-mutated copies of them, each with one
+//! violation, are rejected with the kind and line of the violation.
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+
+use jitseam::{AbiSpec, Device, DeviceBound, In, Kernel, LaunchConfig, Out, Signature};
+use jitseam_ptx::verify::{LaunchCondition, Proof, RejectKind, Rejection, verify_entry};
+
+const PTX: &str = include_str!("fixtures/custom/custom.ptx");
+
+const SAXPY: &str = "out: out f32[n], x: in f32[n], n: i32, a: f32";
+const VECTOR_ADD: &str = "a: in f32[num_elements], b: in f32[num_elements], \
+                          c: out f32[num_elements], num_elements: i32";
+const MATMUL: &str =
+    "a: in f32[m * k], b: in f32[k * n], c: out f32[m * n], m: u32, n: u32, k: u32";
+const STENCIL: &str =
+    "input: in f32[width * height], out: out f32[width * height], width: i32, height: i32";
+
+/// `matmul` of custom.cu as a plain (not unrolled) k loop, written by hand in NVRTC's style:
+/// `c[row*n + col] = Σ_i a[row*k + i] · b[i*n + col]` on a 2-D grid, with `unsigned` indices.
+const MM_SIMPLE: &str = r#".version 8.8
+.target sm_80
+.address_size 64
+
+.visible .entry mm_simple(
+	.param .u64 mm_simple_param_0,
+	.param .u64 mm_simple_param_1,
+	.param .u64 mm_simple_param_2,
+	.param .u32 mm_simple_param_3,
+	.param .u32 mm_simple_param_4,
+	.param .u32 mm_simple_param_5
+)
+{
+	.reg .pred 	%p<4>;
+	.reg .f32 	%f<4>;
+	.reg .b32 	%r<12>;
+	.reg .b64 	%rd<10>;
+
+	ld.param.u64 	%rd1, [mm_simple_param_0];
+	ld.param.u64 	%rd2, [mm_simple_param_1];
+	ld.param.u64 	%rd3, [mm_simple_param_2];
+	ld.param.u32 	%r1, [mm_simple_param_3];
+	ld.param.u32 	%r2, [mm_simple_param_4];
+	ld.param.u32 	%r3, [mm_simple_param_5];
+	mov.u32 	%r4, %ctaid.y;
+	mov.u32 	%r5, %ntid.y;
+	mov.u32 	%r6, %tid.y;
+	mad.lo.s32 	%r7, %r4, %r5, %r6;
+	mov.u32 	%r4, %ctaid.x;
+	mov.u32 	%r5, %ntid.x;
+	mov.u32 	%r6, %tid.x;
+	mad.lo.s32 	%r8, %r4, %r5, %r6;
+	setp.ge.u32 	%p1, %r7, %r1;
+	setp.ge.u32 	%p2, %r8, %r2;
+	or.pred  	%p3, %p1, %p2;
+	@%p3 bra 	$L__done;
+	mov.f32 	%f1, 0f00000000;
+	mov.u32 	%r9, 0;
+	setp.eq.s32 	%p1, %r3, 0;
+	@%p1 bra 	$L__store;
+$L__loop:
+	mad.lo.s32 	%r10, %r7, %r3, %r9;
+	mul.wide.u32 	%rd4, %r10, 4;
+	add.s64 	%rd5, %rd1, %rd4;
+	ld.global.f32 	%f2, [%rd5];
+	mad.lo.s32 	%r11, %r9, %r2, %r8;
+	mul.wide.u32 	%rd6, %r11, 4;
+	add.s64 	%rd7, %rd2, %rd6;
+	ld.global.f32 	%f3, [%rd7];
+	fma.rn.f32 	%f1, %f2, %f3, %f1;
+	add.s32 	%r9, %r9, 1;
+	setp.lt.u32 	%p1, %r9, %r3;
+	@%p1 bra 	$L__loop;
+$L__store:
+	mad.lo.s32 	%r10, %r7, %r2, %r8;
+	mul.wide.u32 	%rd8, %r10, 4;
+	add.s64 	%rd9, %rd3, %rd8;
+	st.global.f32 	[%rd9], %f1;
+$L__done:
+	ret;
+}
+"#;
+
+fn verify(text: &str, entry: &str, signature: &str) -> Result<Proof, Rejection> {
+    let spec = AbiSpec::parse_custom(signature, None).unwrap();
+    verify_entry(text, entry, &spec.contract())
+}
+
+/// The byte range of entry `entry` in `text`: from its `.entry` line to its closing brace.
+fn span(text: &str, entry: &str) -> (usize, usize) {
+    let start = text.find(&format!(".entry {entry}(")).unwrap();
+    let end = start + text[start..].find("\n}\n").unwrap();
+    (start, end)
+}
+
+/// `text` with `from` (which must occur exactly once in entry `entry`) replaced by `to`.
+fn mutate(text: &str, entry: &str, from: &str, to: &str) -> String {
+    let (start, end) = span(text, entry);
+    let body = &text[start..end];
+    assert_eq!(body.matches(from).count(), 1, "`{from}` must occur once");
+    format!(
+        "{}{}{}",
+        &text[..start],
+        body.replacen(from, to, 1),
+        &text[end..]
+    )
+}
+
+/// The 1-based line of the only line of entry `entry` in `text` that contains `needle`.
+fn line_of(text: &str, entry: &str, needle: &str) -> u32 {
+    let (start, end) = span(text, entry);
+    let first = text[..start].matches('\n').count();
+    let lines: Vec<usize> = text[start..end]
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(needle))
+        .map(|(i, _)| first + i + 1)
+        .collect();
+    assert_eq!(lines.len(), 1, "`{needle}` must be on one line");
+    lines[0] as u32
+}
+
+fn rejects(text: &str, entry: &str, signature: &str, kind: RejectKind, at: &str) {
+    match verify(text, entry, signature) {
+        Ok(proof) => panic!("{entry} ({signature}): accepted: {proof:?}"),
+        Err(r) => {
+            assert_eq!(r.kind, kind, "{entry}: {r}");
+            assert_eq!(r.line, line_of(text, entry, at), "{entry}: {r}");
+        }
+    }
+}
+
+const AXIS_31: LaunchCondition = LaunchCondition::AxisThreadsAtMost {
+    limit: (1 << 31) - 1,
+};
+
+#[test]
+fn the_fixtures_are_proven() {
+    for (text, entry, signature, conditions) in [
+        (PTX, "saxpy_out_first", SAXPY, vec![AXIS_31]),
+        (PTX, "vectorAdd", VECTOR_ADD, vec![AXIS_31]),
+        (PTX, "vectorAdd128", VECTOR_ADD, vec![AXIS_31]),
+        (
+            PTX,
+            "stencil5",
+            STENCIL,
+            vec![
+                AXIS_31,
+                LaunchCondition::ExtentsAtMost {
+                    limit: (1 << 31) - 1,
+                },
+            ],
+        ),
+        (
+            MM_SIMPLE,
+            "mm_simple",
+            MATMUL,
+            vec![
+                LaunchCondition::AxisThreadsAtMost {
+                    limit: (1 << 32) - 1,
+                },
+                LaunchCondition::ExtentsAtMost {
+                    limit: (1 << 32) - 1,
+                },
+            ],
+        ),
+    ] {
+        match verify(text, entry, signature) {
+            Ok(proof) => assert_eq!(proof.conditions, conditions, "{entry}"),
+            Err(r) => panic!("{entry}: {r}"),
+        }
+    }
+}
+
+#[test]
+fn an_extent_of_the_launch_geometry_is_proven() {
+    // Every thread of the grid along x, unguarded by n: within `grid.x * block.x`.
+    let unguarded = mutate(PTX, "saxpy_out_first", "\t@%p1 bra \t$L__BB0_2;\n", "\n");
+    let geometry = "out: out f32[grid.x * block.x], x: in f32[block.x * grid.x], n: i32, a: f32";
+    verify(&unguarded, "saxpy_out_first", geometry).unwrap();
+}
+
+#[test]
+fn an_index_one_past_the_extent_is_rejected() {
+    let text = mutate(
+        PTX,
+        "saxpy_out_first",
+        "ld.global.f32 \t%f2, [%rd6];",
+        "ld.global.f32 \t%f2, [%rd6+4];",
+    );
+    rejects(
+        &text,
+        "saxpy_out_first",
+        SAXPY,
+        RejectKind::OutOfBounds,
+        "[%rd6+4]",
+    );
+}
+
+#[test]
+fn a_guard_with_le_is_rejected() {
+    // `if (i <= n)`: the branch away is taken only for i > n.
+    let text = mutate(
+        PTX,
+        "saxpy_out_first",
+        "setp.ge.s32 \t%p1, %r1, %r2;\n\t@%p1 bra \t$L__BB0_2;",
+        "setp.gt.s32 \t%p1, %r1, %r2;\n\t@%p1 bra \t$L__BB0_2;",
+    );
+    rejects(
+        &text,
+        "saxpy_out_first",
+        SAXPY,
+        RejectKind::OutOfBounds,
+        "ld.global.f32 \t%f2, [%rd6];",
+    );
+}
+
+#[test]
+fn a_missing_guard_is_rejected() {
+    let text = mutate(PTX, "saxpy_out_first", "\t@%p1 bra \t$L__BB0_2;\n", "\n");
+    rejects(
+        &text,
+        "saxpy_out_first",
+        SAXPY,
+        RejectKind::OutOfBounds,
+        "ld.global.f32 \t%f2, [%rd6];",
+    );
+}
+
+#[test]
+fn swapped_row_and_column_strides_are_rejected() {
+    // `c[row * m + col]`: below m·m, not m·n. The 32-bit index is then below no extent, so
+    // its widening (`mul.wide.u32`, exact only below 2^32) is the first step not proven.
+    let text = mutate(
+        MM_SIMPLE,
+        "mm_simple",
+        "mad.lo.s32 \t%r10, %r7, %r2, %r8;",
+        "mad.lo.s32 \t%r10, %r7, %r1, %r8;",
+    );
+    rejects(
+        &text,
+        "mm_simple",
+        MATMUL,
+        RejectKind::MayWrap,
+        "st.global.f32",
+    );
+}
+
+#[test]
+fn an_extent_naming_the_wrong_param_is_rejected() {
+    // As for swapped strides: an index below no extent is not proven to read exactly at 32
+    // bits (the conditions bound only the extents), so it is reported where it widens.
+    let wrong = "a: in f32[m * k], b: in f32[k * n], c: out f32[m * k], m: u32, n: u32, k: u32";
+    rejects(
+        MM_SIMPLE,
+        "mm_simple",
+        wrong,
+        RejectKind::MayWrap,
+        "st.global.f32",
+    );
+    // `b` as `k * m`: its first read, `b[i*n + col]`, may pass it.
+    let wrong = "a: in f32[m * k], b: in f32[k * m], c: out f32[m * n], m: u32, n: u32, k: u32";
+    rejects(
+        MM_SIMPLE,
+        "mm_simple",
+        wrong,
+        RejectKind::MayWrap,
+        "ld.global.f32 \t%f3, [%rd7];",
+    );
+}
+
+#[test]
+fn a_store_through_an_input_is_rejected() {
+    // C's store goes to A.
+    let text = mutate(
+        PTX,
+        "vectorAdd",
+        "cvta.to.global.u64 \t%rd9, %rd3;\n\tadd.s64 \t%rd10, %rd9, %rd5;\n\tst.global.f32 \t[%rd10], %f4;",
+        "cvta.to.global.u64 \t%rd9, %rd1;\n\tadd.s64 \t%rd10, %rd9, %rd5;\n\tst.global.f32 \t[%rd10], %f4;",
+    );
+    rejects(
+        &text,
+        "vectorAdd",
+        VECTOR_ADD,
+        RejectKind::StoreThroughInput,
+        "st.global.f32 \t[%rd10], %f4;",
+    );
+}
+
+#[test]
+fn a_byte_offset_that_wraps_at_32_bits_is_rejected() {
+    // `4 * i` computed in 32 bits, then widened: it wraps for i ≥ 2^30, which no condition on
+    // the launch (at most 2^31 − 1 threads along x) rules out.
+    let text = mutate(
+        PTX,
+        "saxpy_out_first",
+        "mul.wide.s32 \t%rd5, %r1, 4;\n\tadd.s64 \t%rd6, %rd4, %rd5;",
+        "shl.b32 \t%r5, %r1, 2;\n\tcvt.u64.u32 \t%rd5, %r5;\n\tadd.s64 \t%rd6, %rd4, %rd5;",
+    );
+    rejects(
+        &text,
+        "saxpy_out_first",
+        SAXPY,
+        RejectKind::MayWrap,
+        "ld.global.f32 \t%f2, [%rd6];",
+    );
+}
+
+#[test]
+fn data_sized_by_grid_y_under_a_grid_x_guard_is_rejected() {
+    let unguarded = mutate(PTX, "saxpy_out_first", "\t@%p1 bra \t$L__BB0_2;\n", "\n");
+    let geometry = "out: out f32[grid.x * block.x], x: in f32[grid.y * block.y], n: i32, a: f32";
+    rejects(
+        &unguarded,
+        "saxpy_out_first",
+        geometry,
+        RejectKind::OutOfBounds,
+        "ld.global.f32 \t%f2, [%rd6];",
+    );
+}
+
+#[test]
+fn a_stencil_whose_border_test_is_off_by_one_is_rejected() {
+    // `y == height` for the bottom border: the interior reads in[i + width] at y = height − 1,
+    // one row past the end. (The same slip on x only reads the next row's first element,
+    // which is still inside the buffer, and is proven.)
+    let text = mutate(
+        PTX,
+        "stencil5",
+        "add.s32 \t%r13, %r4, -1;",
+        "add.s32 \t%r13, %r4, 0;",
+    );
+    rejects(
+        &text,
+        "stencil5",
+        STENCIL,
+        RejectKind::OutOfBounds,
+        "ld.global.f32 \t%f8, [%rd12];",
+    );
+    let x_slip = mutate(
+        PTX,
+        "stencil5",
+        "add.s32 \t%r12, %r3, -1;",
+        "add.s32 \t%r12, %r3, 0;",
+    );
+    verify(&x_slip, "stencil5", STENCIL).unwrap();
+}
+
+#[test]
+fn shared_memory_is_unsupported() {
+    let text = mutate(
+        PTX,
+        "saxpy_out_first",
+        "\t.reg .pred \t%p<2>;\n\t.reg .f32 \t%f<5>;\n\t.reg .b32 \t%r<6>;\n\t.reg .b64 \t%rd<8>;",
+        "\t.reg .pred \t%p<2>;\n\t.reg .f32 \t%f<5>;\n\t.reg .b32 \t%r<6>;\n\t.reg .b64 \t%rd<8>;\n\t.shared .align 4 .b8 tile[64];",
+    );
+    rejects(
+        &text,
+        "saxpy_out_first",
+        SAXPY,
+        RejectKind::Unsupported,
+        ".shared .align 4 .b8 tile[64];",
+    );
+}
+
+// ---- proven bodies on the emulator, with buffers of exactly their extents ----
+
+#[jitseam::kernel(abi = custom, covers = n, symbol = "saxpy_out_first")]
+fn saxpy(#[len(n)] out: Out<f32>, #[len(n)] x: In<f32>, n: i32, a: f32);
+
+#[jitseam::kernel(abi = custom, symbol = "stencil5")]
+fn stencil5(
+    #[len(width * height)] input: In<f32>,
+    #[len(width * height)] out: Out<f32>,
+    width: i32,
+    height: i32,
+);
+
+#[jitseam::kernel(abi = custom, symbol = "mm_simple")]
+fn mm_simple(
+    #[len(m * k)] a: In<f32>,
+    #[len(k * n)] b: In<f32>,
+    #[len(m * n)] c: Out<f32>,
+    m: u32,
+    n: u32,
+    k: u32,
+);
+
+fn load<K: Signature>(device: &Device, text: &str) -> Kernel<K, DeviceBound> {
+    Kernel::<K, _>::describe_typed(K::ptx_artifact(text))
+        .unwrap()
+        .load()
+        .unwrap()
+        .bind(device)
+        .unwrap()
+}
+
+#[test]
+fn proven_bodies_run_on_exact_buffers_without_faults() {
+    let device = Device::emulator();
+    let stream = device.default_stream();
+    let saxpy = load::<Saxpy>(&device, PTX);
+    for n in [1usize, 31, 256, 257, 1000] {
+        let x = device.upload(&vec![1.0f32; n]).unwrap();
+        let mut out = device.upload(&vec![2.0f32; n]).unwrap();
+        saxpy
+            .launch(&stream, Saxpy::args(&mut out, &x, n as i32, 3.0))
+            .unwrap();
+        // A grid far larger than n: the guard keeps every thread inside.
+        saxpy
+            .launch_with(
+                &stream,
+                LaunchConfig::new([7, 1, 1], [192, 1, 1]),
+                Saxpy::args(&mut out, &x, n as i32, 3.0),
+            )
+            .unwrap();
+        assert!(stream.read(&out).unwrap().iter().all(|&v| v == 8.0));
+    }
+    let stencil = load::<Stencil5>(&device, PTX);
+    for (w, h) in [(1usize, 1usize), (3, 3), (17, 1), (1, 9), (45, 33)] {
+        let input = device.upload(&vec![1.0f32; w * h]).unwrap();
+        let mut out = device.upload(&vec![0.0f32; w * h]).unwrap();
+        let config = LaunchConfig::new(
+            [(w as u32).div_ceil(8) + 1, (h as u32).div_ceil(4) + 1, 1],
+            [8, 4, 2],
+        );
+        stencil
+            .launch_with(
+                &stream,
+                config,
+                Stencil5::args(&input, &mut out, w as i32, h as i32),
+            )
+            .unwrap();
+        let got = stream.read(&out).unwrap();
+        assert!(got.iter().all(|&v| (v - 1.0).abs() < 1e-6), "{w}x{h}");
+    }
+    let mm = load::<MmSimple>(&device, MM_SIMPLE);
+    for (m, n, k) in [
+        (1u32, 1u32, 1u32),
+        (3, 5, 2),
+        (7, 4, 9),
+        (16, 16, 0),
+        (2, 33, 5),
+    ] {
+        let (m_, n_, k_) = (m as usize, n as usize, k as usize);
+        let a = device.upload(&vec![1.0f32; m_ * k_]).unwrap();
+        let b = device.upload(&vec![2.0f32; k_ * n_]).unwrap();
+        let mut c = device.upload(&vec![f32::NAN; m_ * n_]).unwrap();
+        let config = LaunchConfig::new([n.div_ceil(4) + 1, m.div_ceil(4), 1], [4, 4, 1]);
+        mm.launch_with(&stream, config, MmSimple::args(&a, &b, &mut c, m, n, k))
+            .unwrap();
+        let got = stream.read(&c).unwrap();
+        assert!(got.iter().all(|&v| v == 2.0 * k as f32), "{m}x{n}x{k}");
+    }
+}
