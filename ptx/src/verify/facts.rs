@@ -8,7 +8,8 @@
 //! divisor of a floor atom. Every step is sound for integers; a failed search proves nothing.
 
 use std::borrow::Cow;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 
 use super::atoms::{Atoms, I0, INF, S, clamp, imul};
 use super::poly::{Atom, Mono, Poly};
@@ -308,6 +309,7 @@ impl Facts {
             facts: self.ineqs.iter().map(|f| (&f.p, f.tags)).collect(),
             ranges: self.range_table(atoms),
             budget: Cell::new(budget),
+            memo: RefCell::new(HashMap::new()),
         };
         // Iterative deepening: shallow proofs first, within one budget.
         for depth in 1..=max_depth {
@@ -327,7 +329,7 @@ impl Facts {
     }
 
     fn search(&self, cx: &Search<'_>, g: &Poly, depth: u32) -> Option<Tags> {
-        let (atoms, facts, budget) = (cx.atoms, cx.facts.as_slice(), &cx.budget);
+        let (atoms, budget) = (cx.atoms, &cx.budget);
         // Tightening allocates only when there is something to divide.
         let tightened;
         let g = if g.content() > 1 {
@@ -343,8 +345,45 @@ impl Facts {
         if depth == 0 || budget.get() == 0 {
             return None;
         }
-        budget.set(budget.get() - 1);
-        atoms.steps.set(atoms.steps.get().saturating_add(1));
+        // The same subgoal at the same depth recurs often (cancellations in another order,
+        // the next round of deepening). A recorded outcome is replayed only where re-running
+        // would give exactly it, and charges the nodes re-running would take, so the verdict,
+        // the budget left and the step count are as if it were searched again.
+        let key = (g.clone(), depth);
+        let hit = cx.memo.borrow().get(&key).copied();
+        match hit {
+            Some(Outcome::Failed(nodes)) => {
+                // An unbudgeted failure also fails with less budget, spending all of it.
+                cx.charge(nodes.min(budget.get()));
+                return None;
+            }
+            Some(Outcome::Proved(tags, nodes)) if budget.get() > nodes => {
+                cx.charge(nodes);
+                return Some(tags);
+            }
+            _ => {}
+        }
+        let before = budget.get();
+        let result = self.expand(cx, g, depth);
+        let after = budget.get();
+        // A search that never ran out is the unbudgeted one: its outcome holds for any
+        // budget above what it took.
+        if after > 0 {
+            let nodes = before - after;
+            let outcome = match result {
+                Some(tags) => Outcome::Proved(tags, nodes),
+                None => Outcome::Failed(nodes),
+            };
+            cx.memo.borrow_mut().insert(key, outcome);
+        }
+        result
+    }
+
+    /// One node of the search: `g` (tightened) is not settled by its interval, and there is
+    /// depth and budget left.
+    fn expand(&self, cx: &Search<'_>, g: &Poly, depth: u32) -> Option<Tags> {
+        let (atoms, facts, budget) = (cx.atoms, cx.facts.as_slice(), &cx.budget);
+        cx.charge(1);
         // The grid-stride rule.
         if let Some((j, c)) = match_q(atoms, g)
             && c >= -1
@@ -554,12 +593,31 @@ pub(crate) fn match_q(atoms: &Atoms, g: &Poly) -> Option<(Poly, i128)> {
     Some((cof.neg()?, c))
 }
 
-/// One proof search: the atoms, the path's facts, its atom ranges, and the nodes left.
+/// One proof search: the atoms, the path's facts, its atom ranges, the nodes left, and the
+/// outcome of every subgoal searched so far.
 struct Search<'a> {
     atoms: &'a Atoms,
     facts: Vec<(&'a Poly, Tags)>,
     ranges: Ranges,
     budget: Cell<u32>,
+    memo: RefCell<HashMap<(Poly, u32), Outcome>>,
+}
+
+/// How a subgoal's search ended when it did not run out of budget, and the nodes it took.
+#[derive(Debug, Clone, Copy)]
+enum Outcome {
+    Proved(Tags, u32),
+    Failed(u32),
+}
+
+impl Search<'_> {
+    /// Spends `nodes` of the budget (the caller knows there are that many left).
+    fn charge(&self, nodes: u32) {
+        self.budget.set(self.budget.get().saturating_sub(nodes));
+        self.atoms
+            .steps
+            .set(self.atoms.steps.get().saturating_add(u64::from(nodes)));
+    }
 }
 
 /// Atom ranges by index, with the path's bounds applied.
