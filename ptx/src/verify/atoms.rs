@@ -8,6 +8,7 @@
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 
+use super::hash::WordMap;
 use super::poly::{Atom, Mono, Poly};
 
 /// Magnitudes at or beyond this are "unbounded" in interval arithmetic.
@@ -68,7 +69,7 @@ pub(crate) struct Atoms {
     /// launch geometry).
     global: Vec<Poly>,
     /// Global facts by monomial.
-    global_index: HashMap<Mono, Vec<usize>>,
+    global_index: WordMap<Mono, Vec<usize>>,
     global_set: HashSet<Poly>,
     /// Prover steps taken (a work limit).
     pub(crate) steps: Cell<u64>,
@@ -87,7 +88,7 @@ impl Atoms {
             count: None,
             shapes: Vec::new(),
             global: Vec::new(),
-            global_index: HashMap::new(),
+            global_index: WordMap::default(),
             global_set: HashSet::new(),
             steps: Cell::new(0),
             q_atom: None,

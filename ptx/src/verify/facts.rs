@@ -9,9 +9,9 @@
 
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 
 use super::atoms::{Atoms, I0, INF, S, clamp, imul};
+use super::hash::WordMap;
 use super::poly::{Atom, Mono, Poly};
 
 /// Condition tags carried by facts that a launch condition introduced.
@@ -309,7 +309,7 @@ impl Facts {
             facts: self.ineqs.iter().map(|f| (&f.p, f.tags)).collect(),
             ranges: self.range_table(atoms),
             budget: Cell::new(budget),
-            memo: RefCell::new(HashMap::new()),
+            memo: RefCell::new(WordMap::default()),
         };
         // Iterative deepening: shallow proofs first, within one budget.
         for depth in 1..=max_depth {
@@ -600,7 +600,7 @@ struct Search<'a> {
     facts: Vec<(&'a Poly, Tags)>,
     ranges: Ranges,
     budget: Cell<u32>,
-    memo: RefCell<HashMap<(Poly, u32), Outcome>>,
+    memo: RefCell<WordMap<(Poly, u32), Outcome>>,
 }
 
 /// How a subgoal's search ended when it did not run out of budget, and the nodes it took.

@@ -31,6 +31,7 @@ mod atoms;
 mod contract;
 mod facts;
 mod grid;
+mod hash;
 mod ir;
 mod lower;
 mod poly;
