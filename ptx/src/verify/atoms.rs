@@ -77,6 +77,9 @@ pub(crate) struct Atoms {
     /// `x − d·floor(x/d)` → its remainder atom.
     rem_forms: HashMap<Poly, Atom>,
     rems: HashMap<(Poly, Poly), Atom>,
+    /// Bumped by every change to atoms, ranges or global facts (proof answers are kept per
+    /// generation).
+    generation: u64,
 }
 
 impl Atoms {
@@ -94,6 +97,7 @@ impl Atoms {
             q_atom: None,
             rem_forms: HashMap::new(),
             rems: HashMap::new(),
+            generation: 0,
         };
         atoms.push(AtomKind::Tid, 0, 1023);
         atoms.push(AtomKind::Ntid, 1, 1024);
@@ -119,6 +123,7 @@ impl Atoms {
     }
 
     pub(crate) fn push(&mut self, kind: AtomKind, lo: i128, hi: i128) -> Atom {
+        self.generation += 1;
         let id = self.list.len() as Atom;
         self.list.push(AtomInfo {
             kind,
@@ -127,6 +132,11 @@ impl Atoms {
             floor: None,
         });
         id
+    }
+
+    /// Changes so far to atoms, ranges and global facts.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// How many atoms there are.
@@ -151,6 +161,7 @@ impl Atoms {
     }
 
     pub(crate) fn set_range(&mut self, a: Atom, (lo, hi): (i128, i128)) {
+        self.generation += 1;
         if let Some(info) = self.list.get_mut(a as usize) {
             info.lo = lo;
             info.hi = hi;
@@ -255,6 +266,7 @@ impl Atoms {
 
     /// Adds a fact true everywhere.
     pub(crate) fn add_global(&mut self, p: Poly) {
+        self.generation += 1;
         if !self.global_set.insert(p.clone()) {
             return;
         }

@@ -32,6 +32,36 @@ pub(crate) struct Facts {
     pub(crate) bounds: Vec<(Atom, i128, i128)>,
     /// The path is infeasible.
     pub(crate) dead: bool,
+    /// Outcomes of earlier proofs on exactly these facts. Every method that changes the
+    /// facts empties it; the fields are changed nowhere else.
+    answers: Answers,
+}
+
+/// Proof outcomes by (goal, depth, budget), valid for one generation of the atom table:
+/// `(tags or failure, nodes the search took)`.
+#[derive(Default)]
+struct Answers {
+    generation: Cell<u64>,
+    map: RefCell<WordMap<(Poly, u32, u32), (Option<Tags>, u64)>>,
+}
+
+impl Answers {
+    fn clear(&mut self) {
+        self.map.get_mut().clear();
+    }
+}
+
+// A copy of the facts starts without answers: they are cheap to find again, costly to copy.
+impl Clone for Answers {
+    fn clone(&self) -> Self {
+        Answers::default()
+    }
+}
+
+impl std::fmt::Debug for Answers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} answers", self.map.borrow().len())
+    }
 }
 
 const DEPTH: u32 = 6;
@@ -60,6 +90,7 @@ impl Facts {
 
     /// Narrows the range of `a` on this path.
     pub(crate) fn bound(&mut self, a: Atom, lo: i128, hi: i128) {
+        self.answers.clear();
         match self.bounds.iter_mut().find(|b| b.0 == a) {
             Some(b) => {
                 b.1 = b.1.max(lo);
@@ -109,6 +140,7 @@ impl Facts {
 
     /// Adds `p ≥ 0`.
     pub(crate) fn assume(&mut self, atoms: &Atoms, p: &Poly, tags: Tags) {
+        self.answers.clear();
         if self.dead {
             return;
         }
@@ -182,6 +214,7 @@ impl Facts {
 
     /// Adds `p = 0`.
     pub(crate) fn assume_eq(&mut self, atoms: &Atoms, p: &Poly) {
+        self.answers.clear();
         if self.dead {
             return;
         }
@@ -258,6 +291,7 @@ impl Facts {
 
     /// Adds `p ≠ 0`.
     pub(crate) fn assume_ne(&mut self, atoms: &Atoms, p: &Poly) {
+        self.answers.clear();
         if self.dead {
             return;
         }
@@ -304,6 +338,25 @@ impl Facts {
             return Some(0);
         }
         let g = self.normalize(g)?;
+        // The same question on the same facts and atoms: the same search, replayed with its
+        // step count so that the work limit runs out exactly where it would have.
+        if self.answers.generation.get() != atoms.generation() {
+            self.answers.map.borrow_mut().clear();
+            self.answers.generation.set(atoms.generation());
+        }
+        let key = (g, max_depth, budget);
+        if let Some(&(result, nodes)) = self.answers.map.borrow().get(&key) {
+            atoms.steps.set(atoms.steps.get().saturating_add(nodes));
+            return result;
+        }
+        let start = atoms.steps.get();
+        let result = self.search_within(atoms, &key.0, max_depth, budget);
+        let nodes = atoms.steps.get().saturating_sub(start);
+        self.answers.map.borrow_mut().insert(key, (result, nodes));
+        result
+    }
+
+    fn search_within(&self, atoms: &Atoms, g: &Poly, max_depth: u32, budget: u32) -> Option<Tags> {
         let cx = Search {
             atoms,
             facts: self.ineqs.iter().map(|f| (&f.p, f.tags)).collect(),
@@ -313,7 +366,7 @@ impl Facts {
         };
         // Iterative deepening: shallow proofs first, within one budget.
         for depth in 1..=max_depth {
-            if let Some(t) = self.search(&cx, &g, depth) {
+            if let Some(t) = self.search(&cx, g, depth) {
                 return Some(t);
             }
             if cx.budget.get() == 0 {
