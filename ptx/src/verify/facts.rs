@@ -135,6 +135,7 @@ impl Facts {
         Ranges {
             table,
             shapes_positive,
+            products: RefCell::new(WordMap::default()),
         }
     }
 
@@ -673,10 +674,12 @@ impl Search<'_> {
     }
 }
 
-/// Atom ranges by index, with the path's bounds applied.
+/// Atom ranges by index, with the path's bounds applied, and the ranges of the products of
+/// atoms met so far.
 struct Ranges {
     table: Vec<(i128, i128)>,
     shapes_positive: bool,
+    products: RefCell<WordMap<Mono, (i128, i128)>>,
 }
 
 impl Ranges {
@@ -688,7 +691,17 @@ impl Ranges {
     }
 
     fn mono(&self, atoms: &Atoms, m: &Mono) -> (i128, i128) {
-        mono_range_by(atoms, m, |a| self.atom(atoms, a), || self.shapes_positive)
+        if m.degree() <= 1 {
+            return mono_range_by(atoms, m, |a| self.atom(atoms, a), || self.shapes_positive);
+        }
+        // A product's range costs several saturating 128-bit products; searches meet the
+        // same few products at every node.
+        if let Some(&r) = self.products.borrow().get(m) {
+            return r;
+        }
+        let r = mono_range_by(atoms, m, |a| self.atom(atoms, a), || self.shapes_positive);
+        self.products.borrow_mut().insert(*m, r);
+        r
     }
 
     fn range(&self, atoms: &Atoms, p: &Poly) -> (i128, i128) {
