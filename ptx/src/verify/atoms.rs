@@ -42,6 +42,8 @@ pub(crate) struct AtomInfo {
     pub(crate) hi: i128,
     /// For a floor atom: (numerator, denominator).
     pub(crate) floor: Option<(Poly, Poly)>,
+    /// For a remainder atom: the polynomial it equals (`num − den·floor(num/den)`).
+    pub(crate) rem: Option<Poly>,
 }
 
 /// Fixed atom ids.
@@ -130,6 +132,7 @@ impl Atoms {
             lo,
             hi,
             floor: None,
+            rem: None,
         });
         id
     }
@@ -221,6 +224,9 @@ impl Atoms {
         let r = self.push(AtomKind::Floor, 0, hi);
         self.rems.insert(key, r);
         let form = num.sub(&den.mul(&Poly::atom(f))?)?;
+        if let Some(info) = self.list.get_mut(r as usize) {
+            info.rem = Some(form.clone());
+        }
         self.rem_forms.insert(form.clone(), r);
         // form − r = 0, r ≤ den − 1.
         let d = form.sub(&Poly::atom(r))?;
@@ -277,6 +283,11 @@ impl Atoms {
             }
         }
         self.global.push(p);
+    }
+
+    /// Every fact true everywhere.
+    pub(crate) fn globals(&self) -> &[Poly] {
+        &self.global
     }
 
     /// Global facts containing monomial `m`.

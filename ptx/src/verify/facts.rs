@@ -13,6 +13,7 @@ use std::cell::{Cell, RefCell};
 use super::atoms::{Atoms, I0, INF, S, clamp, imul};
 use super::hash::WordMap;
 use super::poly::{Atom, Mono, Poly};
+use super::witness;
 
 /// Condition tags carried by facts that a launch condition introduced.
 pub(crate) type Tags = u8;
@@ -37,12 +38,17 @@ pub(crate) struct Facts {
     answers: Answers,
 }
 
-/// Proof outcomes by (goal, depth, budget), valid for one generation of the atom table:
-/// `(tags or failure, nodes the search took)`.
+/// A proof question: the normalized goal, the depth limit and the budget.
+type Question = (Poly, u32, u32);
+
+/// Its answer: the tags (or a failure) and the nodes the search took.
+type Answer = (Option<Tags>, u64);
+
+/// Proof outcomes, valid for one generation of the atom table.
 #[derive(Default)]
 struct Answers {
     generation: Cell<u64>,
-    map: RefCell<WordMap<(Poly, u32, u32), (Option<Tags>, u64)>>,
+    map: RefCell<WordMap<Question, Answer>>,
 }
 
 impl Answers {
@@ -66,6 +72,8 @@ impl std::fmt::Debug for Answers {
 
 const DEPTH: u32 = 6;
 const BUDGET: u32 = 400;
+/// The nodes after which a failing search looks for a counterexample.
+const REFUTE_AFTER: u32 = 16;
 
 impl Facts {
     pub(crate) fn normalize(&self, p: &Poly) -> Option<Poly> {
@@ -366,12 +374,23 @@ impl Facts {
             memo: RefCell::new(WordMap::default()),
         };
         // Iterative deepening: shallow proofs first, within one budget.
+        let mut looked = false;
         for depth in 1..=max_depth {
             if let Some(t) = self.search(&cx, g, depth) {
                 return Some(t);
             }
             if cx.budget.get() == 0 {
                 break;
+            }
+            // Most goals are proven cheaply; once a search has cost more than looking for a
+            // point where every premise holds and the goal is false, look for one: no deeper
+            // search could succeed there (failures that spend the whole budget are most of
+            // the work).
+            if !looked && depth < max_depth && budget - cx.budget.get() >= REFUTE_AFTER {
+                looked = true;
+                if witness::refutes(atoms, &cx.ranges.table, &cx.facts, &self.subs, g) {
+                    return None;
+                }
             }
         }
         None

@@ -39,6 +39,7 @@ mod proof;
 mod reject;
 mod transfer;
 mod value;
+mod witness;
 
 pub use contract::{EntryContract, Extent, OperandRef, ParamContract};
 pub use proof::{AccessSummary, Coverage, LaunchCondition, Proof};
