@@ -6,6 +6,11 @@
 //! monomial of the goal against a fact that contains it, the grid-stride rule
 //! (`I0 + J·S < n ⟺ J ≤ q`), splitting on a nonnegative atom, and multiplying through the
 //! divisor of a floor atom. Every step is sound for integers; a failed search proves nothing.
+//!
+//! Three things spare work without changing any outcome: a search replays the recorded outcome
+//! of a subgoal it met before (charging the nodes it took), facts remember each question's
+//! answer until they change, and a search that has grown past a few nodes first looks for a
+//! counterexample point, where no search could succeed.
 
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
