@@ -58,6 +58,26 @@ fn access_brackets(text: &str) -> Vec<usize> {
     out
 }
 
+fn dump_verdict(tag: &str, text: &str, entry: &str, c: &jitseam_ptx::verify::EntryContract) {
+    let Ok(path) = std::env::var("VERIFY_DUMP_MUT") else {
+        return;
+    };
+    use std::io::Write;
+    let v = match verify_entry(text, entry, c) {
+        Ok(p) => format!("ok {:?} {:?}", p.coverage, p.conditions),
+        Err(r) => format!("reject {} {}", r.kind.as_str(), r.line),
+    };
+    let mut h = std::hash::DefaultHasher::new();
+    std::hash::Hash::hash(text, &mut h);
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    let line = format!("{tag} {entry} {:x} {v}\n", std::hash::Hasher::finish(&h));
+    f.write_all(line.as_bytes()).unwrap();
+}
+
 #[test]
 fn displaced_accesses_are_rejected() {
     let kernels = kernels();
@@ -81,6 +101,7 @@ fn displaced_accesses_are_rejected() {
             let at = brackets[which.index(brackets.len())];
             // Element size of the operand: 2, 4 or 8 bytes; k·8 is whole elements for all.
             let mutated = format!("{}+{}{}", &text[..at], elems * 8, &text[at..]);
+            dump_verdict("disp", &mutated, entry, contract);
             let result = verify_entry(&mutated, entry, contract);
             prop_assert!(result.is_err(), "{entry}: displaced access accepted");
             Ok(())
@@ -139,6 +160,7 @@ fn arbitrary_edits_never_panic() {
                 .find(|&e| text.is_char_boundary(e))
                 .unwrap_or(text.len());
             let mutated = format!("{}{}{}", &text[..pos], token, &text[end..]);
+            dump_verdict("edit", &mutated, entry, contract);
             let _ = verify_entry(&mutated, entry, contract);
             Ok(())
         })
@@ -755,6 +777,7 @@ fn accepted_address_mutants_run_clean_on_the_emulator() {
             let s = &subjects[k];
             let picks: Vec<_> = std::iter::once(first).chain(second).collect();
             let mutant = s.mutate(&picks);
+            dump_verdict("addr", &mutant.text, &s.entry, &s.spec.contract());
             verified.set(verified.get() + 1);
             let kernel = match bind(&device, &mutant.text, s, true) {
                 Ok(kernel) => kernel,

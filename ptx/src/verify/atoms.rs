@@ -8,6 +8,7 @@
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 
+use super::hash::WordMap;
 use super::poly::{Atom, Mono, Poly};
 
 /// Magnitudes at or beyond this are "unbounded" in interval arithmetic.
@@ -45,6 +46,8 @@ pub(crate) struct AtomInfo {
     pub(crate) rem: Option<(Poly, Poly)>,
     /// For a keyed atom: its key.
     pub(crate) key: Option<(u32, u32, u32)>,
+    /// For a remainder atom: the polynomial it equals (`num − den·floor(num/den)`).
+    pub(crate) rem_form: Option<Poly>,
 }
 
 /// Fixed atom ids.
@@ -72,7 +75,7 @@ pub(crate) struct Atoms {
     /// launch geometry).
     global: Vec<Poly>,
     /// Global facts by monomial.
-    global_index: HashMap<Mono, Vec<usize>>,
+    global_index: WordMap<Mono, Vec<usize>>,
     global_set: HashSet<Poly>,
     /// Prover steps taken (a work limit).
     pub(crate) steps: Cell<u64>,
@@ -83,6 +86,9 @@ pub(crate) struct Atoms {
     /// The y and z axes of a three-dimensional launch (absent for one-dimensional ones):
     /// `[tid, ntid, ctaid, nctaid, global index, threads]` along each.
     pub(crate) axes: Vec<[Atom; 6]>,
+    /// Bumped by every change to atoms, ranges or global facts (proof answers are kept per
+    /// generation).
+    generation: u64,
 }
 
 impl Atoms {
@@ -94,13 +100,14 @@ impl Atoms {
             count: None,
             shapes: Vec::new(),
             global: Vec::new(),
-            global_index: HashMap::new(),
+            global_index: WordMap::default(),
             global_set: HashSet::new(),
             steps: Cell::new(0),
             q_atom: None,
             rem_forms: HashMap::new(),
             rems: HashMap::new(),
             axes: Vec::new(),
+            generation: 0,
         };
         atoms.push(AtomKind::Tid, 0, 1023);
         atoms.push(AtomKind::Ntid, 1, 1024);
@@ -168,6 +175,7 @@ impl Atoms {
     }
 
     pub(crate) fn push(&mut self, kind: AtomKind, lo: i128, hi: i128) -> Atom {
+        self.generation += 1;
         let id = self.list.len() as Atom;
         self.list.push(AtomInfo {
             kind,
@@ -176,8 +184,14 @@ impl Atoms {
             floor: None,
             rem: None,
             key: None,
+            rem_form: None,
         });
         id
+    }
+
+    /// Changes so far to atoms, ranges and global facts.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// How many atoms there are.
@@ -220,6 +234,7 @@ impl Atoms {
     }
 
     pub(crate) fn set_range(&mut self, a: Atom, (lo, hi): (i128, i128)) {
+        self.generation += 1;
         if let Some(info) = self.list.get_mut(a as usize) {
             info.lo = lo;
             info.hi = hi;
@@ -330,6 +345,9 @@ impl Atoms {
         }
         self.rems.insert(key, r);
         let form = num.sub(&den.mul(&Poly::atom(f))?)?;
+        if let Some(info) = self.list.get_mut(r as usize) {
+            info.rem_form = Some(form.clone());
+        }
         self.rem_forms.insert(form.clone(), r);
         // form − r = 0 defines r; r ≤ den − 1 is floor's.
         let d = form.sub(&Poly::atom(r))?;
@@ -362,6 +380,7 @@ impl Atoms {
 
     /// Adds a fact true everywhere.
     pub(crate) fn add_global(&mut self, p: Poly) {
+        self.generation += 1;
         if !self.global_set.insert(p.clone()) {
             return;
         }
@@ -372,6 +391,11 @@ impl Atoms {
             }
         }
         self.global.push(p);
+    }
+
+    /// Every fact true everywhere.
+    pub(crate) fn globals(&self) -> &[Poly] {
+        &self.global
     }
 
     /// Global facts containing monomial `m`.

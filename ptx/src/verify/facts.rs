@@ -6,12 +6,19 @@
 //! monomial of the goal against a fact that contains it, the grid-stride rule
 //! (`I0 + J·S < n ⟺ J ≤ q`), splitting on a nonnegative atom, and multiplying through the
 //! divisor of a floor atom. Every step is sound for integers; a failed search proves nothing.
+//!
+//! Three things spare work without changing any outcome: a search replays the recorded outcome
+//! of a subgoal it met before (charging the nodes it took), facts remember each question's
+//! answer until they change, and a search that has grown past a few nodes first looks for a
+//! counterexample point, where no search could succeed.
 
 use std::borrow::Cow;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
 use super::atoms::{Atoms, I0, INF, S, clamp, imul};
+use super::hash::WordMap;
 use super::poly::{Atom, Mono, Poly};
+use super::witness;
 
 /// Condition tags carried by facts that a launch condition introduced.
 pub(crate) type Tags = u8;
@@ -31,10 +38,47 @@ pub(crate) struct Facts {
     pub(crate) bounds: Vec<(Atom, i128, i128)>,
     /// The path is infeasible.
     pub(crate) dead: bool,
+    /// Outcomes of earlier proofs on exactly these facts. Every method that changes the
+    /// facts empties it; the fields are changed nowhere else.
+    answers: Answers,
+}
+
+/// A proof question: the normalized goal, the depth limit and the budget.
+type Question = (Poly, u32, u32);
+
+/// Its answer: the tags (or a failure) and the nodes the search took.
+type Answer = (Option<Tags>, u64);
+
+/// Proof outcomes, valid for one generation of the atom table.
+#[derive(Default)]
+struct Answers {
+    generation: Cell<u64>,
+    map: RefCell<WordMap<Question, Answer>>,
+}
+
+impl Answers {
+    fn clear(&mut self) {
+        self.map.get_mut().clear();
+    }
+}
+
+// A copy of the facts starts without answers: they are cheap to find again, costly to copy.
+impl Clone for Answers {
+    fn clone(&self) -> Self {
+        Answers::default()
+    }
+}
+
+impl std::fmt::Debug for Answers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} answers", self.map.borrow().len())
+    }
 }
 
 const DEPTH: u32 = 6;
 const BUDGET: u32 = 400;
+/// The nodes after which a failing search looks for a counterexample.
+const REFUTE_AFTER: u32 = 16;
 
 impl Facts {
     pub(crate) fn normalize(&self, p: &Poly) -> Option<Poly> {
@@ -59,6 +103,7 @@ impl Facts {
 
     /// Narrows the range of `a` on this path.
     pub(crate) fn bound(&mut self, a: Atom, lo: i128, hi: i128) {
+        self.answers.clear();
         match self.bounds.iter_mut().find(|b| b.0 == a) {
             Some(b) => {
                 b.1 = b.1.max(lo);
@@ -103,11 +148,13 @@ impl Facts {
         Ranges {
             table,
             shapes_positive,
+            products: RefCell::new(WordMap::default()),
         }
     }
 
     /// Adds `p ≥ 0`.
     pub(crate) fn assume(&mut self, atoms: &Atoms, p: &Poly, tags: Tags) {
+        self.answers.clear();
         if self.dead {
             return;
         }
@@ -181,6 +228,7 @@ impl Facts {
 
     /// Adds `p = 0`.
     pub(crate) fn assume_eq(&mut self, atoms: &Atoms, p: &Poly) {
+        self.answers.clear();
         if self.dead {
             return;
         }
@@ -257,6 +305,7 @@ impl Facts {
 
     /// Adds `p ≠ 0`.
     pub(crate) fn assume_ne(&mut self, atoms: &Atoms, p: &Poly) {
+        self.answers.clear();
         if self.dead {
             return;
         }
@@ -303,19 +352,50 @@ impl Facts {
             return Some(0);
         }
         let g = self.normalize(g)?;
+        // The same question on the same facts and atoms: the same search, replayed with its
+        // step count so that the work limit runs out exactly where it would have.
+        if self.answers.generation.get() != atoms.generation() {
+            self.answers.map.borrow_mut().clear();
+            self.answers.generation.set(atoms.generation());
+        }
+        let key = (g, max_depth, budget);
+        if let Some(&(result, nodes)) = self.answers.map.borrow().get(&key) {
+            atoms.steps.set(atoms.steps.get().saturating_add(nodes));
+            return result;
+        }
+        let start = atoms.steps.get();
+        let result = self.search_within(atoms, &key.0, max_depth, budget);
+        let nodes = atoms.steps.get().saturating_sub(start);
+        self.answers.map.borrow_mut().insert(key, (result, nodes));
+        result
+    }
+
+    fn search_within(&self, atoms: &Atoms, g: &Poly, max_depth: u32, budget: u32) -> Option<Tags> {
         let cx = Search {
             atoms,
             facts: self.ineqs.iter().map(|f| (&f.p, f.tags)).collect(),
             ranges: self.range_table(atoms),
             budget: Cell::new(budget),
+            memo: RefCell::new(WordMap::default()),
         };
         // Iterative deepening: shallow proofs first, within one budget.
+        let mut looked = false;
         for depth in 1..=max_depth {
-            if let Some(t) = self.search(&cx, &g, depth) {
+            if let Some(t) = self.search(&cx, g, depth) {
                 return Some(t);
             }
             if cx.budget.get() == 0 {
                 break;
+            }
+            // Most goals are proven cheaply; once a search has cost more than looking for a
+            // point where every premise holds and the goal is false, look for one: no deeper
+            // search could succeed there (failures that spend the whole budget are most of
+            // the work).
+            if !looked && depth < max_depth && budget - cx.budget.get() >= REFUTE_AFTER {
+                looked = true;
+                if witness::refutes(atoms, &cx.ranges.table, &cx.facts, &self.subs, g) {
+                    return None;
+                }
             }
         }
         None
@@ -327,7 +407,7 @@ impl Facts {
     }
 
     fn search(&self, cx: &Search<'_>, g: &Poly, depth: u32) -> Option<Tags> {
-        let (atoms, facts, budget) = (cx.atoms, cx.facts.as_slice(), &cx.budget);
+        let (atoms, budget) = (cx.atoms, &cx.budget);
         // Tightening allocates only when there is something to divide.
         let tightened;
         let g = if g.content() > 1 {
@@ -343,8 +423,45 @@ impl Facts {
         if depth == 0 || budget.get() == 0 {
             return None;
         }
-        budget.set(budget.get() - 1);
-        atoms.steps.set(atoms.steps.get().saturating_add(1));
+        // The same subgoal at the same depth recurs often (cancellations in another order,
+        // the next round of deepening). A recorded outcome is replayed only where re-running
+        // would give exactly it, and charges the nodes re-running would take, so the verdict,
+        // the budget left and the step count are as if it were searched again.
+        let key = (g.clone(), depth);
+        let hit = cx.memo.borrow().get(&key).copied();
+        match hit {
+            Some(Outcome::Failed(nodes)) => {
+                // An unbudgeted failure also fails with less budget, spending all of it.
+                cx.charge(nodes.min(budget.get()));
+                return None;
+            }
+            Some(Outcome::Proved(tags, nodes)) if budget.get() > nodes => {
+                cx.charge(nodes);
+                return Some(tags);
+            }
+            _ => {}
+        }
+        let before = budget.get();
+        let result = self.expand(cx, g, depth);
+        let after = budget.get();
+        // A search that never ran out is the unbudgeted one: its outcome holds for any
+        // budget above what it took.
+        if after > 0 {
+            let nodes = before - after;
+            let outcome = match result {
+                Some(tags) => Outcome::Proved(tags, nodes),
+                None => Outcome::Failed(nodes),
+            };
+            cx.memo.borrow_mut().insert(key, outcome);
+        }
+        result
+    }
+
+    /// One node of the search: `g` (tightened) is not settled by its interval, and there is
+    /// depth and budget left.
+    fn expand(&self, cx: &Search<'_>, g: &Poly, depth: u32) -> Option<Tags> {
+        let (atoms, facts, budget) = (cx.atoms, cx.facts.as_slice(), &cx.budget);
+        cx.charge(1);
         // The grid-stride rule.
         if let Some((j, c)) = match_q(atoms, g)
             && c >= -1
@@ -610,18 +727,39 @@ pub(crate) fn match_q(atoms: &Atoms, g: &Poly) -> Option<(Poly, i128)> {
     Some((cof.neg()?, c))
 }
 
-/// One proof search: the atoms, the path's facts, its atom ranges, and the nodes left.
+/// One proof search: the atoms, the path's facts, its atom ranges, the nodes left, and the
+/// outcome of every subgoal searched so far.
 struct Search<'a> {
     atoms: &'a Atoms,
     facts: Vec<(&'a Poly, Tags)>,
     ranges: Ranges,
     budget: Cell<u32>,
+    memo: RefCell<WordMap<(Poly, u32), Outcome>>,
 }
 
-/// Atom ranges by index, with the path's bounds applied.
+/// How a subgoal's search ended when it did not run out of budget, and the nodes it took.
+#[derive(Debug, Clone, Copy)]
+enum Outcome {
+    Proved(Tags, u32),
+    Failed(u32),
+}
+
+impl Search<'_> {
+    /// Spends `nodes` of the budget (the caller knows there are that many left).
+    fn charge(&self, nodes: u32) {
+        self.budget.set(self.budget.get().saturating_sub(nodes));
+        self.atoms
+            .steps
+            .set(self.atoms.steps.get().saturating_add(u64::from(nodes)));
+    }
+}
+
+/// Atom ranges by index, with the path's bounds applied, and the ranges of the products of
+/// atoms met so far.
 struct Ranges {
     table: Vec<(i128, i128)>,
     shapes_positive: bool,
+    products: RefCell<WordMap<Mono, (i128, i128)>>,
 }
 
 impl Ranges {
@@ -633,7 +771,17 @@ impl Ranges {
     }
 
     fn mono(&self, atoms: &Atoms, m: &Mono) -> (i128, i128) {
-        mono_range_by(atoms, m, |a| self.atom(atoms, a), || self.shapes_positive)
+        if m.degree() <= 1 {
+            return mono_range_by(atoms, m, |a| self.atom(atoms, a), || self.shapes_positive);
+        }
+        // A product's range costs several saturating 128-bit products; searches meet the
+        // same few products at every node.
+        if let Some(&r) = self.products.borrow().get(m) {
+            return r;
+        }
+        let r = mono_range_by(atoms, m, |a| self.atom(atoms, a), || self.shapes_positive);
+        self.products.borrow_mut().insert(*m, r);
+        r
     }
 
     fn range(&self, atoms: &Atoms, p: &Poly) -> (i128, i128) {

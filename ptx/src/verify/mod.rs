@@ -36,6 +36,7 @@ mod contract;
 mod declared;
 mod facts;
 mod grid;
+mod hash;
 mod ir;
 mod lower;
 mod poly;
@@ -43,6 +44,7 @@ mod proof;
 mod reject;
 mod transfer;
 mod value;
+mod witness;
 
 pub use contract::{EntryContract, Extent, ExtentTerm, OperandRef, ParamContract};
 pub use proof::{AccessSummary, Coverage, LaunchCondition, Proof};
