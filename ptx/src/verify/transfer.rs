@@ -741,8 +741,7 @@ impl Analyzer<'_> {
                 {
                     let span = (1i128 << (*w).clamp(1, 64)) - 1;
                     let close = cmp == Cmp::Eq
-                        && a
-                            .sub(&b)
+                        && a.sub(&b)
                             .is_some_and(|d| self.fits(&st.facts, &d, (-span, span)));
                     if !close {
                         return;
