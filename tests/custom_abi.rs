@@ -28,13 +28,39 @@ fn load_proves_custom_bodies_against_their_declared_extents() {
             limit: (1 << 31) - 1
         }]
     );
-    // matmul's remainder loop is not proven (see custom_suite::bind_from): declined, naming it.
-    let described = Kernel::<Matmul, _>::describe_typed(Matmul::ptx_artifact(PTX)).unwrap();
+    // matmul's unrolled k loop and its remainder loop, which starts at i = 4·floor(k/4):
+    // `unsigned` indices, so every axis and every extent below 2^32.
+    let loaded = Kernel::<Matmul, _>::describe_typed(Matmul::ptx_artifact(PTX))
+        .unwrap()
+        .load()
+        .unwrap();
+    assert_eq!(
+        loaded.loaded().proof().unwrap().conditions,
+        [
+            LaunchCondition::AxisThreadsAtMost {
+                limit: (1 << 32) - 1
+            },
+            LaunchCondition::ExtentsAtMost {
+                limit: (1 << 32) - 1
+            },
+        ]
+    );
+    // Its remainder loop reading `a[row*k + i + 1]`: declined, naming the entry.
+    let mutated = PTX.replacen(
+        "ld.global.f32 \t%f24, [%rd23];",
+        "ld.global.f32 \t%f24, [%rd23+4];",
+        1,
+    );
+    assert_ne!(
+        mutated, PTX,
+        "the fixture's text changed: update the mutation"
+    );
+    let described = Kernel::<Matmul, _>::describe_typed(Matmul::ptx_artifact(&mutated)).unwrap();
     let err = described.load().map(|_| ()).unwrap_err().error;
     match &err {
         Error::BodyRejected { entry, rejection } => {
             assert_eq!(entry, "matmul");
-            assert_eq!(rejection.kind, RejectKind::MayWrap, "{err}");
+            assert_eq!(rejection.kind, RejectKind::OutOfBounds, "{err}");
         }
         other => panic!("expected a body decline, got {other}"),
     }
@@ -114,8 +140,8 @@ fn a_custom_kernel_dispatches_through_a_slot() {
     .unwrap();
     assert_eq!(spec, Matmul::SPEC);
     let artifact = jitseam::Artifact::ptx(PTX, "matmul", spec);
-    // SAFETY: matmul touches `a`, `b` and `c` only below `m * k`, `k * n` and `m * n` (see
-    // custom_suite::bind_from).
+    // SAFETY: matmul touches `a`, `b` and `c` only below `m * k`, `k * n` and `m * n` (`load()`
+    // proves it: see load_proves_custom_bodies_against_their_declared_extents).
     let kernel = unsafe { Kernel::describe(artifact).unwrap().load_unverified() }
         .unwrap()
         .bind(&device)

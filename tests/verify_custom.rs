@@ -153,6 +153,19 @@ fn the_fixtures_are_proven() {
             ],
         ),
         (
+            PTX,
+            "matmul",
+            MATMUL,
+            vec![
+                LaunchCondition::AxisThreadsAtMost {
+                    limit: (1 << 32) - 1,
+                },
+                LaunchCondition::ExtentsAtMost {
+                    limit: (1 << 32) - 1,
+                },
+            ],
+        ),
+        (
             MM_SIMPLE,
             "mm_simple",
             MATMUL,
@@ -244,6 +257,61 @@ fn swapped_row_and_column_strides_are_rejected() {
         MATMUL,
         RejectKind::MayWrap,
         "st.global.f32",
+    );
+}
+
+#[test]
+fn matmuls_remainder_loop_one_past_its_row_is_rejected() {
+    // NVRTC's matmul unrolls the k loop by four and finishes in a remainder loop that starts
+    // at i = 4·floor(k/4). Reading `a[row*k + i + 1]` there passes the row's end, and for the
+    // last row the buffer's.
+    let text = mutate(
+        PTX,
+        "matmul",
+        "ld.global.f32 \t%f24, [%rd23];",
+        "ld.global.f32 \t%f24, [%rd23+4];",
+    );
+    rejects(
+        &text,
+        "matmul",
+        MATMUL,
+        RejectKind::OutOfBounds,
+        "[%rd23+4]",
+    );
+}
+
+#[test]
+fn matmuls_remainder_loop_entered_with_nothing_left_is_rejected() {
+    // Without the `k & 3 == 0` test before it, the remainder loop runs for k a multiple of 4
+    // with its down-counter at 0: 2^32 iterations, reading on from i = k until the 32-bit
+    // index wraps, so its first read is no longer bounded.
+    let text = mutate(PTX, "matmul", "\t@%p7 bra \t$L__BB2_8;\n", "\n");
+    rejects(
+        &text,
+        "matmul",
+        MATMUL,
+        RejectKind::MayWrap,
+        "ld.global.f32 \t%f23, [%rd25];",
+    );
+}
+
+#[test]
+fn matmuls_unrolled_loop_entered_for_k_3_is_rejected() {
+    // `k − 1 < 2` skips the unrolled loop only for k ≤ 2. At k = 3 its exit test
+    // `(k & 3) − k + i == 0` never holds for i = 4, 8, …: the loop runs until its indices
+    // wrap, so the first read of its body is no longer bounded.
+    let text = mutate(
+        PTX,
+        "matmul",
+        "setp.lt.u32 \t%p5, %r43, 3;",
+        "setp.lt.u32 \t%p5, %r43, 2;",
+    );
+    rejects(
+        &text,
+        "matmul",
+        MATMUL,
+        RejectKind::MayWrap,
+        "ld.global.f32 \t%f12, [%rd9];",
     );
 }
 
@@ -377,6 +445,16 @@ fn stencil5(
     height: i32,
 );
 
+#[jitseam::kernel(abi = custom)]
+fn matmul(
+    #[len(m * k)] a: In<f32>,
+    #[len(k * n)] b: In<f32>,
+    #[len(m * n)] c: Out<f32>,
+    m: u32,
+    n: u32,
+    k: u32,
+);
+
 #[jitseam::kernel(abi = custom, symbol = "mm_simple")]
 fn mm_simple(
     #[len(m * k)] a: In<f32>,
@@ -434,6 +512,37 @@ fn proven_bodies_run_on_exact_buffers_without_faults() {
             .unwrap();
         let got = stream.read(&out).unwrap();
         assert!(got.iter().all(|&v| (v - 1.0).abs() < 1e-6), "{w}x{h}");
+    }
+    // NVRTC's matmul: k below, at and past the unroll factor, and not a multiple of it, so
+    // that either loop runs alone, both run, or neither does.
+    let mm = load::<Matmul>(&device, PTX);
+    for (m, n, k) in [
+        (1u32, 1u32, 0u32),
+        (3, 5, 1),
+        (2, 7, 2),
+        (5, 3, 3),
+        (4, 4, 4),
+        (3, 9, 5),
+        (7, 4, 9),
+        (2, 33, 12),
+        (17, 6, 31),
+    ] {
+        let (m_, n_, k_) = (m as usize, n as usize, k as usize);
+        let a: Vec<f32> = (0..m_ * k_).map(|i| (i % 5) as f32).collect();
+        let b: Vec<f32> = (0..k_ * n_).map(|i| (i % 3) as f32 - 1.0).collect();
+        let da = device.upload(&a).unwrap();
+        let db = device.upload(&b).unwrap();
+        let mut c = device.upload(&vec![f32::NAN; m_ * n_]).unwrap();
+        let config = LaunchConfig::new([n.div_ceil(4) + 1, m.div_ceil(4) + 1, 1], [4, 4, 1]);
+        mm.launch_with(&stream, config, Matmul::args(&da, &db, &mut c, m, n, k))
+            .unwrap();
+        let got = stream.read(&c).unwrap();
+        for row in 0..m_ {
+            for col in 0..n_ {
+                let want: f32 = (0..k_).map(|i| a[row * k_ + i] * b[i * n_ + col]).sum();
+                assert_eq!(got[row * n_ + col], want, "{m}x{n}x{k} ({row}, {col})");
+            }
+        }
     }
     let mm = load::<MmSimple>(&device, MM_SIMPLE);
     for (m, n, k) in [

@@ -70,35 +70,19 @@ pub fn vector_add_128(
 );
 
 /// Binds `K` from [`PTX`] on `device` through `load()`: its body is proven against the declared
-/// extents (saxpy, vectorAdd, vectorAdd128, stencil5).
+/// extents (saxpy, vectorAdd, vectorAdd128, stencil5, matmul with its unrolled k loop).
 pub fn bind_verified<K: Signature>(device: &Device) -> Kernel<K, DeviceBound> {
-    Kernel::<K, _>::describe_typed(K::ptx_artifact(PTX))
+    bind_from::<K>(device, PTX)
+}
+
+/// Binds `K` from `ptx` on `device` through `load()`, which proves its body.
+pub fn bind_from<K: Signature>(device: &Device, ptx: &str) -> Kernel<K, DeviceBound> {
+    Kernel::<K, _>::describe_typed(K::ptx_artifact(ptx))
         .unwrap()
         .load()
         .unwrap()
         .bind(device)
         .unwrap()
-}
-
-/// Binds `K` from [`PTX`] (or `ptx`) on `device` without the body proof. For `matmul`: the
-/// verifier proves its unrolled loop's accesses (`row·k + i < m·k` and the like) but not its
-/// remainder loop, whose start `i = 4·floor(k/4)` the join after the unrolled loop loses.
-pub fn bind_from<K: Signature>(device: &Device, ptx: &str) -> Kernel<K, DeviceBound> {
-    let described = Kernel::<K, _>::describe_typed(K::ptx_artifact(ptx)).unwrap();
-    // SAFETY: the test promises what `load_unverified` asks for these bodies (custom.cu): each
-    // indexes every pointer only below its declared extent — saxpy and vectorAdd below `n`
-    // (`if (i < n)`), matmul `a[row*k+i]`, `b[i*n+col]`, `c[row*n+col]` with `row < m`,
-    // `col < n`, `i < k`, stencil5 `y*width+x` with `x < width`, `y < height` — stores only
-    // through its `out` pointer, and uses no shared memory; the launches here keep every
-    // 32-bit index below 2^31 (the `int` and `unsigned` arithmetic cannot wrap).
-    unsafe { described.load_unverified() }
-        .unwrap()
-        .bind(device)
-        .unwrap()
-}
-
-pub fn bind<K: Signature>(device: &Device) -> Kernel<K, DeviceBound> {
-    bind_from::<K>(device, PTX)
 }
 
 fn nan(device: &Device, len: usize) -> DeviceBuffer<f32> {
@@ -168,7 +152,7 @@ fn matmul_config(m: u32, n: u32) -> LaunchConfig {
 }
 
 pub fn matmul_2d_grid(device: &Device) {
-    let kernel = bind::<Matmul>(device);
+    let kernel = bind_verified::<Matmul>(device);
     let (m, n, k) = (37usize, 29usize, 13usize);
     let (a, b) = (data(m * k, 1.5), data(k * n, 0.75));
     let (da, db) = (device.upload(&a).unwrap(), device.upload(&b).unwrap());
@@ -231,7 +215,7 @@ pub fn stencil_2d_grid(device: &Device) {
 /// Each operand of the matmul one element short: declined before the device sees anything,
 /// naming the operand, its extent and both numbers; the output stays untouched.
 pub fn short_operands_are_declined(device: &Device) {
-    let kernel = bind::<Matmul>(device);
+    let kernel = bind_verified::<Matmul>(device);
     let (m, n, k) = (8usize, 6usize, 5usize);
     let config = matmul_config(m as u32, n as u32);
     let stream = device.default_stream();
@@ -273,7 +257,7 @@ pub fn short_operands_are_declined(device: &Device) {
 }
 
 pub fn overflowing_extent_is_declined(device: &Device) {
-    let kernel = bind::<MatmulOverflowing>(device);
+    let kernel = bind_verified::<MatmulOverflowing>(device);
     let da = device.upload(&[0.0f32; 4]).unwrap();
     let db = device.upload(&[0.0f32; 4]).unwrap();
     let mut c = nan(device, 4);
@@ -294,7 +278,7 @@ pub fn overflowing_extent_is_declined(device: &Device) {
     }
     assert_eq!(err.kind_name(), "extent_invalid");
     // A negative `int` param is no element count either.
-    let kernel = bind::<VectorAdd>(device);
+    let kernel = bind_verified::<VectorAdd>(device);
     let err = kernel
         .launch(&stream, VectorAdd::args(&da, &db, &mut c, -1))
         .unwrap_err();
@@ -305,7 +289,7 @@ pub fn overflowing_extent_is_declined(device: &Device) {
 }
 
 pub fn configs_over_device_limits_are_declined(device: &Device) {
-    let kernel = bind::<Matmul>(device);
+    let kernel = bind_verified::<Matmul>(device);
     let da = device.upload(&[0.0f32; 64]).unwrap();
     let db = device.upload(&[0.0f32; 64]).unwrap();
     let mut c = nan(device, 64);
@@ -354,7 +338,8 @@ pub fn configs_over_device_limits_are_declined(device: &Device) {
     // does not compile (ui-tests/ui/custom/launch_without_covers.rs); the erased face, whose
     // spec is only known at run time, declines it.
     let artifact = jitseam::Artifact::ptx(PTX, Matmul::SYMBOL, Matmul::SPEC);
-    // SAFETY: as in `bind_from`; the launch is declined before the device sees anything.
+    // SAFETY: matmul indexes `a`, `b` and `c` only below `m * k`, `k * n` and `m * n` (`load()`
+    // proves it for `bind_from`); the launch is declined before the device sees anything.
     let erased = unsafe { Kernel::describe(artifact).unwrap().load_unverified() }
         .unwrap()
         .bind(device)
@@ -480,7 +465,7 @@ pub fn erased_custom_launch(device: &Device) {
             .unwrap();
     assert_eq!(spec, Saxpy::SPEC, "the macro and the text form agree");
     let artifact = jitseam::Artifact::ptx(PTX, "saxpy_out_first", spec);
-    // SAFETY: as in `bind_from`: saxpy touches `out` and `x` only below `n`.
+    // SAFETY: saxpy touches `out` and `x` only below `n` (`load()` proves it for `bind_from`).
     let kernel = unsafe { Kernel::describe(artifact).unwrap().load_unverified() }
         .unwrap()
         .bind(device)

@@ -728,11 +728,24 @@ impl Analyzer<'_> {
                 // Different bits are different numbers; any other conclusion needs both sides
                 // to read exactly (no wrap). A probe for candidate invariants skips the check:
                 // its facts are only guesses, proven later.
+                //
+                // Equal bits are equal numbers when the numbers are closer than 2^w: both are
+                // exact modulo 2^w (a register read at width `w` holds a value at least that
+                // wide, an immediate is read at `w`), so `a − b ≡ 0 (mod 2^w)`, and the only
+                // multiple of 2^w strictly between −2^w and 2^w is 0. This is what an unrolled
+                // loop's exit test `(k & 3) − k + 4·(j + 1) == 0` needs: neither side reads as
+                // a signed 32-bit number for every `k`, but their difference is within range.
                 if cmp != Cmp::Ne
                     && !self.optimistic
                     && (!self.fits(&st.facts, &a, range) || !self.fits(&st.facts, &b, range))
                 {
-                    return;
+                    let span = (1i128 << (*w).clamp(1, 64)) - 1;
+                    let close = cmp == Cmp::Eq
+                        && a.sub(&b)
+                            .is_some_and(|d| self.fits(&st.facts, &d, (-span, span)));
+                    if !close {
+                        return;
+                    }
                 }
                 let atoms = &self.atoms;
                 let f = &mut st.facts;
@@ -759,7 +772,14 @@ impl Analyzer<'_> {
                         }
                     }
                     Cmp::Eq => {
+                        // `g·x + c = 0` with `g | c` is `x + c/g = 0`: dividing by the
+                        // content leaves a unit coefficient to solve for.
                         if let Some(d) = diff(&a, &b, 0) {
+                            let g = d.content();
+                            let d = match d.div_exact(g) {
+                                Some(x) if g > 1 => x,
+                                _ => d,
+                            };
                             f.assume_eq(atoms, &d);
                         }
                     }
@@ -843,6 +863,25 @@ impl Analyzer<'_> {
         }
         if fa.equal_zero(&d) {
             return Some(pb);
+        }
+        // Equal by proof rather than by rewriting: if one path's facts prove its value equals
+        // the other path's polynomial, that polynomial is the value on both. An unrolled loop
+        // leaves its counter at `4·(j + 1)` with `j + 1 = floor(k/4)` on exit, and at 0 on the
+        // path that skips it for `k < 4`, where `floor(k/4) = 0` follows from the quotient's
+        // definition: both are `4·floor(k/4)`, which the remainder loop needs to stay below `k`.
+        // (Each direction needs `d ≥ 0` and `−d ≥ 0`; the cheap search keeps joins cheap.)
+        // A proof that rests on launch conditions makes the joined value rest on them too.
+        if let Some(nd) = d.neg() {
+            let (up, down) = (d.tighten(), nd.tighten());
+            for (f, other) in [(fa, &pb), (fb, &pa)] {
+                if let (Some(t1), Some(t2)) = (
+                    f.prove_cheap(&self.atoms, &up),
+                    f.prove_cheap(&self.atoms, &down),
+                ) {
+                    self.used_tags |= t1 | t2;
+                    return Some(other.clone());
+                }
+            }
         }
         let ra = fa.range(&self.atoms, &pa);
         let rb = fb.range(&self.atoms, &pb);
