@@ -160,8 +160,10 @@ pub fn verify_entry(text: &str, entry: &str, contract: &EntryContract) -> Result
         && body.shared.iter().any(|v| v.bytes.is_some())
     {
         let strongest = attempts[attempts.len() - 1];
+        let mut smallest = None;
         for shape in block_shapes() {
-            if attempt(&body, contract, &names, strongest, Some(shape)).is_err() {
+            if let Err(r) = attempt(&body, contract, &names, strongest, Some(shape)) {
+                smallest = Some(r);
                 continue;
             }
             for tags in attempts {
@@ -169,6 +171,13 @@ pub fn verify_entry(text: &str, entry: &str, contract: &EntryContract) -> Result
                     return Ok(proof);
                 }
             }
+        }
+        // What is wrong even in a block of one thread is what no block shape mends: the
+        // violation to name (an access the shape alone makes unsafe is not it).
+        if let Some(r) = smallest
+            && r.line != 0
+        {
+            last = Some(r);
         }
     }
     Err(last.unwrap_or(Rejection {
