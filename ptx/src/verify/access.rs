@@ -269,7 +269,9 @@ impl Analyzer<'_> {
             if total.atoms().any(|a| self.atoms.is_opaque(a)) {
                 return Err((
                     self.bound_failure(&total),
-                    format!("{what} in shared variable `{name}` at an offset that cannot be bounded"),
+                    format!(
+                        "{what} in shared variable `{name}` at an offset that cannot be bounded"
+                    ),
                 ));
             }
             return Err((
@@ -286,7 +288,9 @@ impl Analyzer<'_> {
                 None => {
                     return Err((
                         RejectKind::Unsupported,
-                        format!("{what} in dynamic shared array `{name}`, whose size is not modeled"),
+                        format!(
+                            "{what} in dynamic shared array `{name}`, whose size is not modeled"
+                        ),
                     ));
                 }
             },

@@ -245,10 +245,9 @@ fn attempt(
         .three_dimensional()
         .then(|| atoms.push(AtomKind::DynamicShared, 0, i128::from(u32::MAX)));
     let slot = widest_shared_access(body);
-    let dynamic_condition = (dynamic.is_some()
-        && slot > 0
-        && body.shared.iter().any(|v| v.bytes.is_none()))
-    .then_some(slot);
+    let dynamic_condition =
+        (dynamic.is_some() && slot > 0 && body.shared.iter().any(|v| v.bytes.is_none()))
+            .then_some(slot);
     // Params some declared extent names: the launch refuses a negative value for them.
     let named: Vec<u32> = contract
         .params
