@@ -13,6 +13,10 @@
 //! - bounds: dense, `0 ≤ offset/width < n`; strided, `offset/size = Σ c_k · stride(p, k)` with
 //!   `0 ≤ c_k < shape_k`, each axis paired with its own operand's stride.
 //!
+//! For a custom contract, every `.shared` access too: at an offset from one shared variable's
+//! symbol, within that variable's bytes (static) or the launch's dynamic shared bytes (an
+//! `extern` array), with a width no wider than the variable's alignment, at a multiple of it.
+//!
 //! What cannot be proven is a [`Rejection`] naming the first offending line.
 //!
 //! # What the proof assumes (the launch check guarantees it)
