@@ -9,24 +9,50 @@
 #[path = "common/custom_shared_suite.rs"]
 mod custom_shared_suite;
 
-use custom_shared_suite::{BlockSum, WarpSum, bind};
-use jitseam::{Device, Error, LaunchConfig};
+use custom_shared_suite::{BlockSum, PTX, WarpSum, bind};
+use jitseam::{Device, Error, Kernel, LaunchConfig, Signature};
 use jitseam_ptx::interp::{Access, FaultKind};
+use jitseam_ptx::verify::LaunchCondition;
 
 custom_shared_suite_tests!(Device::emulator);
 
-/// A launch with less dynamic shared memory than the body indexes breaks the `load_unverified`
-/// promise; a GPU would read and write whatever lies past the block's shared memory, the
-/// emulator stops at the first access past it and names the thread and the instruction.
+/// A launch with less dynamic shared memory than the body indexes: the verified kernel declines
+/// it before the device sees anything (its proof needs `dynamic shared bytes >= 4 * block.x`).
+/// Loaded through `load_unverified`, the same launch breaks that function's promise; a GPU
+/// would read and write whatever lies past the block's shared memory, the emulator stops at
+/// the first access past it and names the thread and the instruction.
 #[test]
 fn too_little_dynamic_shared_memory_faults_on_the_emulator() {
     let device = Device::emulator();
-    let kernel = bind::<BlockSum>(&device);
     let stream = device.default_stream();
     let dx = device.upload(&[1.0f32; 256]).unwrap();
     let mut partial = device.upload(&[f32::NAN]).unwrap();
     // 128 floats for a block of 256 threads.
     let config = LaunchConfig::linear(1, 256).dynamic_shared_bytes(512);
+    let verified = bind::<BlockSum>(&device);
+    let err = verified
+        .launch_with(&stream, config, BlockSum::args(&dx, &mut partial, 256))
+        .unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            Error::LaunchCondition {
+                condition: LaunchCondition::DynamicSharedAtLeast {
+                    bytes_per_thread_x: 4
+                },
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(stream.read(&partial).unwrap()[0].is_nan());
+    let described = Kernel::<BlockSum, _>::describe_typed(BlockSum::ptx_artifact(PTX)).unwrap();
+    // SAFETY: the launch below breaks the promise on purpose, on the emulator only, whose
+    // shared memory is bounds-checked: the access past it is a typed fault, not a corruption.
+    let kernel = unsafe { described.load_unverified() }
+        .unwrap()
+        .bind(&device)
+        .unwrap();
     kernel
         .launch_with(&stream, config, BlockSum::args(&dx, &mut partial, 256))
         .unwrap();

@@ -415,20 +415,30 @@ fn a_stencil_whose_border_test_is_off_by_one_is_rejected() {
     verify(&x_slip, "stencil5", STENCIL).unwrap();
 }
 
+/// A static shared declaration alone touches nothing: proven (tests/verify_shared.rs covers
+/// shared accesses); an access in a cluster's shared window, which reaches other blocks'
+/// shared memory, is not modeled.
 #[test]
-fn shared_memory_is_unsupported() {
+fn shared_memory_in_a_cluster_window_is_unsupported() {
     let text = mutate(
         PTX,
         "saxpy_out_first",
         "\t.reg .pred \t%p<2>;\n\t.reg .f32 \t%f<5>;\n\t.reg .b32 \t%r<6>;\n\t.reg .b64 \t%rd<8>;",
         "\t.reg .pred \t%p<2>;\n\t.reg .f32 \t%f<5>;\n\t.reg .b32 \t%r<6>;\n\t.reg .b64 \t%rd<8>;\n\t.shared .align 4 .b8 tile[64];",
     );
+    verify(&text, "saxpy_out_first", SAXPY).unwrap();
+    let text = mutate(
+        &text,
+        "saxpy_out_first",
+        "\tret;",
+        "\tmov.u64 \t%rd7, tile;\n\tst.shared::cluster.f32 \t[%rd7], %f1;\n\tret;",
+    );
     rejects(
         &text,
         "saxpy_out_first",
         SAXPY,
         RejectKind::Unsupported,
-        ".shared .align 4 .b8 tile[64];",
+        "st.shared::cluster.f32",
     );
 }
 

@@ -106,13 +106,13 @@ fn check_custom(args: &Args, artifact: Artifact) -> Result<ExitCode, String> {
                 "conditions": conditions,
             })
         );
-        return Ok(ExitCode::SUCCESS);
+        return Ok(verdict_code(body.is_none()));
     }
     println!("ok: the parameter list matches the signature (kernel order, class, size)");
     if let Some(custom) = &spec.custom {
         println!("signature: {custom}");
     }
-    match body {
+    match &body {
         Some(body) => {
             println!("body not proven: {body}");
             println!(
@@ -126,7 +126,16 @@ fn check_custom(args: &Args, artifact: Artifact) -> Result<ExitCode, String> {
             }
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(verdict_code(body.is_none()))
+}
+
+/// A body the verifier could not prove fails the check, as for every ABI.
+fn verdict_code(proven: bool) -> ExitCode {
+    if proven {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
 
 fn coverage_name(coverage: Coverage) -> &'static str {

@@ -6,6 +6,10 @@ const PTX: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../tests/fixtures/custom/custom.ptx"
 );
+const SHARED_PTX: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../tests/fixtures/custom_shared/custom_shared.ptx"
+);
 const SAXPY: &str = "out: out f32[n], x: in f32[n], n: i32, a: f32";
 const MATMUL: &str =
     "a: in f32[m * k], b: in f32[k * n], c: out f32[m * n], m: u32, n: u32, k: u32";
@@ -37,10 +41,23 @@ fn check_matches_the_param_list_and_proves_the_body() {
     assert!(text.contains("parameter list matches"), "{text}");
     assert!(text.contains("body proven safe"), "{text}");
     assert!(text.contains("every launch checks"), "{text}");
-    // NVRTC's matmul (remainder loop after an unrolled one) is not proven: said, not an error.
+    // NVRTC's matmul: an unrolled loop and its remainder, proven too.
     let (code, text) = jitseam(&["check", PTX, "--entry", "matmul", "--signature", MATMUL]);
     assert_eq!(code, 0, "{text}");
+    assert!(text.contains("body proven safe"), "{text}");
+    // A warp shuffle is not modelled by the verifier: the body is not proven, and the check
+    // fails, naming the line.
+    let (code, text) = jitseam(&[
+        "check",
+        SHARED_PTX,
+        "--entry",
+        "warp_sum",
+        "--signature",
+        "x: in f32[n], partial: out f32[div_ceil(grid.x * block.x, 32)], n: u32",
+    ]);
+    assert_eq!(code, 1, "{text}");
     assert!(text.contains("body not proven"), "{text}");
+    assert!(text.contains("line "), "{text}");
     // `n` as a 64-bit integer does not match the entry's `.u32`.
     let (code, text) = jitseam(&[
         "check",

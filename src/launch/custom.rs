@@ -164,7 +164,8 @@ pub fn check_custom<'a, I: AsViewDesc, O: AsViewDesc>(
 /// What the body's proof assumes of a custom launch: the geometry it models (along every axis
 /// `1 ≤ block ≤ 1024` and `1 ≤ grid ≤ 2^31 − 1`; the device's own limits are usually tighter,
 /// but the proof must not rest on them) and every launch condition it needs, over the
-/// geometry and the declared extents (`largest` is the largest extent's value).
+/// geometry, the dynamic shared memory and the declared extents (`largest` is the largest
+/// extent's value).
 fn check_proof(
     entry: &str,
     proof: &Proof,
@@ -199,7 +200,12 @@ fn check_proof(
         }
     }
     for condition in &proof.conditions {
-        if !condition.holds_declared(config.grid, config.block, largest) {
+        if !condition.holds_custom(
+            config.grid,
+            config.block,
+            config.dynamic_shared_bytes,
+            largest,
+        ) {
             return Err(Error::LaunchCondition {
                 entry: entry.to_owned(),
                 condition: *condition,

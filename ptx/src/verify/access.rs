@@ -3,7 +3,7 @@
 use super::analyze::Analyzer;
 use super::contract::{Extent, OperandRef, ParamContract};
 use super::facts::Facts;
-use super::ir::{Access, AddrBase, Ins, Kind};
+use super::ir::{Access, AddrBase, Ins, Kind, SHARED_BASE};
 use super::poly::{Mono, Poly};
 use super::reject::RejectKind;
 use super::value::{State, Val};
@@ -15,6 +15,7 @@ impl Analyzer<'_> {
             addr,
             offset,
             bytes,
+            space,
             ..
         } = &ins.kind
         else {
@@ -24,17 +25,22 @@ impl Analyzer<'_> {
         if !final_run {
             return;
         }
-        let verdict = self.check_access(st, *access, *addr, *offset, *bytes);
-        if !final_run {
-            return;
-        }
+        let shared = *space == Some(".shared");
+        let verdict = self.check_access(st, *access, *addr, *offset, *bytes, shared);
         match verdict {
+            Ok(param) if param >= SHARED_BASE => {}
             Ok(param) => self.record_access(param, *access, *bytes),
             Err((kind, reason)) => self.reject(idx, kind, reason),
         }
     }
 
     fn param_name(&self, param: u32) -> String {
+        if let Some(var) = param
+            .checked_sub(SHARED_BASE)
+            .and_then(|v| self.body.shared.get(v as usize))
+        {
+            return var.name.clone();
+        }
         self.param_names
             .get(param as usize)
             .cloned()
@@ -48,17 +54,26 @@ impl Analyzer<'_> {
         addr: AddrBase,
         offset: i64,
         bytes: u32,
+        shared: bool,
     ) -> Result<u32, (RejectKind, String)> {
         let what = match access {
             Access::Load => "a load",
             Access::Store => "a store",
             Access::Atomic => "an atomic",
         };
-        let AddrBase::Reg(r) = addr else {
-            return Err((
-                RejectKind::UnattributedAddress,
-                format!("{what} from a fixed address"),
-            ));
+        let r = match addr {
+            AddrBase::Reg(r) => r,
+            AddrBase::Shared(var) if shared => {
+                let param = SHARED_BASE + var;
+                self.check_shared(st, param, &Poly::zero(), offset, bytes, what)?;
+                return Ok(param);
+            }
+            AddrBase::Shared(_) | AddrBase::Absolute => {
+                return Err((
+                    RejectKind::UnattributedAddress,
+                    format!("{what} from a fixed address"),
+                ));
+            }
         };
         let (param, off) = match st.get(r) {
             Val::Ptr { param, off } => (*param, off.clone()),
@@ -84,6 +99,33 @@ impl Analyzer<'_> {
                 ));
             }
         };
+        // A shared-space address means nothing as a global or generic one (the same number
+        // names another byte there), and a global pointer nothing in the shared space.
+        match (shared, param >= SHARED_BASE) {
+            (true, true) => {
+                self.check_shared(st, param, &off, offset, bytes, what)?;
+                return Ok(param);
+            }
+            (true, false) => {
+                return Err((
+                    RejectKind::UnattributedAddress,
+                    format!(
+                        "{what} in the shared space through `{}`, which is not a shared variable's address",
+                        self.param_name(param)
+                    ),
+                ));
+            }
+            (false, true) => {
+                return Err((
+                    RejectKind::UnattributedAddress,
+                    format!(
+                        "{what} outside the shared space through the shared-space address of `{}`",
+                        self.param_name(param)
+                    ),
+                ));
+            }
+            (false, false) => {}
+        }
         let name = self.param_name(param);
         let Some(ParamContract::Pointer {
             operand,
@@ -166,6 +208,112 @@ impl Analyzer<'_> {
             }
         }
         Ok(param)
+    }
+
+    /// A `.shared` access of `bytes` at `off + offset` from the start of shared variable
+    /// `param − SHARED_BASE`. Each variable is its own object: a static one of `B` bytes is
+    /// in bounds iff `0 ≤ o` and `o + bytes ≤ B`, so no access through one variable reaches
+    /// another, whatever the layout; the dynamic arrays all start where the dynamic shared
+    /// memory does, so one is in bounds iff `o + bytes ≤ D`, the launch's dynamic shared bytes
+    /// (a symbol bounded only by the launch conditions the proof states). The width must be a
+    /// power of two no wider than the variable's alignment (a wider one may straddle the
+    /// alignment the variable is placed at) and `o` a multiple of it, so the hardware never
+    /// sees a misaligned shared address.
+    fn check_shared(
+        &mut self,
+        st: &State,
+        param: u32,
+        off: &Poly,
+        offset: i64,
+        bytes: u32,
+        what: &str,
+    ) -> Result<(), (RejectKind, String)> {
+        let name = self.param_name(param);
+        let Some(var) = self
+            .body
+            .shared
+            .get((param - SHARED_BASE) as usize)
+            .cloned()
+        else {
+            return Err((
+                RejectKind::UnattributedAddress,
+                format!("{what} through an unknown shared variable"),
+            ));
+        };
+        if !self.contract.three_dimensional() {
+            return Err((
+                RejectKind::Unsupported,
+                "shared memory is not verified".to_owned(),
+            ));
+        }
+        if !bytes.is_power_of_two() || bytes > 16 || u64::from(bytes) > var.align {
+            return Err((
+                RejectKind::WrongWidth,
+                format!(
+                    "{what} of {bytes} bytes in shared variable `{name}`, aligned to {} bytes",
+                    var.align
+                ),
+            ));
+        }
+        let Some(total) = off.add_const(i128::from(offset)) else {
+            return Err((
+                RejectKind::OutOfBounds,
+                format!("{what} at an unbounded offset"),
+            ));
+        };
+        let total = st.facts.normalize(&total).unwrap_or(total);
+        let unit = i128::from(bytes);
+        let inner = total.constant_term().rem_euclid(unit);
+        let whole = total.add_const(-inner).and_then(|t| t.div_exact(unit));
+        if inner != 0 || whole.is_none() {
+            if total.atoms().any(|a| self.atoms.is_opaque(a)) {
+                return Err((
+                    self.bound_failure(&total),
+                    format!(
+                        "{what} in shared variable `{name}` at an offset that cannot be bounded"
+                    ),
+                ));
+            }
+            return Err((
+                RejectKind::Misaligned,
+                format!(
+                    "{what} in shared variable `{name}` at an offset that is not a multiple of {bytes} bytes"
+                ),
+            ));
+        }
+        let size = match var.bytes {
+            Some(b) => Poly::constant(i128::from(b)),
+            None => match self.dynamic_shared.clone() {
+                Some(d) => d,
+                None => {
+                    return Err((
+                        RejectKind::Unsupported,
+                        format!(
+                            "{what} in dynamic shared array `{name}`, whose size is not modeled"
+                        ),
+                    ));
+                }
+            },
+        };
+        if !self.prove(&st.facts, &total) {
+            return Err((
+                self.bound_failure(&total),
+                format!("{what} in shared variable `{name}` at an offset that may be negative"),
+            ));
+        }
+        let upper = size.add_const(-unit).and_then(|c| c.sub(&total));
+        if !upper.is_some_and(|u| self.prove(&st.facts, &u)) {
+            let limit = if var.bytes.is_some() {
+                "its size"
+            } else {
+                "the launch's dynamic shared bytes"
+            };
+            return Err((
+                self.bound_failure(&total),
+                format!("{what} in shared variable `{name}` that may reach past {limit}"),
+            ));
+        }
+        Ok(())
     }
 
     fn bound_failure(&self, index: &Poly) -> RejectKind {

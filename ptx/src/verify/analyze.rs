@@ -55,6 +55,8 @@ pub(crate) struct Analyzer<'c> {
     pub(crate) stride_atoms: Vec<(Atom, OperandRef, u8)>,
     /// Per `.param`: the declared extent of a pointer that has one, as a polynomial.
     pub(crate) declared: Vec<Option<Poly>>,
+    /// The launch's dynamic shared bytes, for a contract whose launches carry one.
+    pub(crate) dynamic_shared: Option<Poly>,
     pub(crate) wrap_atoms: HashSet<Atom>,
     pub(crate) used_tags: Tags,
     pub(crate) grid_stride: bool,
@@ -83,6 +85,7 @@ impl<'c> Analyzer<'c> {
             shape_atoms: Vec::new(),
             stride_atoms: Vec::new(),
             declared: Vec::new(),
+            dynamic_shared: None,
             wrap_atoms: HashSet::new(),
             used_tags: 0,
             grid_stride: false,
@@ -563,6 +566,7 @@ impl<'c> Analyzer<'c> {
             };
             head.set(r, v);
         }
+        self.bound_halved(&l.blocks, &varying_regs, &entry, &mut head);
         // Candidate invariants: facts, and closed forms of registers that are functions of the
         // induction variables (`rd = sext(r)` of an `int` index).
         let run_with = |this: &mut Self, cands: &[Poly], values: &[(Reg, Val)], final_run: bool| {
@@ -785,7 +789,8 @@ pub(crate) fn defs(kind: &Kind) -> Vec<Reg> {
         | Kind::Cvt { d, .. }
         | Kind::Selp { d, .. }
         | Kind::Pred { d, .. }
-        | Kind::LdKParam { d, .. } => vec![*d],
+        | Kind::LdKParam { d, .. }
+        | Kind::SharedAddr { d, .. } => vec![*d],
         Kind::Setp { d, d2, .. } => {
             let mut v = vec![*d];
             v.extend(d2.iter().copied());
@@ -793,7 +798,9 @@ pub(crate) fn defs(kind: &Kind) -> Vec<Reg> {
         }
         Kind::Mem { dests, .. } => dests.clone(),
         Kind::Opaque { dests, .. } => dests.clone(),
-        Kind::Bra { .. } | Kind::Ret | Kind::Refuse { .. } | Kind::Nop => Vec::new(),
+        Kind::Bra { .. } | Kind::Ret | Kind::Refuse { .. } | Kind::Nop | Kind::SharedDecl => {
+            Vec::new()
+        }
     }
 }
 

@@ -33,6 +33,8 @@ pub(crate) enum AtomKind {
     Counter,
     /// Something known only by its range.
     Opaque,
+    /// The launch's dynamic shared memory bytes.
+    DynamicShared,
 }
 
 #[derive(Debug, Clone)]
@@ -120,11 +122,16 @@ impl Atoms {
         let i0 = Poly::atom(I0);
         let tid = Poly::atom(TID);
         let ntid = Poly::atom(NTID);
+        // And ctaid < nctaid: a block's index is below the grid's size (`partial[blockIdx.x]`
+        // against an extent of `grid.x`).
         let facts = [
             s.sub(&i0).and_then(|p| p.add_const(-1)),
             i0.sub(&tid),
             ntid.sub(&tid).and_then(|p| p.add_const(-1)),
             s.sub(&ntid),
+            Poly::atom(NCTAID)
+                .sub(&Poly::atom(CTAID))
+                .and_then(|p| p.add_const(-1)),
         ];
         for f in facts.into_iter().flatten() {
             atoms.add_global(f);
@@ -159,6 +166,9 @@ impl Atoms {
                 ip.sub(&tp),
                 np.sub(&tp).and_then(|p| p.add_const(-1)),
                 sp.sub(&np),
+                Poly::atom(nctaid)
+                    .sub(&Poly::atom(ctaid))
+                    .and_then(|p| p.add_const(-1)),
             ];
             for f in facts.into_iter().flatten() {
                 self.add_global(f);

@@ -86,6 +86,24 @@ pub(crate) enum Access {
 pub(crate) enum AddrBase {
     Reg(Reg),
     Absolute,
+    /// A `.shared` variable named in the address (`[s]`, `[s+4]`): its index in
+    /// [`Body::shared`].
+    Shared(u32),
+}
+
+/// Pointer values into `.shared` variable `v` carry the provenance `SHARED_BASE + v` where a
+/// global pointer carries its `.param` index; entries have far fewer params than this.
+pub(crate) const SHARED_BASE: u32 = 1 << 30;
+
+/// One `.shared` variable an entry can name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SharedVar {
+    pub(crate) name: String,
+    /// Its size; `None` for a dynamic (`.extern`, unsized) array, whose size is the launch's
+    /// dynamic shared bytes.
+    pub(crate) bytes: Option<u64>,
+    /// Its alignment (a power of two).
+    pub(crate) align: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,9 +173,17 @@ pub(crate) enum Kind {
         bytes: u32,
         /// Registers written (loads, atomics).
         dests: Vec<Reg>,
-        /// The state space as written (`.global`, or none for generic).
+        /// The state space as written (`.global`, `.shared`, or none for generic).
         space: Option<&'static str>,
     },
+    /// `d` = the shared-space address of `.shared` variable `var` (`mov.u64 %rd, s`).
+    SharedAddr {
+        d: Reg,
+        var: u32,
+    },
+    /// A `.shared` declaration in the body: verified only for contracts whose launches carry a
+    /// shared-memory size (see `EntryContract::three_dimensional`); refused otherwise.
+    SharedDecl,
     /// A value computed by something not modeled exactly: data if any source is, else an
     /// unknown integer.
     Opaque {
@@ -200,6 +226,8 @@ pub(crate) struct Body {
     pub(crate) sites: Vec<String>,
     pub(crate) num_regs: u32,
     pub(crate) blocks: Vec<Block>,
+    /// The `.shared` variables the body can name (module scope first).
+    pub(crate) shared: Vec<SharedVar>,
 }
 
 impl Body {

@@ -6,10 +6,11 @@
 
 use std::collections::HashMap;
 
-use super::ir::{Access, AddrBase, Body, Cmp, Ins, IntOp, Kind, PredOp, Reg, Src};
+use super::ir::{Access, AddrBase, Body, Cmp, Ins, IntOp, Kind, PredOp, Reg, SharedVar, Src};
 use crate::body::{Instruction, Operand, Statement, parse_body};
 use crate::lexer::FloatValue;
 use crate::model::{Module, ScalarType, StateSpace};
+use crate::variable::{Variable, module_variables};
 
 /// Why lowering stopped: a 1-based line (0: none) and a reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,6 +44,8 @@ pub(crate) struct Lowerer<'a> {
     line_starts: Vec<usize>,
     body: Body,
     depth: usize,
+    /// `.shared` variables by name: their index in `body.shared`.
+    shared_names: HashMap<&'a str, u32>,
 }
 
 impl<'a> Lowerer<'a> {
@@ -55,6 +58,7 @@ impl<'a> Lowerer<'a> {
             line_starts,
             body: Body::default(),
             depth: 0,
+            shared_names: HashMap::new(),
         }
     }
 
@@ -100,6 +104,13 @@ impl<'a> Lowerer<'a> {
         let Some(range) = found.body.clone() else {
             return Err(self.err(found.offset, "the entry has no body"));
         };
+        // Module-scope `.shared` variables are the block's as much as the entry's own; a module
+        // whose variables do not parse names none (an access through one is then refused).
+        if let Ok(vars) = module_variables(self.src) {
+            for var in vars.iter().filter(|v| v.space == StateSpace::Shared) {
+                self.declare_shared(var);
+            }
+        }
         let mut root = Scope::default();
         for (i, p) in found.params.iter().enumerate() {
             root.names.insert(p.name.as_str(), Sym::KParam(i as u32));
@@ -171,6 +182,17 @@ impl<'a> Lowerer<'a> {
                     name: ".callprototype",
                     ..
                 } => {}
+                Statement::Variables(vars)
+                    if inlined.is_none()
+                        && !vars.is_empty()
+                        && vars.iter().all(|v| v.space == StateSpace::Shared) =>
+                {
+                    for var in &vars {
+                        self.declare_shared(var);
+                    }
+                    let line = self.line_of(vars.first().map_or(0, |v| v.offset));
+                    self.push(Kind::SharedDecl, None, line);
+                }
                 Statement::Variables(vars) => {
                     let reason = match vars.first().map(|v| v.space) {
                         Some(StateSpace::Shared) => "shared memory is not verified",
@@ -251,6 +273,31 @@ impl<'a> Lowerer<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Names a `.shared` variable. One that is initialized, opaque, of unknown size without
+    /// being `.extern`, or with an alignment that is not a power of two is not named: the
+    /// decoder refuses such a module, and an access through it stays unattributed here.
+    fn declare_shared(&mut self, var: &Variable<'a>) {
+        let bytes = var.size_bytes();
+        let align = var.alignment();
+        if var.init.is_some()
+            || var.opaque
+            || (bytes.is_none() && !var.external)
+            || !align.is_power_of_two()
+        {
+            self.shared_names.remove(var.name);
+            return;
+        }
+        // The decoder places every `.extern` array with the dynamic ones (sized by the launch),
+        // whether or not it is written with a size: so is it bounded here.
+        let index = self.body.shared.len() as u32;
+        self.body.shared.push(SharedVar {
+            name: var.name.to_owned(),
+            bytes: if var.external { None } else { bytes },
+            align,
+        });
+        self.shared_names.insert(var.name, index);
     }
 
     fn push(&mut self, kind: Kind, guard: Option<(Reg, bool)>, line: u32) {
@@ -448,6 +495,16 @@ impl<'a> Lowerer<'a> {
                     (Operand::Name(_), _, Some((w, _))) if !matches!(a, Operand::Vector(_)) => {
                         if let Operand::Name(n) = a
                             && !matches!(lookup(scopes, n), Some(Sym::Reg(_)))
+                            && w == 64
+                            && let Some(&var) = self.shared_names.get(n)
+                        {
+                            return Some(Kind::SharedAddr {
+                                d: self.dst(scopes, d)?,
+                                var,
+                            });
+                        }
+                        if let Operand::Name(n) = a
+                            && !matches!(lookup(scopes, n), Some(Sym::Reg(_)))
                         {
                             // The address of a function or variable: an integer no access may
                             // use (calling through it is refused at the call).
@@ -501,7 +558,7 @@ impl<'a> Lowerer<'a> {
                             },
                         }
                     }
-                    None | Some(".global") => {
+                    None | Some(".global" | ".shared") => {
                         self.mem(scopes, Access::Load, *base, *offset, bytes, dests, m.space)?
                     }
                     Some(_) => Kind::Refuse {
@@ -528,7 +585,7 @@ impl<'a> Lowerer<'a> {
                             },
                         }
                     }
-                    None | Some(".global") => self.mem(
+                    None | Some(".global" | ".shared") => self.mem(
                         scopes,
                         Access::Store,
                         *base,
@@ -554,7 +611,7 @@ impl<'a> Lowerer<'a> {
                     Vec::new()
                 };
                 match m.space {
-                    None | Some(".global") => self.mem(
+                    None | Some(".global" | ".shared") => self.mem(
                         scopes,
                         Access::Atomic,
                         *base,
@@ -836,6 +893,9 @@ impl<'a> Lowerer<'a> {
             None => AddrBase::Absolute,
             Some(name) => match lookup(scopes, name) {
                 Some(Sym::Reg(r)) => AddrBase::Reg(r),
+                None if space == Some(".shared") && self.shared_names.contains_key(name) => {
+                    AddrBase::Shared(self.shared_names.get(name).copied()?)
+                }
                 _ => {
                     return Some(Kind::Refuse {
                         reason: "accesses to variables or parameters by name are not verified",
@@ -849,7 +909,7 @@ impl<'a> Lowerer<'a> {
             offset,
             bytes,
             dests,
-            space: space.map(|_| ".global"),
+            space: space.map(|s| if s == ".shared" { ".shared" } else { ".global" }),
         })
     }
 
@@ -961,7 +1021,9 @@ impl Mods {
                 ".ls" => m.cmp = Some(".ls"),
                 ".hs" => m.cmp = Some(".hs"),
                 ".hi" if m.cmp.is_none() => m.hi = true,
-                _ if t.starts_with(".shared::") => m.space = Some(".shared"),
+                ".shared::cta" => m.space = Some(".shared"),
+                // A cluster's shared window reaches other blocks' shared memory: not modeled.
+                _ if t.starts_with(".shared::") => m.space = Some(".shared::cluster"),
                 _ => {}
             }
         }

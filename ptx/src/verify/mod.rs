@@ -13,6 +13,10 @@
 //! - bounds: dense, `0 ≤ offset/width < n`; strided, `offset/size = Σ c_k · stride(p, k)` with
 //!   `0 ≤ c_k < shape_k`, each axis paired with its own operand's stride.
 //!
+//! For a custom contract, every `.shared` access too: at an offset from one shared variable's
+//! symbol, within that variable's bytes (static) or the launch's dynamic shared bytes (an
+//! `extern` array), with a width no wider than the variable's alignment, at a multiple of it.
+//!
 //! What cannot be proven is a [`Rejection`] naming the first offending line.
 //!
 //! # What the proof assumes (the launch check guarantees it)
@@ -36,6 +40,7 @@ mod contract;
 mod declared;
 mod facts;
 mod grid;
+mod halving;
 mod hash;
 mod ir;
 mod lower;
@@ -51,7 +56,7 @@ pub use proof::{AccessSummary, Coverage, LaunchCondition, Proof};
 pub use reject::{RejectKind, Rejection};
 
 use analyze::{Analyzer, initial_state};
-use atoms::{AtomKind, Atoms};
+use atoms::{AtomKind, Atoms, NTID, TID};
 use facts::Facts;
 use poly::Poly;
 
@@ -134,7 +139,7 @@ pub fn verify_entry(text: &str, entry: &str, contract: &EntryContract) -> Result
         ATTEMPTS
     };
     for tags in attempts {
-        match attempt(&body, contract, &names, tags) {
+        match attempt(&body, contract, &names, tags, None) {
             Ok(proof) => return Ok(proof),
             Err(r) => {
                 // A stronger attempt that ran out of work says nothing about the violation.
@@ -150,6 +155,37 @@ pub fn verify_entry(text: &str, entry: &str, contract: &EntryContract) -> Result
             }
         }
     }
+    // A static shared array indexed by `%tid` is in bounds only for blocks no larger than it:
+    // look for the largest block shape (by threads, then by x) under which the body is proven,
+    // and make that shape a launch condition. Any shape the search settles on is sound, as
+    // every launch checks it; the search only decides which condition to ask for.
+    if let Some(r) = &last
+        && contract.three_dimensional()
+        && r.kind == RejectKind::OutOfBounds
+        && r.instruction.contains(".shared")
+        && body.shared.iter().any(|v| v.bytes.is_some())
+    {
+        let strongest = attempts[attempts.len() - 1];
+        let mut smallest = None;
+        for shape in block_shapes() {
+            if let Err(r) = attempt(&body, contract, &names, strongest, Some(shape)) {
+                smallest = Some(r);
+                continue;
+            }
+            for tags in attempts {
+                if let Ok(proof) = attempt(&body, contract, &names, tags, Some(shape)) {
+                    return Ok(proof);
+                }
+            }
+        }
+        // What is wrong even in a block of one thread is what no block shape mends: the
+        // violation to name (an access the shape alone makes unsafe is not it).
+        if let Some(r) = smallest
+            && r.line != 0
+        {
+            last = Some(r);
+        }
+    }
     Err(last.unwrap_or(Rejection {
         line: 0,
         instruction: String::new(),
@@ -158,16 +194,66 @@ pub fn verify_entry(text: &str, entry: &str, contract: &EntryContract) -> Result
     }))
 }
 
+/// Block shapes `(x, y)` with power-of-two sides and at most 1024 threads, the most threads
+/// first, then the widest.
+fn block_shapes() -> Vec<(u32, u32)> {
+    let sides: Vec<u32> = (0..=10).map(|k| 1u32 << k).collect();
+    let mut shapes: Vec<(u32, u32)> = sides
+        .iter()
+        .flat_map(|&x| sides.iter().map(move |&y| (x, y)))
+        .filter(|&(x, y)| x * y <= 1024)
+        .collect();
+    shapes.sort_unstable_by_key(|&(x, y)| (std::cmp::Reverse(x * y), std::cmp::Reverse(x)));
+    shapes
+}
+
+/// The widest `.shared` access in the body, in bytes (0 when there is none).
+fn widest_shared_access(body: &ir::Body) -> u32 {
+    body.insts
+        .iter()
+        .filter_map(|i| match &i.kind {
+            ir::Kind::Mem {
+                bytes,
+                space: Some(".shared"),
+                ..
+            } => Some(*bytes),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 fn attempt(
     body: &ir::Body,
     contract: &EntryContract,
     names: &[String],
     tags: u8,
+    block: Option<(u32, u32)>,
 ) -> Result<Proof, Rejection> {
     let mut atoms = Atoms::new();
     if contract.three_dimensional() {
         atoms.add_axes();
     }
+    // Under `block ≤ (x, y, …)` (a launch condition then), `%ntid` and `%tid` are that much
+    // narrower along x and y.
+    if let Some((x, y)) = block {
+        atoms.set_range(TID, (0, i128::from(x) - 1));
+        atoms.set_range(NTID, (1, i128::from(x)));
+        if let (Some(tid), Some(ntid)) = (atoms.axis_atom(0, 1), atoms.axis_atom(1, 1)) {
+            atoms.set_range(tid, (0, i128::from(y) - 1));
+            atoms.set_range(ntid, (1, i128::from(y)));
+        }
+    }
+    // The launch's dynamic shared bytes, a 32-bit launch setting. When the body names a
+    // dynamic shared array, the proof assumes one slot of its widest shared access per thread
+    // along x (`D ≥ w · %ntid.x`), a launch condition then.
+    let dynamic = contract
+        .three_dimensional()
+        .then(|| atoms.push(AtomKind::DynamicShared, 0, i128::from(u32::MAX)));
+    let slot = widest_shared_access(body);
+    let dynamic_condition =
+        (dynamic.is_some() && slot > 0 && body.shared.iter().any(|v| v.bytes.is_none()))
+            .then_some(slot);
     // Params some declared extent names: the launch refuses a negative value for them.
     let named: Vec<u32> = contract
         .params
@@ -311,8 +397,16 @@ fn attempt(
             }
         }
     }
+    if let (Some(d), Some(w)) = (dynamic, dynamic_condition)
+        && let Some(p) = Poly::atom(NTID)
+            .scale(-i128::from(w))
+            .and_then(|p| p.add(&Poly::atom(d)))
+    {
+        facts.assume(&atoms, &p, 0);
+    }
     let mut an = Analyzer::new(body, contract, atoms);
     an.declared = declared;
+    an.dynamic_shared = dynamic.map(Poly::atom);
     an.param_atoms = param_atoms;
     an.param_names = names.to_vec();
     an.shape_atoms = shape_atoms;
@@ -363,6 +457,14 @@ fn attempt(
                 });
             }
         }
+    }
+    if let Some(w) = dynamic_condition {
+        conditions.push(LaunchCondition::DynamicSharedAtLeast {
+            bytes_per_thread_x: w,
+        });
+    }
+    if let Some((x, y)) = block {
+        conditions.push(LaunchCondition::BlockAtMost { x, y, z: 1024 });
     }
     Ok(Proof {
         coverage: if an.grid_stride {

@@ -36,6 +36,22 @@ pub enum LaunchCondition {
         /// The bound.
         limit: u64,
     },
+    /// The launch's dynamic shared memory is at least `bytes_per_thread_x × block.x` bytes (a
+    /// dynamic shared array indexed by `%tid.x`, one slot of up to that many bytes per thread).
+    DynamicSharedAtLeast {
+        /// Bytes per thread along x.
+        bytes_per_thread_x: u32,
+    },
+    /// `block.x ≤ x`, `block.y ≤ y` and `block.z ≤ z` (a static shared array indexed by
+    /// `%tid`, whose size fixes the block shape it serves).
+    BlockAtMost {
+        /// The bound on `block.x`.
+        x: u32,
+        /// The bound on `block.y`.
+        y: u32,
+        /// The bound on `block.z`.
+        z: u32,
+    },
 }
 
 impl LaunchCondition {
@@ -52,15 +68,40 @@ impl LaunchCondition {
                 count.checked_add(threads).is_some_and(|sum| sum <= limit)
             }
             Self::ThreadsAtMost { limit } | Self::AxisThreadsAtMost { limit } => threads <= limit,
-            Self::ExtentsAtMost { .. } => false,
+            Self::ExtentsAtMost { .. }
+            | Self::DynamicSharedAtLeast { .. }
+            | Self::BlockAtMost { .. } => false,
         }
     }
 
     /// Whether a launch of a contract with declared extents satisfies the condition: `grid` and
     /// `block` its geometry, `largest_extent` the largest declared extent's value. Conditions
-    /// over a count do not hold: such a launch has none.
+    /// over a count do not hold: such a launch has none; nor do conditions over the dynamic
+    /// shared memory, which this launch does not state (see
+    /// [`LaunchCondition::holds_custom`]).
     pub fn holds_declared(&self, grid: [u32; 3], block: [u32; 3], largest_extent: u64) -> bool {
+        if matches!(self, Self::DynamicSharedAtLeast { .. }) {
+            return false;
+        }
+        self.holds_custom(grid, block, 0, largest_extent)
+    }
+
+    /// Whether a custom launch satisfies the condition: `grid` and `block` its geometry,
+    /// `dynamic_shared_bytes` its dynamic shared memory, `largest_extent` the largest declared
+    /// extent's value. Conditions over a count do not hold: such a launch has none.
+    pub fn holds_custom(
+        &self,
+        grid: [u32; 3],
+        block: [u32; 3],
+        dynamic_shared_bytes: u32,
+        largest_extent: u64,
+    ) -> bool {
         match *self {
+            Self::DynamicSharedAtLeast { bytes_per_thread_x } => {
+                u64::from(bytes_per_thread_x) * u64::from(block[0])
+                    <= u64::from(dynamic_shared_bytes)
+            }
+            Self::BlockAtMost { x, y, z } => block[0] <= x && block[1] <= y && block[2] <= z,
             Self::AxisThreadsAtMost { limit } => grid
                 .iter()
                 .zip(&block)
@@ -87,6 +128,10 @@ impl fmt::Display for LaunchCondition {
                 write!(f, "grid.a * block.a <= {limit} along every axis a")
             }
             Self::ExtentsAtMost { limit } => write!(f, "every declared extent <= {limit}"),
+            Self::DynamicSharedAtLeast { bytes_per_thread_x } => {
+                write!(f, "dynamic shared bytes >= {bytes_per_thread_x} * block.x")
+            }
+            Self::BlockAtMost { x, y, z } => write!(f, "block <= ({x}, {y}, {z})"),
         }
     }
 }

@@ -4,7 +4,7 @@ use super::analyze::{Analyzer, Outcome};
 use super::atoms::{AtomKind, CTAID, INF, NCTAID, NTID, TID};
 use super::contract::ParamContract;
 use super::facts::{Fact, Facts};
-use super::ir::{Cmp, Ins, IntOp, Kind, PredOp, Src};
+use super::ir::{Cmp, Ins, IntOp, Kind, PredOp, SHARED_BASE, Src};
 use super::poly::Poly;
 use super::value::{PredVal, State, Val};
 
@@ -127,6 +127,32 @@ impl Analyzer<'_> {
                     self.reject_unsupported(idx, reason);
                 }
                 Outcome::Stop
+            }
+            Kind::SharedDecl => {
+                if self.contract.three_dimensional() {
+                    return Outcome::Continue;
+                }
+                if final_run {
+                    self.reject_unsupported(idx, "shared memory is not verified");
+                }
+                Outcome::Stop
+            }
+            Kind::SharedAddr { d, var } => {
+                // Only a custom contract's launches carry the shared size its bounds need;
+                // elsewhere the address is an integer no access may use, as before.
+                let v = if self.contract.three_dimensional() {
+                    Val::Ptr {
+                        param: SHARED_BASE + *var,
+                        off: Poly::zero(),
+                    }
+                } else {
+                    Val::Int {
+                        p: self.opaque(key(0), (-(1i128 << 63), (1i128 << 64) - 1), false),
+                        w: 64,
+                    }
+                };
+                st.set(*d, v);
+                Outcome::Continue
             }
             Kind::Mov { d, a, w } => {
                 let v = self.read(st, *a, *w, key(0));
