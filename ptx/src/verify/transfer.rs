@@ -900,10 +900,10 @@ impl Analyzer<'_> {
         if let Some(nd) = d.neg() {
             let (up, down) = (d.tighten(), nd.tighten());
             for (f, other) in [(fa, &pb), (fb, &pa)] {
-                if let (Some(t1), Some(t2)) = (
-                    f.prove_cheap(&self.atoms, &up),
-                    f.prove_cheap(&self.atoms, &down),
-                ) {
+                // The second direction only when the first held: most joins differ for real.
+                if let Some(t1) = f.prove_cheap(&self.atoms, &up)
+                    && let Some(t2) = f.prove_cheap(&self.atoms, &down)
+                {
                     self.used_tags |= t1 | t2;
                     return Some(other.clone());
                 }
