@@ -4,8 +4,12 @@
 //! violation, are rejected with the kind and line of the violation.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
-use jitseam::{AbiSpec, Device, DeviceBound, In, Kernel, LaunchConfig, Out, Signature};
-use jitseam_ptx::verify::{LaunchCondition, Proof, RejectKind, Rejection, verify_entry};
+use jitseam::{Device, DeviceBound, In, Kernel, LaunchConfig, Out, Signature};
+use jitseam_ptx::verify::{LaunchCondition, RejectKind};
+
+#[path = "common/custom_verify.rs"]
+mod custom_verify;
+use custom_verify::{mutate, rejects, verify};
 
 const PTX: &str = include_str!("fixtures/custom/custom.ptx");
 
@@ -81,55 +85,6 @@ $L__done:
 	ret;
 }
 "#;
-
-fn verify(text: &str, entry: &str, signature: &str) -> Result<Proof, Rejection> {
-    let spec = AbiSpec::parse_custom(signature, None).unwrap();
-    verify_entry(text, entry, &spec.contract())
-}
-
-/// The byte range of entry `entry` in `text`: from its `.entry` line to its closing brace.
-fn span(text: &str, entry: &str) -> (usize, usize) {
-    let start = text.find(&format!(".entry {entry}(")).unwrap();
-    let end = start + text[start..].find("\n}\n").unwrap();
-    (start, end)
-}
-
-/// `text` with `from` (which must occur exactly once in entry `entry`) replaced by `to`.
-fn mutate(text: &str, entry: &str, from: &str, to: &str) -> String {
-    let (start, end) = span(text, entry);
-    let body = &text[start..end];
-    assert_eq!(body.matches(from).count(), 1, "`{from}` must occur once");
-    format!(
-        "{}{}{}",
-        &text[..start],
-        body.replacen(from, to, 1),
-        &text[end..]
-    )
-}
-
-/// The 1-based line of the only line of entry `entry` in `text` that contains `needle`.
-fn line_of(text: &str, entry: &str, needle: &str) -> u32 {
-    let (start, end) = span(text, entry);
-    let first = text[..start].matches('\n').count();
-    let lines: Vec<usize> = text[start..end]
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| l.contains(needle))
-        .map(|(i, _)| first + i + 1)
-        .collect();
-    assert_eq!(lines.len(), 1, "`{needle}` must be on one line");
-    lines[0] as u32
-}
-
-fn rejects(text: &str, entry: &str, signature: &str, kind: RejectKind, at: &str) {
-    match verify(text, entry, signature) {
-        Ok(proof) => panic!("{entry} ({signature}): accepted: {proof:?}"),
-        Err(r) => {
-            assert_eq!(r.kind, kind, "{entry}: {r}");
-            assert_eq!(r.line, line_of(text, entry, at), "{entry}: {r}");
-        }
-    }
-}
 
 const AXIS_31: LaunchCondition = LaunchCondition::AxisThreadsAtMost {
     limit: (1 << 31) - 1,
