@@ -5,6 +5,9 @@
 use jitseam_ptx::interp::{ExecError, LaunchDims, Regions, RunOptions, run_with};
 use jitseam_ptx::{decode, parse_module};
 
+#[path = "support/in_out.rs"]
+mod in_out;
+
 /// Runs `body` once per row of `inputs`: `%x0..%x3` (`.b64`) and `%r0..%r3` (their low 32
 /// bits) hold the row; the body leaves its result in `%out` (`.b64`).
 fn run_rows(decls: &str, body: &str, inputs: &[[u64; 4]]) -> Vec<u64> {
@@ -42,33 +45,9 @@ fn run_rows(decls: &str, body: &str, inputs: &[[u64; 4]]) -> Vec<u64> {
 }}
 "
     );
-    let module = parse_module(&ptx).unwrap();
-    let program = decode(&ptx, &module, "k").unwrap_or_else(|e| panic!("{e}\n{body}"));
-    let mut input: Vec<u8> = inputs
-        .iter()
-        .flat_map(|row| row.iter().flat_map(|v| v.to_le_bytes()))
-        .collect();
-    let mut output = vec![0u8; 8 * inputs.len()];
-    {
-        let memory = Regions::new(vec![
-            (0x10_0000, &mut input[..]),
-            (0x80_0000, &mut output[..]),
-        ]);
-        let mut params = 0x10_0000u64.to_le_bytes().to_vec();
-        params.extend_from_slice(&0x80_0000u64.to_le_bytes());
-        run_with(
-            &program,
-            &params,
-            LaunchDims::linear(1, inputs.len() as u32),
-            &memory,
-            &RunOptions::default(),
-        )
-        .unwrap();
-    }
-    output
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-        .collect()
+    let program = in_out::program(&ptx);
+    let dims = LaunchDims::linear(1, inputs.len() as u32);
+    in_out::run_in_out(&program, in_out::row_bytes(inputs), dims, 0).unwrap()
 }
 
 /// A 32-bit result in `%q`.

@@ -4,8 +4,11 @@
 //! differential test of f16/bf16 `add`/`sub`/`mul`/`fma` against exact integer arithmetic
 //! rounded here (not by the emulator's code).
 
-use jitseam_ptx::interp::{LaunchDims, Regions, RunOptions, run_with};
+use jitseam_ptx::interp::LaunchDims;
 use jitseam_ptx::{DecodeError, decode, parse_module};
+
+#[path = "support/in_out.rs"]
+mod in_out;
 
 fn kernel(decls: &str, body: &str) -> String {
     format!(
@@ -66,31 +69,8 @@ fn try_decode(decls: &str, body: &str) -> Result<jitseam_ptx::Program, DecodeErr
 /// their low 16 bits, `%f0..%f2` the `%r*` as f32, `%fd0` `%x0` as f64; the result is `%out`.
 fn run_rows(decls: &str, body: &str, inputs: &[[u64; 4]]) -> Vec<u64> {
     let program = try_decode(decls, body).unwrap_or_else(|e| panic!("{e}\n{body}"));
-    let mut input: Vec<u8> = inputs
-        .iter()
-        .flat_map(|row| row.iter().flat_map(|v| v.to_le_bytes()))
-        .collect();
-    let mut output = vec![0u8; 8 * inputs.len()];
-    {
-        let memory = Regions::new(vec![
-            (0x10_0000, &mut input[..]),
-            (0x80_0000, &mut output[..]),
-        ]);
-        let mut params = 0x10_0000u64.to_le_bytes().to_vec();
-        params.extend_from_slice(&0x80_0000u64.to_le_bytes());
-        run_with(
-            &program,
-            &params,
-            LaunchDims::linear(1, inputs.len() as u32),
-            &memory,
-            &RunOptions::default(),
-        )
-        .unwrap();
-    }
-    output
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-        .collect()
+    let dims = LaunchDims::linear(1, inputs.len() as u32);
+    in_out::run_in_out(&program, in_out::row_bytes(inputs), dims, 0).unwrap()
 }
 
 /// `op %hq, %h0, %h1[, %h2]` on 16-bit rows; returns the 16-bit results.

@@ -9,8 +9,9 @@ use jitseam_ptx::interp::{
 };
 use jitseam_ptx::{decode, parse_module};
 
-const IN: u64 = 0x10_0000;
-const OUT: u64 = 0x80_0000;
+#[path = "support/in_out.rs"]
+mod in_out;
+use in_out::{IN, OUT};
 
 /// A kernel `k(in, out)`: module-level `globals`, then `body` with `%rd1` = `in` (u32
 /// elements), `%rd2` = `out` (u64 elements), `%r1` = `%tid.x`, `%r2` = `%ctaid.x`, `%r3` =
@@ -55,27 +56,9 @@ fn run(
     workers: usize,
     input: impl Fn(u32) -> u32,
 ) -> Result<Vec<u64>, ExecError> {
-    let module = parse_module(ptx).unwrap();
-    let program = decode(ptx, &module, "k").unwrap_or_else(|e| panic!("{e}"));
-    let threads = dims.grid.iter().chain(&dims.block).product::<u32>() as usize;
-    let mut inp: Vec<u8> = (0..threads as u32)
-        .flat_map(|i| input(i).to_le_bytes())
-        .collect();
-    let mut out = vec![0u8; 8 * threads];
-    {
-        let memory = Regions::new(vec![(IN, &mut inp[..]), (OUT, &mut out[..])]);
-        let mut params = IN.to_le_bytes().to_vec();
-        params.extend_from_slice(&OUT.to_le_bytes());
-        let options = RunOptions {
-            workers,
-            ..RunOptions::default()
-        };
-        run_with(&program, &params, dims, &memory, &options)?;
-    }
-    Ok(out
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-        .collect())
+    let threads = dims.grid.iter().chain(&dims.block).product::<u32>();
+    let inp = (0..threads).flat_map(|i| input(i).to_le_bytes()).collect();
+    in_out::run_in_out(&in_out::program(ptx), inp, dims, workers)
 }
 
 /// Runs on 1 worker and on 4 and checks both give the same result.
