@@ -213,16 +213,25 @@ pub fn half_views(ctx: Arc<CudaContext>, n: usize) {
     use super::launch_suite::{ADD_BF16, ADD_F16};
 
     let device = Device::from_cudarc(Arc::clone(&ctx)).unwrap();
+    half_views_of(&device, n, ADD_F16, f16::from_f32, "f16");
+    half_views_of(&device, n, ADD_BF16, bf16::from_f32, "bf16");
+}
+
+/// `out = a + 1` of element type `T` (made from f32 by `of`) through cudarc views of jitseam
+/// buffers, with the add kernel `ptx`.
+fn half_views_of<T>(device: &Device, n: usize, ptx: &str, of: fn(f32) -> T, name: &str)
+where
+    T: jitseam::Element + PartialEq + std::fmt::Debug,
+{
     let stream = device.new_stream().unwrap();
     let xs: Vec<f32> = (0..n).map(|i| (i % 64) as f32 * 0.25).collect();
-
     let a = device
-        .upload(&xs.iter().map(|&x| f16::from_f32(x)).collect::<Vec<_>>())
+        .upload(&xs.iter().map(|&x| of(x)).collect::<Vec<_>>())
         .unwrap();
-    let b = device.upload(&vec![f16::ONE; n]).unwrap();
-    let mut out = device.upload(&vec![f16::ZERO; n]).unwrap();
+    let b = device.upload(&vec![of(1.0); n]).unwrap();
+    let mut out = device.upload(&vec![of(0.0); n]).unwrap();
     let (va, vb) = (a.as_cudarc().unwrap(), b.as_cudarc().unwrap());
-    bind(&device, ADD_F16)
+    bind(device, ptx)
         .launch(
             &stream,
             &[Arg::from(&va), Arg::from(&vb)],
@@ -231,32 +240,10 @@ pub fn half_views(ctx: Arc<CudaContext>, n: usize) {
             &[],
         )
         .unwrap();
-    let want: Vec<f16> = xs.iter().map(|&x| f16::from_f32(x + 1.0)).collect();
+    let want: Vec<T> = xs.iter().map(|&x| of(x + 1.0)).collect();
     assert_eq!(
         stream.read(&out).unwrap(),
         want,
-        "f16 cudarc views as operands"
-    );
-
-    let a = device
-        .upload(&xs.iter().map(|&x| bf16::from_f32(x)).collect::<Vec<_>>())
-        .unwrap();
-    let b = device.upload(&vec![bf16::ONE; n]).unwrap();
-    let mut out = device.upload(&vec![bf16::ZERO; n]).unwrap();
-    let (va, vb) = (a.as_cudarc().unwrap(), b.as_cudarc().unwrap());
-    bind(&device, ADD_BF16)
-        .launch(
-            &stream,
-            &[Arg::from(&va), Arg::from(&vb)],
-            &mut [ArgMut::from(&mut out.as_cudarc_mut().unwrap())],
-            &[n],
-            &[],
-        )
-        .unwrap();
-    let want: Vec<bf16> = xs.iter().map(|&x| bf16::from_f32(x + 1.0)).collect();
-    assert_eq!(
-        stream.read(&out).unwrap(),
-        want,
-        "bf16 cudarc views as operands"
+        "{name} cudarc views as operands"
     );
 }
