@@ -192,17 +192,7 @@ fn check_full<'a, I: AsViewDesc, O: AsViewDesc>(
             problem: crate::error::ConfigProblem::NeedsConfig,
         });
     }
-    count_matches(entry, "inputs", spec.inputs.len(), inputs.len())?;
-    count_matches(entry, "outputs", spec.outputs.len(), outputs.len())?;
-    count_matches(entry, "params", spec.params.len(), params.len())?;
-    if stream != facts.device {
-        return Err(Error::DeviceMismatch {
-            entry: entry.to_owned(),
-            operand: Operand::Stream,
-            expected: facts.device,
-            found: stream,
-        });
-    }
+    check_counts_and_stream(&facts, stream, inputs.len(), outputs.len(), params.len())?;
     // Counts match, so the zips pair every operand with its declared dtype.
     for (k, (view, &expected)) in inputs.iter().zip(spec.inputs.iter()).enumerate() {
         check_operand(&facts, Operand::Input(k), k, view.view_desc(), expected)?;
@@ -217,16 +207,7 @@ fn check_full<'a, I: AsViewDesc, O: AsViewDesc>(
             expected,
         )?;
     }
-    for (index, (value, &expected)) in params.iter().zip(spec.params.iter()).enumerate() {
-        if value.kind() != expected {
-            return Err(Error::ParamType {
-                entry: entry.to_owned(),
-                index,
-                expected,
-                found: value.kind(),
-            });
-        }
-    }
+    check_param_types(entry, spec, params)?;
     let n = shape
         .iter()
         .try_fold(1usize, |n, &e| n.checked_mul(e))
@@ -297,7 +278,50 @@ pub fn grid_for(units: u64, max_grid_x: u32) -> Geometry {
     Geometry::linear(grid, BLOCK)
 }
 
-pub(super) fn count_matches(
+/// What every ABI checks first: the operand and param counts against the spec, and the
+/// stream's device against the kernel's.
+pub(super) fn check_counts_and_stream(
+    facts: &LaunchFacts<'_>,
+    stream: DeviceId,
+    inputs: usize,
+    outputs: usize,
+    params: usize,
+) -> Result<(), Error> {
+    let (entry, spec) = (facts.entry, facts.spec);
+    count_matches(entry, "inputs", spec.inputs.len(), inputs)?;
+    count_matches(entry, "outputs", spec.outputs.len(), outputs)?;
+    count_matches(entry, "params", spec.params.len(), params)?;
+    if stream != facts.device {
+        return Err(Error::DeviceMismatch {
+            entry: entry.to_owned(),
+            operand: Operand::Stream,
+            expected: facts.device,
+            found: stream,
+        });
+    }
+    Ok(())
+}
+
+/// Each runtime param's type against the spec's (the counts already match).
+pub(super) fn check_param_types(
+    entry: &str,
+    spec: &AbiSpec,
+    params: &[ParamValue],
+) -> Result<(), Error> {
+    for (index, (value, &expected)) in params.iter().zip(spec.params.iter()).enumerate() {
+        if value.kind() != expected {
+            return Err(Error::ParamType {
+                entry: entry.to_owned(),
+                index,
+                expected,
+                found: value.kind(),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn count_matches(
     entry: &str,
     what: &'static str,
     expected: usize,

@@ -6,7 +6,8 @@
 
 use super::CheckedLaunch;
 use super::check::{
-    BLOCK, LaunchFacts, check_aliasing, check_operand, count_matches, dense_byte_range,
+    BLOCK, LaunchFacts, check_aliasing, check_counts_and_stream, check_operand, check_param_types,
+    dense_byte_range,
 };
 use crate::abi::{
     AbiKind, CustomAbi, CustomKind, ExtentEnv, ExtentOp, ExtentProblem, ParamValue, eval_next,
@@ -40,32 +41,8 @@ pub fn check_custom<'a, I: AsViewDesc, O: AsViewDesc>(
             ConfigProblem::NotCustom { abi: spec.abi },
         ));
     };
-    if spec.inputs.len() != inputs.len()
-        || spec.outputs.len() != outputs.len()
-        || spec.params.len() != params.len()
-    {
-        count_matches(entry, "inputs", spec.inputs.len(), inputs.len())?;
-        count_matches(entry, "outputs", spec.outputs.len(), outputs.len())?;
-        count_matches(entry, "params", spec.params.len(), params.len())?;
-    }
-    if stream != facts.device {
-        return Err(Error::DeviceMismatch {
-            entry: entry.to_owned(),
-            operand: Operand::Stream,
-            expected: facts.device,
-            found: stream,
-        });
-    }
-    for (index, (value, &expected)) in params.iter().zip(spec.params.iter()).enumerate() {
-        if value.kind() != expected {
-            return Err(Error::ParamType {
-                entry: entry.to_owned(),
-                index,
-                expected,
-                found: value.kind(),
-            });
-        }
-    }
+    check_counts_and_stream(&facts, stream, inputs.len(), outputs.len(), params.len())?;
+    check_param_types(entry, spec, params)?;
     let config = match config {
         Some(config) => config,
         None => covering(entry, custom, params, facts.limits)?,
