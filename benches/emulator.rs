@@ -29,7 +29,7 @@ use std::sync::Arc;
 use jitseam::device::{Backend, EmulatorBackend, EmulatorConfig};
 use jitseam::launch::{LaunchFacts, check, marshal};
 use jitseam::{AbiSpec, Artifact, Device, DeviceBound, Erased, Kernel};
-use jitseam_ptx::interp::available_workers;
+use jitseam_emu::interp::available_workers;
 
 const N: usize = 1 << 20;
 

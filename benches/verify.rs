@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use jitseam::Kernel;
-use jitseam_ptx::verify::verify_entry;
+use jitseam_verify::verify_entry;
 
 #[path = "../tests/common/fixtures.rs"]
 #[allow(dead_code, unreachable_pub)]

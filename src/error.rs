@@ -137,7 +137,7 @@ pub enum Error {
         /// Entry point.
         entry: String,
         /// The PTX line, its instruction, what kind of violation and why.
-        rejection: Box<jitseam_ptx::verify::Rejection>,
+        rejection: Box<jitseam_verify::Rejection>,
     },
     /// The cubin or fatbin image could not be read.
     #[error("kernel `{entry}`: not a readable cubin: {detail}")]
@@ -311,7 +311,7 @@ pub enum Error {
     /// A kernel running on the emulator accessed memory outside the bytes its operands reach,
     /// stored into an input, or accessed memory misaligned for the access's width. The launch
     /// stopped at that access: writes before it (in the emulator's lockstep order, see
-    /// [`jitseam_ptx::interp`]) happened, nothing after it was written. Boxed to keep `Error`
+    /// [`jitseam_emu::interp`]) happened, nothing after it was written. Boxed to keep `Error`
     /// small.
     #[error("{0}")]
     MemoryFault(Box<MemoryFault>),
@@ -569,7 +569,7 @@ pub enum Error {
         /// Entry point.
         entry: String,
         /// The condition that fails.
-        condition: jitseam_ptx::verify::LaunchCondition,
+        condition: jitseam_verify::LaunchCondition,
         /// The launch's count (`n`, or vectors for the vectorized ABI; for the custom ABI, its
         /// largest declared extent).
         count: u64,
@@ -1056,9 +1056,9 @@ pub struct MemoryFault {
     /// Bytes accessed.
     pub size: u32,
     /// Load or store.
-    pub access: jitseam_ptx::interp::Access,
+    pub access: jitseam_emu::interp::Access,
     /// Out of bounds, write to input, or misaligned.
-    pub kind: jitseam_ptx::interp::FaultKind,
+    pub kind: jitseam_emu::interp::FaultKind,
     /// `(base, size)` of the byte range lent to the launch (an operand's reach, clipped to its
     /// allocation) nearest to `address`, if the launch was lent any.
     pub nearest: Option<(u64, u64)>,

@@ -16,7 +16,7 @@
 
 use std::sync::Arc;
 
-use jitseam_ptx::verify::{Coverage, Proof};
+use jitseam_verify::{Coverage, Proof};
 
 use crate::abi::ParamLayout;
 use crate::device::{BackendFunction, ConfigLimits, Device};

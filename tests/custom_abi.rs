@@ -9,13 +9,13 @@ mod custom_suite;
 
 use custom_suite::{Matmul, PTX, Saxpy};
 use jitseam::{AbiSpec, Device, Error, In, Kernel, Out, Signature};
-use jitseam_ptx::verify::RejectKind;
+use jitseam_verify::RejectKind;
 
 custom_suite_tests!(Device::emulator);
 
 #[test]
 fn load_proves_custom_bodies_against_their_declared_extents() {
-    use jitseam_ptx::verify::LaunchCondition;
+    use jitseam_verify::LaunchCondition;
     // saxpy's `int i` must read exactly: every axis's grid × block below 2^31.
     let loaded = Kernel::<Saxpy, _>::describe_typed(Saxpy::ptx_artifact(PTX))
         .unwrap()

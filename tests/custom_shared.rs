@@ -11,8 +11,8 @@ mod custom_shared_suite;
 
 use custom_shared_suite::{BlockSum, PTX, WarpSum, bind};
 use jitseam::{Device, Error, Kernel, LaunchConfig, Signature};
-use jitseam_ptx::interp::{Access, FaultKind};
-use jitseam_ptx::verify::LaunchCondition;
+use jitseam_emu::interp::{Access, FaultKind};
+use jitseam_verify::LaunchCondition;
 
 custom_shared_suite_tests!(Device::emulator);
 

@@ -10,7 +10,7 @@ use common::launch_suite;
 use jitseam::device::{Backend, BackendKind, EmulatorBackend, EmulatorConfig, Geometry, ViewDesc};
 use jitseam::launch::{check, marshal};
 use jitseam::{AbiKind, AbiSpec, Artifact, Device, ElementKind, Error, Kernel};
-use jitseam_ptx::interp::{Access, FaultKind};
+use jitseam_emu::interp::{Access, FaultKind};
 use proptest::prelude::*;
 
 launch_suite_tests!(Device::emulator);
@@ -77,7 +77,7 @@ fn raw_packet_with_n_beyond_the_buffers_is_caught_out_of_bounds() {
     // Threads run in lockstep groups of `LANES` (64): the group of threads 0..64 finished and
     // wrote its elements; the group of threads 64..128 stopped at its first load of `b`, before
     // any of its lanes stored, so nothing from element 64 on was written.
-    assert_eq!(jitseam_ptx::interp::LANES, 64);
+    assert_eq!(jitseam_emu::interp::LANES, 64);
     let got = device.default_stream().read(&out).unwrap();
     assert_eq!(&got[..64], &[3.0f32; 64][..]);
     assert_eq!(&got[64..], &[0.0f32; 36][..]);

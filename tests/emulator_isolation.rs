@@ -13,7 +13,7 @@ use jitseam::launch::{check, marshal};
 use jitseam::{
     AbiKind, AbiSpec, Artifact, Device, DeviceBound, ElementKind, Erased, Error, Kernel,
 };
-use jitseam_ptx::interp::{Access, FaultKind};
+use jitseam_emu::interp::{Access, FaultKind};
 
 /// A kernel of the scalar ABI taking one f32 input, one f32 output and `n`, with `body`.
 fn ptx(entry: &str, body: &str) -> String {

@@ -4,7 +4,7 @@
 
 mod common;
 
-use jitseam_ptx::verify::{Coverage, verify_entry};
+use jitseam_verify::{Coverage, verify_entry};
 
 #[test]
 fn every_nvrtc_fixture_is_proven() {

@@ -21,12 +21,12 @@ use jitseam::{
     AbiSpec, Artifact, Device, DeviceBound, DeviceBuffer, ElementKind, Erased, Error, Kernel,
     ParamValue,
 };
-use jitseam_ptx::verify::verify_entry;
+use jitseam_verify::verify_entry;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
 /// Scalar-ABI kernels of the synthesizer (cheap to verify) and the scalar NVRTC fixtures.
-fn kernels() -> Vec<(String, String, jitseam_ptx::verify::EntryContract)> {
+fn kernels() -> Vec<(String, String, jitseam_verify::EntryContract)> {
     let mut out = Vec::new();
     for a in common::synth_matrix::artifacts() {
         if a.abi.abi == jitseam::AbiKind::Scalar {
@@ -58,7 +58,7 @@ fn access_brackets(text: &str) -> Vec<usize> {
     out
 }
 
-fn dump_verdict(tag: &str, text: &str, entry: &str, c: &jitseam_ptx::verify::EntryContract) {
+fn dump_verdict(tag: &str, text: &str, entry: &str, c: &jitseam_verify::EntryContract) {
     let Ok(path) = std::env::var("VERIFY_DUMP_MUT") else {
         return;
     };

@@ -4,7 +4,7 @@
 mod common;
 
 use common::verify_corpus::{Expect, entries};
-use jitseam_ptx::verify::verify_entry;
+use jitseam_verify::verify_entry;
 
 #[test]
 fn every_reject_entry_of_the_corpus_is_rejected_at_its_line() {

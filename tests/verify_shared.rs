@@ -6,7 +6,7 @@
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
 use jitseam::{Device, DeviceBound, Error, In, Kernel, LaunchConfig, Out, Signature};
-use jitseam_ptx::verify::{LaunchCondition, RejectKind};
+use jitseam_verify::{LaunchCondition, RejectKind};
 
 #[path = "common/custom_verify.rs"]
 mod custom_verify;

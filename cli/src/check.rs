@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use jitseam::{AbiKind, Artifact, ArtifactKind, Error, Kernel};
-use jitseam_ptx::verify::Coverage;
+use jitseam_verify::Coverage;
 
 use crate::kernel_args::KernelArgs;
 

@@ -2,7 +2,7 @@
 //! `inspect --json`, so both report a proof the same way.
 
 use jitseam::{AbiSpec, Artifact, Error, Kernel};
-use jitseam_ptx::verify::{Coverage, ParamContract, Proof};
+use jitseam_verify::{Coverage, ParamContract, Proof};
 use serde_json::{Value, json};
 
 /// The proof as JSON: coverage, the launch conditions, and per pointer parameter its role in

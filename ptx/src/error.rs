@@ -138,7 +138,7 @@ pub enum ParseErrorKind {
 }
 
 /// Shortens token text quoted in a message so one huge token cannot flood a diagnostic.
-pub(crate) fn excerpt(text: &str) -> String {
+pub fn excerpt(text: &str) -> String {
     const MAX_CHARS: usize = 40;
     let mut chars = text.chars();
     let mut short: String = chars.by_ref().take(MAX_CHARS).collect();

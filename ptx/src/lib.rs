@@ -37,9 +37,8 @@
 //! # assert_eq!(owned.params.len(), 1);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
-//! [`decode`] parses the body of one entry (and the `.func`s it calls) with [`body::parse_body`]
-//! and pre-decodes it into a [`Program`] that [`interp::run`] executes on the CPU with checked
-//! memory: the interpreter behind jitseam's emulator device.
+//! [`body::parse_body`] reads the statements of one body. What they mean is given by the
+//! crates built on this one: `jitseam-emu` runs them, `jitseam-verify` proves them.
 //!
 //! [`cubin`] and [`fatbin`] read compiled artifacts: a cubin's architecture, kernels and their
 //! parameters (offsets and sizes only: a cubin does not record types), and a fatbin's images
@@ -54,21 +53,17 @@
 pub mod body;
 pub mod cubin;
 mod cursor;
-mod decode;
 mod error;
 mod fast;
 pub mod fatbin;
 mod index;
-pub mod interp;
 mod lexer;
 mod line_index;
 mod marks;
 mod model;
 mod module;
 mod skip;
-mod space;
 mod variable;
-pub mod verify;
 
 /// The integration tests' PTX samples, shared with the unit tests.
 #[cfg(test)]
@@ -76,8 +71,7 @@ pub mod verify;
 mod test_samples;
 
 pub use cubin::{Cubin, CubinEntry, CubinError, CubinParam, SmArch, parse_cubin};
-pub use decode::{DecodeError, Program, decode};
-pub use error::{ParseError, ParseErrorKind};
+pub use error::{ParseError, ParseErrorKind, excerpt};
 pub use fatbin::{Fatbin, FatbinError, FatbinImage, ImageKind, parse_fatbin};
 pub use index::{Dims, DirectiveRef, EntryRef, FunctionRef, ModuleIndex, ParamRef};
 pub use lexer::{
@@ -90,3 +84,4 @@ pub use model::{
     Target, Version,
 };
 pub use module::{parse_module, scan_module};
+pub use variable::module_variables;

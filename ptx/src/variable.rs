@@ -36,7 +36,7 @@ pub struct Variable<'a> {
     /// variable is an `.extern` array of unknown size).
     pub dims: Vec<Option<u32>>,
     /// `= …`, when written.
-    pub init: Option<Initializer>,
+    pub init: Option<Initializer<'a>>,
     /// Byte offset of the declaration's first directive.
     pub offset: usize,
 }
@@ -70,15 +70,25 @@ impl Variable<'_> {
 
 /// The value after `=`.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Initializer {
+pub enum Initializer<'a> {
     /// An integer (a leading `-` already applied, two's complement).
     Int(u64),
     /// A float (a leading `-` already applied).
     Float(FloatValue),
     /// `{a, b, …}`.
-    List(Vec<Initializer>),
-    /// Any other expression (an address, an arithmetic expression); the byte offset where it
-    /// starts.
+    List(Vec<Initializer<'a>>),
+    /// The address of a variable: `name`, `generic(name)`, either optionally followed by
+    /// `+ n` or `- n`.
+    Address {
+        /// The variable named.
+        name: &'a str,
+        /// Written `generic(name)`.
+        generic: bool,
+        /// The byte offset added (negative for `- n`).
+        offset: i64,
+    },
+    /// Any other expression (arithmetic, a function's address in a form not above); the byte
+    /// offset where it starts.
     Other(usize),
 }
 
@@ -179,7 +189,7 @@ fn skip_group(cur: &mut Cursor<'_>) -> PResult<()> {
     Ok(())
 }
 
-fn initializer(cur: &mut Cursor<'_>) -> PResult<Initializer> {
+fn initializer<'a>(cur: &mut Cursor<'a>) -> PResult<Initializer<'a>> {
     let start = cur.start();
     let value = match cur.kind {
         Some(TokenKind::Punct(Punct::LBrace)) => {
@@ -209,6 +219,7 @@ fn initializer(cur: &mut Cursor<'_>) -> PResult<Initializer> {
                 _ => None,
             }
         }
+        Some(TokenKind::Ident) => address(cur)?,
         _ => number(cur)?,
     };
     let at_end = matches!(
@@ -224,8 +235,53 @@ fn initializer(cur: &mut Cursor<'_>) -> PResult<Initializer> {
     }
 }
 
+/// An address initializer at the current identifier, `name`, `generic(name)`, with an optional
+/// `+ n` or `- n`; `None` when what follows the name is not of that form (the caller then skips
+/// the expression from its start).
+fn address<'a>(cur: &mut Cursor<'a>) -> PResult<Option<Initializer<'a>>> {
+    let mut name = cur.text();
+    cur.advance()?;
+    let mut generic = false;
+    if name == "generic" && cur.at_punct(Punct::LParen) {
+        cur.advance()?;
+        if cur.kind != Some(TokenKind::Ident) {
+            return Ok(None);
+        }
+        name = cur.text();
+        cur.advance()?;
+        if !cur.eat_punct(Punct::RParen)? {
+            return Ok(None);
+        }
+        generic = true;
+    }
+    let sign: i64 = match cur.kind {
+        Some(TokenKind::Punct(Punct::Plus)) => 1,
+        Some(TokenKind::Punct(Punct::Minus)) => -1,
+        _ => {
+            return Ok(Some(Initializer::Address {
+                name,
+                generic,
+                offset: 0,
+            }));
+        }
+    };
+    cur.advance()?;
+    if cur.kind != Some(TokenKind::Int) {
+        return Ok(None);
+    }
+    let Some(value) = parse_int(cur.text()) else {
+        return Ok(None);
+    };
+    cur.advance()?;
+    Ok(Some(Initializer::Address {
+        name,
+        generic,
+        offset: (value as i64).wrapping_mul(sign),
+    }))
+}
+
 /// The current token as a number (and past it), or `None` (not moved) if it is none.
-fn number(cur: &mut Cursor<'_>) -> PResult<Option<Initializer>> {
+fn number<'a>(cur: &mut Cursor<'a>) -> PResult<Option<Initializer<'a>>> {
     let value = match cur.kind {
         Some(TokenKind::Int) => parse_int(cur.text()).map(Initializer::Int),
         Some(TokenKind::Float) => parse_float(cur.text()).map(Initializer::Float),
@@ -278,7 +334,7 @@ fn starts_statement(directive: &str) -> bool {
 
 /// Every variable declared at module scope in `src`, in source order. Bodies are skipped
 /// unread.
-pub(crate) fn module_variables(src: &str) -> Result<Vec<Variable<'_>>, ParseError> {
+pub fn module_variables(src: &str) -> Result<Vec<Variable<'_>>, ParseError> {
     scan(&mut Cursor::new(src, Lexer::new(src))).map_err(|e| *e)
 }
 

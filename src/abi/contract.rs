@@ -1,6 +1,6 @@
 //! The verifier's view of an ABI: the role of every `.param`, for proving a kernel body.
 
-use jitseam_ptx::verify::{EntryContract, Extent, ExtentTerm, OperandRef, ParamContract};
+use jitseam_verify::{EntryContract, Extent, ExtentTerm, OperandRef, ParamContract};
 
 use super::{AbiKind, AbiSpec, CustomAbi, CustomKind, ExtentOp, ParamRole};
 use crate::dtype::ElementKind;

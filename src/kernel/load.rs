@@ -6,8 +6,8 @@
 //! and its own recorded parameter offsets and sizes are checked against the layout. A fatbin's
 //! PTX images go through [`load_ptx`] as well.
 
-use jitseam_ptx::verify::{Coverage, Proof, verify_entry};
 use jitseam_ptx::{CubinEntry, ImageKind, parse_cubin, parse_fatbin};
+use jitseam_verify::{Coverage, Proof, verify_entry};
 
 use super::params::verify_entry_params;
 use crate::abi::{ExpectedParam, ParamLayout};

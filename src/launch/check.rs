@@ -3,7 +3,7 @@
 //! divisibility and alignment for vectors, bounds and self-overlap for strided views, aliasing
 //! between outputs and other operands, and the grid.
 
-use jitseam_ptx::verify::{Coverage, Proof};
+use jitseam_verify::{Coverage, Proof};
 
 use crate::abi::{AbiKind, AbiSpec, MAX_RANK, ParamLayout, ParamValue};
 use crate::device::{AsViewDesc, ConfigLimits, Geometry, ViewDesc};

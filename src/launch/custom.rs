@@ -15,7 +15,7 @@ use crate::abi::{
 use crate::device::{AsViewDesc, ConfigLimits, LaunchConfig, ViewDesc};
 use crate::error::{ConfigProblem, Error, InvalidExtent, Operand, ShortExtent};
 use crate::liveness::DeviceId;
-use jitseam_ptx::verify::Proof;
+use jitseam_verify::Proof;
 
 /// Checks one launch of a custom-ABI kernel. `config` is the launch's configuration; `None`
 /// asks for one thread per element of the kernel's covered count, in blocks of [`BLOCK`]

@@ -3,7 +3,7 @@
 //! and line.
 
 use jitseam::AbiSpec;
-use jitseam_ptx::verify::{Proof, RejectKind, Rejection, verify_entry};
+use jitseam_verify::{Proof, RejectKind, Rejection, verify_entry};
 
 pub(crate) fn verify(text: &str, entry: &str, signature: &str) -> Result<Proof, Rejection> {
     let spec = AbiSpec::parse_custom(signature, None).unwrap();

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use jitseam_ptx::interp::{Region, Regions, merge_ranges};
+use jitseam_emu::interp::{Region, Regions, merge_ranges};
 
 use crate::abi::OperandRange;
 
@@ -18,7 +18,7 @@ use crate::abi::OperandRange;
 const FIRST_BASE: u64 = 0x7f00_0000_0000;
 /// Where allocations must end: the addresses above are the interpreter's own windows (the
 /// threads' local frames, the module's variables, the argument packet).
-const LAST_END: u64 = jitseam_ptx::interp::RESERVED.start;
+const LAST_END: u64 = jitseam_emu::interp::RESERVED.start;
 const _: () = assert!(FIRST_BASE < LAST_END);
 /// Allocation alignment, as `cuMemAlloc` guarantees.
 const ALIGN: u64 = 256;

@@ -17,10 +17,10 @@
 //! ([`ArgPacket::operands`], computed only when a backend asks, so a CUDA launch never pays for
 //! them), and the emulator clips them to its live allocations, so bytes a (lying) description
 //! claims past its allocation stay unmapped too. Threads run in lockstep groups of
-//! [`jitseam_ptx::interp::LANES`] in launch order: writes made before the fault stay (those of
+//! [`jitseam_emu::interp::LANES`] in launch order: writes made before the fault stay (those of
 //! earlier groups, the faulting group's earlier instructions, and the faulting instruction's
 //! lanes before the faulting one); nothing is written after it by that group (with several
-//! workers, later blocks may have run; see [`jitseam_ptx::interp`]).
+//! workers, later blocks may have run; see [`jitseam_emu::interp`]).
 //!
 //! Besides its operands a launch sees only what the program owns: each thread's `.local` frame
 //! and the module's own `.global` and `.const` variables. A loaded function keeps its module's
@@ -88,7 +88,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
-use jitseam_ptx::DecodeError;
+use jitseam_emu::DecodeError;
 
 use self::heap::{Heap, lock};
 use self::run::{LoadedKernel, grid_for, run_launch};
@@ -591,7 +591,7 @@ impl Backend for EmulatorBackend {
             entry: symbol.to_owned(),
             detail,
         })?;
-        let program = jitseam_ptx::decode(ptx, &module, symbol).map_err(|error| match error {
+        let program = jitseam_emu::decode(ptx, &module, symbol).map_err(|error| match error {
             DecodeError::Parse(detail) => Error::Ptx {
                 entry: symbol.to_owned(),
                 detail,

@@ -5,8 +5,8 @@
 use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
 
-use jitseam_ptx::Program;
-use jitseam_ptx::interp::{
+use jitseam_emu::Program;
+use jitseam_emu::interp::{
     DEFAULT_BUDGET, ExecError, LaunchDims, ModuleMemory, RunOptions, ThreadSite, available_workers,
     run_in_module, run_with,
 };
@@ -20,7 +20,7 @@ use crate::error::{Error, KernelSite, MemoryFault};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EmulatorConfig {
     /// Instruction steps one launch may run (one step: one instruction run by one lockstep
-    /// group of up to [`jitseam_ptx::interp::LANES`] threads) before it ends with
+    /// group of up to [`jitseam_emu::interp::LANES`] threads) before it ends with
     /// [`Error::BudgetExceeded`]. The default, [`DEFAULT_BUDGET`], is far beyond what a
     /// legitimate kernel of 2^26 elements needs; tests that expect a kernel to spin set a small
     /// one.

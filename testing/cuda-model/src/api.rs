@@ -17,7 +17,7 @@ use std::ffi::{CStr, c_char, c_int, c_uchar, c_uint, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use jitseam_ptx::interp::LaunchDims;
+use jitseam_emu::interp::LaunchDims;
 
 use crate::context::Context;
 use crate::device;

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use jitseam_ptx::interp::LaunchDims;
+use jitseam_emu::interp::LaunchDims;
 
 use crate::event::{self, Event};
 use crate::exec::{Core, Op};

@@ -9,7 +9,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
-use jitseam_ptx::interp::{self, ExecError, FaultKind, LaunchDims};
+use jitseam_emu::interp::{self, ExecError, FaultKind, LaunchDims};
 
 use crate::event::Event;
 use crate::lock::lock;

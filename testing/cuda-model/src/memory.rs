@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use jitseam_ptx::interp::Regions;
+use jitseam_emu::interp::Regions;
 
 use crate::device::TOTAL_MEMORY;
 use crate::status::{CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUresult};

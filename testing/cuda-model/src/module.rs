@@ -10,7 +10,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use jitseam_ptx::{DecodeError, Module, Program};
+use jitseam_emu::{DecodeError, Program};
+use jitseam_ptx::Module;
 
 use crate::handle;
 use crate::lock::lock;
@@ -63,7 +64,7 @@ impl LoadedModule {
         if self.parsed.entry(name).is_none() {
             return Err(CUDA_ERROR_NOT_FOUND);
         }
-        let program = jitseam_ptx::decode(&self.ptx, &self.parsed, name).map_err(|e| {
+        let program = jitseam_emu::decode(&self.ptx, &self.parsed, name).map_err(|e| {
             eprintln!("jitseam-cuda-model: cuModuleGetFunction `{name}`: {e}");
             match e {
                 DecodeError::Parse(_) => CUDA_ERROR_INVALID_PTX,

@@ -1,0 +1,478 @@
+//! The body verifier: proves, without a driver, that an entry touches only its operands.
+//!
+//! [`verify_entry`] decodes the entry (inlining every `.func` it calls) and runs an abstract
+//! interpreter over its control-flow graph. Each integer register holds a polynomial over
+//! symbols — thread coordinates, the count, shapes and strides, loop iteration counts,
+//! quotients — exact modulo 2^width; each pointer is `base(param) + offset`. Facts from branch
+//! guards, divisions and loop invariants are kept per path, and a small prover discharges, for
+//! every global load, store and atomic:
+//!
+//! - provenance: the address is one pointer parameter's base plus an offset;
+//! - role: stores and atomics only through outputs;
+//! - width: exactly one element (one vector for the vectorized ABI), at a multiple of it;
+//! - bounds: dense, `0 ≤ offset/width < n`; strided, `offset/size = Σ c_k · stride(p, k)` with
+//!   `0 ≤ c_k < shape_k`, each axis paired with its own operand's stride.
+//!
+//! For a custom contract, every `.shared` access too: at an offset from one shared variable's
+//! symbol, within that variable's bytes (static) or the launch's dynamic shared bytes (an
+//! `extern` array), with a width no wider than the variable's alignment, at a multiple of it.
+//!
+//! What cannot be proven is a [`Rejection`] naming the first offending line.
+//!
+//! # What the proof assumes (the launch check guarantees it)
+//!
+//! - launches are one-dimensional: `%tid.y = %tid.z = %ctaid.y = %ctaid.z = 0`,
+//!   `%ntid.y = … = 1`; `1 ≤ %ntid.x ≤ 1024`, `1 ≤ %nctaid.x ≤ 2^31 − 1` — except for a
+//!   contract with declared extents or integer params ([`EntryContract::three_dimensional`]),
+//!   whose launches have the same ranges along every axis, each coordinate a symbol;
+//! - a declared extent has a value at every launch (see [`Extent::Declared`]), and integer
+//!   params it names are `≥ 0`;
+//! - `0 ≤ n < 2^63` and every shape `0 ≤ shape_k < 2^63`; for strided, `n = Π shape_k`;
+//! - each pointer is the base of an operand whose byte range covers the view the ABI
+//!   describes: `n` accesses (dense) or every `Σ c_k · stride_k` (strided);
+//! - the conditions in [`Proof::conditions`] hold (e.g. `n + threads ≤ 2^63 − 1`, so that an
+//!   index stepping one stride past `n` does not wrap).
+
+mod access;
+mod analyze;
+mod atoms;
+mod contract;
+mod declared;
+mod facts;
+mod grid;
+mod halving;
+mod hash;
+mod ir;
+mod lower;
+mod poly;
+mod proof;
+mod reject;
+mod transfer;
+mod value;
+mod witness;
+
+pub use contract::{EntryContract, Extent, ExtentTerm, OperandRef, ParamContract};
+pub use proof::{AccessSummary, Coverage, LaunchCondition, Proof};
+pub use reject::{RejectKind, Rejection};
+
+use analyze::{Analyzer, initial_state};
+use atoms::{AtomKind, Atoms, NTID, TID};
+use facts::Facts;
+use poly::Poly;
+
+/// Launch conditions the verifier may assume, by tag bit: `n + threads ≤ limit`.
+///
+/// `2^62 − 1` is for 64-bit signed indices of loops unrolled by hand: `i + 3·stride < n`
+/// recomputed after `i += 4·stride` reaches `n + 4·threads`, which `n + threads ≤ 2^63 − 1`
+/// alone lets wrap negative; below `2^62` any unroll factor up to `2^21` stays exact.
+const CONDITIONS: [(u8, u64); 4] = [
+    (1, (1 << 63) - 1),
+    (8, (1 << 62) - 1),
+    (2, (1 << 32) - 1),
+    (4, (1 << 31) - 1),
+];
+
+/// The condition sets tried, each stronger than the one before.
+const ATTEMPTS: [u8; 4] = [1, 1 | 8, 1 | 2, 1 | 4];
+
+/// Launch conditions for contracts with declared extents, by tag bit: along every axis
+/// `grid·block ≤ limit` (`true`), or every declared extent `≤ limit` (`false`). A coordinate
+/// `ctaid·ntid + tid` reads exactly as an `int` only below `2^31`, as an `unsigned` below
+/// `2^32`; an index below an extent likewise.
+const DECLARED_CONDITIONS: [(u8, u64, bool); 4] = [
+    (16, (1 << 32) - 1, true),
+    (32, (1 << 32) - 1, false),
+    (64, (1 << 31) - 1, true),
+    (128, (1 << 31) - 1, false),
+];
+
+/// The condition sets tried for contracts with declared extents, each stronger than the one
+/// before.
+const DECLARED_ATTEMPTS: [u8; 4] = [0, 16 | 32, 16 | 32 | 64, 16 | 32 | 64 | 128];
+
+/// Proves the body of `entry` in `text` safe under `contract`.
+pub fn verify_entry(text: &str, entry: &str, contract: &EntryContract) -> Result<Proof, Rejection> {
+    let module = jitseam_ptx::parse_module(text).map_err(|e| Rejection {
+        line: e.line,
+        instruction: String::new(),
+        kind: RejectKind::Unsupported,
+        reason: format!("the module does not parse: {e}"),
+    })?;
+    let Some(found) = module.entry(entry) else {
+        return Err(Rejection {
+            line: 0,
+            instruction: String::new(),
+            kind: RejectKind::Unsupported,
+            reason: format!("no entry `{entry}`"),
+        });
+    };
+    if found.params.len() != contract.params.len() {
+        return Err(Rejection {
+            line: 0,
+            instruction: String::new(),
+            kind: RejectKind::Unsupported,
+            reason: format!(
+                "the entry has {} parameters; the contract describes {}",
+                found.params.len(),
+                contract.params.len()
+            ),
+        });
+    }
+    let names: Vec<String> = found.params.iter().map(|p| p.name.clone()).collect();
+    let body = lower::Lowerer::new(text, &module)
+        .entry(entry)
+        .map_err(|e| Rejection {
+            line: e.line,
+            instruction: e.text,
+            kind: RejectKind::Unsupported,
+            reason: e.reason,
+        })?;
+    // Each attempt assumes more launch conditions than the one before. When none proves the
+    // body, the last rejection is reported: it is what remains wrong under every condition the
+    // verifier could impose, so an index that wraps only without a condition (and under one is
+    // merely out of bounds) is reported as out of bounds, and an earlier access that a condition
+    // makes safe is not named in place of the first real violation.
+    let mut last: Option<Rejection> = None;
+    let attempts = if contract.three_dimensional() {
+        DECLARED_ATTEMPTS
+    } else {
+        ATTEMPTS
+    };
+    for tags in attempts {
+        match attempt(&body, contract, &names, tags, None) {
+            Ok(proof) => return Ok(proof),
+            Err(r) => {
+                // A stronger attempt that ran out of work says nothing about the violation.
+                if r.line == 0 && last.is_some() {
+                    break;
+                }
+                // Other kinds do not depend on the conditions: more facts cannot change them.
+                let settled = r.kind != RejectKind::MayWrap && r.kind != RejectKind::OutOfBounds;
+                last = Some(r);
+                if settled {
+                    break;
+                }
+            }
+        }
+    }
+    // A static shared array indexed by `%tid` is in bounds only for blocks no larger than it:
+    // look for the largest block shape (by threads, then by x) under which the body is proven,
+    // and make that shape a launch condition. Any shape the search settles on is sound, as
+    // every launch checks it; the search only decides which condition to ask for.
+    if let Some(r) = &last
+        && contract.three_dimensional()
+        && r.kind == RejectKind::OutOfBounds
+        && r.instruction.contains(".shared")
+        && body.shared.iter().any(|v| v.bytes.is_some())
+    {
+        let strongest = attempts[attempts.len() - 1];
+        let mut smallest = None;
+        for shape in block_shapes() {
+            if let Err(r) = attempt(&body, contract, &names, strongest, Some(shape)) {
+                smallest = Some(r);
+                continue;
+            }
+            for tags in attempts {
+                if let Ok(proof) = attempt(&body, contract, &names, tags, Some(shape)) {
+                    return Ok(proof);
+                }
+            }
+        }
+        // What is wrong even in a block of one thread is what no block shape mends: the
+        // violation to name (an access the shape alone makes unsafe is not it).
+        if let Some(r) = smallest
+            && r.line != 0
+        {
+            last = Some(r);
+        }
+    }
+    Err(last.unwrap_or(Rejection {
+        line: 0,
+        instruction: String::new(),
+        kind: RejectKind::Unsupported,
+        reason: "no proof".to_owned(),
+    }))
+}
+
+/// Block shapes `(x, y)` with power-of-two sides and at most 1024 threads, the most threads
+/// first, then the widest.
+fn block_shapes() -> Vec<(u32, u32)> {
+    let sides: Vec<u32> = (0..=10).map(|k| 1u32 << k).collect();
+    let mut shapes: Vec<(u32, u32)> = sides
+        .iter()
+        .flat_map(|&x| sides.iter().map(move |&y| (x, y)))
+        .filter(|&(x, y)| x * y <= 1024)
+        .collect();
+    shapes.sort_unstable_by_key(|&(x, y)| (std::cmp::Reverse(x * y), std::cmp::Reverse(x)));
+    shapes
+}
+
+/// The widest `.shared` access in the body, in bytes (0 when there is none).
+fn widest_shared_access(body: &ir::Body) -> u32 {
+    body.insts
+        .iter()
+        .filter_map(|i| match &i.kind {
+            ir::Kind::Mem {
+                bytes,
+                space: Some(".shared"),
+                ..
+            } => Some(*bytes),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+fn attempt(
+    body: &ir::Body,
+    contract: &EntryContract,
+    names: &[String],
+    tags: u8,
+    block: Option<(u32, u32)>,
+) -> Result<Proof, Rejection> {
+    let mut atoms = Atoms::new();
+    if contract.three_dimensional() {
+        atoms.add_axes();
+    }
+    // Under `block ≤ (x, y, …)` (a launch condition then), `%ntid` and `%tid` are that much
+    // narrower along x and y.
+    if let Some((x, y)) = block {
+        atoms.set_range(TID, (0, i128::from(x) - 1));
+        atoms.set_range(NTID, (1, i128::from(x)));
+        if let (Some(tid), Some(ntid)) = (atoms.axis_atom(0, 1), atoms.axis_atom(1, 1)) {
+            atoms.set_range(tid, (0, i128::from(y) - 1));
+            atoms.set_range(ntid, (1, i128::from(y)));
+        }
+    }
+    // The launch's dynamic shared bytes, a 32-bit launch setting. When the body names a
+    // dynamic shared array, the proof assumes one slot of its widest shared access per thread
+    // along x (`D ≥ w · %ntid.x`), a launch condition then.
+    let dynamic = contract
+        .three_dimensional()
+        .then(|| atoms.push(AtomKind::DynamicShared, 0, i128::from(u32::MAX)));
+    let slot = widest_shared_access(body);
+    let dynamic_condition =
+        (dynamic.is_some() && slot > 0 && body.shared.iter().any(|v| v.bytes.is_none()))
+            .then_some(slot);
+    // Params some declared extent names: the launch refuses a negative value for them.
+    let named: Vec<u32> = contract
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            ParamContract::Pointer {
+                extent: Extent::Declared(code),
+                ..
+            } => Some(code),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|t| match t {
+            ExtentTerm::Param(i) => Some(*i),
+            _ => None,
+        })
+        .collect();
+    let big = (1i128 << 63) - 1;
+    let mut param_atoms = Vec::with_capacity(contract.params.len());
+    let mut shapes: Vec<(u8, u32)> = Vec::new();
+    let mut strides = Vec::new();
+    let mut count_atom = None;
+    for (i, p) in contract.params.iter().enumerate() {
+        let a = match p {
+            ParamContract::Count => {
+                let a = atoms.push(AtomKind::Param(i as u32), 0, big);
+                count_atom = Some(a);
+                Some(a)
+            }
+            ParamContract::Shape { axis } => {
+                let a = atoms.push(AtomKind::Param(i as u32), 0, big);
+                shapes.push((*axis, a));
+                Some(a)
+            }
+            ParamContract::Stride { operand, axis } => {
+                let a = atoms.push(AtomKind::Param(i as u32), -(1i128 << 63), big);
+                strides.push((a, *operand, *axis));
+                Some(a)
+            }
+            ParamContract::Int { signed, bits } => {
+                let bits = (*bits).clamp(1, 64);
+                let (lo, hi) = if *signed {
+                    let half = 1i128 << (bits - 1);
+                    (-half, half - 1)
+                } else {
+                    (0, (1i128 << bits) - 1)
+                };
+                let lo = if named.contains(&(i as u32)) {
+                    lo.max(0)
+                } else {
+                    lo
+                };
+                Some(atoms.push(AtomKind::Param(i as u32), lo, hi))
+            }
+            _ => None,
+        };
+        param_atoms.push(a);
+    }
+    shapes.sort_unstable();
+    let strided = contract.params.iter().any(|p| {
+        matches!(
+            p,
+            ParamContract::Pointer {
+                extent: Extent::Strided { .. },
+                ..
+            }
+        )
+    });
+    let shape_atoms: Vec<u32> = shapes.iter().map(|s| s.1).collect();
+    atoms.count = if strided && !shape_atoms.is_empty() {
+        shape_atoms
+            .iter()
+            .try_fold(Poly::constant(1), |acc, &s| acc.mul(&Poly::atom(s)))
+    } else {
+        count_atom.map(Poly::atom)
+    };
+    atoms.shapes = if strided {
+        shape_atoms.clone()
+    } else {
+        Vec::new()
+    };
+    let _ = atoms.q();
+    let mut facts = Facts::default();
+    if let Some(count) = atoms.count.clone() {
+        let s = Poly::atom(atoms::S);
+        for (bit, limit) in CONDITIONS {
+            if tags & bit == 0 {
+                continue;
+            }
+            let l = i128::from(limit);
+            for p in [
+                count
+                    .add(&s)
+                    .and_then(|x| x.neg())
+                    .and_then(|x| x.add_const(l)),
+                s.neg().and_then(|x| x.add_const(l)),
+                count.neg().and_then(|x| x.add_const(l)),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                facts.assume(&atoms, &p, bit);
+            }
+        }
+    }
+    // Declared extents as polynomials, with the facts every launch guarantees about them, and
+    // the conditions (by tag) this attempt may assume.
+    let mut declared = vec![None; contract.params.len()];
+    let mut launch_facts = Vec::new();
+    for (i, p) in contract.params.iter().enumerate() {
+        if let ParamContract::Pointer {
+            extent: Extent::Declared(code),
+            ..
+        } = p
+            && let Some(slot) = declared.get_mut(i)
+        {
+            *slot = declared::declared_extent(&mut atoms, code, &param_atoms, &mut launch_facts);
+        }
+    }
+    for f in &launch_facts {
+        facts.assume(&atoms, f, 0);
+    }
+    if contract.three_dimensional() {
+        for (bit, limit, axes) in DECLARED_CONDITIONS {
+            if tags & bit == 0 {
+                continue;
+            }
+            let l = i128::from(limit);
+            let bounded: Vec<Poly> = if axes {
+                declared::axis_threads(&atoms)
+                    .into_iter()
+                    .map(|(_, s)| Poly::atom(s))
+                    .collect()
+            } else {
+                declared.iter().flatten().cloned().collect()
+            };
+            for b in bounded {
+                if let Some(p) = b.neg().and_then(|x| x.add_const(l)) {
+                    facts.assume(&atoms, &p, bit);
+                }
+            }
+        }
+    }
+    if let (Some(d), Some(w)) = (dynamic, dynamic_condition)
+        && let Some(p) = Poly::atom(NTID)
+            .scale(-i128::from(w))
+            .and_then(|p| p.add(&Poly::atom(d)))
+    {
+        facts.assume(&atoms, &p, 0);
+    }
+    let mut an = Analyzer::new(body, contract, atoms);
+    an.declared = declared;
+    an.dynamic_shared = dynamic.map(Poly::atom);
+    an.param_atoms = param_atoms;
+    an.param_names = names.to_vec();
+    an.shape_atoms = shape_atoms;
+    an.stride_atoms = strides;
+    an.summaries = contract
+        .params
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| matches!(p, ParamContract::Pointer { .. }))
+        .map(|(i, _)| AccessSummary {
+            param: i as u32,
+            ..AccessSummary::default()
+        })
+        .collect();
+    if let Err(block) = an.prepare() {
+        let idx = body.blocks.get(block).map_or(0, |b| b.start);
+        an.reject_unsupported(idx, "an irreducible loop is not verified");
+    } else {
+        an.run(initial_state(body.num_regs, facts));
+    }
+    if an.too_complex {
+        return Err(Rejection {
+            line: 0,
+            instruction: String::new(),
+            kind: RejectKind::Unsupported,
+            reason: "the body is too complex to verify".to_owned(),
+        });
+    }
+    if let Some((_, r)) = an.rejections.iter().min_by_key(|(idx, _)| *idx) {
+        return Err(r.clone());
+    }
+    let mut conditions: Vec<LaunchCondition> = CONDITIONS
+        .iter()
+        .filter(|(bit, _)| an.used_tags & bit != 0)
+        .map(|&(_, limit)| LaunchCondition::CountPlusThreadsAtMost { limit })
+        .collect();
+    if contract.three_dimensional() {
+        // Of two conditions on the same quantity, the stricter one implies the other.
+        let used = an.used_tags;
+        let strict = |bit: u8| used & bit != 0;
+        for (bit, limit, axes) in DECLARED_CONDITIONS {
+            let implied = (bit == 16 && strict(64)) || (bit == 32 && strict(128));
+            if strict(bit) && !implied {
+                conditions.push(if axes {
+                    LaunchCondition::AxisThreadsAtMost { limit }
+                } else {
+                    LaunchCondition::ExtentsAtMost { limit }
+                });
+            }
+        }
+    }
+    if let Some(w) = dynamic_condition {
+        conditions.push(LaunchCondition::DynamicSharedAtLeast {
+            bytes_per_thread_x: w,
+        });
+    }
+    if let Some((x, y)) = block {
+        conditions.push(LaunchCondition::BlockAtMost { x, y, z: 1024 });
+    }
+    Ok(Proof {
+        coverage: if an.grid_stride {
+            Coverage::GridStride
+        } else {
+            Coverage::OneThreadPerElement
+        },
+        conditions,
+        accesses: an.summaries,
+    })
+}
