@@ -4,7 +4,7 @@
 //! [`Lexer`] (via [`Lexer::with_range`], so offsets stay absolute) and yields a flat list of
 //! [`Statement`]s: labels, `.reg`/`.param` declarations (ranges like `%r<8>` included), scope
 //! braces, and instructions with their guard predicate, modifiers and operands. It knows nothing
-//! of what an instruction means; [`crate::decode`] does.
+//! of what an instruction means; the interpreter and the verifier do.
 
 use std::ops::Range;
 
