@@ -9,12 +9,12 @@
 use std::ops::Range;
 
 use crate::cursor::{Cursor, PResult};
-use crate::error::ParseError;
+use crate::error::{ParseError, ParseErrorKind};
 use crate::lexer::{FloatValue, Lexer, Punct, TokenKind, parse_float, parse_int};
 use crate::model::{ScalarType, StateSpace};
 use crate::variable::declaration;
 
-pub use crate::variable::{Initializer, Variable};
+pub use crate::variable::{Initializer, MAX_INITIALIZER_NESTING, Variable};
 
 /// One statement of a body.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,7 +62,7 @@ pub enum Statement<'a> {
     },
     /// `.local`, `.shared`, `.global` or `.const` variables: one declaration, every name it
     /// declares.
-    Variables(Vec<Variable<'a>>),
+    Variables(Vec<Variable>),
     /// Another directive statement, kept by name so that the interpreter can refuse it
     /// precisely.
     Directive {
@@ -156,14 +156,21 @@ pub fn parse_body(src: &str, range: Range<usize>) -> Result<Vec<Statement<'_>>, 
     BodyParser::new(src, range).statements()
 }
 
+/// The deepest operand nesting read: PTX nests a vector inside a texture operand, or a list in
+/// a call, never deeper. A limit keeps the recursive descent's stack small on any input.
+pub const MAX_OPERAND_NESTING: usize = 4;
+
 struct BodyParser<'a> {
     cur: Cursor<'a>,
+    /// How many `{`, `(` or `[`-with-items the operand being read is inside.
+    depth: usize,
 }
 
 impl<'a> BodyParser<'a> {
     fn new(src: &'a str, range: Range<usize>) -> Self {
         Self {
             cur: Cursor::new(src, Lexer::with_range(src, range)),
+            depth: 0,
         }
     }
 
@@ -452,6 +459,21 @@ impl<'a> BodyParser<'a> {
     }
 
     fn items(&mut self, close: Punct) -> PResult<Vec<Operand<'a>>> {
+        if self.depth >= MAX_OPERAND_NESTING {
+            return Err(self.cur.error(
+                self.cur.start(),
+                ParseErrorKind::NestedTooDeep {
+                    limit: MAX_OPERAND_NESTING,
+                },
+            ));
+        }
+        self.depth += 1;
+        let items = self.items_inside(close);
+        self.depth -= 1;
+        items
+    }
+
+    fn items_inside(&mut self, close: Punct) -> PResult<Vec<Operand<'a>>> {
         let mut items = Vec::new();
         if self.cur.eat_punct(close)? {
             return Ok(items);

@@ -129,6 +129,12 @@ pub enum ParseErrorKind {
         /// The label.
         name: String,
     },
+    /// Operands or initializers nested deeper than any PTX form nests them.
+    #[error("nested more than {limit} levels deep")]
+    NestedTooDeep {
+        /// The deepest nesting read.
+        limit: usize,
+    },
     /// The named entry does not exist in the module.
     #[error("no entry `{name}` in the module")]
     NoSuchEntry {

@@ -57,11 +57,13 @@ mod error;
 mod fast;
 pub mod fatbin;
 mod index;
+pub mod inst;
 mod lexer;
 mod line_index;
 mod marks;
 mod model;
 mod module;
+pub mod resolve;
 mod skip;
 mod variable;
 

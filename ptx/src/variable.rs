@@ -10,14 +10,14 @@
 //! `gvar+4`) is kept as [`Initializer::Other`] for the decoder to evaluate or refuse.
 
 use crate::cursor::{Cursor, PResult};
-use crate::error::ParseError;
+use crate::error::{ParseError, ParseErrorKind};
 use crate::lexer::{FloatValue, Lexer, Punct, TokenKind, parse_float, parse_int};
 use crate::model::{ScalarType, StateSpace};
 use crate::skip::{Unterminated, skip_block};
 
 /// One declared variable.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Variable<'a> {
+pub struct Variable {
     /// Its state space.
     pub space: StateSpace,
     /// `.extern`: declared here, defined in another module.
@@ -31,17 +31,17 @@ pub struct Variable<'a> {
     /// A `.texref`, `.samplerref` or `.surfref` handle rather than data.
     pub opaque: bool,
     /// The name.
-    pub name: &'a str,
+    pub name: String,
     /// Each `[N]` in order; `None` for `[]` (its length comes from the initializer, or the
     /// variable is an `.extern` array of unknown size).
     pub dims: Vec<Option<u32>>,
     /// `= …`, when written.
-    pub init: Option<Initializer<'a>>,
+    pub init: Option<Initializer>,
     /// Byte offset of the declaration's first directive.
     pub offset: usize,
 }
 
-impl Variable<'_> {
+impl Variable {
     /// Bytes of one element (a whole vector for `.v2`/`.v4`).
     pub fn element_bytes(&self) -> u64 {
         u64::from(self.ty.bytes()) * u64::from(self.vector.unwrap_or(1))
@@ -70,18 +70,18 @@ impl Variable<'_> {
 
 /// The value after `=`.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Initializer<'a> {
+pub enum Initializer {
     /// An integer (a leading `-` already applied, two's complement).
     Int(u64),
     /// A float (a leading `-` already applied).
     Float(FloatValue),
     /// `{a, b, …}`.
-    List(Vec<Initializer<'a>>),
+    List(Vec<Initializer>),
     /// The address of a variable: `name`, `generic(name)`, either optionally followed by
     /// `+ n` or `- n`.
     Address {
         /// The variable named.
-        name: &'a str,
+        name: String,
         /// Written `generic(name)`.
         generic: bool,
         /// The byte offset added (negative for `- n`).
@@ -99,7 +99,7 @@ pub(crate) fn declaration<'a>(
     space: StateSpace,
     external: bool,
     offset: usize,
-) -> PResult<Vec<Variable<'a>>> {
+) -> PResult<Vec<Variable>> {
     let mut align = None;
     let mut vector = None;
     let mut ty = None;
@@ -147,7 +147,7 @@ pub(crate) fn declaration<'a>(
             cur.expect_punct(Punct::RBracket, "`]` after the array length")?;
         }
         let init = if cur.eat_punct(Punct::Eq)? {
-            Some(initializer(cur)?)
+            Some(initializer(cur, 0)?)
         } else {
             None
         };
@@ -158,7 +158,7 @@ pub(crate) fn declaration<'a>(
             vector,
             ty,
             opaque,
-            name,
+            name: name.to_owned(),
             dims,
             init,
             offset,
@@ -189,15 +189,27 @@ fn skip_group(cur: &mut Cursor<'_>) -> PResult<()> {
     Ok(())
 }
 
-fn initializer<'a>(cur: &mut Cursor<'a>) -> PResult<Initializer<'a>> {
+/// The deepest `{ }` nesting of an initializer: one level per array dimension and one for a
+/// vector. A limit keeps the recursive descent's stack small on any input.
+pub const MAX_INITIALIZER_NESTING: usize = 16;
+
+fn initializer(cur: &mut Cursor<'_>, depth: usize) -> PResult<Initializer> {
     let start = cur.start();
     let value = match cur.kind {
         Some(TokenKind::Punct(Punct::LBrace)) => {
+            if depth >= MAX_INITIALIZER_NESTING {
+                return Err(cur.error(
+                    start,
+                    ParseErrorKind::NestedTooDeep {
+                        limit: MAX_INITIALIZER_NESTING,
+                    },
+                ));
+            }
             cur.advance()?;
             let mut items = Vec::new();
             if !cur.eat_punct(Punct::RBrace)? {
                 loop {
-                    items.push(initializer(cur)?);
+                    items.push(initializer(cur, depth + 1)?);
                     if cur.eat_punct(Punct::RBrace)? {
                         break;
                     }
@@ -238,7 +250,7 @@ fn initializer<'a>(cur: &mut Cursor<'a>) -> PResult<Initializer<'a>> {
 /// An address initializer at the current identifier, `name`, `generic(name)`, with an optional
 /// `+ n` or `- n`; `None` when what follows the name is not of that form (the caller then skips
 /// the expression from its start).
-fn address<'a>(cur: &mut Cursor<'a>) -> PResult<Option<Initializer<'a>>> {
+fn address(cur: &mut Cursor<'_>) -> PResult<Option<Initializer>> {
     let mut name = cur.text();
     cur.advance()?;
     let mut generic = false;
@@ -259,7 +271,7 @@ fn address<'a>(cur: &mut Cursor<'a>) -> PResult<Option<Initializer<'a>>> {
         Some(TokenKind::Punct(Punct::Minus)) => -1,
         _ => {
             return Ok(Some(Initializer::Address {
-                name,
+                name: name.to_owned(),
                 generic,
                 offset: 0,
             }));
@@ -274,14 +286,14 @@ fn address<'a>(cur: &mut Cursor<'a>) -> PResult<Option<Initializer<'a>>> {
     };
     cur.advance()?;
     Ok(Some(Initializer::Address {
-        name,
+        name: name.to_owned(),
         generic,
         offset: (value as i64).wrapping_mul(sign),
     }))
 }
 
 /// The current token as a number (and past it), or `None` (not moved) if it is none.
-fn number<'a>(cur: &mut Cursor<'a>) -> PResult<Option<Initializer<'a>>> {
+fn number(cur: &mut Cursor<'_>) -> PResult<Option<Initializer>> {
     let value = match cur.kind {
         Some(TokenKind::Int) => parse_int(cur.text()).map(Initializer::Int),
         Some(TokenKind::Float) => parse_float(cur.text()).map(Initializer::Float),
@@ -334,11 +346,11 @@ fn starts_statement(directive: &str) -> bool {
 
 /// Every variable declared at module scope in `src`, in source order. Bodies are skipped
 /// unread.
-pub fn module_variables(src: &str) -> Result<Vec<Variable<'_>>, ParseError> {
+pub fn module_variables(src: &str) -> Result<Vec<Variable>, ParseError> {
     scan(&mut Cursor::new(src, Lexer::new(src))).map_err(|e| *e)
 }
 
-fn scan<'a>(cur: &mut Cursor<'a>) -> PResult<Vec<Variable<'a>>> {
+fn scan<'a>(cur: &mut Cursor<'a>) -> PResult<Vec<Variable>> {
     let mut out = Vec::new();
     let mut external = false;
     let mut start = None;

@@ -35,7 +35,7 @@ enum Sym {
 
 #[derive(Default)]
 struct Scope<'a> {
-    names: HashMap<&'a str, Sym>,
+    names: HashMap<String, Sym>,
     ranges: Vec<(&'a str, u32, Reg)>,
 }
 
@@ -46,7 +46,7 @@ pub(crate) struct Lowerer<'a> {
     body: Body,
     depth: usize,
     /// `.shared` variables by name: their index in `body.shared`.
-    shared_names: HashMap<&'a str, u32>,
+    shared_names: HashMap<String, u32>,
 }
 
 impl<'a> Lowerer<'a> {
@@ -114,7 +114,7 @@ impl<'a> Lowerer<'a> {
         }
         let mut root = Scope::default();
         for (i, p) in found.params.iter().enumerate() {
-            root.names.insert(p.name.as_str(), Sym::KParam(i as u32));
+            root.names.insert(p.name.clone(), Sym::KParam(i as u32));
         }
         self.function(range, root, None)?;
         self.body.build_blocks();
@@ -166,7 +166,7 @@ impl<'a> Lowerer<'a> {
                             match name.count {
                                 Some(n) => scope.ranges.push((name.name, n, base)),
                                 None => {
-                                    scope.names.insert(name.name, Sym::Reg(base));
+                                    scope.names.insert(name.name.to_owned(), Sym::Reg(base));
                                 }
                             }
                         }
@@ -175,7 +175,7 @@ impl<'a> Lowerer<'a> {
                 Statement::Param { name, .. } => {
                     let r = self.fresh();
                     if let Some(scope) = scopes.last_mut() {
-                        scope.names.insert(name, Sym::Reg(r));
+                        scope.names.insert(name.to_owned(), Sym::Reg(r));
                     }
                 }
                 // A call prototype declares a signature; only a call through it matters.
@@ -279,7 +279,7 @@ impl<'a> Lowerer<'a> {
     /// Names a `.shared` variable. One that is initialized, opaque, of unknown size without
     /// being `.extern`, or with an alignment that is not a power of two is not named: the
     /// decoder refuses such a module, and an access through it stays unattributed here.
-    fn declare_shared(&mut self, var: &Variable<'a>) {
+    fn declare_shared(&mut self, var: &Variable) {
         let bytes = var.size_bytes();
         let align = var.alignment();
         if var.init.is_some()
@@ -287,7 +287,7 @@ impl<'a> Lowerer<'a> {
             || (bytes.is_none() && !var.external)
             || !align.is_power_of_two()
         {
-            self.shared_names.remove(var.name);
+            self.shared_names.remove(&var.name);
             return;
         }
         // The decoder places every `.extern` array with the dynamic ones (sized by the launch),
@@ -298,7 +298,7 @@ impl<'a> Lowerer<'a> {
             bytes: if var.external { None } else { bytes },
             align,
         });
-        self.shared_names.insert(var.name, index);
+        self.shared_names.insert(var.name.to_owned(), index);
     }
 
     fn push(&mut self, kind: Kind, guard: Option<(Reg, bool)>, line: u32) {
@@ -373,7 +373,7 @@ impl<'a> Lowerer<'a> {
         let mut ret_regs = Vec::new();
         for (p, arg) in func.params.iter().zip(&args) {
             let r = self.fresh();
-            root.names.insert(p.name.as_str(), Sym::Reg(r));
+            root.names.insert(p.name.clone(), Sym::Reg(r));
             let w = (p.size_bytes().min(8) * 8) as u8;
             let a = match self.src(scopes, arg) {
                 Some(a) => a,
@@ -383,7 +383,7 @@ impl<'a> Lowerer<'a> {
         }
         for p in &func.returns {
             let r = self.fresh();
-            root.names.insert(p.name.as_str(), Sym::Reg(r));
+            root.names.insert(p.name.clone(), Sym::Reg(r));
             ret_regs.push(r);
         }
         self.depth += 1;
@@ -497,7 +497,7 @@ impl<'a> Lowerer<'a> {
                         if let Operand::Name(n) = a
                             && !matches!(lookup(scopes, n), Some(Sym::Reg(_)))
                             && w == 64
-                            && let Some(&var) = self.shared_names.get(n)
+                            && let Some(&var) = self.shared_names.get(*n)
                         {
                             return Some(Kind::SharedAddr {
                                 d: self.dst(scopes, d)?,

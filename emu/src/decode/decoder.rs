@@ -41,7 +41,7 @@ pub fn decode(src: &str, module: &Module, entry: &str) -> Result<Program, Decode
     let mut root = Scope::default();
     for (param, &(offset, size)) in found.params.iter().zip(&params) {
         root.names
-            .insert(param.name.as_str(), Sym::KParam { offset, size });
+            .insert(param.name.clone(), Sym::KParam { offset, size });
     }
     let code = decoder.function(body, root)?;
     let mut funcs = Vec::new();
@@ -111,7 +111,7 @@ pub(super) enum Sym {
 
 #[derive(Debug, Default, Clone)]
 pub(super) struct Scope<'a> {
-    pub(super) names: HashMap<&'a str, Sym>,
+    pub(super) names: HashMap<String, Sym>,
     /// `prefix<count>` ranges: prefix, count, first slot.
     ranges: Vec<(&'a str, u32, u32)>,
 }
@@ -157,7 +157,7 @@ pub(super) struct Decoder<'a> {
     pub(super) local_bytes: u64,
     /// The module's variables: their bytes, and their names.
     pub(super) image: ModuleImage,
-    pub(super) module_syms: HashMap<&'a str, Sym>,
+    pub(super) module_syms: HashMap<String, Sym>,
     /// The block's shared memory.
     pub(super) shared: super::layout::SharedLayout,
 }
@@ -314,8 +314,8 @@ impl<'a> Decoder<'a> {
     /// Compiles one body. The first scope holds the function's parameters.
     fn function(&mut self, body: Range<usize>, mut root: Scope<'a>) -> DResult<Code<'a>> {
         let statements = parse_body(self.src, body)?;
-        for (&name, &sym) in &self.module_syms {
-            root.names.entry(name).or_insert(sym);
+        for (name, &sym) in &self.module_syms {
+            root.names.entry(name.clone()).or_insert(sym);
         }
         let mut scopes = vec![root];
         let mut code = Code {
@@ -369,7 +369,9 @@ impl<'a> Decoder<'a> {
                             let base = self.alloc(u32::from(len))?;
                             self.set_reg_bits(base, u32::from(len), ty);
                             if let Some(scope) = scopes.last_mut() {
-                                scope.names.insert(name.name, Sym::VecReg { base, len });
+                                scope
+                                    .names
+                                    .insert(name.name.to_owned(), Sym::VecReg { base, len });
                             }
                         }
                         continue;
@@ -384,7 +386,7 @@ impl<'a> Decoder<'a> {
                         match name.count {
                             Some(n) => scope.ranges.push((name.name, n, base)),
                             None => {
-                                scope.names.insert(name.name, Sym::Reg(base));
+                                scope.names.insert(name.name.to_owned(), Sym::Reg(base));
                             }
                         }
                     }
@@ -398,7 +400,7 @@ impl<'a> Decoder<'a> {
                 } => {
                     let sym = self.param_array(ty, len, align, offset, name)?;
                     if let Some(scope) = scopes.last_mut() {
-                        scope.names.insert(name, sym);
+                        scope.names.insert(name.to_owned(), sym);
                     }
                 }
                 Statement::Param {
@@ -418,7 +420,9 @@ impl<'a> Decoder<'a> {
                     }
                     let slot = self.alloc(1)?;
                     if let Some(scope) = scopes.last_mut() {
-                        scope.names.insert(name, Sym::ParamSlot { slot, size });
+                        scope
+                            .names
+                            .insert(name.to_owned(), Sym::ParamSlot { slot, size });
                     }
                 }
                 Statement::Variables(vars) => {

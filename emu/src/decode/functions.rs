@@ -20,10 +20,10 @@ impl<'a> Decoder<'a> {
         let mut scope = Scope::default();
         if let Some(sig) = self.sigs.get(&index) {
             for (param, &sym) in func.params.iter().zip(&sig.params) {
-                scope.names.insert(param.name.as_str(), sym);
+                scope.names.insert(param.name.clone(), sym);
             }
             for (param, &sym) in func.returns.iter().zip(&sig.returns) {
-                scope.names.insert(param.name.as_str(), sym);
+                scope.names.insert(param.name.clone(), sym);
             }
         }
         Ok((body, scope))

@@ -36,7 +36,7 @@ struct Decl<'a> {
 impl<'a> Decoder<'a> {
     /// A `.shared` variable (in a body or at module scope): its name stands for the slot of
     /// its shared-space address.
-    pub(super) fn shared_var(&mut self, var: &Variable<'a>) -> DResult<Sym> {
+    pub(super) fn shared_var(&mut self, var: &Variable) -> DResult<Sym> {
         if var.init.is_some() {
             return Err(self.unsupported_at(var.offset, ".shared", "initialized shared variables"));
         }
@@ -48,7 +48,7 @@ impl<'a> Decoder<'a> {
             ));
         }
         let decl = Decl {
-            name: var.name,
+            name: &var.name,
             bytes: var.size_bytes(),
             align: var.alignment(),
             external: var.external,
@@ -56,7 +56,7 @@ impl<'a> Decoder<'a> {
         if !decl.align.is_power_of_two() {
             return Err(self.unsupported_at(
                 var.offset,
-                var.name,
+                &var.name,
                 "an alignment that is not a power of two",
             ));
         }
@@ -64,7 +64,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Places a variable; returns the slot of its address.
-    fn place_shared(&mut self, decl: &Decl<'a>, offset: usize) -> DResult<u32> {
+    fn place_shared(&mut self, decl: &Decl<'_>, offset: usize) -> DResult<u32> {
         let layout = &mut self.shared;
         layout.block_scoped = true;
         if decl.external || decl.bytes.is_none() {

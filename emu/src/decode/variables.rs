@@ -40,12 +40,12 @@ impl<'a> Decoder<'a> {
                     self.place(var).unwrap_or_else(Sym::Refused)
                 }
             };
-            self.module_syms.insert(var.name, sym);
+            self.module_syms.insert(var.name.clone(), sym);
         }
         // Every variable has its address now, so initializers may name any of them.
         for var in &vars {
             let (Some(init), Some(&Sym::Var { space, addr })) =
-                (&var.init, self.module_syms.get(var.name))
+                (&var.init, self.module_syms.get(&var.name))
             else {
                 continue;
             };
@@ -68,7 +68,8 @@ impl<'a> Decoder<'a> {
                     }
                 }
                 Err(reason) => {
-                    self.module_syms.insert(var.name, Sym::Refused(reason));
+                    self.module_syms
+                        .insert(var.name.clone(), Sym::Refused(reason));
                 }
             }
         }
@@ -94,7 +95,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Declares the variables of one statement of a body in `scope`.
-    pub(super) fn declare(&mut self, vars: &[Variable<'a>], scope: &mut Scope<'a>) -> DResult<()> {
+    pub(super) fn declare(&mut self, vars: &[Variable], scope: &mut Scope<'a>) -> DResult<()> {
         for var in vars {
             let sym = match var.space {
                 StateSpace::Local if var.init.is_some() => {
@@ -119,17 +120,17 @@ impl<'a> Decoder<'a> {
                     ));
                 }
             };
-            scope.names.insert(var.name, sym);
+            scope.names.insert(var.name.to_owned(), sym);
         }
         Ok(())
     }
 
     /// A `.local` variable's place in the frame.
-    fn local_var(&mut self, var: &Variable<'a>) -> DResult<Sym> {
+    fn local_var(&mut self, var: &Variable) -> DResult<Sym> {
         let Some(size) = var.size_bytes() else {
-            return Err(self.unsupported_at(var.offset, var.name, "local arrays of unknown size"));
+            return Err(self.unsupported_at(var.offset, &var.name, "local arrays of unknown size"));
         };
-        let addr = self.frame_alloc(size, var.alignment(), var.offset, var.name)?;
+        let addr = self.frame_alloc(size, var.alignment(), var.offset, &var.name)?;
         Ok(Sym::Var {
             space: Space::Local,
             addr,
@@ -183,7 +184,7 @@ impl<'a> Decoder<'a> {
 
     /// A module `.global` or `.const` variable placed in the module image with its initial
     /// bytes, or why it cannot be.
-    fn place(&mut self, var: &Variable<'a>) -> Result<Sym, &'static str> {
+    fn place(&mut self, var: &Variable) -> Result<Sym, &'static str> {
         let size = var.size_bytes().ok_or("arrays of unknown size")?;
         let align = var.alignment();
         if !align.is_power_of_two() {
@@ -207,7 +208,7 @@ impl<'a> Decoder<'a> {
 }
 
 /// Elements per level of a variable's initializer: each array dimension, then the vector.
-fn shape(var: &Variable<'_>, size: u64) -> Vec<u64> {
+fn shape(var: &Variable, size: u64) -> Vec<u64> {
     let mut shape: Vec<u64> = var
         .dims
         .iter()
@@ -229,7 +230,7 @@ fn shape(var: &Variable<'_>, size: u64) -> Vec<u64> {
 /// fills exactly one element.
 /// `address` gives the value of an address initializer (a variable's name and an offset).
 fn write(
-    init: &Initializer<'_>,
+    init: &Initializer,
     shape: &[u64],
     ty: ScalarType,
     at: u64,
@@ -286,7 +287,7 @@ fn class_is_int(ty: ScalarType) -> bool {
 
 /// The bits of one initializer value as an element of type `ty`; a value that the type cannot
 /// hold exactly is refused.
-fn encode(init: &Initializer<'_>, ty: ScalarType) -> Result<u64, &'static str> {
+fn encode(init: &Initializer, ty: ScalarType) -> Result<u64, &'static str> {
     use ScalarType as T;
     match (ty, init) {
         (
