@@ -42,6 +42,7 @@ mod element;
 mod kind;
 mod layout;
 mod params;
+mod problem;
 mod prototype;
 mod spec;
 mod value;
@@ -57,5 +58,6 @@ pub use kind::{
 };
 pub use layout::{DensePrefix, ParamLayout, PlacedParam};
 pub use params::{ExpectedParam, ParamClass, ParamRole};
-pub use spec::{AbiSpec, MAX_PARAM_BYTES, SpecProblem};
+pub use problem::SpecProblem;
+pub use spec::{AbiSpec, MAX_PARAM_BYTES};
 pub use value::{ParamValue, copy_le};

@@ -4,7 +4,9 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{AbiKind, CustomAbi, CustomKind, ElementKind, ExpectedParam, ParamClass, ParamRole};
+use crate::{
+    AbiKind, CustomAbi, CustomKind, ElementKind, ExpectedParam, ParamClass, ParamRole, SpecProblem,
+};
 
 /// Largest argument packet, in bytes, a kernel may take (the CUDA limit for `__global__`
 /// parameters on the architectures jitseam targets).
@@ -285,51 +287,6 @@ impl From<AbiSpec> for SpecText {
 /// invalid one never reaches a launcher, so saturating is only for totality.
 fn index(i: usize) -> u32 {
     u32::try_from(i).unwrap_or(u32::MAX)
-}
-
-/// Why an [`AbiSpec`] describes no kernel: what [`AbiSpec::validate`] answers.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum SpecProblem {
-    /// Width not 2, 4 or 8.
-    #[error("vector width {width} is not 2, 4 or 8")]
-    VectorWidth {
-        /// The width.
-        width: u8,
-    },
-    /// A vector of more than 16 bytes.
-    #[error("{width} lanes of {dtype} make {bytes} bytes, more than the 16 a vector load can move")]
-    VectorTooWide {
-        /// The width.
-        width: u8,
-        /// The widest operand dtype.
-        dtype: ElementKind,
-        /// `width · size`.
-        bytes: usize,
-    },
-    /// Rank outside 1..=8.
-    #[error("rank {rank} is outside 1..=8")]
-    Rank {
-        /// The rank.
-        rank: u8,
-    },
-    /// No output operand.
-    #[error("a kernel needs at least one output")]
-    NoOutput,
-    /// A custom-ABI spec whose parameter table is malformed or disagrees with its kind lists.
-    #[error("invalid custom signature: {reason}")]
-    Custom {
-        /// What is wrong.
-        reason: String,
-    },
-    /// Too many parameter bytes.
-    #[error("the parameters take {bytes} bytes, more than the {limit} a launch can pass")]
-    TooManyParamBytes {
-        /// Packet bytes.
-        bytes: usize,
-        /// The limit.
-        limit: usize,
-    },
 }
 
 #[cfg(test)]
