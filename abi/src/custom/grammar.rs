@@ -87,16 +87,7 @@ pub fn parse_extent<L: ExtentLexer>(
     parser.sum()?;
     match parser.lexer.next()? {
         ExtentToken::End => {}
-        ExtentToken::Op(op) => {
-            return Err(parser.fail(ExtentError::UnsupportedOperator { op, site }));
-        }
-        other => {
-            return Err(parser.fail(ExtentError::Expected {
-                expected: "an operator or the end",
-                found: other.describe(),
-                site,
-            }));
-        }
+        other => return Err(parser.unexpected(other, "an operator or the end")),
     }
     let mark = parser.lexer.mark();
     parser
@@ -115,6 +106,22 @@ impl<L: ExtentLexer> Parser<'_, '_, '_, L> {
     /// `error` at the token taken last.
     fn fail(&self, error: ExtentError) -> L::Error {
         self.lexer.error(self.lexer.mark(), error)
+    }
+
+    /// The token taken last, where `expected` should have come: an operator the language lacks
+    /// is named as one.
+    fn unexpected(&self, token: ExtentToken, expected: &'static str) -> L::Error {
+        self.fail(match token {
+            ExtentToken::Op(op) => ExtentError::UnsupportedOperator {
+                op,
+                site: self.site,
+            },
+            other => ExtentError::Expected {
+                expected,
+                found: other.describe(),
+                site: self.site,
+            },
+        })
     }
 
     fn sum(&mut self) -> Result<(), L::Error> {
@@ -212,13 +219,7 @@ impl<L: ExtentLexer> Parser<'_, '_, '_, L> {
             match self.lexer.next()? {
                 ExtentToken::Comma => {}
                 ExtentToken::Close => return Ok(args),
-                other => {
-                    return Err(self.fail(ExtentError::Expected {
-                        expected: "`,` or `)`",
-                        found: other.describe(),
-                        site: self.site,
-                    }));
-                }
+                other => return Err(self.unexpected(other, "`,` or `)`")),
             }
         }
     }
@@ -226,15 +227,7 @@ impl<L: ExtentLexer> Parser<'_, '_, '_, L> {
     fn expect_close(&mut self) -> Result<(), L::Error> {
         match self.lexer.next()? {
             ExtentToken::Close => Ok(()),
-            ExtentToken::Op(op) => Err(self.fail(ExtentError::UnsupportedOperator {
-                op,
-                site: self.site,
-            })),
-            other => Err(self.fail(ExtentError::Expected {
-                expected: "`)`",
-                found: other.describe(),
-                site: self.site,
-            })),
+            other => Err(self.unexpected(other, "`)`")),
         }
     }
 

@@ -343,6 +343,12 @@ mod tests {
         assert!(err("x: in f32[a], a: f32", None).contains("takes integer params only"));
         assert!(err("x: in f32[grid.w]", None).contains("not a launch dimension"));
         assert!(err("x: in f32[n % 2], n: i32", None).contains("unsupported operator `%`"));
+        assert!(
+            err("x: in f32[div_ceil(n % 2, 2)], n: i32", None).contains("unsupported operator `%`")
+        );
+        assert!(
+            err("x: in f32[(n 2)], n: i32", None).contains("expected `)` in an extent, found `2`")
+        );
         assert!(err("x: in f32[n # 2], n: i32", None).contains("unexpected `#`"));
         assert!(err("x: in f32[div_ceil(n)], n: i32", None).contains("two arguments"));
         assert!(err("x: in f32[max(n, 2)], n: i32", None).contains("unknown function `max`"));
