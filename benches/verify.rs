@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use jitseam::Kernel;
+use jitseam::abi::AbiContract;
 use jitseam_verify::verify_entry;
 
 #[path = "../tests/common/fixtures.rs"]

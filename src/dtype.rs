@@ -1,91 +1,8 @@
-//! Element types: the runtime [`ElementKind`] and the sealed compile-time [`Element`] trait.
+//! Element types: the runtime [`ElementKind`] (from `jitseam-abi`, where the ABI model lives) and
+//! the sealed compile-time [`Element`] trait. The seal stays here, next to the byte views whose
+//! soundness rests on it.
 
-use serde::{Deserialize, Serialize};
-
-/// The element type of a buffer or a by-value kernel parameter, known at run time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ElementKind {
-    F32,
-    F64,
-    F16,
-    BF16,
-    I8,
-    U8,
-    I16,
-    U16,
-    I32,
-    I64,
-    U32,
-    U64,
-}
-
-impl ElementKind {
-    /// Every kind, in declaration order.
-    pub const ALL: [ElementKind; 12] = [
-        Self::F32,
-        Self::F64,
-        Self::F16,
-        Self::BF16,
-        Self::I8,
-        Self::U8,
-        Self::I16,
-        Self::U16,
-        Self::I32,
-        Self::I64,
-        Self::U32,
-        Self::U64,
-    ];
-
-    /// Size of one element in bytes.
-    pub const fn size(self) -> usize {
-        match self {
-            Self::I8 | Self::U8 => 1,
-            Self::F16 | Self::BF16 | Self::I16 | Self::U16 => 2,
-            Self::F32 | Self::I32 | Self::U32 => 4,
-            Self::F64 | Self::I64 | Self::U64 => 8,
-        }
-    }
-
-    /// Natural alignment of one element in bytes (equal to its size for every supported kind).
-    pub const fn align(self) -> usize {
-        self.size()
-    }
-
-    /// Whether the kind is a floating-point type.
-    pub const fn is_float(self) -> bool {
-        matches!(self, Self::F32 | Self::F64 | Self::F16 | Self::BF16)
-    }
-
-    /// The lowercase name used in specs, the CLI and messages (`f32`, `bf16`, `u64`).
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::F32 => "f32",
-            Self::F64 => "f64",
-            Self::F16 => "f16",
-            Self::BF16 => "bf16",
-            Self::I8 => "i8",
-            Self::U8 => "u8",
-            Self::I16 => "i16",
-            Self::U16 => "u16",
-            Self::I32 => "i32",
-            Self::I64 => "i64",
-            Self::U32 => "u32",
-            Self::U64 => "u64",
-        }
-    }
-
-    /// Parses a name produced by [`ElementKind::name`].
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.name() == name)
-    }
-}
-
-impl std::fmt::Display for ElementKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use jitseam_abi::ElementKind;
 
 mod sealed {
     pub trait Sealed {}
@@ -173,14 +90,6 @@ mod tests {
         );
         assert_eq!(<u64 as Element>::KIND.size(), size_of::<u64>());
         assert_eq!(<i8 as Element>::KIND.size(), size_of::<i8>());
-    }
-
-    #[test]
-    fn names_round_trip() {
-        for kind in ElementKind::ALL {
-            assert_eq!(ElementKind::from_name(kind.name()), Some(kind));
-        }
-        assert_eq!(ElementKind::from_name("f128"), None);
     }
 
     #[test]

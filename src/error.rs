@@ -461,8 +461,8 @@ pub enum Error {
         entry: String,
         /// Which operand.
         operand: Operand,
-        /// The kernel's ABI.
-        abi: crate::abi::AbiKind,
+        /// The kernel's ABI (boxed: a custom one carries its table, and errors stay small).
+        abi: Box<crate::abi::AbiKind>,
     },
     /// A strided operand's rank is not the kernel's.
     #[error("kernel `{entry}`: {operand} has rank {found}, the kernel has rank {expected}")]
@@ -920,7 +920,7 @@ impl fmt::Display for InvalidExtent {
 }
 
 /// Why a launch configuration was refused (see [`Error::LaunchConfig`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ConfigProblem {
     /// A grid or block extent of 0.
@@ -952,8 +952,8 @@ pub enum ConfigProblem {
     NeedsConfig,
     /// A configuration was given to a kernel whose ABI fixes its own grid.
     NotCustom {
-        /// The kernel's ABI.
-        abi: crate::abi::AbiKind,
+        /// The kernel's ABI (boxed, as in [`Error::NotContiguous`]).
+        abi: Box<crate::abi::AbiKind>,
     },
 }
 

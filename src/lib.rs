@@ -103,7 +103,7 @@ pub mod prelude {
 }
 
 /// Declares a typed kernel signature; see the `jitseam-macros` crate. The CUDA-side parameter
-/// list of each ABI, with templates, is on [`AbiKind`].
+/// list of each ABI, with templates, is in [`abi`].
 pub use jitseam_macros::kernel;
 pub use slot::{SlotCall, SlotRef, SlotTable};
 pub use state::{Described, DeviceBound, Loaded, LoadedImage, State};

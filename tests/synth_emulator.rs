@@ -740,12 +740,12 @@ fn run_case<T: TestElem>(case: &Case, stats: &Stats) -> Result<(), TestCaseError
         Err(other) => return Err(fail(format!("adopt: {other}"))),
     };
 
-    let abi = adopted.kernel.artifact().abi.abi;
+    let abi = &adopted.kernel.artifact().abi.abi;
     match abi {
         AbiKind::Scalar => &stats.scalar,
         AbiKind::Vectorized { .. } => &stats.vectorized,
         AbiKind::Strided { .. } => &stats.strided,
-        AbiKind::Custom => return Err(fail("the synthesizer chose the custom abi".to_owned())),
+        AbiKind::Custom(_) => return Err(fail("the synthesizer chose the custom abi".to_owned())),
     }
     .fetch_add(1, Ordering::Relaxed);
     // Strided views for every ABI: a dense view (any rank, unit axes with any stride) is what

@@ -4,6 +4,7 @@
 
 mod common;
 
+use jitseam::abi::AbiContract;
 use jitseam_verify::{Coverage, verify_entry};
 
 #[test]

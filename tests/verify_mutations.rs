@@ -16,6 +16,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 
 use half::{bf16, f16};
+use jitseam::abi::AbiContract;
 use jitseam::device::{Arg, ArgMut, EmulatorConfig};
 use jitseam::{
     AbiSpec, Artifact, Device, DeviceBound, DeviceBuffer, ElementKind, Erased, Error, Kernel,
@@ -263,7 +264,7 @@ fn subjects() -> Vec<Subject> {
     let mut shapes = HashSet::new();
     for a in common::synth_matrix::artifacts() {
         let shape = (
-            a.abi.abi,
+            a.abi.abi.clone(),
             a.abi.inputs.to_vec(),
             a.abi.outputs.to_vec(),
             a.abi.params.len(),

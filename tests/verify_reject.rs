@@ -4,6 +4,7 @@
 mod common;
 
 use common::verify_corpus::{Expect, entries};
+use jitseam::abi::AbiContract;
 use jitseam_verify::verify_entry;
 
 #[test]

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use jitseam::{AbiKind, Artifact, ArtifactKind, Error, Kernel};
+use jitseam::{Artifact, ArtifactKind, Error, Kernel};
 use jitseam_verify::Coverage;
 
 use crate::kernel_args::KernelArgs;
@@ -21,7 +21,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
     let artifact = args.kernel.artifact()?;
     let spec = artifact.abi.clone();
     let kind = artifact.kind;
-    if spec.abi == AbiKind::Custom {
+    if spec.abi.is_custom() {
         return check_custom(args, artifact);
     }
     let verdict = Kernel::describe(artifact).and_then(|k| match kind {
@@ -109,7 +109,7 @@ fn check_custom(args: &Args, artifact: Artifact) -> Result<ExitCode, String> {
         return Ok(verdict_code(body.is_none()));
     }
     println!("ok: the parameter list matches the signature (kernel order, class, size)");
-    if let Some(custom) = &spec.custom {
+    if let Some(custom) = spec.abi.custom() {
         println!("signature: {custom}");
     }
     match &body {

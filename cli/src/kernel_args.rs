@@ -76,10 +76,10 @@ pub(crate) fn spec_of(
     outputs: &[String],
     params: &[String],
 ) -> Result<AbiSpec, String> {
-    let abi: AbiKind = abi.parse()?;
-    if abi == AbiKind::Custom {
+    if abi == "custom" {
         return Err("a custom-abi kernel is described with --signature".to_owned());
     }
+    let abi: AbiKind = abi.parse()?;
     Ok(AbiSpec::owned(
         abi,
         dtypes(inputs)?,

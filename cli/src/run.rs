@@ -295,7 +295,7 @@ fn read_input(
 pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
     let artifact = args.kernel.artifact()?;
     let spec = &artifact.abi;
-    let abi = spec.abi;
+    let abi = spec.abi.clone();
     let (inputs, outputs, params) = (
         spec.inputs.to_vec(),
         spec.outputs.to_vec(),
@@ -314,7 +314,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
         .zip(values)
         .map(|(&kind, text)| param_value(kind, text.trim()))
         .collect::<Result<Vec<_>, _>>()?;
-    if abi == AbiKind::Custom {
+    if abi.is_custom() {
         return run_custom(args, artifact, &param_values);
     }
     if !args.grid.is_empty() || args.smem != 0 {
@@ -487,8 +487,9 @@ fn run_custom(
 ) -> Result<ExitCode, String> {
     let spec = artifact.abi.clone();
     let custom = spec
-        .custom
-        .clone()
+        .abi
+        .custom()
+        .cloned()
         .ok_or("the custom spec has no signature")?;
     if !args.views.is_empty() {
         return Err(

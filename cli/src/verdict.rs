@@ -1,6 +1,7 @@
 //! What `load()` proved about an entry's body, as JSON: one builder for `check --json` and
 //! `inspect --json`, so both report a proof the same way.
 
+use jitseam::abi::AbiContract;
 use jitseam::{AbiSpec, Artifact, Error, Kernel};
 use jitseam_verify::{Coverage, ParamContract, Proof};
 use serde_json::{Value, json};

@@ -3,12 +3,14 @@
 //! the ABI requires. After an error, a stub of the types, so the user sees the one error and not
 //! every use of the missing names.
 
+use jitseam_abi::{AbiKind, ExtentOp, MAX_VECTOR_BYTES};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
 use crate::model::{Abi, Elem, Field, Kernel, Operand, Param};
 use crate::names;
 use crate::parse::{self, AttrArgs, Declaration};
+use crate::scalars;
 
 /// The attribute's entry point, on `proc_macro2` tokens so tests can drive it.
 pub(crate) fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -107,7 +109,7 @@ impl Kernel {
             }
             Arg::Param(param) => {
                 let name = &param.name;
-                let ty = param.scalar.rust_type(param.span);
+                let ty = scalars::rust_type(param.kind, param.span);
                 quote!(#vis #name: #ty)
             }
         });
@@ -144,7 +146,7 @@ impl Kernel {
             }
             Arg::Param(param) => {
                 let name = &param.name;
-                let ty = param.scalar.rust_type(param.span);
+                let ty = scalars::rust_type(param.kind, param.span);
                 quote!(#name: #ty)
             }
         });
@@ -181,20 +183,12 @@ impl Kernel {
             symbol,
             ..
         } = self;
-        let abi = match self.abi {
-            Abi::Scalar => quote!(::jitseam::__private::AbiKind::Scalar),
-            Abi::Vectorized { width, .. } => {
-                quote!(::jitseam::__private::AbiKind::Vectorized { width: #width })
-            }
-            Abi::Strided { rank } => quote!(::jitseam::__private::AbiKind::Strided { rank: #rank }),
-            Abi::Custom => quote!(::jitseam::__private::AbiKind::Custom),
-        };
         let inputs = self.inputs.iter().map(|operand| operand.elem.kind());
         let outputs = self.outputs.iter().map(|operand| operand.elem.kind());
         let params = self
             .params
             .iter()
-            .map(|param| param.scalar.kind(param.span));
+            .map(|param| scalars::kind_tokens(param.kind, param.span));
 
         let args = names::hidden("args");
         // Operands go to the launch as the borrowed handles they are, which carry what orders
@@ -212,19 +206,22 @@ impl Kernel {
             let name = &param.name;
             quote!(::jitseam::__private::ParamValue::from(#args.#name))
         });
-        let (spec, run) = match &self.custom {
-            None => (
-                quote! {
+        let (spec, run) = match &self.abi {
+            Abi::Fixed { kind, .. } => (
+                {
+                    let abi = abi_tokens(kind);
+                    quote! {
                     ::jitseam::__private::AbiSpec::new(
                         #abi,
                         &[#(#inputs),*],
                         &[#(#outputs),*],
                         &[#(#params),*],
                     )
+                    }
                 },
                 quote!(run_agreed),
             ),
-            Some(custom) => {
+            Abi::Custom(custom) => {
                 let table = self.order.iter().map(|field| {
                     let (name, kind) = match *field {
                         Field::Input(k) => {
@@ -237,13 +234,16 @@ impl Kernel {
                         }
                         Field::Param(p) => {
                             let param = &self.params[p];
-                            (&param.name, wrap("Value", param.scalar.kind(param.span)))
+                            (
+                                &param.name,
+                                wrap("Value", scalars::kind_tokens(param.kind, param.span)),
+                            )
                         }
                     };
                     let name = names::unraw(name);
                     quote!(::jitseam::__private::CustomParam::new(#name, #kind))
                 });
-                let code = custom.code.iter().map(|(op, span)| op.tokens(*span));
+                let code = custom.code.iter().map(|(op, span)| op_tokens(*op, *span));
                 let covers = custom.covers;
                 (
                     // The table in a const item of its own: a `&[..]` of values with a
@@ -267,9 +267,9 @@ impl Kernel {
         };
         // Which launch faces the kernel has, so that a launch without a grid jitseam can choose,
         // or a configuration for a kernel whose grid jitseam chooses, does not compile.
-        let (chooses_grid, takes_config) = match &self.custom {
-            None => (true, false),
-            Some(custom) => (custom.covers, true),
+        let (chooses_grid, takes_config) = match &self.abi {
+            Abi::Fixed { .. } => (true, false),
+            Abi::Custom(custom) => (custom.covers, true),
         };
         let chooses_grid = chooses_grid.then(|| {
             quote! {
@@ -307,7 +307,8 @@ impl Kernel {
     }
 
     /// What rustc must prove about what the macro read by name: each `In`/`Out` marker is
-    /// jitseam's, each operand's element type is an `Element`, and for vectors `W · size ≤ 16`.
+    /// jitseam's, each operand's element type is an `Element`, and for vectors
+    /// `W · size ≤ MAX_VECTOR_BYTES`.
     fn assertions(&self) -> TokenStream {
         let mut checks = TokenStream::new();
         // Each distinct check once: repeating one would repeat its error.
@@ -334,7 +335,11 @@ impl Kernel {
         // `0_usize - 1_usize`"; this one names the ABI, the type and the limit. Whether an
         // unknown type is an `Element` at all is checked by the `<T as Element>::KIND` in `SPEC`,
         // spanned at the user's type, which rustc reports once however often it recurs.
-        if let Abi::Vectorized { width, span } = self.abi {
+        if let Abi::Fixed {
+            kind: AbiKind::Vectorized { width },
+            span,
+        } = self.abi
+        {
             let mut sized: Vec<String> = Vec::new();
             for operand in self.inputs.iter().chain(&self.outputs) {
                 let kind = operand.elem.kind();
@@ -345,16 +350,17 @@ impl Kernel {
                 sized.push(key);
                 let elem = operand.elem.rust_type();
                 let message = format!(
-                    "`vectorized({width})` over `{elem}`: {width} lanes of `{elem}` span more than the 16 bytes a vector may span; use a smaller width",
+                    "`vectorized({width})` over `{elem}`: {width} lanes of `{elem}` span more than the {MAX_VECTOR_BYTES} bytes a vector may span; use a smaller width",
                     elem = operand.elem.spelling(),
                 )
                 // The message is a format string: a brace in a const generic must stay literal.
                 .replace('{', "{{")
                 .replace('}', "}}");
                 let width = usize::from(width);
+                let limit = proc_macro2::Literal::usize_unsuffixed(MAX_VECTOR_BYTES);
                 checks.extend(quote_spanned! {span=>
                     ::core::assert!(
-                        #width * ::core::mem::size_of::<#elem>() <= 16,
+                        #width * ::core::mem::size_of::<#elem>() <= #limit,
                         #message,
                     );
                 });
@@ -371,7 +377,13 @@ impl Kernel {
 
     /// Every argument in declaration order; operands with the handle type each lowers to.
     fn fields(&self) -> impl Iterator<Item = Arg<'_>> {
-        let strided = matches!(self.abi, Abi::Strided { .. });
+        let strided = matches!(
+            self.abi,
+            Abi::Fixed {
+                kind: AbiKind::Strided { .. },
+                ..
+            }
+        );
         let handle = move |name: &str| {
             let name = if strided {
                 format!("{name}Strided")
@@ -388,11 +400,17 @@ impl Kernel {
     }
 
     fn abi_spelling(&self) -> String {
-        match self.abi {
-            Abi::Scalar => "scalar".to_owned(),
-            Abi::Vectorized { width, .. } => format!("vectorized({width})"),
-            Abi::Strided { rank } => format!("strided({rank})"),
-            Abi::Custom => "custom".to_owned(),
+        match &self.abi {
+            Abi::Fixed {
+                kind: AbiKind::Vectorized { width },
+                ..
+            } => format!("vectorized({width})"),
+            Abi::Fixed {
+                kind: AbiKind::Strided { rank },
+                ..
+            } => format!("strided({rank})"),
+            Abi::Fixed { kind, .. } => kind.name().to_owned(),
+            Abi::Custom(_) => "custom".to_owned(),
         }
     }
 }
@@ -401,6 +419,38 @@ impl Kernel {
 enum Arg<'k> {
     Operand(&'k Operand, syn::Ident),
     Param(&'k Param),
+}
+
+/// `::jitseam::__private::AbiKind::Vectorized { width: 4 }`.
+fn abi_tokens(kind: &AbiKind) -> TokenStream {
+    match kind {
+        AbiKind::Scalar => quote!(::jitseam::__private::AbiKind::Scalar),
+        AbiKind::Vectorized { width } => {
+            quote!(::jitseam::__private::AbiKind::Vectorized { width: #width })
+        }
+        AbiKind::Strided { rank } => quote!(::jitseam::__private::AbiKind::Strided { rank: #rank }),
+        // The model keeps a custom ABI as its compiled extents, spelled by `signature_impl`.
+        AbiKind::Custom(_) => quote!(::core::compile_error!(
+            "jitseam-macros: a custom abi has no fixed spelling"
+        )),
+    }
+}
+
+/// `::jitseam::__private::ExtentOp::Mul`, spanned at `span`.
+fn op_tokens(op: ExtentOp, span: Span) -> TokenStream {
+    let path = quote_spanned!(span=> ::jitseam::__private::ExtentOp);
+    match op {
+        ExtentOp::Lit(value) => quote_spanned!(span=> #path::Lit(#value)),
+        ExtentOp::Param(p) => quote_spanned!(span=> #path::Param(#p)),
+        ExtentOp::Grid(axis) => quote_spanned!(span=> #path::Grid(#axis)),
+        ExtentOp::Block(axis) => quote_spanned!(span=> #path::Block(#axis)),
+        ExtentOp::Add => quote_spanned!(span=> #path::Add),
+        ExtentOp::Sub => quote_spanned!(span=> #path::Sub),
+        ExtentOp::Mul => quote_spanned!(span=> #path::Mul),
+        ExtentOp::Div => quote_spanned!(span=> #path::Div),
+        ExtentOp::DivCeil => quote_spanned!(span=> #path::DivCeil),
+        ExtentOp::End => quote_spanned!(span=> #path::End),
+    }
 }
 
 /// `::jitseam::__private::CustomKind::In(<kind>)`.
@@ -413,21 +463,21 @@ impl Elem {
     /// The type as the user wrote it, for messages.
     fn spelling(&self) -> String {
         match self {
-            Self::Known { scalar, .. } => scalar.name.to_owned(),
+            Self::Known { kind, .. } => kind.name().to_owned(),
             Self::Other(ty) => quote!(#ty).to_string().replace(' ', ""),
         }
     }
 
     fn rust_type(&self) -> TokenStream {
         match self {
-            Self::Known { scalar, span } => scalar.rust_type(*span),
+            Self::Known { kind, span } => scalars::rust_type(*kind, *span),
             Self::Other(ty) => quote!(#ty),
         }
     }
 
     fn kind(&self) -> TokenStream {
         match self {
-            Self::Known { scalar, span } => scalar.kind(*span),
+            Self::Known { kind, span } => scalars::kind_tokens(*kind, *span),
             Self::Other(ty) => {
                 let span = syn::spanned::Spanned::span(&**ty);
                 quote_spanned!(span=> <#ty as ::jitseam::__private::Element>::KIND)

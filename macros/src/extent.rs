@@ -1,303 +1,290 @@
-//! Extent expressions of `abi = custom` kernels (`#[len(m * k)]`, `covers = n`), checked and
-//! compiled to the postfix program jitseam evaluates at every launch. Every error is spanned at
-//! the offending token.
+//! Extent expressions of `abi = custom` kernels (`#[len(m * k)]`, `covers = n`): the user's
+//! tokens lexed for jitseam-abi's extent grammar, which parses and checks them with the rules the
+//! runtime's own signature parser uses. Every error is spanned at the offending token.
 
-use proc_macro2::{Span, TokenStream};
-use quote::quote_spanned;
-use syn::spanned::Spanned;
-use syn::{BinOp, Error, Expr, Lit, Member};
+use std::iter::Peekable;
 
-/// Deepest operand stack jitseam evaluates an extent with (`jitseam::abi::MAX_EXTENT_DEPTH`).
-const MAX_DEPTH: usize = 16;
+use jitseam_abi::{
+    ExtentError, ExtentLexer, ExtentNames, ExtentOp, ExtentSite, ExtentToken, parse_extent,
+};
+use proc_macro2::{Delimiter, Span, TokenStream, TokenTree, token_stream};
 
-/// One step of a compiled extent, mirroring `jitseam::abi::ExtentOp`.
-#[derive(Clone, Copy)]
-pub(crate) enum Op {
-    Lit(u64),
-    Param(u16),
-    Grid(u8),
-    Block(u8),
-    Add,
-    Sub,
-    Mul,
-    Div,
-    DivCeil,
-    End,
-}
+use crate::names;
 
-impl Op {
-    /// `::jitseam::__private::ExtentOp::Mul`, spanned at `span`.
-    pub(crate) fn tokens(self, span: Span) -> TokenStream {
-        let path = quote_spanned!(span=> ::jitseam::__private::ExtentOp);
-        match self {
-            Self::Lit(value) => quote_spanned!(span=> #path::Lit(#value)),
-            Self::Param(p) => quote_spanned!(span=> #path::Param(#p)),
-            Self::Grid(axis) => quote_spanned!(span=> #path::Grid(#axis)),
-            Self::Block(axis) => quote_spanned!(span=> #path::Block(#axis)),
-            Self::Add => quote_spanned!(span=> #path::Add),
-            Self::Sub => quote_spanned!(span=> #path::Sub),
-            Self::Mul => quote_spanned!(span=> #path::Mul),
-            Self::Div => quote_spanned!(span=> #path::Div),
-            Self::DivCeil => quote_spanned!(span=> #path::DivCeil),
-            Self::End => quote_spanned!(span=> #path::End),
-        }
-    }
-}
-
-/// What a name in an extent may refer to.
-pub(crate) enum Named {
-    /// By-value param number `index` (among the by-value params); `integer` when it is one.
-    Param {
-        index: u16,
-        integer: bool,
-        ty: &'static str,
-    },
-    /// A pointer operand.
-    Pointer,
-}
-
-/// Where the extent sits: on a pointer (`#[len]`) or as the covered count (`covers`), which
-/// decides the geometry and so cannot name it.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Site {
-    Len,
-    Covers,
-}
-
-impl Site {
-    fn what(self) -> &'static str {
-        match self {
-            Self::Len => "an extent",
-            Self::Covers => "`covers`",
-        }
-    }
-}
-
-/// Compiles `expr` onto `code` (postfix, ending with `End`), resolving names with `lookup`.
+/// Compiles one extent to its postfix program (ending with `End`), resolving names in `scope`;
+/// `end` is where an extent that ends too early is reported.
 pub(crate) fn compile(
-    expr: &Expr,
-    site: Site,
-    lookup: &dyn Fn(&str) -> Option<Named>,
-    code: &mut Vec<Op>,
-) -> syn::Result<()> {
-    let mut depth = 0usize;
-    let mut deepest = 0usize;
-    emit(expr, site, lookup, code, &mut depth, &mut deepest)?;
-    if deepest > MAX_DEPTH {
-        return Err(Error::new(
-            expr.span(),
-            format!(
-                "this extent nests too deeply: it needs a stack of {deepest}, at most {MAX_DEPTH}"
-            ),
-        ));
-    }
-    code.push(Op::End);
-    Ok(())
+    tokens: TokenStream,
+    end: Span,
+    scope: &ExtentNames<'_>,
+    site: ExtentSite,
+) -> syn::Result<Vec<ExtentOp>> {
+    let mut lexer = Tokens::new(tokens, end, site);
+    parse_extent(&mut lexer, scope, site)
 }
 
-fn emit(
-    expr: &Expr,
-    site: Site,
-    lookup: &dyn Fn(&str) -> Option<Named>,
-    code: &mut Vec<Op>,
-    depth: &mut usize,
-    deepest: &mut usize,
-) -> syn::Result<()> {
-    let mut push = |op: Op, code: &mut Vec<Op>| {
-        code.push(op);
-        *depth += 1;
-        *deepest = (*deepest).max(*depth);
-    };
-    match expr {
-        Expr::Paren(inner) => emit(&inner.expr, site, lookup, code, depth, deepest),
-        Expr::Group(inner) => emit(&inner.expr, site, lookup, code, depth, deepest),
-        Expr::Lit(lit) => match &lit.lit {
-            Lit::Int(int) if int.suffix().is_empty() => {
-                let value = int.base10_parse::<u64>().map_err(|_| {
-                    Error::new(
-                        int.span(),
-                        "this literal does not fit a 64-bit unsigned extent",
-                    )
-                })?;
-                push(Op::Lit(value), code);
-                Ok(())
-            }
-            Lit::Int(int) => Err(Error::new(
-                int.span(),
-                format!(
-                    "write extent literals without a suffix: `{}`",
-                    int.base10_digits()
-                ),
-            )),
-            other => Err(Error::new(
-                other.span(),
-                format!(
-                    "{} counts elements: only integer literals, as in `256`",
-                    site.what()
-                ),
-            )),
-        },
-        Expr::Path(path) => {
-            let Some(ident) = path.path.get_ident() else {
-                return Err(Error::new(
-                    path.span(),
-                    format!(
-                        "{} names the kernel's integer params by their plain names",
-                        site.what()
-                    ),
-                ));
-            };
-            let name = ident.to_string();
-            match lookup(&name) {
-                Some(Named::Param {
-                    index,
-                    integer: true,
-                    ..
-                }) => {
-                    push(Op::Param(index), code);
-                    Ok(())
+/// One lexed token: what the grammar reads, or why the token is no part of an extent.
+struct Lexed {
+    token: Result<ExtentToken, String>,
+    span: Span,
+}
+
+/// The extent's tokens, flattened: a parenthesized group becomes `(`, its tokens, `)`.
+struct Tokens {
+    lexed: Vec<Lexed>,
+    next: usize,
+    /// The span of the token taken last.
+    last: Span,
+    end: Span,
+}
+
+impl Tokens {
+    fn new(stream: TokenStream, end: Span, site: ExtentSite) -> Self {
+        let mut lexed = Vec::new();
+        // An explicit stack of the groups open, with each one's closing span: flattening never
+        // recurses, however deeply the user nests (the grammar refuses that, spanned).
+        let mut open: Vec<(Peekable<token_stream::IntoIter>, Option<Span>)> =
+            vec![(stream.into_iter().peekable(), None)];
+        while let Some((trees, close)) = open.last_mut() {
+            let Some(tree) = trees.next() else {
+                if let Some(span) = *close {
+                    lexed.push(Lexed {
+                        token: Ok(ExtentToken::Close),
+                        span,
+                    });
                 }
-                Some(Named::Param { ty, .. }) => Err(Error::new(
-                    ident.span(),
-                    format!(
-                        "`{name}` is a param of type `{ty}`: {} takes integer params only",
-                        site.what()
-                    ),
-                )),
-                Some(Named::Pointer) => Err(Error::new(
-                    ident.span(),
-                    format!(
-                        "`{name}` is a pointer: {} names integer by-value params{}",
-                        site.what(),
-                        geometry_hint(site)
-                    ),
-                )),
-                None if name == "grid" || name == "block" => Err(Error::new(
-                    ident.span(),
-                    format!("`{name}` needs an axis: `{name}.x`, `{name}.y` or `{name}.z`"),
-                )),
-                None => Err(Error::new(
-                    ident.span(),
-                    format!(
-                        "unknown name `{name}` in {}: it may name the kernel's integer params{}",
-                        site.what(),
-                        geometry_hint(site)
-                    ),
-                )),
-            }
-        }
-        Expr::Field(field) => {
-            let base = match &*field.base {
-                Expr::Path(path) => path.path.get_ident().map(ToString::to_string),
-                _ => None,
+                open.pop();
+                continue;
             };
-            let Some(base @ ("grid" | "block")) = base.as_deref() else {
-                return Err(Error::new(
-                    field.span(),
-                    format!(
-                        "unsupported expression in {}: only `grid.x/y/z` and `block.x/y/z` have fields",
-                        site.what()
-                    ),
-                ));
-            };
-            if site == Site::Covers {
-                return Err(Error::new(
-                    field.span(),
-                    format!(
-                        "`covers` cannot name `{base}`: the covered count decides the launch geometry"
-                    ),
-                ));
-            }
-            let axis = match &field.member {
-                Member::Named(axis) if axis == "x" => 0,
-                Member::Named(axis) if axis == "y" => 1,
-                Member::Named(axis) if axis == "z" => 2,
-                member => {
-                    let spelled = match member {
-                        Member::Named(ident) => ident.to_string(),
-                        Member::Unnamed(index) => index.index.to_string(),
-                    };
-                    return Err(Error::new(
-                        member.span(),
-                        format!(
-                            "`{base}.{spelled}` is not a launch dimension: use `{base}.x`, `{base}.y` or `{base}.z`"
-                        ),
+            match tree {
+                TokenTree::Group(group)
+                    if matches!(group.delimiter(), Delimiter::Parenthesis | Delimiter::None) =>
+                {
+                    lexed.push(Lexed {
+                        token: Ok(ExtentToken::Open),
+                        span: group.span(),
+                    });
+                    open.push((
+                        group.stream().into_iter().peekable(),
+                        Some(group.span_close()),
                     ));
                 }
-            };
-            push(
-                if base == "grid" {
-                    Op::Grid(axis)
-                } else {
-                    Op::Block(axis)
-                },
-                code,
-            );
-            Ok(())
-        }
-        Expr::Binary(binary) => {
-            let op = match binary.op {
-                BinOp::Add(_) => Op::Add,
-                BinOp::Sub(_) => Op::Sub,
-                BinOp::Mul(_) => Op::Mul,
-                BinOp::Div(_) => Op::Div,
-                other => {
-                    let spelled = quote::ToTokens::to_token_stream(&other).to_string();
-                    return Err(Error::new(
-                        other.span(),
-                        format!(
-                            "unsupported operator `{spelled}` in {}: use `+`, `-`, `*`, `/` or `div_ceil(a, b)`",
-                            site.what()
-                        ),
-                    ));
+                TokenTree::Group(group) => lexed.push(Lexed {
+                    token: Ok(ExtentToken::Other(
+                        match group.delimiter() {
+                            Delimiter::Bracket => "[",
+                            _ => "{",
+                        }
+                        .to_owned(),
+                    )),
+                    span: group.span_open(),
+                }),
+                TokenTree::Ident(ident) => lexed.push(Lexed {
+                    token: Ok(ExtentToken::Ident(names::unraw(&ident))),
+                    span: ident.span(),
+                }),
+                TokenTree::Literal(literal) => lexed.push(Lexed {
+                    token: integer(literal.clone(), site),
+                    span: literal.span(),
+                }),
+                TokenTree::Punct(first) => {
+                    let mut run = vec![first];
+                    while run
+                        .last()
+                        .is_some_and(|p| p.spacing() == proc_macro2::Spacing::Joint)
+                    {
+                        match trees.peek() {
+                            Some(TokenTree::Punct(next)) => {
+                                run.push(next.clone());
+                                trees.next();
+                            }
+                            _ => break,
+                        }
+                    }
+                    operators(&run, site, &mut lexed);
                 }
-            };
-            emit(&binary.left, site, lookup, code, depth, deepest)?;
-            emit(&binary.right, site, lookup, code, depth, deepest)?;
-            code.push(op);
-            *depth -= 1;
-            Ok(())
+            }
         }
-        Expr::Call(call) => {
-            let is_div_ceil = matches!(&*call.func, Expr::Path(p) if p.path.is_ident("div_ceil"));
-            if !is_div_ceil {
-                return Err(Error::new(
-                    call.func.span(),
-                    format!(
-                        "unknown function in {}: the only one is `div_ceil(a, b)`",
-                        site.what()
-                    ),
-                ));
-            }
-            if call.args.len() != 2 {
-                return Err(Error::new(
-                    call.paren_token.span.join(),
-                    format!(
-                        "`div_ceil` takes two arguments, as in `div_ceil(n, 256)`; found {}",
-                        call.args.len()
-                    ),
-                ));
-            }
-            for arg in &call.args {
-                emit(arg, site, lookup, code, depth, deepest)?;
-            }
-            code.push(Op::DivCeil);
-            *depth -= 1;
-            Ok(())
+        Self {
+            lexed,
+            next: 0,
+            last: end,
+            end,
         }
-        other => Err(Error::new(
-            other.span(),
-            format!(
-                "unsupported expression in {}: use integer literals, integer params, `grid.x/y/z`, `block.x/y/z`, `+ - * /`, `div_ceil(a, b)` and parentheses",
-                site.what()
-            ),
+    }
+
+    fn at(&self, index: usize) -> Result<(ExtentToken, Span), syn::Error> {
+        match self.lexed.get(index) {
+            Some(Lexed {
+                token: Ok(token),
+                span,
+            }) => Ok((token.clone(), *span)),
+            Some(Lexed {
+                token: Err(message),
+                span,
+            }) => Err(syn::Error::new(*span, message)),
+            None => Ok((ExtentToken::End, self.end)),
+        }
+    }
+}
+
+impl ExtentLexer for Tokens {
+    type Mark = Span;
+    type Error = syn::Error;
+
+    fn next(&mut self) -> syn::Result<ExtentToken> {
+        let (token, span) = self.at(self.next)?;
+        self.next = self.next.saturating_add(1);
+        self.last = span;
+        Ok(token)
+    }
+
+    fn peek(&mut self) -> syn::Result<ExtentToken> {
+        self.at(self.next).map(|(token, _)| token)
+    }
+
+    fn mark(&self) -> Span {
+        self.last
+    }
+
+    fn error(&self, span: Span, error: ExtentError) -> syn::Error {
+        syn::Error::new(span, error)
+    }
+}
+
+/// An integer literal without a suffix, or why the literal is none.
+fn integer(literal: proc_macro2::Literal, site: ExtentSite) -> Result<ExtentToken, String> {
+    match syn::Lit::new(literal) {
+        syn::Lit::Int(int) if int.suffix().is_empty() => int
+            .base10_parse::<u64>()
+            .map(ExtentToken::Int)
+            .map_err(|_| "this literal does not fit a 64-bit unsigned extent".to_owned()),
+        syn::Lit::Int(int) => Err(format!(
+            "write extent literals without a suffix: `{}`",
+            int.base10_digits()
+        )),
+        _ => Err(format!(
+            "{site} counts elements: only integer literals, as in `256`"
         )),
     }
 }
 
-fn geometry_hint(site: Site) -> &'static str {
-    match site {
-        Site::Len => ", `grid.x/y/z` and `block.x/y/z`",
-        Site::Covers => "",
+/// Rust's operators of more than one character, longest first.
+const COMPOUND: [&str; 23] = [
+    "<<=", ">>=", "..=", "...", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "+=", "-=", "*=",
+    "/=", "%=", "^=", "&=", "|=", "::", "..", "->",
+];
+
+/// A run of joined punctuation, split into Rust's operators the way rustc reads them.
+fn operators(run: &[proc_macro2::Punct], site: ExtentSite, lexed: &mut Vec<Lexed>) {
+    let mut rest = run;
+    while let Some(first) = rest.first() {
+        let spelled: String = rest
+            .iter()
+            .take(3)
+            .map(proc_macro2::Punct::as_char)
+            .collect();
+        let op = COMPOUND
+            .iter()
+            .find(|op| spelled.starts_with(**op))
+            .map_or_else(|| first.as_char().to_string(), |op| (*op).to_owned());
+        let token = match op.as_str() {
+            "," => Ok(ExtentToken::Comma),
+            "." => Ok(ExtentToken::Dot),
+            "::" => Err(format!(
+                "{site} names the kernel's integer params by their plain names"
+            )),
+            "#" | "$" | "@" | ";" | ":" | "?" | "~" | "'" | "->" | "=>" => {
+                Ok(ExtentToken::Other(op.clone()))
+            }
+            _ => Ok(ExtentToken::Op(op.clone())),
+        };
+        lexed.push(Lexed {
+            token,
+            span: first.span(),
+        });
+        rest = rest.get(op.chars().count()..).unwrap_or(&[]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use jitseam_abi::{MAX_EXTENT_DEPTH, MAX_EXTENT_NESTING};
+
+    /// Expands `#[kernel(<attr>)] <item>` on a thread with a 256 KiB stack, and returns the
+    /// expansion as text: an extent parser that recursed once per level of the user's nesting
+    /// with no limit would overflow it long before ten times the limit.
+    fn expand_on_a_small_stack(attr: String, item: String) -> String {
+        std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                let attr: proc_macro2::TokenStream = attr.parse().expect("attr tokens");
+                let item: proc_macro2::TokenStream = item.parse().expect("item tokens");
+                crate::expand::kernel(attr, item).to_string()
+            })
+            .expect("a thread starts")
+            .join()
+            .expect("the expansion returns instead of overflowing its stack")
+    }
+
+    fn nested(levels: usize, open: &str, inner: &str, close: &str) -> String {
+        format!("{}{inner}{}", open.repeat(levels), close.repeat(levels))
+    }
+
+    #[test]
+    fn nesting_ten_times_the_limit_is_refused_while_parsing() {
+        let too_nested = format!(
+            "this extent nests parentheses and calls more than {MAX_EXTENT_NESTING} levels deep"
+        );
+        let levels = 10 * MAX_EXTENT_NESTING;
+        for extent in [
+            nested(levels, "(", "n", ")"),
+            nested(levels, "div_ceil(", "n", ", 2)"),
+        ] {
+            let item = format!("fn k(#[len({extent})] out: Out<f32>, n: u32);");
+            let expanded = expand_on_a_small_stack("abi = custom".to_owned(), item);
+            assert!(expanded.contains("compile_error"), "{expanded}");
+            assert!(expanded.contains(&too_nested), "in `#[len]`: {expanded}");
+            let attr = format!("abi = custom, covers = {extent}");
+            let item = "fn k(#[len(n)] out: Out<f32>, n: u32);".to_owned();
+            let expanded = expand_on_a_small_stack(attr, item);
+            assert!(expanded.contains(&too_nested), "in `covers`: {expanded}");
+        }
+        // At the limit, the kernel expands.
+        let item = format!(
+            "fn k(#[len({})] out: Out<f32>, n: u32);",
+            nested(MAX_EXTENT_NESTING, "(", "n", ")")
+        );
+        let expanded = expand_on_a_small_stack("abi = custom".to_owned(), item);
+        assert!(!expanded.contains("compile_error"), "{expanded}");
+    }
+
+    #[test]
+    fn a_stack_ten_times_the_limit_is_refused_while_parsing() {
+        let extent = nested(10 * MAX_EXTENT_DEPTH, "n + (", "n", ")");
+        let item = format!("fn k(#[len({extent})] out: Out<f32>, n: u32);");
+        let expanded = expand_on_a_small_stack("abi = custom".to_owned(), item);
+        assert!(
+            expanded.contains(&format!(
+                "this extent is too deep to evaluate: it needs more than {MAX_EXTENT_DEPTH} values"
+            )),
+            "{expanded}"
+        );
+    }
+
+    #[test]
+    fn operators_are_read_as_rustc_reads_them() {
+        let refused = |extent: &str| {
+            let item = format!("fn k(#[len({extent})] out: Out<f32>, n: u32);");
+            expand_on_a_small_stack("abi = custom".to_owned(), item)
+        };
+        assert!(refused("n << 2").contains("unsupported operator `<<`"));
+        assert!(refused("n % 2").contains("unsupported operator `%`"));
+        assert!(refused("n * -1").contains("unsupported expression in an extent: found `-`"));
+        assert!(refused("self::n").contains("by their plain names"));
+        assert!(refused("n[0]").contains("found `[`"));
+        assert!(refused("n +").contains("found the end"));
+        assert!(refused("4u32").contains("without a suffix"));
+        assert!(!refused("div_ceil(n, 256,) * r#n").contains("compile_error"));
     }
 }

@@ -2,7 +2,9 @@
 //! kernel signature; `slot_table!` generates a build-time-sized bank of bare-fn dispatchers.
 //!
 //! Split like thiserror's: `parse.rs` reads syntax only, `model.rs` validates it and raises every
-//! user-facing error at the user's tokens, `expand.rs` writes the code. Use it through the
+//! user-facing error at the user's tokens, `expand.rs` writes the code. The rules themselves —
+//! element types, vector widths, ranks, the extent grammar and its limits — are jitseam-abi's,
+//! the ones the runtime checks a spec with, never a copy. Use it through the
 //! `jitseam` crate, which re-exports it; the generated code names only `::jitseam::__private`.
 
 #![forbid(unsafe_code)]

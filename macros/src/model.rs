@@ -1,19 +1,18 @@
 //! The validated kernel declaration. Every error a user can see is raised here, spanned at the
 //! tokens that caused it, in lowercase without a trailing period.
 
-use proc_macro2::Span;
+use jitseam_abi::{
+    AbiKind, ElementKind, ExtentNames, ExtentOp, ExtentSite, MAX_RANK, MAX_VECTOR_BYTES,
+    VECTOR_WIDTHS,
+};
+use proc_macro2::{Span, TokenStream};
 use syn::spanned::Spanned;
 use syn::{Attribute, Error, FnArg, Ident, Lit, LitStr, Pat, Type, Visibility};
 
-use crate::extent::{self, Named, Op, Site};
+use crate::extent;
 use crate::names;
 use crate::parse::{AttrArgs, Declaration, RawOption, RawValue};
-use crate::scalars::{self, Scalar};
-
-/// Largest vector, in bytes, the vectorized ABI allows (`W · size_of(T) ≤ 16`).
-const MAX_VECTOR_BYTES: usize = 16;
-/// Largest rank of the strided ABI.
-const MAX_RANK: u8 = 8;
+use crate::scalars;
 
 /// A declaration that passed every check.
 pub(crate) struct Kernel {
@@ -35,8 +34,6 @@ pub(crate) struct Kernel {
     /// Every argument in declaration order (for the custom ABI the kernel's own order; for the
     /// others inputs, outputs, params, which the model enforces).
     pub(crate) order: Vec<Field>,
-    /// The extents of an `abi = custom` kernel.
-    pub(crate) custom: Option<Custom>,
 }
 
 /// One argument by its kind and index among its kind.
@@ -48,19 +45,27 @@ pub(crate) enum Field {
 }
 
 /// The compiled extents of a custom kernel: one program per pointer in declaration order,
-/// then the covered count's, each ending with `Op::End`; each op with the span of the tokens
-/// it came from.
+/// then the covered count's, each ending with `ExtentOp::End`; each op with the span of the
+/// tokens it came from.
 pub(crate) struct Custom {
-    pub(crate) code: Vec<(Op, Span)>,
+    pub(crate) code: Vec<(ExtentOp, Span)>,
     pub(crate) covers: bool,
 }
 
-/// The ABI, with the span of its spelling for assertions about it.
-#[derive(Clone, Copy)]
+/// The ABI: one of the fixed ABIs by its runtime value, valid by jitseam-abi's rules, or the
+/// custom ABI with its compiled extents.
 pub(crate) enum Abi {
-    Scalar,
-    Vectorized { width: u8, span: Span },
-    Strided { rank: u8 },
+    /// Scalar, vectorized or strided; `span` is its spelling's (the width's, for vectors).
+    Fixed {
+        kind: AbiKind,
+        span: Span,
+    },
+    Custom(Custom),
+}
+
+/// The `abi` option as written, before a custom kernel's arguments give it its extents.
+enum AbiOption {
+    Fixed { kind: AbiKind, span: Span },
     Custom,
 }
 
@@ -78,14 +83,14 @@ pub(crate) struct Operand {
 /// An operand's element type: a scalar the macro knows by name, or any other type, left to the
 /// `Element` bound (a type alias of `f32` is fine; `String` is refused by rustc there).
 pub(crate) enum Elem {
-    Known { scalar: Scalar, span: Span },
+    Known { kind: ElementKind, span: Span },
     Other(Box<Type>),
 }
 
 /// A by-value param.
 pub(crate) struct Param {
     pub(crate) name: Ident,
-    pub(crate) scalar: Scalar,
+    pub(crate) kind: ElementKind,
     pub(crate) span: Span,
 }
 
@@ -124,7 +129,8 @@ impl Kernel {
                 "missing `abi` option: write `abi = scalar`, `abi = vectorized(W)`, `abi = strided(R)` or `abi = custom`",
             )
         })?;
-        if let (Some((key, _)), false) = (&options.covers, matches!(abi, Abi::Custom)) {
+        let custom = matches!(abi, AbiOption::Custom);
+        if let (Some((key, _)), false) = (&options.covers, custom) {
             return Err(Error::new(
                 key.span(),
                 "`covers` is an option of `abi = custom` kernels: the other abis always cover `n` elements",
@@ -133,9 +139,10 @@ impl Kernel {
         let symbol = options
             .symbol
             .unwrap_or_else(|| LitStr::new(&names::unraw(&sig.ident), sig.ident.span()));
-        let (inputs, outputs, params, order, lens) = arguments(&sig, matches!(abi, Abi::Custom))?;
-        let custom = match abi {
-            Abi::Custom => Some(custom_extents(
+        let (inputs, outputs, params, order, lens) = arguments(&sig, custom)?;
+        let abi = match abi {
+            AbiOption::Fixed { kind, span } => Abi::Fixed { kind, span },
+            AbiOption::Custom => Abi::Custom(custom_extents(
                 &inputs,
                 &outputs,
                 &params,
@@ -143,7 +150,6 @@ impl Kernel {
                 lens,
                 options.covers,
             )?),
-            _ => None,
         };
         if outputs.is_empty() {
             return Err(Error::new(
@@ -151,8 +157,8 @@ impl Kernel {
                 "a kernel needs at least one output: declare it as `name: Out<T>` after the inputs",
             ));
         }
-        if let Abi::Vectorized { width, .. } = abi {
-            check_vector_width(width, inputs.iter().chain(&outputs))?;
+        if let Abi::Fixed { kind, .. } = &abi {
+            check_vector_width(kind, inputs.iter().chain(&outputs))?;
         }
         let type_name = names::upper_camel(&sig.ident);
         Ok(Self {
@@ -168,35 +174,33 @@ impl Kernel {
             outputs,
             params,
             order,
-            custom,
         })
     }
 }
 
-/// Compiles each pointer's `#[len]` and the `covers` expression against the params.
+/// Compiles each pointer's `#[len]` and the `covers` expression against the params, by
+/// jitseam-abi's extent grammar and rules.
 fn custom_extents(
     inputs: &[Operand],
     outputs: &[Operand],
     params: &[Param],
     order: &[Field],
-    lens: Vec<Option<syn::Expr>>,
-    covers: Option<(Ident, syn::Expr)>,
+    lens: Vec<Option<Len>>,
+    covers: Option<(Ident, TokenStream)>,
 ) -> syn::Result<Custom> {
-    let lookup = |name: &str| -> Option<Named> {
-        if let Some(index) = params.iter().position(|p| p.name == name) {
-            let scalar = params[index].scalar;
-            return Some(Named::Param {
-                index: u16::try_from(index).unwrap_or(u16::MAX),
-                integer: !matches!(scalar.name, "f32" | "f64" | "f16" | "bf16"),
-                ty: scalar.name,
-            });
-        }
-        inputs
-            .iter()
-            .chain(outputs)
-            .any(|o| o.name == name)
-            .then_some(Named::Pointer)
-    };
+    let value_names: Vec<String> = params.iter().map(|p| names::unraw(&p.name)).collect();
+    let pointer_names: Vec<String> = inputs
+        .iter()
+        .chain(outputs)
+        .map(|o| names::unraw(&o.name))
+        .collect();
+    let mut scope = ExtentNames::default();
+    for (name, param) in value_names.iter().zip(params) {
+        scope.value(name, param.kind);
+    }
+    for name in &pointer_names {
+        scope.pointer(name);
+    }
     let mut code = Vec::new();
     for (field, len) in order.iter().zip(lens) {
         let operand = match *field {
@@ -213,11 +217,17 @@ fn custom_extents(
                 ),
             ));
         };
-        push_program(&len, Site::Len, &lookup, &mut code)?;
+        push_program(len.tokens, len.end, ExtentSite::Len, &scope, &mut code)?;
     }
     let covered = covers.is_some();
-    if let Some((_, expr)) = covers {
-        push_program(&expr, Site::Covers, &lookup, &mut code)?;
+    if let Some((key, tokens)) = covers {
+        if tokens.is_empty() {
+            return Err(Error::new(
+                key.span(),
+                "`covers` takes the element count the kernel covers, as in `covers = n`",
+            ));
+        }
+        push_program(tokens, key.span(), ExtentSite::Covers, &scope, &mut code)?;
     }
     Ok(Custom {
         code,
@@ -225,25 +235,35 @@ fn custom_extents(
     })
 }
 
+/// A pointer's `#[len(..)]`: its tokens, and its closing parenthesis for errors at their end.
+struct Len {
+    tokens: TokenStream,
+    end: Span,
+}
+
 fn push_program(
-    expr: &syn::Expr,
-    site: Site,
-    lookup: &dyn Fn(&str) -> Option<Named>,
-    code: &mut Vec<(Op, Span)>,
+    tokens: TokenStream,
+    end: Span,
+    site: ExtentSite,
+    scope: &ExtentNames<'_>,
+    code: &mut Vec<(ExtentOp, Span)>,
 ) -> syn::Result<()> {
-    let mut ops = Vec::new();
-    extent::compile(expr, site, lookup, &mut ops)?;
-    let span = expr.span();
+    let span = tokens
+        .clone()
+        .into_iter()
+        .next()
+        .map_or(end, |first| first.span());
+    let ops = extent::compile(tokens, end, scope, site)?;
     code.extend(ops.into_iter().map(|op| (op, span)));
     Ok(())
 }
 
 /// The options after checking names, values and duplicates.
 struct Options {
-    abi: Option<Abi>,
+    abi: Option<AbiOption>,
     symbol: Option<LitStr>,
     /// `covers = EXPR`, with its key for errors about the option itself.
-    covers: Option<(Ident, syn::Expr)>,
+    covers: Option<(Ident, TokenStream)>,
 }
 
 impl Options {
@@ -266,7 +286,7 @@ impl Options {
                 "abi" => options.abi = Some(abi(value)?),
                 "symbol" => options.symbol = Some(symbol(value)?),
                 "covers" => match value {
-                    RawValue::Expr(expr) => options.covers = Some((key.clone(), *expr)),
+                    RawValue::Tokens(tokens) => options.covers = Some((key.clone(), tokens)),
                     other => {
                         return Err(Error::new(
                             value_span(&other),
@@ -287,13 +307,29 @@ impl Options {
     }
 }
 
-const ABI_SPELLINGS: &str = "expected `scalar`, `vectorized(W)` with W in 2, 4, 8, `strided(R)` with R in 1..=8, or `custom`";
+/// What the `abi` option may say, with jitseam-abi's widths and ranks.
+fn abi_spellings() -> String {
+    let widths = VECTOR_WIDTHS.map(|w| w.to_string()).join(", ");
+    format!(
+        "expected `scalar`, `vectorized(W)` with W in {widths}, `strided(R)` with R in 1..={MAX_RANK}, or `custom`"
+    )
+}
 
-fn abi(value: RawValue) -> syn::Result<Abi> {
+/// `2, 4 or 8`.
+fn widths_list() -> String {
+    let widths = VECTOR_WIDTHS.map(|w| w.to_string());
+    match widths.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+fn abi(value: RawValue) -> syn::Result<AbiOption> {
     let RawValue::Word { name, args, parens } = value else {
         return Err(Error::new(
             value_span(&value),
-            format!("invalid abi: {ABI_SPELLINGS}"),
+            format!("invalid abi: {}", abi_spellings()),
         ));
     };
     let kind = name.to_string();
@@ -316,49 +352,50 @@ fn abi(value: RawValue) -> syn::Result<Abi> {
             .map_err(|_| Error::new(lit.span(), format!("`{lit}` is not a valid {what}")))?;
         Ok((value, lit.span()))
     };
-    match kind.as_str() {
+    let (kind, span) = match kind.as_str() {
         "scalar" => match parens {
-            Some(span) => Err(Error::new(span, "`scalar` takes no argument")),
-            None => Ok(Abi::Scalar),
+            Some(span) => return Err(Error::new(span, "`scalar` takes no argument")),
+            None => (AbiKind::Scalar, name.span()),
         },
         "custom" => match parens {
-            Some(span) => Err(Error::new(
-                span,
-                "`custom` takes no argument: declare each pointer's extent with `#[len(EXPR)]`",
-            )),
-            None => Ok(Abi::Custom),
+            Some(span) => {
+                return Err(Error::new(
+                    span,
+                    "`custom` takes no argument: declare each pointer's extent with `#[len(EXPR)]`",
+                ));
+            }
+            None => return Ok(AbiOption::Custom),
         },
         "vectorized" => {
             let (width, span) = number("width")?;
-            if matches!(width, 2 | 4 | 8) {
-                Ok(Abi::Vectorized { width, span })
-            } else {
-                Err(Error::new(
-                    span,
-                    format!(
-                        "vector width {width} is not supported: the vectorized abi takes a width of 2, 4 or 8"
-                    ),
-                ))
-            }
+            (AbiKind::Vectorized { width }, span)
         }
         "strided" => {
             let (rank, span) = number("rank")?;
-            if (1..=MAX_RANK).contains(&rank) {
-                Ok(Abi::Strided { rank })
-            } else {
-                Err(Error::new(
-                    span,
-                    format!(
-                        "rank {rank} is not supported: the strided abi takes a rank from 1 to {MAX_RANK}"
-                    ),
-                ))
-            }
+            (AbiKind::Strided { rank }, span)
         }
-        _ => Err(Error::new(
-            name.span(),
-            format!("unknown abi `{kind}`: {ABI_SPELLINGS}"),
-        )),
-    }
+        _ => {
+            return Err(Error::new(
+                name.span(),
+                format!("unknown abi `{kind}`: {}", abi_spellings()),
+            ));
+        }
+    };
+    // The runtime's own rule decides; the message says it in the attribute's spelling.
+    kind.validate().map_err(|_| {
+        let message = match kind {
+            AbiKind::Vectorized { width } => format!(
+                "vector width {width} is not supported: the vectorized abi takes a width of {}",
+                widths_list()
+            ),
+            AbiKind::Strided { rank } => format!(
+                "rank {rank} is not supported: the strided abi takes a rank from 1 to {MAX_RANK}"
+            ),
+            _ => format!("invalid abi `{kind}`"),
+        };
+        Error::new(span, message)
+    })?;
+    Ok(AbiOption::Fixed { kind, span })
 }
 
 fn symbol(value: RawValue) -> syn::Result<LitStr> {
@@ -377,7 +414,11 @@ fn value_span(value: &RawValue) -> Span {
         RawValue::Word { name, parens, .. } => parens
             .and_then(|parens| name.span().join(parens))
             .unwrap_or_else(|| name.span()),
-        RawValue::Expr(expr) => expr.span(),
+        RawValue::Tokens(tokens) => tokens
+            .clone()
+            .into_iter()
+            .next()
+            .map_or_else(Span::call_site, |first| first.span()),
     }
 }
 
@@ -453,7 +494,7 @@ type Arguments = (
     Vec<Operand>,
     Vec<Param>,
     Vec<Field>,
-    Vec<Option<syn::Expr>>,
+    Vec<Option<Len>>,
 );
 
 /// The arguments by kind, their declaration order, and each one's `#[len(EXPR)]` (only custom
@@ -546,8 +587,8 @@ fn len_attr(
     name: &Ident,
     role: Role,
     custom: bool,
-) -> syn::Result<Option<syn::Expr>> {
-    let mut found: Option<syn::Expr> = None;
+) -> syn::Result<Option<Len>> {
+    let mut found: Option<Len> = None;
     for attr in attrs {
         if !attr.path().is_ident("len") {
             return Err(Error::new(
@@ -575,8 +616,11 @@ fn len_attr(
                 format!("duplicate `#[len]` on `{name}`: a pointer has one extent"),
             ));
         }
-        let expr = match &attr.meta {
-            syn::Meta::List(list) => list.parse_args::<syn::Expr>()?,
+        let len = match &attr.meta {
+            syn::Meta::List(list) => Len {
+                tokens: list.tokens.clone(),
+                end: list.delimiter.span().close(),
+            },
             _ => {
                 return Err(Error::new(
                     attr.meta.span(),
@@ -584,7 +628,7 @@ fn len_attr(
                 ));
             }
         };
-        found = Some(expr);
+        found = Some(len);
     }
     Ok(found)
 }
@@ -632,9 +676,9 @@ fn operand(ty: &Type) -> syn::Result<Option<(Role, Elem, syn::Path)>> {
             format!("`{wrapper}` takes exactly one element type, as in `{wrapper}<f32>`"),
         ));
     };
-    let elem = match Scalar::from_type(elem) {
-        Some(scalar) => Elem::Known {
-            scalar,
+    let elem = match scalars::from_type(elem) {
+        Some(kind) => Elem::Known {
+            kind,
             span: elem.span(),
         },
         None => Elem::Other(Box::new(elem.clone())),
@@ -647,10 +691,10 @@ fn operand(ty: &Type) -> syn::Result<Option<(Role, Elem, syn::Path)>> {
 }
 
 fn param(name: Ident, ty: &Type) -> syn::Result<Param> {
-    match Scalar::from_type(ty) {
-        Some(scalar) => Ok(Param {
+    match scalars::from_type(ty) {
+        Some(kind) => Ok(Param {
             name,
-            scalar,
+            kind,
             span: ty.span(),
         }),
         None => Err(Error::new(
@@ -660,31 +704,32 @@ fn param(name: Ident, ty: &Type) -> syn::Result<Param> {
                 quote::ToTokens::to_token_stream(ty)
                     .to_string()
                     .replace(" ", ""),
-                scalars::supported_list(),
+                ElementKind::names(),
             ),
         )),
     }
 }
 
-/// `W · size_of(T) ≤ 16` for every operand the macro can size by name; other element types are
-/// held to it by a static assertion in the generated code.
+/// `W · size_of(T) ≤ MAX_VECTOR_BYTES` for every operand the macro can size by name, by
+/// jitseam-abi's rule; other element types are held to it by a static assertion in the
+/// generated code.
 fn check_vector_width<'o>(
-    width: u8,
+    abi: &AbiKind,
     operands: impl Iterator<Item = &'o Operand>,
 ) -> syn::Result<()> {
     for operand in operands {
-        if let Elem::Known { scalar, span } = operand.elem {
-            let bytes = usize::from(width) * scalar.size;
-            if bytes > MAX_VECTOR_BYTES {
-                let widest = MAX_VECTOR_BYTES / scalar.size;
-                return Err(Error::new(
-                    span,
-                    format!(
-                        "`vectorized({width})` over `{}` needs {bytes}-byte vectors, but a vector may span at most {MAX_VECTOR_BYTES} bytes: use a width of at most {widest} for `{}`",
-                        scalar.name, scalar.name,
-                    ),
-                ));
-            }
+        if let Elem::Known { kind, span } = operand.elem
+            && abi.validate_operand(kind).is_err()
+        {
+            let width = abi.width();
+            let bytes = width * kind.size();
+            let widest = MAX_VECTOR_BYTES / kind.size();
+            return Err(Error::new(
+                span,
+                format!(
+                    "`vectorized({width})` over `{kind}` needs {bytes}-byte vectors, but a vector may span at most {MAX_VECTOR_BYTES} bytes: use a width of at most {widest} for `{kind}`",
+                ),
+            ));
         }
     }
     Ok(())

@@ -29,8 +29,9 @@ pub(crate) enum RawValue {
         /// The parentheses, for errors about the argument list as a whole.
         parens: Option<proc_macro2::Span>,
     },
-    /// An expression: the value of `covers`, an extent over the kernel's params.
-    Expr(Box<syn::Expr>),
+    /// The tokens of an extent over the kernel's params (the value of `covers`), up to the next
+    /// `,`: their grammar is jitseam-abi's, read in the model.
+    Tokens(TokenStream),
 }
 
 impl Parse for AttrArgs {
@@ -47,9 +48,14 @@ impl Parse for RawOption {
         let key: Ident = input.call(Ident::parse_any)?;
         input.parse::<Token![=]>()?;
         // `covers` takes an extent expression (`covers = m * n`); every other option a word or
-        // a literal.
+        // a literal. A group is one token tree, so collecting them never recurses into the
+        // user's nesting.
         let value = if key == "covers" {
-            RawValue::Expr(Box::new(input.parse()?))
+            let mut tokens = TokenStream::new();
+            while !input.is_empty() && !input.peek(Token![,]) {
+                tokens.extend([input.parse::<proc_macro2::TokenTree>()?]);
+            }
+            RawValue::Tokens(tokens)
         } else if input.peek(Lit) {
             RawValue::Lit(input.parse()?)
         } else if input.peek(Ident::peek_any) {

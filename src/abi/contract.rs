@@ -5,25 +5,22 @@ use jitseam_verify::{EntryContract, Extent, ExtentTerm, OperandRef, ParamContrac
 use super::{AbiKind, AbiSpec, CustomAbi, CustomKind, ExtentOp, ParamRole};
 use crate::dtype::ElementKind;
 
-impl AbiSpec {
+/// The body verifier's view of a spec. A trait because the spec lives in `jitseam-abi`, which
+/// knows nothing of the verifier.
+pub trait AbiContract {
     /// What each parameter of [`AbiSpec::expected_params`] is, for the body verifier:
     /// pointers with their access width and extent, `n`, shapes, strides, runtime values; for
     /// a custom ABI, pointers with their declared extents and integer params as symbols.
-    pub fn contract(&self) -> EntryContract {
+    fn contract(&self) -> EntryContract;
+}
+
+impl AbiContract for AbiSpec {
+    fn contract(&self) -> EntryContract {
         let width = self.abi.width();
-        let extent = match self.abi {
-            AbiKind::Strided { rank } => Extent::Strided { rank },
+        let extent = match &self.abi {
+            AbiKind::Strided { rank } => Extent::Strided { rank: *rank },
             AbiKind::Scalar | AbiKind::Vectorized { .. } => Extent::Dense,
-            AbiKind::Custom => {
-                return match self.custom.as_ref() {
-                    Some(custom) => custom_contract(custom),
-                    // A custom spec without its table describes no extent: nothing is
-                    // addressable.
-                    None => EntryContract {
-                        params: vec![ParamContract::Value; self.expected_params().len()],
-                    },
-                };
-            }
+            AbiKind::Custom(custom) => return custom_contract(custom),
         };
         let pointer = |operand, elem: usize| {
             let elem_bytes = u32::try_from(elem).unwrap_or(u32::MAX);

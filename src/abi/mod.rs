@@ -1,27 +1,27 @@
-//! The kernel ABIs (scalar, vectorized, strided and custom): compile-time markers, the runtime [`AbiSpec`], the exact parameter list
-//! each ABI implies, where each parameter sits in the argument packet, and the packet itself with
-//! the byte ranges its operands reach.
+//! The kernel ABIs (scalar, vectorized, strided and custom): the model from `jitseam-abi` —
+//! compile-time markers, the runtime [`AbiSpec`], the exact parameter list each ABI implies,
+//! where each parameter sits in the argument packet, the custom ABI's signatures and extents —
+//! and what joins it to the rest of jitseam: the verifier's view of a spec ([`AbiContract`]),
+//! the class of a parsed PTX parameter ([`ptx_param_class`]), and the packet a backend receives
+//! with the byte ranges its operands reach.
+//!
+#![doc = include_str!("../../docs/abi.md")]
 
 mod contract;
-mod custom;
-mod kind;
-mod layout;
 mod packet;
-mod params;
-mod prototype;
+mod ptx;
 mod reach;
-mod spec;
-mod value;
 
-pub use custom::{
-    CustomAbi, CustomKind, CustomParam, ExtentEnv, ExtentOp, ExtentProblem, MAX_EXTENT_DEPTH,
-    SignatureError, eval_next,
+pub use contract::AbiContract;
+pub(crate) use jitseam_abi::copy_le;
+pub use jitseam_abi::{
+    Abi, AbiKind, AbiSpec, CustomAbi, CustomKind, CustomParam, DensePrefix, ExpectedParam,
+    ExtentCompiler, ExtentEnv, ExtentError, ExtentLexer, ExtentNames, ExtentOp, ExtentProblem,
+    ExtentSite, ExtentToken, MAX_EXTENT_DEPTH, MAX_EXTENT_NESTING, MAX_PARAM_BYTES, MAX_RANK,
+    MAX_VECTOR_BYTES, ParamClass, ParamLayout, ParamRole, ParamValue, PlacedParam, Scalar,
+    SignatureError, SignatureProblem, SpecProblem, Strided, VECTOR_WIDTHS, Vectorized, eval_next,
+    parse_extent,
 };
-pub use kind::{Abi, AbiKind, Scalar, Strided, Vectorized};
-pub use layout::{DensePrefix, ParamLayout, PlacedParam};
 pub use packet::ArgPacket;
-pub use params::{ExpectedParam, ParamClass, ParamRole};
+pub use ptx::ptx_param_class;
 pub use reach::{OperandRange, OperandReach};
-pub use spec::{AbiSpec, MAX_PARAM_BYTES, MAX_RANK, SpecProblem};
-pub use value::ParamValue;
-pub(crate) use value::copy_le;

@@ -10,7 +10,7 @@ use jitseam_ptx::{CubinEntry, ImageKind, parse_cubin, parse_fatbin};
 use jitseam_verify::{Coverage, Proof, verify_entry};
 
 use super::params::verify_entry_params;
-use crate::abi::{ExpectedParam, ParamLayout};
+use crate::abi::{AbiContract, ExpectedParam, ParamLayout};
 use crate::artifact::{Artifact, ArtifactKind};
 use crate::error::{Error, MangledEntry, ParamLists};
 use crate::seal;

@@ -3,7 +3,7 @@
 
 use jitseam_ptx::{Param, StateSpace};
 
-use crate::abi::{ExpectedParam, ParamClass, ParamLayout, ParamRole};
+use crate::abi::{ExpectedParam, ParamClass, ParamLayout, ParamRole, ptx_param_class};
 use crate::error::{Error, Mismatch, ParamLists};
 
 /// Compares `entry`'s parameters with `expected` by count, then by class, size and alignment of
@@ -37,7 +37,7 @@ pub(crate) fn verify_entry_params(
             what,
             lists: lists(),
         };
-        let Some(found) = ParamClass::of_ptx(param) else {
+        let Some(found) = ptx_param_class(param) else {
             return Err(mismatch(format!(".{}", param.ty.name()), Mismatch::Class));
         };
         let what = match (want.class, found) {

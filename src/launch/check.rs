@@ -186,7 +186,7 @@ fn check_full<'a, I: AsViewDesc, O: AsViewDesc>(
 ) -> Result<CheckedLaunch<'a, I, O>, Error> {
     let entry = facts.entry;
     let spec = facts.spec;
-    if spec.abi == AbiKind::Custom {
+    if spec.abi.is_custom() {
         return Err(Error::LaunchConfig {
             entry: entry.to_owned(),
             problem: crate::error::ConfigProblem::NeedsConfig,
@@ -225,7 +225,7 @@ fn check_full<'a, I: AsViewDesc, O: AsViewDesc>(
     // the walk over its axes that `check_strided` already did, so that one records them.
     let count = match spec.abi {
         AbiKind::Scalar | AbiKind::Vectorized { .. } => {
-            let count = check_dense(entry, spec.abi, inputs, outputs, n)?;
+            let count = check_dense(entry, &spec.abi, inputs, outputs, n)?;
             check_aliasing(entry, inputs, outputs, |_, view| dense_byte_range(view, n))?;
             count
         }
@@ -248,7 +248,7 @@ fn check_full<'a, I: AsViewDesc, O: AsViewDesc>(
             n
         }
         // Refused above: a custom kernel's launch is checked by `check_custom`.
-        AbiKind::Custom => 0,
+        AbiKind::Custom(_) => 0,
     };
     let count = u64::try_from(count)
         .ok()
@@ -401,7 +401,7 @@ fn all_views<'v, I: AsViewDesc, O: AsViewDesc>(
 /// for vectors also `n % W == 0` and every start aligned to `W · size`. Returns the count.
 fn check_dense<I: AsViewDesc, O: AsViewDesc>(
     entry: &str,
-    abi: AbiKind,
+    abi: &AbiKind,
     inputs: &[I],
     outputs: &[O],
     n: usize,
@@ -430,7 +430,7 @@ fn check_dense<I: AsViewDesc, O: AsViewDesc>(
 #[inline(always)]
 fn check_dense_view(
     entry: &str,
-    abi: AbiKind,
+    abi: &AbiKind,
     operand: Operand,
     view: &ViewDesc,
     n: usize,
@@ -442,7 +442,7 @@ fn check_dense_view(
         return Err(Error::NotContiguous {
             entry: entry.to_owned(),
             operand,
-            abi,
+            abi: Box::new(abi.clone()),
         });
     }
     let len = if plain { view.shape[0] } else { view.len() };

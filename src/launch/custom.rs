@@ -35,10 +35,12 @@ pub fn check_custom<'a, I: AsViewDesc, O: AsViewDesc>(
 ) -> Result<CheckedLaunch<'a, I, O>, Error> {
     let entry = facts.entry;
     let spec = facts.spec;
-    let Some(custom) = spec.custom.as_ref().filter(|_| spec.abi == AbiKind::Custom) else {
+    let AbiKind::Custom(custom) = &spec.abi else {
         return Err(config_error(
             entry,
-            ConfigProblem::NotCustom { abi: spec.abi },
+            ConfigProblem::NotCustom {
+                abi: Box::new(spec.abi.clone()),
+            },
         ));
     };
     check_counts_and_stream(&facts, stream, inputs.len(), outputs.len(), params.len())?;
@@ -79,7 +81,7 @@ pub fn check_custom<'a, I: AsViewDesc, O: AsViewDesc>(
         let Some(view) = view else { continue };
         let pointer = k + m - 1;
         check_operand(&facts, operand, index, view, param.kind.dtype())?;
-        let len = dense_len(entry, operand, view)?;
+        let len = dense_len(entry, &spec.abi, operand, view)?;
         let slot = match operand {
             Operand::Output(m) => inputs.len() + m,
             Operand::Input(k) => k,
@@ -344,13 +346,18 @@ fn over(what: &'static str, value: u64, limit: u64, by: &'static str) -> ConfigP
 /// A custom operand's element count (inlined: it runs for every pointer): it must be dense (the kernel indexes it from its start)
 /// and lie inside its allocation.
 #[inline(always)]
-fn dense_len(entry: &str, operand: Operand, view: &ViewDesc) -> Result<usize, Error> {
+fn dense_len(
+    entry: &str,
+    abi: &AbiKind,
+    operand: Operand,
+    view: &ViewDesc,
+) -> Result<usize, Error> {
     let plain = view.rank == 1 && view.strides[0] == 1;
     if !plain && !view.is_contiguous() {
         return Err(Error::NotContiguous {
             entry: entry.to_owned(),
             operand,
-            abi: AbiKind::Custom,
+            abi: Box::new(abi.clone()),
         });
     }
     let len = if plain { view.shape[0] } else { view.len() };

@@ -30,7 +30,7 @@ pub(super) fn accept<I: AsViewDesc, O: AsViewDesc>(
     let width = match spec.abi {
         AbiKind::Scalar => 1,
         AbiKind::Vectorized { width } => usize::from(width),
-        AbiKind::Strided { .. } | AbiKind::Custom => return None,
+        AbiKind::Strided { .. } | AbiKind::Custom(_) => return None,
     };
     let operands = inputs.len() + outputs.len();
     if stream != device

@@ -84,7 +84,7 @@ fn fill_params<I: AsViewDesc, O: AsViewDesc>(
             ParamRole::Count => checked.count,
             ParamRole::Param(p) => {
                 if let Some(value) = checked.params.get(p as usize) {
-                    value.write_to(slot);
+                    value.write_slot(slot);
                 }
                 continue;
             }
@@ -131,7 +131,7 @@ mod tests {
         for (inputs, outputs) in [(0, 1), (1, 1), (2, 1), (1, 2), (3, 2)] {
             for abi in [AbiKind::Scalar, AbiKind::Vectorized { width: 4 }] {
                 let spec = AbiSpec::owned(
-                    abi,
+                    abi.clone(),
                     vec![ElementKind::F32; inputs],
                     vec![ElementKind::F32; outputs],
                     vec![ElementKind::F32, ElementKind::F64],

@@ -136,7 +136,7 @@ impl<'k> Launch<'k> {
         self.declined(Error::LaunchConfig {
             entry: self.facts.entry.to_owned(),
             problem: ConfigProblem::NotCustom {
-                abi: self.facts.spec.abi,
+                abi: Box::new(self.facts.spec.abi.clone()),
             },
         })
     }

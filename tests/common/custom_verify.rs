@@ -3,6 +3,7 @@
 //! and line.
 
 use jitseam::AbiSpec;
+use jitseam::abi::AbiContract;
 use jitseam_verify::{Proof, RejectKind, Rejection, verify_entry};
 
 pub(crate) fn verify(text: &str, entry: &str, signature: &str) -> Result<Proof, Rejection> {

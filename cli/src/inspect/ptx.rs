@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use jitseam::AbiSpec;
-use jitseam::abi::ParamClass;
+use jitseam::abi::ptx_param_class;
 use jitseam_ptx::{DirectiveRef, EntryRef, ModuleIndex, ParamRef, PerfDirective};
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
@@ -70,12 +70,12 @@ pub(super) fn report(
 }
 
 fn class_name(param: &ParamRef<'_>) -> String {
-    ParamClass::of_ptx(&param.to_owned())
+    ptx_param_class(&param.to_owned())
         .map_or_else(|| format!(".{}", param.ty.name()), |c| c.to_string())
 }
 
 fn align_of(param: &ParamRef<'_>) -> u64 {
-    ParamClass::of_ptx(&param.to_owned()).map_or(u64::from(param.ty.bytes()), |c| c.align() as u64)
+    ptx_param_class(&param.to_owned()).map_or(u64::from(param.ty.bytes()), |c| c.align() as u64)
 }
 
 fn directive_text(d: &DirectiveRef) -> String {

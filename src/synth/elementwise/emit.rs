@@ -30,7 +30,7 @@ pub(crate) fn module(plan: &Plan) -> String {
         plan.dtype,
         plan.compute.ty()
     );
-    let _ = writeln!(out, "// abi     : {}", abi_description(plan.spec.abi));
+    let _ = writeln!(out, "// abi     : {}", abi_description(&plan.spec.abi));
     if !plan.param_map.is_empty() {
         let params: Vec<String> = plan
             .param_map
@@ -67,7 +67,7 @@ pub(crate) fn module(plan: &Plan) -> String {
     out
 }
 
-fn abi_description(abi: AbiKind) -> String {
+fn abi_description(abi: &AbiKind) -> String {
     match abi {
         AbiKind::Scalar => "scalar (one element per index, n = elements)".to_owned(),
         AbiKind::Vectorized { width } => {
@@ -78,7 +78,7 @@ fn abi_description(abi: AbiKind) -> String {
                 "strided:{rank} (row-major unravel, signed element strides, n = product of shape)"
             )
         }
-        AbiKind::Custom => "custom (the kernel's own parameter order)".to_owned(),
+        AbiKind::Custom(_) => "custom (the kernel's own parameter order)".to_owned(),
     }
 }
 
@@ -210,7 +210,7 @@ fn body(plan: &Plan, expected: &[crate::abi::ExpectedParam]) -> Body {
 
     match plan.spec.abi {
         // The planner never chooses the custom ABI (it has no elementwise template).
-        AbiKind::Scalar | AbiKind::Custom => scalar_iteration(&mut b, plan, &loaded, i),
+        AbiKind::Scalar | AbiKind::Custom(_) => scalar_iteration(&mut b, plan, &loaded, i),
         AbiKind::Vectorized { width } => vector_iteration(&mut b, plan, &loaded, i, width.into()),
         AbiKind::Strided { .. } => strided_iteration(&mut b, plan, &loaded, i),
     }

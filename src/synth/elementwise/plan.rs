@@ -60,16 +60,16 @@ pub(super) fn plan(request: &JitRequest) -> Result<Plan, SynthDecline> {
     let lowered = lower(&request.region, inputs, dtype, compute)?;
     let abi = choose_abi(&request.operands, dtype);
     let params = vec![compute.kind(); lowered.param_map.len()];
-    let spec = AbiSpec::owned(abi, vec![dtype; inputs], vec![dtype], params);
+    let spec = AbiSpec::owned(abi.clone(), vec![dtype; inputs], vec![dtype], params);
     spec.validate()
         .map_err(|problem| SynthDecline::InvalidAbi {
             reason: problem.to_string(),
         })?;
-    let abi_short = match abi {
+    let abi_short = match &abi {
         AbiKind::Scalar => "scalar".to_owned(),
         AbiKind::Vectorized { width } => format!("v{width}"),
         AbiKind::Strided { rank } => format!("r{rank}"),
-        AbiKind::Custom => "custom".to_owned(),
+        AbiKind::Custom(_) => "custom".to_owned(),
     };
     let structure_key = format!("ew:{}:{dtype}:{abi}:in{inputs}", lowered.key);
     let entry = format!(

@@ -1,6 +1,6 @@
 //! Where each parameter sits in the argument packet.
 
-use super::{ExpectedParam, ParamClass, ParamRole};
+use crate::{ExpectedParam, ParamClass, ParamRole};
 
 /// One parameter with its byte offset in the packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,8 +97,9 @@ impl ParamLayout {
         }
     }
 
-    /// Records that parameter `index` (a pointer) declares its pointee aligned to `align` bytes.
-    pub(crate) fn require_pointee_align(&mut self, index: usize, align: u32) {
+    /// Records that parameter `index` (a pointer) declares its pointee aligned to `align` bytes,
+    /// as its PTX says (`.ptr .align N`): every launch then checks the operand's address.
+    pub fn require_pointee_align(&mut self, index: usize, align: u32) {
         if let Some(param) = self.params.get_mut(index) {
             param.pointee_align = align.max(1);
             self.pointee_aligned |= align > 1;
@@ -141,8 +142,8 @@ impl ParamLayout {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::abi::{AbiKind, AbiSpec};
-    use crate::dtype::ElementKind::*;
+    use crate::ElementKind::*;
+    use crate::{AbiKind, AbiSpec};
 
     #[test]
     fn params_after_count_are_aligned() {

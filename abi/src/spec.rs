@@ -4,11 +4,9 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
-use super::{AbiKind, CustomAbi, CustomKind, ExpectedParam, ParamClass, ParamRole};
-use crate::dtype::ElementKind;
-
-/// Largest rank of the strided ABI.
-pub const MAX_RANK: usize = 8;
+use crate::{
+    AbiKind, CustomAbi, CustomKind, ElementKind, ExpectedParam, ParamClass, ParamRole, SpecProblem,
+};
 
 /// Largest argument packet, in bytes, a kernel may take (the CUDA limit for `__global__`
 /// parameters on the architectures jitseam targets).
@@ -18,23 +16,21 @@ pub const MAX_PARAM_BYTES: usize = 4096;
 /// order. Equal to the `SPEC` a typed signature declares.
 ///
 /// The lists are `Cow` so a signature can build its spec in a `const` and a deserialized
-/// artifact can own its own.
+/// artifact can own its own. In JSON the ABI is its word (`"vectorized:4"`), and a custom
+/// ABI's table travels beside it as `"custom": {"signature": …, "covers": …}`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "SpecText", into = "SpecText")]
 pub struct AbiSpec {
-    /// Which ABI the kernel follows.
+    /// Which ABI the kernel follows; for the custom ABI, with its parameter table (order,
+    /// names, extents). `inputs`, `outputs` and `params` then list its pointers and by-value
+    /// params by kind, in order.
     pub abi: AbiKind,
     /// Element type of each input, in parameter order.
     pub inputs: Cow<'static, [ElementKind]>,
     /// Element type of each output, in parameter order (at least one).
     pub outputs: Cow<'static, [ElementKind]>,
     /// Type of each runtime scalar param, in parameter order.
-    #[serde(default)]
     pub params: Cow<'static, [ElementKind]>,
-    /// The custom ABI's parameter table (order, names, extents); present exactly when `abi` is
-    /// [`AbiKind::Custom`]. `inputs`, `outputs` and `params` then list its pointers and
-    /// by-value params by kind, in order.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub custom: Option<CustomAbi>,
 }
 
 impl AbiSpec {
@@ -50,7 +46,6 @@ impl AbiSpec {
             inputs: Cow::Borrowed(inputs),
             outputs: Cow::Borrowed(outputs),
             params: Cow::Borrowed(params),
-            custom: None,
         }
     }
 
@@ -63,23 +58,16 @@ impl AbiSpec {
         outputs: &'static [ElementKind],
         params: &'static [ElementKind],
     ) -> Self {
-        Self {
-            abi: AbiKind::Custom,
-            inputs: Cow::Borrowed(inputs),
-            outputs: Cow::Borrowed(outputs),
-            params: Cow::Borrowed(params),
-            custom: Some(custom),
-        }
+        Self::new(AbiKind::Custom(custom), inputs, outputs, params)
     }
 
     /// A custom-ABI spec from its table, with the kind lists derived from it.
     pub fn custom(custom: CustomAbi) -> Self {
         Self {
-            abi: AbiKind::Custom,
             inputs: Cow::Owned(custom.inputs()),
             outputs: Cow::Owned(custom.outputs()),
             params: Cow::Owned(custom.values()),
-            custom: Some(custom),
+            abi: AbiKind::Custom(custom),
         }
     }
 
@@ -87,7 +75,7 @@ impl AbiSpec {
     pub fn parse_custom(
         signature: &str,
         covers: Option<&str>,
-    ) -> Result<Self, super::SignatureError> {
+    ) -> Result<Self, crate::SignatureError> {
         CustomAbi::parse(signature, covers).map(Self::custom)
     }
 
@@ -103,7 +91,6 @@ impl AbiSpec {
             inputs: Cow::Owned(inputs),
             outputs: Cow::Owned(outputs),
             params: Cow::Owned(params),
-            custom: None,
         }
     }
 
@@ -113,36 +100,17 @@ impl AbiSpec {
     }
 
     /// Refuses a spec no kernel can have: a vector width other than 2, 4 or 8, a vector wider
-    /// than 16 bytes, a rank outside 1..=8, no output, or a packet over [`MAX_PARAM_BYTES`].
+    /// than 16 bytes, a rank outside 1..=8, a custom table that is malformed or disagrees with
+    /// the kind lists, no output, or a packet over [`MAX_PARAM_BYTES`].
     pub fn validate(&self) -> Result<(), SpecProblem> {
-        match self.abi {
-            AbiKind::Scalar => {}
-            AbiKind::Vectorized { width } => {
-                if !matches!(width, 2 | 4 | 8) {
-                    return Err(SpecProblem::VectorWidth { width });
-                }
-                for dtype in self.operands() {
-                    let bytes = usize::from(width) * dtype.size();
-                    if bytes > 16 {
-                        return Err(SpecProblem::VectorTooWide {
-                            width,
-                            dtype,
-                            bytes,
-                        });
-                    }
-                }
-            }
-            AbiKind::Strided { rank } => {
-                if rank == 0 || usize::from(rank) > MAX_RANK {
-                    return Err(SpecProblem::Rank { rank });
-                }
-            }
-            AbiKind::Custom => self.validate_custom()?,
+        self.abi.validate()?;
+        for dtype in self.operands() {
+            self.abi.validate_operand(dtype)?;
         }
-        if self.abi != AbiKind::Custom && self.custom.is_some() {
-            return Err(SpecProblem::Custom {
-                reason: format!("a `{}` spec carries a custom parameter table", self.abi),
-            });
+        if let AbiKind::Custom(custom) = &self.abi {
+            agree("inputs", &self.inputs, custom.inputs())?;
+            agree("outputs", &self.outputs, custom.outputs())?;
+            agree("params", &self.params, custom.values())?;
         }
         if self.outputs.is_empty() {
             return Err(SpecProblem::NoOutput);
@@ -157,37 +125,11 @@ impl AbiSpec {
         Ok(())
     }
 
-    /// The custom table agrees with the kind lists and is well formed.
-    fn validate_custom(&self) -> Result<(), SpecProblem> {
-        let Some(custom) = &self.custom else {
-            return Err(SpecProblem::Custom {
-                reason: "the `custom` abi needs its parameter table".to_owned(),
-            });
-        };
-        custom
-            .validate()
-            .map_err(|reason| SpecProblem::Custom { reason })?;
-        let agree = |what: &str, listed: &[ElementKind], table: Vec<ElementKind>| {
-            if listed == table.as_slice() {
-                Ok(())
-            } else {
-                Err(SpecProblem::Custom {
-                    reason: format!(
-                        "the spec lists {what} {listed:?}, its parameter table {table:?}"
-                    ),
-                })
-            }
-        };
-        agree("inputs", &self.inputs, custom.inputs())?;
-        agree("outputs", &self.outputs, custom.outputs())?;
-        agree("params", &self.params, custom.values())
-    }
-
     /// The exact ordered parameter list the ABI implies: pointers, shape and strides, `n`,
     /// params; for the custom ABI, its own order (pointers as 64-bit words, by-value params by
     /// their class).
     pub fn expected_params(&self) -> Vec<ExpectedParam> {
-        if let Some(custom) = self.custom.as_ref().filter(|_| self.abi == AbiKind::Custom) {
+        if let AbiKind::Custom(custom) = &self.abi {
             let (mut k, mut m, mut p) = (0usize, 0usize, 0usize);
             let next = |counter: &mut usize| {
                 let i = index(*counter);
@@ -260,7 +202,7 @@ impl AbiSpec {
     /// Packet size with every param at its natural alignment, computed without building the
     /// list so a huge deserialized spec is refused cheaply.
     fn param_layout_bytes(&self) -> usize {
-        if self.abi == AbiKind::Custom {
+        if self.abi.is_custom() {
             let mut bytes = 0usize;
             for class in self.expected_params().iter().map(|p| p.class) {
                 bytes = bytes
@@ -285,56 +227,66 @@ impl AbiSpec {
     }
 }
 
+/// A custom spec's kind list agrees with its table.
+fn agree(what: &str, listed: &[ElementKind], table: Vec<ElementKind>) -> Result<(), SpecProblem> {
+    if listed == table.as_slice() {
+        Ok(())
+    } else {
+        Err(SpecProblem::Custom {
+            reason: format!("the spec lists {what} {listed:?}, its parameter table {table:?}"),
+        })
+    }
+}
+
+/// The serde form of an [`AbiSpec`]: the ABI by its word, and a custom ABI's table beside it.
+#[derive(Serialize, Deserialize)]
+struct SpecText {
+    abi: String,
+    inputs: Vec<ElementKind>,
+    outputs: Vec<ElementKind>,
+    #[serde(default)]
+    params: Vec<ElementKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    custom: Option<CustomAbi>,
+}
+
+impl TryFrom<SpecText> for AbiSpec {
+    type Error = String;
+    fn try_from(text: SpecText) -> Result<Self, Self::Error> {
+        let abi = match (text.abi.as_str(), text.custom) {
+            ("custom", Some(custom)) => AbiKind::Custom(custom),
+            ("custom", None) => {
+                return Err("the `custom` abi needs its parameter table (`custom`)".to_owned());
+            }
+            (word, None) => word.parse()?,
+            (word, Some(_)) => {
+                return Err(format!("a `{word}` spec carries a custom parameter table"));
+            }
+        };
+        Ok(Self::owned(abi, text.inputs, text.outputs, text.params))
+    }
+}
+
+impl From<AbiSpec> for SpecText {
+    fn from(spec: AbiSpec) -> Self {
+        let abi = spec.abi.to_string();
+        Self {
+            abi,
+            inputs: spec.inputs.into_owned(),
+            outputs: spec.outputs.into_owned(),
+            params: spec.params.into_owned(),
+            custom: match spec.abi {
+                AbiKind::Custom(custom) => Some(custom),
+                AbiKind::Scalar | AbiKind::Vectorized { .. } | AbiKind::Strided { .. } => None,
+            },
+        }
+    }
+}
+
 /// Parameter indices fit `u32` because a valid spec has at most 4096 bytes of parameters; an
 /// invalid one never reaches a launcher, so saturating is only for totality.
 fn index(i: usize) -> u32 {
     u32::try_from(i).unwrap_or(u32::MAX)
-}
-
-/// Why an [`AbiSpec`] describes no kernel: what [`AbiSpec::validate`] answers.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum SpecProblem {
-    /// Width not 2, 4 or 8.
-    #[error("vector width {width} is not 2, 4 or 8")]
-    VectorWidth {
-        /// The width.
-        width: u8,
-    },
-    /// A vector of more than 16 bytes.
-    #[error("{width} lanes of {dtype} make {bytes} bytes, more than the 16 a vector load can move")]
-    VectorTooWide {
-        /// The width.
-        width: u8,
-        /// The widest operand dtype.
-        dtype: ElementKind,
-        /// `width · size`.
-        bytes: usize,
-    },
-    /// Rank outside 1..=8.
-    #[error("rank {rank} is outside 1..=8")]
-    Rank {
-        /// The rank.
-        rank: u8,
-    },
-    /// No output operand.
-    #[error("a kernel needs at least one output")]
-    NoOutput,
-    /// A custom-ABI spec whose parameter table is missing, malformed, or disagrees with its
-    /// kind lists.
-    #[error("invalid custom signature: {reason}")]
-    Custom {
-        /// What is wrong.
-        reason: String,
-    },
-    /// Too many parameter bytes.
-    #[error("the parameters take {bytes} bytes, more than the {limit} a launch can pass")]
-    TooManyParamBytes {
-        /// Packet bytes.
-        bytes: usize,
-        /// The limit.
-        limit: usize,
-    },
 }
 
 #[cfg(test)]

@@ -3,19 +3,34 @@
 //! `#[len(...)]`.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 
-use super::extent::ExtentOp;
-use super::param::{CustomKind, CustomParam};
-use crate::dtype::ElementKind;
+use super::grammar::{ExtentLexer, ExtentToken, parse_extent};
+use crate::{CustomKind, CustomParam, ElementKind, ExtentError, ExtentNames, ExtentOp, ExtentSite};
 
 /// A signature or extent that does not parse, with the byte offset where it went wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("at byte {offset}: {message}")]
+#[error("at byte {offset}: {problem}")]
 pub struct SignatureError {
-    /// Byte offset in the text.
+    /// Byte offset in the text (in the covered count's own text for an error there).
     pub offset: usize,
     /// What is wrong.
-    pub message: String,
+    pub problem: SignatureProblem,
+}
+
+/// What is wrong with a signature's text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SignatureProblem {
+    /// The text does not follow the grammar.
+    #[error("{0}")]
+    Syntax(String),
+    /// An extent breaks a rule of the extent language (the same rules `#[len(..)]` follows).
+    #[error(transparent)]
+    Extent(ExtentError),
+    /// The parameter table as a whole is not one a kernel can have.
+    #[error("{0}")]
+    Table(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,7 +60,7 @@ impl<'t> Lexer<'t> {
     fn error(&self, message: impl Into<String>) -> SignatureError {
         SignatureError {
             offset: self.at,
-            message: message.into(),
+            problem: SignatureProblem::Syntax(message.into()),
         }
     }
 
@@ -86,7 +101,8 @@ impl<'t> Lexer<'t> {
                 ))
             });
         }
-        if ":,[]()+-*/.".contains(c) {
+        // The operators an extent lacks are tokens too, so that it can say so.
+        if ":,[]()+-*/.%<>&|^=!".contains(c) {
             self.pos += c.len_utf8();
             return Ok(Token::Punct(c));
         }
@@ -126,6 +142,7 @@ pub(super) fn parse(
 ) -> Result<(Vec<CustomParam>, Vec<ExtentOp>), SignatureError> {
     let mut lexer = Lexer::new(signature);
     let mut items: Vec<Item<'_>> = Vec::new();
+    let mut declared = HashSet::new();
     loop {
         let name = match lexer.next()? {
             Token::Ident(name) => name,
@@ -137,7 +154,7 @@ pub(super) fn parse(
                 )));
             }
         };
-        if items.iter().any(|i| i.name == name) {
+        if !declared.insert(name) {
             return Err(lexer.error(format!("duplicate parameter `{name}`")));
         }
         lexer.expect(':')?;
@@ -168,7 +185,8 @@ pub(super) fn parse(
         };
         let dtype = ElementKind::from_name(word).ok_or_else(|| {
             lexer.error(format!(
-                "unknown type `{word}`: expected one of f32, f64, f16, bf16, i8, u8, i16, u16, i32, u32, i64, u64"
+                "unknown type `{word}`: expected one of {}",
+                ElementKind::names()
             ))
         })?;
         let (kind, extent) = match direction {
@@ -211,182 +229,91 @@ pub(super) fn parse(
             }
         }
     }
-    let values: Vec<(&str, ElementKind)> = items
-        .iter()
-        .filter_map(|i| match i.kind {
-            CustomKind::Value(d) => Some((i.name, d)),
-            _ => None,
-        })
-        .collect();
-    let mut code = Vec::new();
-    for item in &items {
-        if let Some((start, end)) = item.extent {
-            let text = signature.get(start..end).unwrap_or("");
-            expression(text, &values, false, &mut code).map_err(|mut e| {
-                e.offset += start;
-                e
-            })?;
-        }
-    }
-    if let Some(covers) = covers {
-        expression(covers, &values, true, &mut code)?;
-    }
-    let params = items
+    let params: Vec<CustomParam> = items
         .iter()
         .map(|i| CustomParam {
             name: Cow::Owned(i.name.to_owned()),
             kind: i.kind,
         })
         .collect();
+    let names = ExtentNames::of(&params);
+    let mut code = Vec::new();
+    for item in &items {
+        if let Some((start, end)) = item.extent {
+            let text = signature.get(start..end).unwrap_or("");
+            expression(text, &names, ExtentSite::Len, &mut code).map_err(|mut e| {
+                e.offset += start;
+                e
+            })?;
+        }
+    }
+    if let Some(covers) = covers {
+        expression(covers, &names, ExtentSite::Covers, &mut code)?;
+    }
     Ok((params, code))
 }
 
-/// Parses one extent into `code` (postfix, ending with `End`).
+/// Parses one extent onto `code` (postfix, ending with `End`).
 fn expression(
     text: &str,
-    values: &[(&str, ElementKind)],
-    covers: bool,
+    names: &ExtentNames<'_>,
+    site: ExtentSite,
     code: &mut Vec<ExtentOp>,
 ) -> Result<(), SignatureError> {
-    let mut parser = Parser {
-        lexer: Lexer::new(text),
-        values,
-        covers,
-        code,
-    };
-    parser.sum()?;
-    match parser.lexer.next()? {
-        Token::End => {}
-        other => {
-            return Err(parser
-                .lexer
-                .error(format!("unexpected {} in an extent", describe(&other))));
-        }
-    }
-    parser.code.push(ExtentOp::End);
+    let mut lexer = ExtentText(Lexer::new(text));
+    code.extend(parse_extent(&mut lexer, names, site)?);
     Ok(())
 }
 
-struct Parser<'t, 'v, 'c> {
-    lexer: Lexer<'t>,
-    values: &'v [(&'v str, ElementKind)],
-    covers: bool,
-    code: &'c mut Vec<ExtentOp>,
+/// The lexer as the extent grammar reads it.
+struct ExtentText<'t>(Lexer<'t>);
+
+impl ExtentLexer for ExtentText<'_> {
+    type Mark = usize;
+    type Error = SignatureError;
+
+    fn next(&mut self) -> Result<ExtentToken, SignatureError> {
+        self.0.next().map(extent_token)
+    }
+
+    fn peek(&mut self) -> Result<ExtentToken, SignatureError> {
+        self.0.peek().map(extent_token)
+    }
+
+    fn mark(&self) -> usize {
+        self.0.at
+    }
+
+    fn error(&self, offset: usize, error: ExtentError) -> SignatureError {
+        SignatureError {
+            offset,
+            problem: SignatureProblem::Extent(error),
+        }
+    }
 }
 
-impl Parser<'_, '_, '_> {
-    fn sum(&mut self) -> Result<(), SignatureError> {
-        self.product()?;
-        loop {
-            let op = match self.lexer.peek()? {
-                Token::Punct('+') => ExtentOp::Add,
-                Token::Punct('-') => ExtentOp::Sub,
-                _ => return Ok(()),
-            };
-            self.lexer.next()?;
-            self.product()?;
-            self.code.push(op);
-        }
-    }
-
-    fn product(&mut self) -> Result<(), SignatureError> {
-        self.factor()?;
-        loop {
-            let op = match self.lexer.peek()? {
-                Token::Punct('*') => ExtentOp::Mul,
-                Token::Punct('/') => ExtentOp::Div,
-                _ => return Ok(()),
-            };
-            self.lexer.next()?;
-            self.factor()?;
-            self.code.push(op);
-        }
-    }
-
-    fn factor(&mut self) -> Result<(), SignatureError> {
-        match self.lexer.next()? {
-            Token::Int(value) => self.code.push(ExtentOp::Lit(value)),
-            Token::Punct('(') => {
-                self.sum()?;
-                self.lexer.expect(')')?;
-            }
-            Token::Ident(dim @ ("grid" | "block")) => {
-                if self.covers {
-                    return Err(self.lexer.error(format!(
-                        "the covered count cannot name `{dim}`: it decides the launch geometry"
-                    )));
-                }
-                self.lexer.expect('.')?;
-                let axis = match self.lexer.next()? {
-                    Token::Ident("x") => 0,
-                    Token::Ident("y") => 1,
-                    Token::Ident("z") => 2,
-                    other => {
-                        return Err(self.lexer.error(format!(
-                            "`{dim}.{}` is not a launch dimension: use {dim}.x, {dim}.y or {dim}.z",
-                            describe(&other).trim_matches('`')
-                        )));
-                    }
-                };
-                self.code.push(if dim == "grid" {
-                    ExtentOp::Grid(axis)
-                } else {
-                    ExtentOp::Block(axis)
-                });
-            }
-            Token::Ident("div_ceil") => {
-                self.lexer.expect('(')?;
-                self.sum()?;
-                match self.lexer.next()? {
-                    Token::Punct(',') => {}
-                    _ => {
-                        return Err(self
-                            .lexer
-                            .error("`div_ceil` takes two arguments: div_ceil(a, b)"));
-                    }
-                }
-                self.sum()?;
-                match self.lexer.next()? {
-                    Token::Punct(')') => {}
-                    _ => {
-                        return Err(self
-                            .lexer
-                            .error("`div_ceil` takes two arguments: div_ceil(a, b)"));
-                    }
-                }
-                self.code.push(ExtentOp::DivCeil);
-            }
-            Token::Ident(name) => {
-                let Some(index) = self.values.iter().position(|(n, _)| *n == name) else {
-                    return Err(self.lexer.error(format!(
-                        "unknown name `{name}` in an extent: extents name integer by-value params, grid.x/y/z and block.x/y/z"
-                    )));
-                };
-                if let Some((_, dtype)) = self.values.get(index)
-                    && dtype.is_float()
-                {
-                    return Err(self.lexer.error(format!(
-                        "`{name}` is a {dtype} param: extents take integer params"
-                    )));
-                }
-                let index =
-                    u16::try_from(index).map_err(|_| self.lexer.error("too many params"))?;
-                self.code.push(ExtentOp::Param(index));
-            }
-            other => {
-                return Err(self.lexer.error(format!(
-                    "expected a number, a param, grid.x/y/z, block.x/y/z, `div_ceil(` or `(` in an extent, found {}",
-                    describe(&other)
-                )));
-            }
-        }
-        Ok(())
+fn extent_token(token: Token<'_>) -> ExtentToken {
+    match token {
+        Token::Ident(name) => ExtentToken::Ident(name.to_owned()),
+        Token::Int(value) => ExtentToken::Int(value),
+        Token::Punct('(') => ExtentToken::Open,
+        Token::Punct(')') => ExtentToken::Close,
+        Token::Punct(',') => ExtentToken::Comma,
+        Token::Punct('.') => ExtentToken::Dot,
+        Token::Punct(
+            c @ ('+' | '-' | '*' | '/' | '%' | '<' | '>' | '&' | '|' | '^' | '=' | '!'),
+        ) => ExtentToken::Op(c.to_string()),
+        Token::Punct(c) => ExtentToken::Other(c.to_string()),
+        Token::End => ExtentToken::End,
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::abi::CustomAbi;
+    use crate::{
+        AbiSpec, CustomAbi, ExtentError, MAX_EXTENT_DEPTH, MAX_EXTENT_NESTING, SignatureError,
+        SignatureProblem,
+    };
 
     #[test]
     fn round_trips_through_text() {
@@ -409,16 +336,126 @@ mod tests {
         let err = |sig: &str, covers: Option<&str>| {
             CustomAbi::parse(sig, covers)
                 .err()
-                .map(|e| e.message)
+                .map(|e| e.problem.to_string())
                 .unwrap_or_default()
         };
         assert!(err("x: in f32[m], n: i32", None).contains("unknown name `m`"));
-        assert!(err("x: in f32[a], a: f32", None).contains("extents take integer params"));
+        assert!(err("x: in f32[a], a: f32", None).contains("takes integer params only"));
         assert!(err("x: in f32[grid.w]", None).contains("not a launch dimension"));
-        assert!(err("x: in f32[n % 2], n: i32", None).contains("unexpected"));
+        assert!(err("x: in f32[n % 2], n: i32", None).contains("unsupported operator `%`"));
+        assert!(
+            err("x: in f32[div_ceil(n % 2, 2)], n: i32", None).contains("unsupported operator `%`")
+        );
+        assert!(
+            err("x: in f32[(n 2)], n: i32", None).contains("expected `)` in an extent, found `2`")
+        );
+        assert!(err("x: in f32[n # 2], n: i32", None).contains("unexpected `#`"));
         assert!(err("x: in f32[div_ceil(n)], n: i32", None).contains("two arguments"));
+        assert!(err("x: in f32[max(n, 2)], n: i32", None).contains("unknown function `max`"));
+        assert!(err("x: in f32[y], y: in f32[n], n: i32", None).contains("is a pointer"));
         assert!(err("x: out f32[n], n: i32", Some("grid.x")).contains("covered count"));
         assert!(err("x: in f33[n], n: i32", None).contains("unknown type"));
         assert!(err("x: in f32[n], x: i32", None).contains("duplicate"));
+    }
+
+    /// Runs `parse` on a thread with a 256 KiB stack: a parser that recursed once per level of
+    /// its input with no limit would overflow it long before ten times the limit.
+    fn on_a_small_stack(
+        parse: impl FnOnce() -> Result<AbiSpec, SignatureError> + Send + 'static,
+    ) -> Result<AbiSpec, SignatureError> {
+        std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(parse)
+            .expect("a thread starts")
+            .join()
+            .expect("the parser returns instead of overflowing its stack")
+    }
+
+    fn nested(levels: usize, open: &str, inner: &str, close: &str) -> String {
+        format!("{}{inner}{}", open.repeat(levels), close.repeat(levels))
+    }
+
+    fn refused_for(error: ExtentError) -> Option<SignatureProblem> {
+        Some(SignatureProblem::Extent(error))
+    }
+
+    #[test]
+    fn nesting_ten_times_the_limit_is_refused_while_parsing() {
+        let too_nested = refused_for(ExtentError::TooNested {
+            limit: MAX_EXTENT_NESTING,
+        });
+        let levels = 10 * MAX_EXTENT_NESTING;
+        for extent in [
+            nested(levels, "(", "n", ")"),
+            nested(levels, "div_ceil(", "n", ", 2)"),
+        ] {
+            let signature = format!("x: in f32[{extent}], n: u32");
+            let parsed = on_a_small_stack(move || AbiSpec::parse_custom(&signature, None));
+            assert_eq!(parsed.err().map(|e| e.problem), too_nested, "in an extent");
+            let parsed = on_a_small_stack(move || {
+                AbiSpec::parse_custom("x: out f32[n], n: u32", Some(&extent))
+            });
+            assert_eq!(parsed.err().map(|e| e.problem), too_nested, "in `covers`");
+        }
+        // The level past the limit is refused at its own `(`: byte 10 + 32 of the signature.
+        let signature = format!("x: in f32[{}], n: u32", nested(levels, "(", "n", ")"));
+        let err = AbiSpec::parse_custom(&signature, None).err();
+        assert_eq!(err.map(|e| e.offset), Some(10 + MAX_EXTENT_NESTING));
+        // At the limit, an extent still parses.
+        let signature = format!(
+            "x: in f32[{}], n: u32",
+            nested(MAX_EXTENT_NESTING, "(", "n", ")")
+        );
+        assert!(AbiSpec::parse_custom(&signature, None).is_ok());
+    }
+
+    #[test]
+    fn a_stack_ten_times_the_limit_is_refused_while_parsing() {
+        // `n + (n + (n + …))`: every level keeps one value waiting, so the stack reaches the
+        // limit long before the nesting does.
+        let levels = 10 * MAX_EXTENT_DEPTH;
+        let extent = nested(levels, "n + (", "n", ")");
+        let signature = format!("x: in f32[{extent}], n: u32");
+        let parsed = on_a_small_stack(move || AbiSpec::parse_custom(&signature, None));
+        assert_eq!(
+            parsed.err().map(|e| e.problem),
+            refused_for(ExtentError::TooDeep {
+                limit: MAX_EXTENT_DEPTH
+            })
+        );
+        let parsed =
+            on_a_small_stack(move || AbiSpec::parse_custom("x: out f32[n], n: u32", Some(&extent)));
+        assert!(matches!(
+            parsed.err().map(|e| e.problem),
+            Some(SignatureProblem::Extent(ExtentError::TooDeep { .. }))
+        ));
+    }
+
+    /// The input of the report that found the overflow: 20,000 nested parentheses.
+    #[test]
+    fn twenty_thousand_parentheses_are_refused_on_a_small_stack() {
+        let extent = nested(20_000, "(", "n", ")");
+        let signature = format!("x: in f32[{extent}], n: u32");
+        let parsed = on_a_small_stack(move || AbiSpec::parse_custom(&signature, None));
+        assert!(matches!(
+            parsed.err().map(|e| e.problem),
+            Some(SignatureProblem::Extent(ExtentError::TooNested { .. }))
+        ));
+        let parsed =
+            on_a_small_stack(move || AbiSpec::parse_custom("x: out f32[n], n: u32", Some(&extent)));
+        assert!(parsed.is_err());
+    }
+
+    /// The rest of the signature grammar is loops, not recursion: a signature with many
+    /// parameters, or brackets nested deep inside an extent, is read without recursing.
+    #[test]
+    fn the_signature_grammar_does_not_recurse() {
+        let many: Vec<String> = (0..20_000).map(|i| format!("p{i}: u32")).collect();
+        let signature = format!("x: out f32[p0], {}", many.join(", "));
+        let parsed = on_a_small_stack(move || AbiSpec::parse_custom(&signature, None));
+        assert_eq!(parsed.map(|spec| spec.params.len()).ok(), Some(20_000));
+        let brackets = format!("x: out f32[{}], n: u32", nested(20_000, "[", "n", "]"));
+        let parsed = on_a_small_stack(move || AbiSpec::parse_custom(&brackets, None));
+        assert!(parsed.is_err());
     }
 }

@@ -6,10 +6,11 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::abi::ParamValue;
+use crate::ParamValue;
 
-/// Deepest operand stack an extent program may need; [`super::CustomAbi::validate`] refuses a
-/// deeper one, so evaluation never runs out of room.
+/// Deepest operand stack an extent program may need; the [`ExtentCompiler`](crate::ExtentCompiler)
+/// refuses a deeper one (and [`CustomAbi::validate`](crate::CustomAbi::validate) with it), so
+/// evaluation never runs out of room.
 pub const MAX_EXTENT_DEPTH: usize = 16;
 
 /// One step of an extent program (postfix order; each program ends with [`ExtentOp::End`]).
@@ -35,17 +36,6 @@ pub enum ExtentOp {
     DivCeil,
     /// Ends one extent: the value on the stack is the extent.
     End,
-}
-
-impl ExtentOp {
-    /// How the op changes the stack depth: +1 for a leaf, −1 for a binary op, 0 for `End`.
-    pub(crate) const fn depth_change(self) -> isize {
-        match self {
-            Self::Lit(_) | Self::Param(_) | Self::Grid(_) | Self::Block(_) => 1,
-            Self::Add | Self::Sub | Self::Mul | Self::Div | Self::DivCeil => -1,
-            Self::End => 0,
-        }
-    }
 }
 
 /// What an extent is evaluated against: the launch's by-value params and its geometry.

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use crate::dtype::ElementKind;
+use crate::ElementKind;
 
 /// What one parameter of a custom kernel is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

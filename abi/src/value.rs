@@ -1,6 +1,6 @@
 //! [`ParamValue`]: a runtime scalar param with its exact type, and its bytes in a packet.
 
-use crate::dtype::ElementKind;
+use crate::ElementKind;
 
 /// A runtime scalar param, with its exact type (params are never narrowed or widened).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -39,8 +39,9 @@ macro_rules! param_values {
                 match self { $(Self::$variant(_) => ElementKind::$variant,)* }
             }
 
-            /// Writes the value little-endian into its packet slot.
-            pub(crate) fn write_to(&self, out: &mut [u8]) {
+            /// Writes the value little-endian into its packet slot (see [`copy_le`]).
+            #[inline]
+            pub fn write_slot(&self, out: &mut [u8]) {
                 match self { $(Self::$variant(v) => copy_le(out, v.to_le_bytes()),)* }
             }
         }
@@ -55,15 +56,17 @@ param_values! {
     I32(i32), I64(i64), U32(u32), U64(u64),
 }
 
-/// Writes `value` into `slot`. The verified layout gives every slot exactly its value's size, so
-/// this is one fixed-size store; a mismatched slot gets the common prefix.
+/// Writes `value` (little-endian bytes) into a packet `slot`. The verified layout gives every
+/// slot exactly its value's size, so this is one fixed-size store; a mismatched slot gets the
+/// common prefix, never a panic.
 #[inline]
-pub(crate) fn copy_le<const N: usize>(slot: &mut [u8], value: [u8; N]) {
+pub fn copy_le<const N: usize>(slot: &mut [u8], value: [u8; N]) {
     match <&mut [u8; N]>::try_from(&mut *slot) {
         Ok(slot) => *slot = value,
         Err(_) => {
-            let n = slot.len().min(N);
-            slot[..n].copy_from_slice(&value[..n]);
+            for (to, from) in slot.iter_mut().zip(value) {
+                *to = from;
+            }
         }
     }
 }

@@ -3,8 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{AbiKind, AbiSpec, CustomKind, ParamRole};
-use crate::dtype::ElementKind;
+use crate::{AbiKind, AbiSpec, CustomKind, ElementKind, ParamRole};
 
 impl AbiSpec {
     /// An `extern "C" __global__` declaration of `name` whose parameter list is exactly the one
@@ -12,7 +11,7 @@ impl AbiSpec {
     /// float* __restrict__ out0, long long n);`. Packed half vectors get the struct they need on
     /// the line before.
     pub fn cuda_prototype(&self, name: &str) -> String {
-        if let Some(custom) = self.custom.as_ref().filter(|_| self.abi == AbiKind::Custom) {
+        if let AbiKind::Custom(custom) = &self.abi {
             let params: Vec<String> = custom
                 .params
                 .iter()
@@ -48,7 +47,7 @@ impl AbiSpec {
                     format!("{} {}", kind.map_or("?", scalar), param.role.short_name())
                 }
                 role => {
-                    let comment = match (self.abi, role) {
+                    let comment = match (&self.abi, role) {
                         (AbiKind::Vectorized { width }, ParamRole::Count) => {
                             format!(" /* vectors: elements / {width} */")
                         }
@@ -134,8 +133,8 @@ fn scalar(kind: ElementKind) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use crate::abi::{AbiKind, AbiSpec};
-    use crate::dtype::ElementKind::*;
+    use crate::ElementKind::*;
+    use crate::{AbiKind, AbiSpec};
 
     #[test]
     fn every_abi_spells_its_parameter_list() {

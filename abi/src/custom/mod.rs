@@ -1,27 +1,32 @@
 //! The custom ABI: a kernel's parameters in its own order — pointers (inputs and outputs, each
 //! with an extent expression over the integer params and the launch geometry) and by-value
-//! scalars interleaved — launched with an explicit [`LaunchConfig`](crate::device::LaunchConfig)
-//! or, for a kernel that `covers` an element count, one thread per element.
+//! scalars interleaved — launched with an explicit launch configuration or, for a kernel that
+//! `covers` an element count, one thread per element.
 //!
 //! [`CustomAbi`] is the runtime table: every parameter with its name and kind, and the extents
 //! as one compact postfix program (see [`ExtentOp`]), evaluated with checked arithmetic and no
 //! allocation at every launch.
 
+mod compile;
 mod extent;
+mod grammar;
 mod param;
 mod text;
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub use compile::{ExtentCompiler, ExtentError, ExtentNames, ExtentSite, MAX_EXTENT_NESTING};
 use extent::write_infix;
 pub use extent::{ExtentEnv, ExtentOp, ExtentProblem, MAX_EXTENT_DEPTH, eval_next};
+pub use grammar::{ExtentLexer, ExtentToken, parse_extent};
 pub use param::{CustomKind, CustomParam};
-pub use text::SignatureError;
+pub use text::{SignatureError, SignatureProblem};
 
-use crate::dtype::ElementKind;
+use crate::ElementKind;
 
 /// The parameter table of a custom kernel: every parameter in order, and one extent program per
 /// pointer (in order) followed, for a kernel that covers an element count, by that count's
@@ -126,75 +131,39 @@ impl CustomAbi {
     }
 
     /// Refuses a table no kernel can have: duplicate or empty names, a program count that is not
-    /// one per pointer (plus the covered count), a program that is malformed or deeper than
-    /// [`MAX_EXTENT_DEPTH`], an extent naming a param that is not an integer, a geometry axis
-    /// other than x, y, z, or a covered count that names the geometry (it decides the geometry).
+    /// one per pointer (plus the covered count), or a program that breaks a rule of the extent
+    /// language ([`ExtentCompiler::push`]: a param that is missing or not an integer, a geometry
+    /// axis other than x, y, z, a covered count that names the geometry, a malformed program or
+    /// one deeper than [`MAX_EXTENT_DEPTH`]).
     pub fn validate(&self) -> Result<(), String> {
+        let mut seen_names = HashSet::with_capacity(self.params.len());
         for (i, param) in self.params.iter().enumerate() {
             if param.name.is_empty() {
                 return Err(format!("parameter {i} has no name"));
             }
-            if self.params[..i].iter().any(|p| p.name == param.name) {
+            if !seen_names.insert(&*param.name) {
                 return Err(format!("two parameters are named `{}`", param.name));
             }
         }
-        let values = self.values();
         let pointers = self.params.iter().filter(|p| p.kind.is_pointer()).count();
         let programs = pointers + usize::from(self.covers);
-        let mut depth: isize = 0;
-        let mut deepest: isize = 0;
-        let mut seen = 0usize;
-        let mut geometry = false;
-        for &op in self.code.iter() {
-            match op {
-                ExtentOp::Param(p) => match values.get(usize::from(p)) {
-                    None => {
-                        return Err(format!(
-                            "an extent names by-value param {p}, which does not exist"
-                        ));
-                    }
-                    Some(dtype) if dtype.is_float() => {
-                        return Err(format!(
-                            "an extent names `{}`, a {dtype} param: extents take integer params",
-                            self.value_name(p)
-                        ));
-                    }
-                    Some(_) => {}
-                },
-                ExtentOp::Grid(axis) | ExtentOp::Block(axis) => {
-                    if axis > 2 {
-                        return Err(format!("geometry axis {axis} is not x, y or z"));
-                    }
-                    geometry = true;
-                }
-                _ => {}
-            }
-            depth += op.depth_change();
-            deepest = deepest.max(depth);
-            if depth < 1 && op != ExtentOp::End {
-                return Err("an extent program is malformed".to_owned());
-            }
-            if op == ExtentOp::End {
-                if depth != 1 {
-                    return Err("an extent program is malformed".to_owned());
-                }
-                seen += 1;
-                if self.covers && seen == programs && geometry {
-                    return Err(
-                        "the covered count names the launch geometry, which it decides".to_owned(),
-                    );
-                }
-                depth = 0;
-                geometry = false;
-            }
-        }
-        if depth != 0 {
+        if self.code.last().is_some_and(|op| *op != ExtentOp::End) {
             return Err("the last extent program does not end".to_owned());
         }
-        if deepest > MAX_EXTENT_DEPTH as isize {
-            return Err(format!(
-                "an extent needs a stack of {deepest}, more than {MAX_EXTENT_DEPTH}"
-            ));
+        let names = ExtentNames::of(&self.params);
+        let mut seen = 0usize;
+        for program in self.code.split_inclusive(|op| *op == ExtentOp::End) {
+            let site = if self.covers && seen + 1 == programs {
+                ExtentSite::Covers
+            } else {
+                ExtentSite::Len
+            };
+            let mut compiler = ExtentCompiler::new(&names, site);
+            for &op in program.iter().filter(|op| **op != ExtentOp::End) {
+                compiler.push(op).map_err(|e| e.to_string())?;
+            }
+            compiler.finish().map_err(|e| e.to_string())?;
+            seen += 1;
         }
         if seen != programs {
             return Err(format!(
@@ -240,9 +209,10 @@ impl CustomAbi {
             code: Cow::Owned(code),
             covers: covers.is_some(),
         };
-        custom
-            .validate()
-            .map_err(|message| SignatureError { offset: 0, message })?;
+        custom.validate().map_err(|reason| SignatureError {
+            offset: 0,
+            problem: SignatureProblem::Table(reason),
+        })?;
         Ok(custom)
     }
 }

@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::dtype::ElementKind;
+use crate::ElementKind;
 
 /// How a parameter appears in a PTX `.param` list, compared by class and size only.
 ///
@@ -81,31 +81,6 @@ impl ParamClass {
             Self::Bytes { align, .. } => align as usize,
             other => other.size(),
         }
-    }
-
-    /// Maps a parsed PTX parameter to its class; `None` for types that cannot be a kernel
-    /// parameter of any jitseam ABI (`.pred`).
-    pub fn of_ptx(param: &jitseam_ptx::Param) -> Option<Self> {
-        use jitseam_ptx::ScalarType as T;
-        if param.array_len.is_some() {
-            let size = u32::try_from(param.size_bytes()).ok()?;
-            let align = param.align.unwrap_or(param.ty.bytes());
-            return Some(Self::Bytes { size, align });
-        }
-        Some(match param.ty {
-            T::B8 | T::U8 | T::S8 => Self::Int8,
-            T::B16 | T::U16 | T::S16 => Self::Int16,
-            T::B32 | T::U32 | T::S32 => Self::Int32,
-            T::B64 | T::U64 | T::S64 => Self::Int64,
-            T::F32 => Self::F32,
-            T::F64 => Self::F64,
-            // A half or packed pair by value is bit-identical to the byte array NVRTC emits.
-            T::F16 | T::BF16 | T::F16x2 | T::BF16x2 | T::B128 => Self::Bytes {
-                size: param.ty.bytes(),
-                align: param.align.unwrap_or(param.ty.bytes()),
-            },
-            T::Pred => return None,
-        })
     }
 }
 
