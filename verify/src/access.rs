@@ -15,7 +15,7 @@ impl Analyzer<'_> {
             addr,
             offset,
             bytes,
-            space,
+            shared,
             ..
         } = &ins.kind
         else {
@@ -25,8 +25,7 @@ impl Analyzer<'_> {
         if !final_run {
             return;
         }
-        let shared = *space == Some(".shared");
-        let verdict = self.check_access(st, *access, *addr, *offset, *bytes, shared);
+        let verdict = self.check_access(st, *access, *addr, *offset, *bytes, *shared);
         match verdict {
             Ok(param) if param >= SHARED_BASE => {}
             Ok(param) => self.record_access(param, *access, *bytes),

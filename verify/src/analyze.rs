@@ -797,7 +797,8 @@ pub(crate) fn defs(kind: &Kind) -> Vec<Reg> {
             v
         }
         Kind::Mem { dests, .. } => dests.clone(),
-        Kind::Opaque { dests, .. } => dests.clone(),
+        Kind::Opaque { dests, preds, .. } => dests.iter().chain(preds).copied().collect(),
+        Kind::Fresh { d, .. } => vec![*d],
         Kind::Bra { .. } | Kind::Ret | Kind::Refuse { .. } | Kind::Nop | Kind::SharedDecl => {
             Vec::new()
         }

@@ -171,10 +171,10 @@ pub(crate) enum Kind {
         addr: AddrBase,
         offset: i64,
         bytes: u32,
-        /// Registers written (loads, atomics).
+        /// Registers written (loads, atomics), every one of a vector.
         dests: Vec<Reg>,
-        /// The state space as written (`.global`, `.shared`, or none for generic).
-        space: Option<&'static str>,
+        /// Written `.shared`: the address is a shared-space one (else global or generic).
+        shared: bool,
     },
     /// `d` = the shared-space address of `.shared` variable `var` (`mov.u64 %rd, s`).
     SharedAddr {
@@ -185,18 +185,28 @@ pub(crate) enum Kind {
     /// shared-memory size (see `EntryContract::three_dimensional`); refused otherwise.
     SharedDecl,
     /// A value computed by something not modeled exactly: data if any source is, else an
-    /// unknown integer.
+    /// unknown integer; every predicate it writes an unknown predicate.
     Opaque {
         dests: Vec<Reg>,
+        preds: Vec<Reg>,
         srcs: Vec<Src>,
+    },
+    /// `d` = some value in `lo..=hi` (at width `w`), e.g. the carry flag an `addc` adds.
+    Fresh {
+        d: Reg,
+        lo: i128,
+        hi: i128,
+        w: u8,
     },
     Bra {
         target: usize,
     },
     Ret,
-    /// Reaching it is a rejection (`unsupported`).
+    /// Reaching it is a rejection: `unsupported`, or `unknown_form` for what the typed
+    /// instruction model does not know.
     Refuse {
-        reason: &'static str,
+        reason: std::borrow::Cow<'static, str>,
+        unknown: bool,
     },
     Nop,
 }

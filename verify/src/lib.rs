@@ -58,6 +58,7 @@ pub use reject::{RejectKind, Rejection};
 use analyze::{Analyzer, initial_state};
 use atoms::{AtomKind, Atoms, NTID, TID};
 use facts::Facts;
+use jitseam_ptx::resolve::{ResolvedEntry, ResolvedModule};
 use poly::Poly;
 
 /// Launch conditions the verifier may assume, by tag bit: `n + threads ≤ limit`.
@@ -90,20 +91,42 @@ const DECLARED_CONDITIONS: [(u8, u64, bool); 4] = [
 /// before.
 const DECLARED_ATTEMPTS: [u8; 4] = [0, 16 | 32, 16 | 32 | 64, 16 | 32 | 64 | 128];
 
-/// Proves the body of `entry` in `text` safe under `contract`.
+/// Proves the body of `entry` in `text` safe under `contract`: parses and resolves the module,
+/// then [`verify_resolved`].
 pub fn verify_entry(text: &str, entry: &str, contract: &EntryContract) -> Result<Proof, Rejection> {
-    let module = jitseam_ptx::parse_module(text).map_err(|e| Rejection {
+    let unparsed = |e: jitseam_ptx::ParseError| Rejection {
         line: e.line,
         instruction: String::new(),
         kind: RejectKind::Unsupported,
         reason: format!("the module does not parse: {e}"),
-    })?;
-    let Some(found) = module.entry(entry) else {
+    };
+    let module = ResolvedModule::new(text).map_err(unparsed)?;
+    if module.module.entry(entry).is_none() {
         return Err(Rejection {
             line: 0,
             instruction: String::new(),
             kind: RejectKind::Unsupported,
             reason: format!("no entry `{entry}`"),
+        });
+    }
+    let resolved = module.entry(text, entry).map_err(unparsed)?;
+    verify_resolved(text, &module, &resolved, contract)
+}
+
+/// Proves the body of a resolved entry safe under `contract`. `text` is the module's PTX (for
+/// the lines a rejection quotes); `module` and `entry` were resolved from it.
+pub fn verify_resolved(
+    text: &str,
+    module: &ResolvedModule,
+    entry: &ResolvedEntry,
+    contract: &EntryContract,
+) -> Result<Proof, Rejection> {
+    let Some(found) = module.module.entries.get(entry.entry as usize) else {
+        return Err(Rejection {
+            line: 0,
+            instruction: String::new(),
+            kind: RejectKind::Unsupported,
+            reason: "no such entry".to_owned(),
         });
     };
     if found.params.len() != contract.params.len() {
@@ -119,8 +142,8 @@ pub fn verify_entry(text: &str, entry: &str, contract: &EntryContract) -> Result
         });
     }
     let names: Vec<String> = found.params.iter().map(|p| p.name.clone()).collect();
-    let body = lower::Lowerer::new(text, &module)
-        .entry(entry)
+    let body = lower::Lowerer::new(text, module, entry)
+        .lower()
         .map_err(|e| Rejection {
             line: e.line,
             instruction: e.text,
@@ -214,7 +237,7 @@ fn widest_shared_access(body: &ir::Body) -> u32 {
         .filter_map(|i| match &i.kind {
             ir::Kind::Mem {
                 bytes,
-                space: Some(".shared"),
+                shared: true,
                 ..
             } => Some(*bytes),
             _ => None,

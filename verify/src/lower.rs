@@ -1,17 +1,26 @@
-//! Lowering: parsed statements of the entry (and, inlined at each call, of every `.func` it
-//! calls) become the flat [`Body`] the analysis runs on.
+//! Lowering: the typed, resolved instructions of the entry (and, inlined at each call, of every
+//! `.func` it calls) become the flat [`Body`] the analysis runs on.
 //!
-//! Nothing here decides safety. Instructions that cannot be modeled become
-//! [`Kind::Refuse`], which the analysis rejects only if it reaches them.
+//! Every [`Opcode`] is matched here, with nothing left to a default: each has a stated abstract
+//! semantics — an exact one ([`Kind::Int`], [`Kind::Setp`], [`Kind::Mem`], …), "some value"
+//! ([`Kind::Opaque`], only for instructions that write registers and nothing else), or a refusal
+//! ([`Kind::Refuse`]). A modifier an exact semantics does not account for makes the result
+//! opaque, or, for an instruction that touches memory, a refusal; what the typed model does not
+//! know at all is refused with its [`UnknownForm`](jitseam_ptx::inst::UnknownForm).
+//!
+//! Nothing here decides safety: the analysis rejects a refusal only if it reaches it.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::ir::{Access, AddrBase, Body, Cmp, Ins, IntOp, Kind, PredOp, Reg, SharedVar, Src};
 use jitseam_ptx::FloatValue;
 use jitseam_ptx::body::Variable;
-use jitseam_ptx::body::{Instruction, Operand, Statement, parse_body};
-use jitseam_ptx::module_variables;
-use jitseam_ptx::{Module, ScalarType, StateSpace};
+use jitseam_ptx::inst::{
+    self, BoolOp, Compare, Flag, Instruction, Name, Opcode, Operand, RegId, Space, Special, VarRef,
+};
+use jitseam_ptx::resolve::{Body as Resolved, RegOrigin, ResolvedEntry, ResolvedModule, Stmt};
+use jitseam_ptx::{ScalarType, StateSpace};
 
 /// Why lowering stopped: a 1-based line (0: none) and a reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,41 +34,71 @@ pub(crate) struct LowerError {
 const MAX_INLINE_DEPTH: usize = 8;
 /// Instructions after inlining.
 const MAX_INSTS: usize = 200_000;
+/// Registers of one body.
+const MAX_REGS: usize = 1 << 20;
 
+/// What a resolved name is in the flattened body.
 #[derive(Debug, Clone, Copy)]
 enum Sym {
     Reg(Reg),
     /// A kernel parameter.
     KParam(u32),
+    /// A `.shared` variable: its index in [`Body::shared`].
+    Shared(u32),
+    /// Anything else (a variable of another space, a function, a label): what it is.
+    Other,
 }
 
-#[derive(Default)]
-struct Scope<'a> {
-    names: HashMap<String, Sym>,
-    ranges: Vec<(&'a str, u32, Reg)>,
+/// One body being lowered: the entry, or a `.func` inlined at a call.
+struct Frame<'r> {
+    body: &'r Resolved,
+    /// The body's registers are `base..base + body.regs.len()`.
+    base: Reg,
+    /// What `Name::Param(i)` is.
+    params: Vec<Sym>,
+    /// The registers holding the return values (`Name::Return(i)`).
+    returns: Vec<Reg>,
+    /// The registers holding the body's own `.param` variables (`Name::LocalParam(i)`).
+    local_params: Vec<Reg>,
+    /// The body's `.shared` variables, by their index in `body.vars`.
+    shared: HashMap<u32, u32>,
+    /// Inlined at a call: `ret` jumps past the call.
+    inlined: bool,
+}
+
+impl Frame<'_> {
+    fn reg(&self, id: RegId) -> Reg {
+        self.base.saturating_add(id.0)
+    }
+
+    fn is_pred(&self, id: RegId) -> bool {
+        self.body.reg(id).is_some_and(|r| r.ty == ScalarType::Pred)
+    }
 }
 
 pub(crate) struct Lowerer<'a> {
     src: &'a str,
-    module: &'a Module,
+    module: &'a ResolvedModule,
+    entry: &'a ResolvedEntry,
     line_starts: Vec<usize>,
     body: Body,
     depth: usize,
-    /// `.shared` variables by name: their index in `body.shared`.
-    shared_names: HashMap<String, u32>,
+    /// Module-scope `.shared` variables, by their index in `module.vars`.
+    module_shared: HashMap<u32, u32>,
 }
 
 impl<'a> Lowerer<'a> {
-    pub(crate) fn new(src: &'a str, module: &'a Module) -> Self {
+    pub(crate) fn new(src: &'a str, module: &'a ResolvedModule, entry: &'a ResolvedEntry) -> Self {
         let mut line_starts = vec![0];
         line_starts.extend(memchr::memchr_iter(b'\n', src.as_bytes()).map(|i| i + 1));
         Lowerer {
             src,
             module,
+            entry,
             line_starts,
             body: Body::default(),
             depth: 0,
-            shared_names: HashMap::new(),
+            module_shared: HashMap::new(),
         }
     }
 
@@ -79,8 +118,7 @@ impl<'a> Lowerer<'a> {
         self.src.get(start..end).unwrap_or("").trim().to_owned()
     }
 
-    fn err(&self, offset: usize, reason: impl Into<String>) -> LowerError {
-        let line = self.line_of(offset);
+    fn err(&self, line: u32, reason: impl Into<String>) -> LowerError {
         LowerError {
             line,
             text: self.line_text(line),
@@ -90,178 +128,136 @@ impl<'a> Lowerer<'a> {
 
     fn fresh(&mut self) -> Reg {
         let r = self.body.num_regs;
-        self.body.num_regs += 1;
+        self.body.num_regs = self.body.num_regs.saturating_add(1);
         r
     }
 
-    pub(crate) fn entry(mut self, entry: &str) -> Result<Body, LowerError> {
-        let Some(found) = self.module.entry(entry) else {
+    /// Registers for a body of `count` registers.
+    fn frame_regs(&mut self, count: usize, line: u32) -> Result<Reg, LowerError> {
+        if count > MAX_REGS {
+            return Err(self.err(line, "too many registers"));
+        }
+        let base = self.body.num_regs;
+        self.body.num_regs = base.saturating_add(count as u32);
+        Ok(base)
+    }
+
+    pub(crate) fn lower(mut self) -> Result<Body, LowerError> {
+        let Some(entry) = self.entry.entry_body() else {
             return Err(LowerError {
                 line: 0,
                 text: String::new(),
-                reason: format!("no entry `{entry}`"),
+                reason: "the entry has no body".to_owned(),
             });
         };
-        let Some(range) = found.body.clone() else {
-            return Err(self.err(found.offset, "the entry has no body"));
-        };
-        // Module-scope `.shared` variables are the block's as much as the entry's own; a module
-        // whose variables do not parse names none (an access through one is then refused).
-        if let Ok(vars) = module_variables(self.src) {
-            for var in vars.iter().filter(|v| v.space == StateSpace::Shared) {
-                self.declare_shared(var);
+        // Module-scope `.shared` variables are the block's as much as the entry's own.
+        let module = self.module;
+        for (i, var) in module.vars.iter().enumerate() {
+            if var.space == StateSpace::Shared
+                && let Some(index) = self.declare_shared(var)
+            {
+                self.module_shared.insert(i as u32, index);
             }
         }
-        let mut root = Scope::default();
-        for (i, p) in found.params.iter().enumerate() {
-            root.names.insert(p.name.clone(), Sym::KParam(i as u32));
-        }
-        self.function(range, root, None)?;
+        let base = self.frame_regs(entry.regs.len(), entry.line)?;
+        let params = (0..self.entry_param_count())
+            .map(|i| Sym::KParam(i as u32))
+            .collect();
+        let frame = Frame {
+            body: entry,
+            base,
+            params,
+            returns: Vec::new(),
+            local_params: Vec::new(),
+            shared: HashMap::new(),
+            inlined: false,
+        };
+        self.function(frame)?;
         self.body.build_blocks();
         Ok(self.body)
     }
 
+    fn entry_param_count(&self) -> usize {
+        self.module
+            .module
+            .entries
+            .get(self.entry.entry as usize)
+            .map_or(0, |e| e.params.len())
+    }
+
     /// Lowers one body. For an inlined `.func`, `ret` jumps to the instruction after it
     /// (patched at the end).
-    fn function(
-        &mut self,
-        range: std::ops::Range<usize>,
-        root: Scope<'a>,
-        inlined: Option<()>,
-    ) -> Result<(), LowerError> {
-        let statements = parse_body(self.src, range).map_err(|e| LowerError {
-            line: e.line,
-            text: self.line_text(e.line),
-            reason: format!("{e}"),
-        })?;
-        let mut scopes = vec![root];
-        let mut labels: HashMap<&'a str, usize> = HashMap::new();
-        let mut fixups: Vec<(usize, &'a str, usize)> = Vec::new();
+    fn function(&mut self, mut frame: Frame<'a>) -> Result<(), LowerError> {
+        let body = frame.body;
+        let mut labels: Vec<Option<usize>> = vec![None; body.labels.len()];
+        let mut fixups: Vec<(usize, u32, u32)> = Vec::new();
         let mut returns: Vec<usize> = Vec::new();
-        for statement in statements {
+        for statement in &body.statements {
             match statement {
-                Statement::Open { .. } => scopes.push(Scope::default()),
-                Statement::Close { offset } => {
-                    if scopes.len() <= 1 {
-                        return Err(self.err(offset, "unbalanced `}`"));
-                    }
-                    scopes.pop();
-                }
-                Statement::Label { name, .. } => {
-                    labels.insert(name, self.body.insts.len());
-                }
-                Statement::Reg { names, .. } => {
-                    for name in names {
-                        let count = name.count.unwrap_or(1);
-                        if count > 1 << 20 {
-                            return Err(LowerError {
-                                line: 0,
-                                text: String::new(),
-                                reason: "too many registers".to_owned(),
-                            });
-                        }
-                        let base = self.body.num_regs;
-                        self.body.num_regs = base.saturating_add(count);
-                        if let Some(scope) = scopes.last_mut() {
-                            match name.count {
-                                Some(n) => scope.ranges.push((name.name, n, base)),
-                                None => {
-                                    scope.names.insert(name.name.to_owned(), Sym::Reg(base));
-                                }
-                            }
-                        }
+                Stmt::Label(id) => {
+                    if let Some(slot) = labels.get_mut(*id as usize) {
+                        *slot = Some(self.body.insts.len());
                     }
                 }
-                Statement::Param { name, .. } => {
+                Stmt::Param(_) => {
                     let r = self.fresh();
-                    if let Some(scope) = scopes.last_mut() {
-                        scope.names.insert(name.to_owned(), Sym::Reg(r));
-                    }
+                    frame.local_params.push(r);
                 }
+                Stmt::Vars(start, end) => self.variables(&mut frame, *start, *end),
                 // A call prototype declares a signature; only a call through it matters.
-                Statement::Directive {
-                    name: ".callprototype",
-                    ..
-                } => {}
-                Statement::Variables(vars)
-                    if inlined.is_none()
-                        && !vars.is_empty()
-                        && vars.iter().all(|v| v.space == StateSpace::Shared) =>
-                {
-                    for var in &vars {
-                        self.declare_shared(var);
-                    }
-                    let line = self.line_of(vars.first().map_or(0, |v| v.offset));
-                    self.push(Kind::SharedDecl, None, line);
-                }
-                Statement::Variables(vars) => {
-                    let reason = match vars.first().map(|v| v.space) {
-                        Some(StateSpace::Shared) => "shared memory is not verified",
-                        Some(StateSpace::Local) => "local memory is not verified",
-                        _ => "module variables are not verified",
-                    };
-                    let line = self.line_of(vars.first().map_or(0, |v| v.offset));
-                    self.push(Kind::Refuse { reason }, None, line);
-                }
-                Statement::Directive { name, offset, .. } => {
-                    let reason = match name {
+                Stmt::Directive { name, .. } if name == ".callprototype" => {}
+                Stmt::Directive { name, line } => {
+                    let reason = match name.as_str() {
                         ".shared" => "shared memory is not verified",
                         ".local" => "local memory is not verified",
                         ".const" | ".global" => "module variables are not verified",
                         _ => "this directive is not verified",
                     };
-                    let line = self.line_of(offset);
-                    self.push(Kind::Refuse { reason }, None, line);
+                    self.push_refuse(reason, None, *line);
                 }
-                Statement::Instruction(ins) => {
+                Stmt::Instruction(ins) => {
                     if self.body.insts.len() > MAX_INSTS {
-                        return Err(self.err(ins.range.start, "the body is too large"));
+                        return Err(self.err(ins.line, "the body is too large"));
                     }
-                    let line = self.line_of(ins.range.start);
-                    let guard = match ins.guard {
-                        Some(g) => match lookup(&scopes, g.pred) {
-                            Some(Sym::Reg(r)) => Some((r, g.negated)),
-                            _ => return Err(self.err(ins.range.start, "unknown guard predicate")),
-                        },
-                        None => None,
-                    };
-                    if ins.opcode == "bra" {
-                        match ins.operands.first() {
-                            Some(Operand::Name(label)) => {
-                                fixups.push((self.body.insts.len(), label, ins.range.start));
+                    let guard = ins.guard.map(|g| (frame.reg(g.reg), g.negated));
+                    let line = ins.line;
+                    if let Some(form) = ins.unknown() {
+                        let kind = Kind::Refuse {
+                            reason: Cow::Owned(form.to_string()),
+                            unknown: true,
+                        };
+                        self.push(kind, guard, line);
+                        continue;
+                    }
+                    match ins.opcode {
+                        Opcode::Bra => match ins.operands.first() {
+                            Some(Operand::Name(Name::Label(label))) => {
+                                fixups.push((self.body.insts.len(), *label, line));
                                 self.push(Kind::Bra { target: 0 }, guard, line);
                             }
-                            _ => self.push(
-                                Kind::Refuse {
-                                    reason: "indirect branches are not verified",
-                                },
-                                guard,
-                                line,
-                            ),
-                        }
-                        continue;
-                    }
-                    if matches!(ins.opcode, "ret" | "exit") && inlined.is_some() {
-                        if ins.opcode == "ret" {
+                            _ => {
+                                self.push_refuse("indirect branches are not verified", guard, line)
+                            }
+                        },
+                        Opcode::Ret if frame.inlined => {
                             returns.push(self.body.insts.len());
                             self.push(Kind::Bra { target: 0 }, guard, line);
-                        } else {
-                            self.push(Kind::Ret, guard, line);
                         }
-                        continue;
+                        Opcode::Ret | Opcode::Exit => self.push(Kind::Ret, guard, line),
+                        Opcode::Call => self.call(&frame, ins, guard)?,
+                        _ => {
+                            let kinds = self.instruction(&frame, ins);
+                            for kind in kinds {
+                                self.push(kind, guard, line);
+                            }
+                        }
                     }
-                    if ins.opcode == "call" {
-                        self.call(&scopes, &ins, guard, line)?;
-                        continue;
-                    }
-                    let kind = self.instruction(&scopes, &ins);
-                    self.push(kind, guard, line);
                 }
             }
         }
-        for (at, label, offset) in fixups {
-            let Some(&target) = labels.get(label) else {
-                return Err(self.err(offset, format!("undeclared label `{label}`")));
+        for (at, label, line) in fixups {
+            let Some(target) = labels.get(label as usize).copied().flatten() else {
+                return Err(self.err(line, "a branch to a label outside its body"));
             };
             if let Some(ins) = self.body.insts.get_mut(at) {
                 ins.kind = Kind::Bra { target };
@@ -276,10 +272,36 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
+    /// A declaration of variables `start..end` of the frame's body.
+    fn variables(&mut self, frame: &mut Frame<'a>, start: u32, end: u32) {
+        let vars = frame
+            .body
+            .vars
+            .get(start as usize..end as usize)
+            .unwrap_or(&[]);
+        let line = self.line_of(vars.first().map_or(0, |v| v.offset));
+        let all_shared = !vars.is_empty() && vars.iter().all(|v| v.space == StateSpace::Shared);
+        if all_shared && !frame.inlined {
+            for (i, var) in vars.iter().enumerate() {
+                if let Some(index) = self.declare_shared(var) {
+                    frame.shared.insert(start + i as u32, index);
+                }
+            }
+            self.push(Kind::SharedDecl, None, line);
+            return;
+        }
+        let reason = match vars.first().map(|v| v.space) {
+            Some(StateSpace::Shared) => "shared memory is not verified",
+            Some(StateSpace::Local) => "local memory is not verified",
+            _ => "module variables are not verified",
+        };
+        self.push_refuse(reason, None, line);
+    }
+
     /// Names a `.shared` variable. One that is initialized, opaque, of unknown size without
     /// being `.extern`, or with an alignment that is not a power of two is not named: the
     /// decoder refuses such a module, and an access through it stays unattributed here.
-    fn declare_shared(&mut self, var: &Variable) {
+    fn declare_shared(&mut self, var: &Variable) -> Option<u32> {
         let bytes = var.size_bytes();
         let align = var.alignment();
         if var.init.is_some()
@@ -287,18 +309,17 @@ impl<'a> Lowerer<'a> {
             || (bytes.is_none() && !var.external)
             || !align.is_power_of_two()
         {
-            self.shared_names.remove(&var.name);
-            return;
+            return None;
         }
         // The decoder places every `.extern` array with the dynamic ones (sized by the launch),
         // whether or not it is written with a size: so is it bounded here.
         let index = self.body.shared.len() as u32;
         self.body.shared.push(SharedVar {
-            name: var.name.to_owned(),
+            name: var.name.clone(),
             bytes: if var.external { None } else { bytes },
             align,
         });
-        self.shared_names.insert(var.name.to_owned(), index);
+        Some(index)
     }
 
     fn push(&mut self, kind: Kind, guard: Option<(Reg, bool)>, line: u32) {
@@ -312,90 +333,149 @@ impl<'a> Lowerer<'a> {
         });
     }
 
+    fn push_refuse(&mut self, reason: &'static str, guard: Option<(Reg, bool)>, line: u32) {
+        self.push(refuse(reason), guard, line);
+    }
+
+    fn sym(&self, frame: &Frame<'_>, name: Name) -> Sym {
+        match name {
+            Name::Reg(r) => Sym::Reg(frame.reg(r)),
+            Name::Param(i) => frame.params.get(i as usize).copied().unwrap_or(Sym::Other),
+            Name::Return(i) => frame
+                .returns
+                .get(i as usize)
+                .map_or(Sym::Other, |&r| Sym::Reg(r)),
+            Name::LocalParam(i) => frame
+                .local_params
+                .get(i as usize)
+                .map_or(Sym::Other, |&r| Sym::Reg(r)),
+            Name::Var(VarRef::Body(v)) => {
+                frame.shared.get(&v).map_or(Sym::Other, |&s| Sym::Shared(s))
+            }
+            Name::Var(VarRef::Module(v)) => self
+                .module_shared
+                .get(&v)
+                .map_or(Sym::Other, |&s| Sym::Shared(s)),
+            Name::Func(_) | Name::Label(_) => Sym::Other,
+        }
+    }
+
     fn call(
         &mut self,
-        scopes: &[Scope<'a>],
-        ins: &Instruction<'a>,
+        frame: &Frame<'a>,
+        ins: &Instruction,
         guard: Option<(Reg, bool)>,
-        line: u32,
     ) -> Result<(), LowerError> {
-        let refuse = |this: &mut Self, reason| {
-            this.push(Kind::Refuse { reason }, guard, line);
-            Ok(())
-        };
+        let line = ins.line;
         if guard.is_some() {
-            return refuse(self, "predicated calls are not verified");
+            self.push_refuse("predicated calls are not verified", guard, line);
+            return Ok(());
         }
         let mut ops = ins.operands.iter().peekable();
-        let rets: Vec<Operand<'a>> = match ops.peek() {
+        let rets: &[Operand] = match ops.peek() {
             Some(Operand::List(items)) => {
-                let items = items.clone();
                 ops.next();
                 items
             }
-            _ => Vec::new(),
+            _ => &[],
         };
-        let Some(Operand::Name(name)) = ops.next() else {
-            return refuse(self, "indirect calls are not verified");
+        let Some(Operand::Name(Name::Func(func))) = ops.next() else {
+            self.push_refuse("indirect calls are not verified", guard, line);
+            return Ok(());
         };
-        let args: Vec<Operand<'a>> = match ops.next() {
-            Some(Operand::List(items)) => items.clone(),
-            None => Vec::new(),
-            Some(_) => return refuse(self, "calls through a prototype are not verified"),
+        let args: &[Operand] = match ops.next() {
+            Some(Operand::List(items)) => items,
+            None => &[],
+            Some(_) => {
+                self.push_refuse("calls through a prototype are not verified", guard, line);
+                return Ok(());
+            }
         };
         if ops.next().is_some() {
-            return refuse(self, "calls through a prototype are not verified");
+            self.push_refuse("calls through a prototype are not verified", guard, line);
+            return Ok(());
         }
         let module = self.module;
-        let Some(func) = module
-            .functions
-            .iter()
-            .find(|f| f.name == *name && f.body.is_some())
-        else {
-            return refuse(self, "calls to functions without a body are not verified");
+        let entry = self.entry;
+        let (Some(decl), Some(callee)) = (
+            module.module.functions.get(*func as usize),
+            entry.func_body(*func),
+        ) else {
+            self.push_refuse(
+                "calls to functions without a body are not verified",
+                guard,
+                line,
+            );
+            return Ok(());
         };
-        if func.params.len() != args.len() || func.returns.len() != rets.len() {
-            return Err(self.err(
-                ins.range.start,
-                "argument count differs from the function's",
-            ));
+        if decl.params.len() != args.len() || decl.returns.len() != rets.len() {
+            return Err(self.err(line, "argument count differs from the function's"));
         }
         if self.depth >= MAX_INLINE_DEPTH {
-            return refuse(
-                self,
+            self.push_refuse(
                 "calls nested too deeply (or recursive) are not verified",
+                guard,
+                line,
             );
+            return Ok(());
         }
-        let Some(range) = func.body.clone() else {
-            return refuse(self, "calls to functions without a body are not verified");
+        let base = self.frame_regs(callee.regs.len(), callee.line)?;
+        let reg_of = |origin: RegOrigin| {
+            callee
+                .regs
+                .iter()
+                .position(|r| r.origin == origin)
+                .map(|i| base.saturating_add(i as u32))
         };
-        let mut root = Scope::default();
-        let mut ret_regs = Vec::new();
-        for (p, arg) in func.params.iter().zip(&args) {
-            let r = self.fresh();
-            root.names.insert(p.name.clone(), Sym::Reg(r));
+        let mut params = Vec::with_capacity(decl.params.len());
+        for (i, (p, arg)) in decl.params.iter().zip(args).enumerate() {
+            let r = match reg_of(RegOrigin::Param(i as u32)) {
+                Some(r) if p.reg => r,
+                _ => self.fresh(),
+            };
+            params.push(Sym::Reg(r));
             let w = (p.size_bytes().min(8) * 8) as u8;
-            let a = match self.src(scopes, arg) {
-                Some(a) => a,
-                None => return refuse(self, "this call argument is not verified"),
+            let Some(a) = self.src(frame, arg) else {
+                self.push_refuse("this call argument is not verified", guard, line);
+                return Ok(());
             };
             self.push(Kind::Mov { d: r, a, w }, None, line);
         }
-        for p in &func.returns {
-            let r = self.fresh();
-            root.names.insert(p.name.clone(), Sym::Reg(r));
-            ret_regs.push(r);
+        let mut returns = Vec::with_capacity(decl.returns.len());
+        for (i, p) in decl.returns.iter().enumerate() {
+            let r = match reg_of(RegOrigin::Return(i as u32)) {
+                Some(r) if p.reg => r,
+                _ => self.fresh(),
+            };
+            returns.push(r);
         }
+        let inner = Frame {
+            body: callee,
+            base,
+            params,
+            returns: returns.clone(),
+            local_params: Vec::new(),
+            shared: HashMap::new(),
+            inlined: true,
+        };
         self.depth += 1;
-        let result = self.function(range, root, Some(()));
+        let result = self.function(inner);
         self.depth -= 1;
         result?;
-        for (ret, r) in rets.iter().zip(ret_regs) {
-            let Operand::Name(name) = ret else {
-                return refuse(self, "this call result is not verified");
-            };
-            let Some(Sym::Reg(d)) = lookup(scopes, name) else {
-                return refuse(self, "this call result is not verified");
+        for (ret, r) in rets.iter().zip(returns) {
+            let d = match ret {
+                Operand::Reg(d) => frame.reg(*d),
+                Operand::Name(name) => match self.sym(frame, *name) {
+                    Sym::Reg(d) => d,
+                    _ => {
+                        self.push_refuse("this call result is not verified", guard, line);
+                        return Ok(());
+                    }
+                },
+                _ => {
+                    self.push_refuse("this call result is not verified", guard, line);
+                    return Ok(());
+                }
             };
             self.push(
                 Kind::Mov {
@@ -410,21 +490,23 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
-    fn src(&self, scopes: &[Scope<'a>], op: &Operand<'a>) -> Option<Src> {
+    /// A source operand: a register, an immediate, or a thread-coordinate special register.
+    fn src(&self, frame: &Frame<'_>, op: &Operand) -> Option<Src> {
         match op {
-            Operand::Name(name) => match lookup(scopes, name)? {
+            Operand::Reg(r) => Some(Src::Reg(frame.reg(*r))),
+            Operand::Name(name) => match self.sym(frame, *name) {
                 Sym::Reg(r) => Some(Src::Reg(r)),
-                Sym::KParam(_) => None,
+                _ => None,
             },
             Operand::Int(v) => Some(Src::Imm(*v)),
             Operand::Float(FloatValue::F32(f)) => Some(Src::Imm(u64::from(f.to_bits()))),
             Operand::Float(FloatValue::F64(f)) => Some(Src::Imm(f.to_bits())),
-            Operand::Special(name, dim) => {
-                let group = match *name {
-                    "%tid" => 0,
-                    "%ntid" => 1,
-                    "%ctaid" => 2,
-                    "%nctaid" => 3,
+            Operand::Special(special) => {
+                let (group, dim) = match special {
+                    Special::Tid(d) => (0, d),
+                    Special::Ntid(d) => (1, d),
+                    Special::Ctaid(d) => (2, d),
+                    Special::Nctaid(d) => (3, d),
                     _ => return None,
                 };
                 Some(Src::Special(group * 3 + dim.min(&2)))
@@ -433,531 +515,709 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn dst(&self, scopes: &[Scope<'a>], op: &Operand<'a>) -> Option<Reg> {
+    /// A destination register.
+    fn dst(&self, frame: &Frame<'_>, op: &Operand) -> Option<Reg> {
         match op {
-            Operand::Name(name) => match lookup(scopes, name)? {
+            Operand::Reg(r) => Some(frame.reg(*r)),
+            Operand::Name(name) => match self.sym(frame, *name) {
                 Sym::Reg(r) => Some(r),
-                Sym::KParam(_) => None,
+                _ => None,
             },
             _ => None,
         }
     }
 
-    /// Every register named by an operand (vector lists included).
-    fn regs_of(&self, scopes: &[Scope<'a>], op: &Operand<'a>) -> Option<Vec<Reg>> {
+    /// A predicate operand, `%p` or `!%p`.
+    fn pred(&self, frame: &Frame<'_>, op: &Operand) -> Option<(Reg, bool)> {
         match op {
-            Operand::Vector(items) => items
-                .iter()
-                .map(|i| match i {
-                    Operand::Name("_") => Some(Vec::new()),
-                    other => self.dst(scopes, other).map(|r| vec![r]),
-                })
-                .collect::<Option<Vec<_>>>()
-                .map(|v| v.into_iter().flatten().collect()),
-            Operand::Name("_") => Some(Vec::new()),
-            other => self.dst(scopes, other).map(|r| vec![r]),
+            Operand::Reg(r) => Some((frame.reg(*r), false)),
+            Operand::Not(r) => Some((frame.reg(*r), true)),
+            _ => None,
         }
     }
 
-    fn srcs_of(&self, scopes: &[Scope<'a>], op: &Operand<'a>) -> Vec<Src> {
-        match op {
-            Operand::Vector(items) => items.iter().filter_map(|i| self.src(scopes, i)).collect(),
-            Operand::Not(name) => lookup(scopes, name)
-                .and_then(|s| match s {
-                    Sym::Reg(r) => Some(vec![Src::Reg(r)]),
-                    Sym::KParam(_) => None,
-                })
-                .unwrap_or_default(),
-            other => self.src(scopes, other).into_iter().collect(),
+    /// "Some value" in every register the instruction writes (a predicate's an unknown
+    /// predicate), computed from everything it reads.
+    fn opaque(&self, frame: &Frame<'_>, ins: &Instruction) -> Kind {
+        let mut dests = Vec::new();
+        let mut preds = Vec::new();
+        for &d in ins.defs() {
+            if frame.is_pred(d) {
+                preds.push(frame.reg(d));
+            } else {
+                dests.push(frame.reg(d));
+            }
         }
+        let srcs = ins.uses().iter().map(|&r| Src::Reg(frame.reg(r))).collect();
+        Kind::Opaque { dests, preds, srcs }
     }
 
-    fn instruction(&mut self, scopes: &[Scope<'a>], ins: &Instruction<'a>) -> Kind {
-        match self.instruction_inner(scopes, ins) {
-            Some(kind) => kind,
-            None => Kind::Refuse {
-                reason: "this instruction's operands are not verified",
-            },
-        }
-    }
-
-    fn instruction_inner(&mut self, scopes: &[Scope<'a>], ins: &Instruction<'a>) -> Option<Kind> {
-        let m = Mods::parse(&ins.modifiers);
-        let ops = &ins.operands;
-        let op = |i: usize| ops.get(i);
+    /// The abstract semantics of one instruction (calls, branches and returns aside): the
+    /// kinds it lowers to, in order.
+    fn instruction(&mut self, frame: &Frame<'_>, ins: &Instruction) -> Vec<Kind> {
+        use Opcode as O;
+        let m = &ins.mods;
         let ty = m.types.first().copied();
         let int = ty.and_then(int_class);
-        Some(match ins.opcode {
-            "mov" => {
-                let (Some(d), Some(a)) = (op(0), op(1)) else {
-                    return None;
-                };
-                match (d, a, int) {
-                    (Operand::Name(_), _, Some((w, _))) if !matches!(a, Operand::Vector(_)) => {
-                        if let Operand::Name(n) = a
-                            && !matches!(lookup(scopes, n), Some(Sym::Reg(_)))
-                            && w == 64
-                            && let Some(&var) = self.shared_names.get(*n)
-                        {
-                            return Some(Kind::SharedAddr {
-                                d: self.dst(scopes, d)?,
-                                var,
-                            });
-                        }
-                        if let Operand::Name(n) = a
-                            && !matches!(lookup(scopes, n), Some(Sym::Reg(_)))
-                        {
-                            // The address of a function or variable: an integer no access may
-                            // use (calling through it is refused at the call).
-                            return Some(Kind::Opaque {
-                                dests: vec![self.dst(scopes, d)?],
-                                srcs: Vec::new(),
-                            });
-                        }
-                        Kind::Mov {
-                            d: self.dst(scopes, d)?,
-                            a: self.src(scopes, a)?,
-                            w,
-                        }
-                    }
-                    (Operand::Name(_), _, None) if ty == Some(ScalarType::Pred) => Kind::Pred {
-                        op: PredOp::Mov,
-                        d: self.dst(scopes, d)?,
-                        a: match self.src(scopes, a)? {
-                            Src::Reg(r) => r,
-                            _ => return Some(self.opaque(scopes, ins)),
-                        },
-                        a_neg: false,
-                        b: None,
-                    },
-                    _ => self.opaque(scopes, ins),
-                }
-            }
-            "ld" | "ldu" => {
-                let Some(Operand::Address { base, offset }) = op(1) else {
-                    return None;
-                };
-                let bytes = ty?.bytes().checked_mul(u32::from(m.vec))?;
-                let dests = self.regs_of(scopes, op(0)?)?;
-                match m.space {
-                    Some(".param") => {
-                        let base = (*base)?;
-                        match lookup(scopes, base)? {
-                            Sym::KParam(index) => Kind::LdKParam {
-                                d: *dests.first()?,
-                                index,
-                                offset: *offset,
-                                bytes,
-                            },
-                            Sym::Reg(r) if *offset == 0 && dests.len() == 1 => Kind::Mov {
-                                d: *dests.first()?,
-                                a: Src::Reg(r),
-                                w: (bytes.min(8) * 8) as u8,
-                            },
-                            Sym::Reg(_) => Kind::Refuse {
-                                reason: "parameter accesses at an offset are not verified",
-                            },
-                        }
-                    }
-                    None | Some(".global" | ".shared") => {
-                        self.mem(scopes, Access::Load, *base, *offset, bytes, dests, m.space)?
-                    }
-                    Some(_) => Kind::Refuse {
-                        reason: "accesses outside the global state space are not verified",
-                    },
-                }
-            }
-            "st" => {
-                let Some(Operand::Address { base, offset }) = op(0) else {
-                    return None;
-                };
-                let bytes = ty?.bytes().checked_mul(u32::from(m.vec))?;
-                match m.space {
-                    Some(".param") => {
-                        let base = (*base)?;
-                        match lookup(scopes, base)? {
-                            Sym::Reg(r) if *offset == 0 => Kind::Mov {
-                                d: r,
-                                a: self.src(scopes, op(1)?)?,
-                                w: (bytes.min(8) * 8) as u8,
-                            },
-                            _ => Kind::Refuse {
-                                reason: "stores to kernel parameters are not verified",
-                            },
-                        }
-                    }
-                    None | Some(".global" | ".shared") => self.mem(
-                        scopes,
-                        Access::Store,
-                        *base,
-                        *offset,
-                        bytes,
-                        Vec::new(),
-                        m.space,
-                    )?,
-                    Some(_) => Kind::Refuse {
-                        reason: "accesses outside the global state space are not verified",
-                    },
-                }
-            }
-            "atom" | "red" => {
-                let at = usize::from(ins.opcode == "atom");
-                let Some(Operand::Address { base, offset }) = op(at) else {
-                    return None;
-                };
-                let bytes = m.types.last()?.bytes().checked_mul(u32::from(m.vec))?;
-                let dests = if at == 1 {
-                    self.regs_of(scopes, op(0)?)?
+        let op = |i: usize| ins.operands.get(i);
+        let operands_refused = || refuse("this instruction's operands are not verified");
+        let kind = match ins.opcode {
+            O::Mov => self.mov(frame, ins, int),
+            O::Ld | O::Ldu => return self.load(frame, ins),
+            O::St => self.store(frame, ins),
+            O::Atom | O::Red => self.atomic(frame, ins),
+            O::Cvta => {
+                if m.space != Some(Space::Global) || !m.flags_within(&[Flag::To]) {
+                    refuse("address conversions outside the global space are not verified")
                 } else {
-                    Vec::new()
-                };
-                match m.space {
-                    None | Some(".global" | ".shared") => self.mem(
-                        scopes,
-                        Access::Atomic,
-                        *base,
-                        *offset,
-                        bytes,
-                        dests,
-                        m.space,
-                    )?,
-                    Some(_) => Kind::Refuse {
-                        reason: "atomics outside the global state space are not verified",
-                    },
+                    match (op(0).and_then(|d| self.dst(frame, d)), op(1)) {
+                        (Some(d), Some(a @ Operand::Reg(_))) => match self.src(frame, a) {
+                            Some(a) => Kind::Mov { d, a, w: 64 },
+                            None => operands_refused(),
+                        },
+                        (Some(_), Some(Operand::Name(_))) => {
+                            refuse("addresses of variables are not verified")
+                        }
+                        _ => operands_refused(),
+                    }
                 }
             }
-            "cvta" => {
-                if m.space != Some(".global") {
-                    return Some(Kind::Refuse {
-                        reason: "address conversions outside the global space are not verified",
-                    });
-                }
-                let a = op(1)?;
-                if let Operand::Name(n) = a
-                    && !matches!(lookup(scopes, n), Some(Sym::Reg(_)))
-                {
-                    return Some(Kind::Refuse {
-                        reason: "addresses of variables are not verified",
-                    });
-                }
-                Kind::Mov {
-                    d: self.dst(scopes, op(0)?)?,
-                    a: self.src(scopes, a)?,
-                    w: 64,
-                }
-            }
-            "cvt" => {
+            O::Cvt => {
                 let (Some(dt), Some(st)) = (m.types.first(), m.types.get(1)) else {
-                    return None;
+                    return vec![operands_refused()];
                 };
                 match (int_class(*dt), int_class(*st)) {
-                    (Some((dw, _)), Some((sw, ssigned))) if !m.sat => Kind::Cvt {
-                        d: self.dst(scopes, op(0)?)?,
-                        a: self.src(scopes, op(1)?)?,
-                        dw,
-                        sw,
-                        ssigned,
-                    },
-                    _ => self.opaque(scopes, ins),
-                }
-            }
-            "add" | "sub" | "mul" | "mad" | "div" | "rem" | "min" | "max" | "and" | "or"
-            | "xor" | "shl" | "shr" | "not" | "neg" | "abs" => {
-                let Some((w, signed)) = int else {
-                    if ty == Some(ScalarType::Pred) {
-                        return self.pred_op(scopes, ins);
+                    (Some((dw, _)), Some((sw, ssigned)))
+                        if m.flags_within(&[]) && m.rounding.is_none() =>
+                    {
+                        match (op(0).and_then(|d| self.dst(frame, d)), op(1)) {
+                            (Some(d), Some(a)) => match self.src(frame, a) {
+                                Some(a) => Kind::Cvt {
+                                    d,
+                                    a,
+                                    dw,
+                                    sw,
+                                    ssigned,
+                                },
+                                None => operands_refused(),
+                            },
+                            _ => operands_refused(),
+                        }
                     }
-                    return Some(self.opaque(scopes, ins));
-                };
-                if m.sat || m.cc {
-                    return Some(self.opaque(scopes, ins));
-                }
-                let iop = match ins.opcode {
-                    "add" => IntOp::Add,
-                    "sub" => IntOp::Sub,
-                    "mul" if m.wide => IntOp::MulWide,
-                    "mul" if m.hi => IntOp::MulHi,
-                    "mul" => IntOp::MulLo,
-                    "mad" if m.wide => IntOp::MadWide,
-                    "mad" if m.hi => IntOp::MadHi,
-                    "mad" => IntOp::MadLo,
-                    "div" => IntOp::Div,
-                    "rem" => IntOp::Rem,
-                    "min" => IntOp::Min,
-                    "max" => IntOp::Max,
-                    "and" => IntOp::And,
-                    "or" => IntOp::Or,
-                    "xor" => IntOp::Xor,
-                    "shl" => IntOp::Shl,
-                    "shr" => IntOp::Shr,
-                    "not" => IntOp::Not,
-                    "neg" => IntOp::Neg,
-                    _ => IntOp::Abs,
-                };
-                Kind::Int {
-                    op: iop,
-                    d: self.dst(scopes, op(0)?)?,
-                    a: self.src(scopes, op(1)?)?,
-                    b: match op(2) {
-                        Some(o) => Some(self.src(scopes, o)?),
-                        None => None,
-                    },
-                    c: match op(3) {
-                        Some(o) => Some(self.src(scopes, o)?),
-                        None => None,
-                    },
-                    w,
-                    signed,
+                    _ => self.opaque(frame, ins),
                 }
             }
-            "setp" => {
-                let cmp = m.cmp.or(if m.hi { Some(".hi") } else { None })?;
-                let Some((w, signed)) = int else {
-                    return Some(self.opaque(scopes, ins));
-                };
-                let (d, d2) = match op(0)? {
-                    Operand::PredPair(p, q) => (
-                        self.dst(scopes, &Operand::Name(p))?,
-                        if *q == "_" {
-                            None
-                        } else {
-                            Some(self.dst(scopes, &Operand::Name(q))?)
-                        },
-                    ),
-                    other => (self.dst(scopes, other)?, None),
-                };
-                let (cmp, force_unsigned) = match cmp {
-                    ".eq" => (Cmp::Eq, false),
-                    ".ne" => (Cmp::Ne, false),
-                    ".lt" => (Cmp::Lt, false),
-                    ".le" => (Cmp::Le, false),
-                    ".gt" => (Cmp::Gt, false),
-                    ".ge" => (Cmp::Ge, false),
-                    ".lo" => (Cmp::Lt, true),
-                    ".ls" => (Cmp::Le, true),
-                    ".hi" => (Cmp::Gt, true),
-                    ".hs" => (Cmp::Ge, true),
-                    _ => return Some(self.opaque(scopes, ins)),
-                };
-                let combine = match (m.bool_op, op(3)) {
-                    (Some(bop), Some(c)) => {
-                        let (name, neg) = match c {
-                            Operand::Not(n) => (*n, true),
-                            Operand::Name(n) => (*n, false),
-                            _ => return Some(self.opaque(scopes, ins)),
-                        };
-                        let Some(Sym::Reg(r)) = lookup(scopes, name) else {
-                            return None;
-                        };
-                        Some((bop, r, neg))
+            O::Add
+            | O::Sub
+            | O::Mul
+            | O::Mad
+            | O::Div
+            | O::Rem
+            | O::Min
+            | O::Max
+            | O::And
+            | O::Or
+            | O::Xor
+            | O::Shl
+            | O::Shr
+            | O::Not
+            | O::Neg
+            | O::Abs
+            | O::Addc
+            | O::Subc
+            | O::Madc => return self.integer(frame, ins, int),
+            O::Setp => self.setp(frame, ins, int),
+            O::Selp => {
+                let p = op(3).and_then(|p| self.pred(frame, p));
+                match (int, p) {
+                    (Some(_), Some((p, neg))) => {
+                        match (
+                            op(0).and_then(|d| self.dst(frame, d)),
+                            op(1).and_then(|a| self.src(frame, a)),
+                            op(2).and_then(|b| self.src(frame, b)),
+                        ) {
+                            (Some(d), Some(a), Some(b)) => Kind::Selp { d, a, b, p, neg },
+                            _ => operands_refused(),
+                        }
                     }
-                    (None, None) => None,
-                    _ => return None,
-                };
-                Kind::Setp {
-                    d,
-                    d2,
-                    cmp,
-                    w,
-                    signed: signed && !force_unsigned,
-                    a: self.src(scopes, op(1)?)?,
-                    b: self.src(scopes, op(2)?)?,
-                    combine,
-                }
-            }
-            "selp" => {
-                let p = match op(3)? {
-                    Operand::Name(n) => match lookup(scopes, n)? {
-                        Sym::Reg(r) => (r, false),
-                        Sym::KParam(_) => return None,
-                    },
-                    Operand::Not(n) => match lookup(scopes, n)? {
-                        Sym::Reg(r) => (r, true),
-                        Sym::KParam(_) => return None,
-                    },
-                    _ => return Some(self.opaque(scopes, ins)),
-                };
-                if int.is_none() {
-                    return Some(self.opaque(scopes, ins));
-                }
-                Kind::Selp {
-                    d: self.dst(scopes, op(0)?)?,
-                    a: self.src(scopes, op(1)?)?,
-                    b: self.src(scopes, op(2)?)?,
-                    p: p.0,
-                    neg: p.1,
+                    _ => self.opaque(frame, ins),
                 }
             }
             // `bar.red` writes its destination: not a no-op.
-            "bar" | "barrier" if ins.modifiers.contains(&".red") => self.opaque(scopes, ins),
-            "bar" | "barrier" | "membar" | "fence" | "pragma" => Kind::Nop,
-            "trap" => Kind::Ret,
-            "ret" | "exit" => Kind::Ret,
-            "tex"
-            | "tld4"
-            | "suld"
-            | "sust"
-            | "sured"
-            | "prefetch"
-            | "prefetchu"
-            | "cp"
-            | "ldmatrix"
-            | "stmatrix"
-            | "mma"
-            | "wmma"
-            | "isspacep"
-            | "cvta.to"
-            | "alloca"
-            | "vote"
-            | "shfl"
-            | "match"
-            | "activemask"
-            | "redux"
-            | "elect"
-            | "mapa"
-            | "getctarank"
-            | "discard"
-            | "applypriority"
-            | "createpolicy"
-            | "brkpt"
-            | "nanosleep"
-            | "pmevent"
-            | "griddepcontrol"
-            | "setmaxnreg"
-            | "stackrestore"
-            | "stacksave"
-            | "multimem"
-            | "tensormap"
-            | "clusterlaunchcontrol"
-            | "st.async"
-            | "red.async"
-            | "mbarrier"
-            | "bra.uni"
-            | "brx" => Kind::Refuse {
-                reason: "this instruction is not verified",
-            },
-            _ if ins
-                .operands
-                .iter()
-                .any(|o| matches!(o, Operand::Address { .. })) =>
-            {
-                Kind::Refuse {
-                    reason: "this memory instruction is not verified",
-                }
-            }
-            _ => self.opaque(scopes, ins),
-        })
+            O::Bar | O::Barrier if m.has(Flag::Red) => self.opaque(frame, ins),
+            O::Bar | O::Barrier | O::Membar | O::Fence => Kind::Nop,
+            O::Trap => Kind::Ret,
+            // Register-only computations: floats, halves, bit fields, permutations, packed
+            // video arithmetic. They write registers and nothing else, so "some value" of what
+            // they read is their meaning for the proof.
+            O::Fma
+            | O::Rcp
+            | O::Sqrt
+            | O::Rsqrt
+            | O::Sin
+            | O::Cos
+            | O::Lg2
+            | O::Ex2
+            | O::Tanh
+            | O::Copysign
+            | O::Testp
+            | O::Bfe
+            | O::Bfi
+            | O::Bfind
+            | O::Bmsk
+            | O::Brev
+            | O::Clz
+            | O::Popc
+            | O::Prmt
+            | O::Shf
+            | O::Lop3
+            | O::Cnot
+            | O::Szext
+            | O::Fns
+            | O::Mul24
+            | O::Mad24
+            | O::Sad
+            | O::Dp2a
+            | O::Dp4a
+            | O::Set
+            | O::Slct
+            | O::Istypep
+            | O::Movmatrix
+            | O::Vabsdiff
+            | O::Vabsdiff2
+            | O::Vabsdiff4
+            | O::Vadd
+            | O::Vadd2
+            | O::Vadd4
+            | O::Vavrg2
+            | O::Vavrg4
+            | O::Vmad
+            | O::Vmax
+            | O::Vmax2
+            | O::Vmax4
+            | O::Vmin
+            | O::Vmin2
+            | O::Vmin4
+            | O::Vset
+            | O::Vset2
+            | O::Vset4
+            | O::Vshl
+            | O::Vshr
+            | O::Vsub
+            | O::Vsub2
+            | O::Vsub4 => self.opaque(frame, ins),
+            O::Tex
+            | O::Tld4
+            | O::Txq
+            | O::Suld
+            | O::Sust
+            | O::Sured
+            | O::Suq
+            | O::Prefetch
+            | O::Prefetchu
+            | O::Cp
+            | O::Ldmatrix
+            | O::Stmatrix
+            | O::Mma
+            | O::Wmma
+            | O::Wgmma
+            | O::Tcgen05
+            | O::Isspacep
+            | O::Alloca
+            | O::Vote
+            | O::Shfl
+            | O::Match
+            | O::Activemask
+            | O::Redux
+            | O::Elect
+            | O::Mapa
+            | O::Getctarank
+            | O::Discard
+            | O::Applypriority
+            | O::Createpolicy
+            | O::Brkpt
+            | O::Nanosleep
+            | O::Pmevent
+            | O::Griddepcontrol
+            | O::Setmaxnreg
+            | O::Stackrestore
+            | O::Stacksave
+            | O::Multimem
+            | O::Tensormap
+            | O::Clusterlaunchcontrol
+            | O::Mbarrier
+            | O::Brx => refuse("this instruction is not verified"),
+            // Lowered by `function` before this match; listed so that the match is exhaustive.
+            O::Bra | O::Ret | O::Exit | O::Call => refuse("this control transfer is not verified"),
+            O::Unknown => refuse("this instruction is not verified"),
+        };
+        vec![kind]
     }
 
-    fn pred_op(&mut self, scopes: &[Scope<'a>], ins: &Instruction<'a>) -> Option<Kind> {
-        let pred = |o: &Operand<'a>| -> Option<(Reg, bool)> {
-            match o {
-                Operand::Name(n) => match lookup(scopes, n)? {
-                    Sym::Reg(r) => Some((r, false)),
-                    Sym::KParam(_) => None,
-                },
-                Operand::Not(n) => match lookup(scopes, n)? {
-                    Sym::Reg(r) => Some((r, true)),
-                    Sym::KParam(_) => None,
-                },
-                _ => None,
+    fn mov(&self, frame: &Frame<'_>, ins: &Instruction, int: Option<(u8, bool)>) -> Kind {
+        let (Some(d), Some(a)) = (ins.operands.first(), ins.operands.get(1)) else {
+            return refuse("this instruction's operands are not verified");
+        };
+        let ty = ins.mods.types.first().copied();
+        match (d, a, int) {
+            (Operand::Reg(_), Operand::Name(name), Some((w, _))) => {
+                match self.sym(frame, *name) {
+                    Sym::Shared(var) if w == 64 => match self.dst(frame, d) {
+                        Some(d) => Kind::SharedAddr { d, var },
+                        None => refuse("this instruction's operands are not verified"),
+                    },
+                    // The address of a parameter, a variable or a function: an integer no
+                    // access may use (a load through it, a call through it, is refused there).
+                    _ => self.opaque(frame, ins),
+                }
+            }
+            (Operand::Reg(_), Operand::Vector(_), _) => self.opaque(frame, ins),
+            (Operand::Reg(_), _, Some((w, _))) => match (self.dst(frame, d), self.src(frame, a)) {
+                (Some(d), Some(a)) => Kind::Mov { d, a, w },
+                _ => refuse("this instruction's operands are not verified"),
+            },
+            (Operand::Reg(_), Operand::Reg(_), None) if ty == Some(ScalarType::Pred) => {
+                match (self.dst(frame, d), self.pred(frame, a)) {
+                    (Some(d), Some((a, a_neg))) => Kind::Pred {
+                        op: PredOp::Mov,
+                        d,
+                        a,
+                        a_neg,
+                        b: None,
+                    },
+                    _ => refuse("this instruction's operands are not verified"),
+                }
+            }
+            _ => self.opaque(frame, ins),
+        }
+    }
+
+    /// The bytes one access moves: the element type's size times the vector length.
+    fn access_bytes(ins: &Instruction, ty: Option<ScalarType>) -> Option<u32> {
+        ty?.bytes().checked_mul(u32::from(ins.mods.vector))
+    }
+
+    /// The registers a load or atomic writes (every one of a vector, in order).
+    fn dests(frame: &Frame<'_>, ins: &Instruction) -> Vec<Reg> {
+        ins.defs().iter().map(|&d| frame.reg(d)).collect()
+    }
+
+    fn load(&mut self, frame: &Frame<'_>, ins: &Instruction) -> Vec<Kind> {
+        let m = &ins.mods;
+        if !m.flags_within(&[Flag::Acquire, Flag::Sc]) {
+            return vec![refuse(
+                "this memory instruction's modifiers are not verified",
+            )];
+        }
+        let Some(Operand::Address { base, offset }) = ins.operands.get(1) else {
+            return vec![refuse("this instruction's operands are not verified")];
+        };
+        let ty = m.types.first().copied();
+        let Some(bytes) = Self::access_bytes(ins, ty) else {
+            return vec![refuse("this instruction's operands are not verified")];
+        };
+        let dests = Self::dests(frame, ins);
+        match m.space {
+            Some(Space::Param) => self.load_param(frame, ins, *base, *offset, dests, ty),
+            None | Some(Space::Generic | Space::Global | Space::Shared) => {
+                vec![self.mem(frame, Access::Load, *base, *offset, bytes, dests, m.space)]
+            }
+            Some(_) => vec![refuse(
+                "accesses outside the global state space are not verified",
+            )],
+        }
+    }
+
+    /// `ld.param`: a kernel parameter read by name (each register of a vector from its own
+    /// offset), or a call sequence's or function's `.param` variable, which the analysis holds
+    /// in a register.
+    fn load_param(
+        &mut self,
+        frame: &Frame<'_>,
+        ins: &Instruction,
+        base: inst::AddrBase,
+        offset: i64,
+        dests: Vec<Reg>,
+        ty: Option<ScalarType>,
+    ) -> Vec<Kind> {
+        let inst::AddrBase::Name(name) = base else {
+            return vec![refuse(
+                "parameter-space accesses through a register are not verified",
+            )];
+        };
+        let Some(elem) = ty.map(ScalarType::bytes) else {
+            return vec![refuse("this instruction's operands are not verified")];
+        };
+        let kind = match self.sym(frame, name) {
+            Sym::KParam(index) => {
+                // One read per register written; `_` slots of a vector are read by no one.
+                let mut parts = Vec::new();
+                let mut at = offset;
+                let written: Vec<Option<RegId>> = match ins.operands.first() {
+                    Some(Operand::Vector(items)) => items.iter().map(Operand::reg).collect(),
+                    Some(Operand::Reg(r)) => vec![Some(*r)],
+                    _ => return vec![refuse("this instruction's operands are not verified")],
+                };
+                for d in written {
+                    if let Some(d) = d {
+                        parts.push(Kind::LdKParam {
+                            d: frame.reg(d),
+                            index,
+                            offset: at,
+                            bytes: elem,
+                        });
+                    }
+                    at = at.saturating_add(i64::from(elem));
+                }
+                return parts;
+            }
+            Sym::Reg(r) if offset == 0 && dests.len() == 1 && ins.mods.vector == 1 => {
+                match dests.first() {
+                    Some(&d) => Kind::Mov {
+                        d,
+                        a: Src::Reg(r),
+                        w: (elem.min(8) * 8) as u8,
+                    },
+                    None => refuse("this instruction's operands are not verified"),
+                }
+            }
+            Sym::Reg(_) => refuse("parameter accesses at an offset are not verified"),
+            Sym::Shared(_) | Sym::Other => {
+                refuse("accesses to variables or parameters by name are not verified")
             }
         };
-        let d = self.dst(scopes, ins.operands.first()?)?;
-        let (a, a_neg) = pred(ins.operands.get(1)?)?;
-        let b = match ins.operands.get(2) {
-            Some(o) => Some(pred(o)?),
-            None => None,
+        vec![kind]
+    }
+
+    fn store(&mut self, frame: &Frame<'_>, ins: &Instruction) -> Kind {
+        let m = &ins.mods;
+        if !m.flags_within(&[Flag::Release, Flag::Sc]) {
+            return refuse("this memory instruction's modifiers are not verified");
+        }
+        let Some(Operand::Address { base, offset }) = ins.operands.first() else {
+            return refuse("this instruction's operands are not verified");
         };
-        let op = match ins.opcode {
-            "and" => PredOp::And,
-            "or" => PredOp::Or,
-            "xor" => PredOp::Xor,
-            "not" => PredOp::Not,
-            _ => return Some(self.opaque(scopes, ins)),
+        let ty = m.types.first().copied();
+        let Some(bytes) = Self::access_bytes(ins, ty) else {
+            return refuse("this instruction's operands are not verified");
         };
-        Some(Kind::Pred { op, d, a, a_neg, b })
+        match m.space {
+            Some(Space::Param) => {
+                let inst::AddrBase::Name(name) = base else {
+                    return refuse("parameter-space accesses through a register are not verified");
+                };
+                match self.sym(frame, *name) {
+                    Sym::Reg(r) if *offset == 0 => {
+                        match ins.operands.get(1).and_then(|a| self.src(frame, a)) {
+                            Some(a) => Kind::Mov {
+                                d: r,
+                                a,
+                                w: (bytes.min(8) * 8) as u8,
+                            },
+                            None => refuse("this instruction's operands are not verified"),
+                        }
+                    }
+                    _ => refuse("stores to kernel parameters are not verified"),
+                }
+            }
+            None | Some(Space::Generic | Space::Global | Space::Shared) => self.mem(
+                frame,
+                Access::Store,
+                *base,
+                *offset,
+                bytes,
+                Vec::new(),
+                m.space,
+            ),
+            Some(_) => refuse("accesses outside the global state space are not verified"),
+        }
+    }
+
+    fn atomic(&mut self, frame: &Frame<'_>, ins: &Instruction) -> Kind {
+        let m = &ins.mods;
+        let atom = ins.opcode == Opcode::Atom;
+        let allowed = [
+            Flag::Add,
+            Flag::Min,
+            Flag::Max,
+            Flag::Inc,
+            Flag::Dec,
+            Flag::Exch,
+            Flag::Cas,
+            Flag::Acquire,
+            Flag::Release,
+            Flag::AcqRel,
+            Flag::Sc,
+        ];
+        if !m.flags_within(&allowed) {
+            return refuse("this memory instruction's modifiers are not verified");
+        }
+        let at = usize::from(atom);
+        let Some(Operand::Address { base, offset }) = ins.operands.get(at) else {
+            return refuse("this instruction's operands are not verified");
+        };
+        let Some(bytes) = Self::access_bytes(ins, m.types.last().copied()) else {
+            return refuse("this instruction's operands are not verified");
+        };
+        let dests = if atom {
+            Self::dests(frame, ins)
+        } else {
+            Vec::new()
+        };
+        match m.space {
+            None | Some(Space::Generic | Space::Global | Space::Shared) => {
+                self.mem(frame, Access::Atomic, *base, *offset, bytes, dests, m.space)
+            }
+            Some(_) => refuse("atomics outside the global state space are not verified"),
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
     fn mem(
-        &mut self,
-        scopes: &[Scope<'a>],
+        &self,
+        frame: &Frame<'_>,
         access: Access,
-        base: Option<&'a str>,
+        base: inst::AddrBase,
         offset: i64,
         bytes: u32,
         dests: Vec<Reg>,
-        space: Option<&'a str>,
-    ) -> Option<Kind> {
+        space: Option<Space>,
+    ) -> Kind {
         let addr = match base {
-            None => AddrBase::Absolute,
-            Some(name) => match lookup(scopes, name) {
-                Some(Sym::Reg(r)) => AddrBase::Reg(r),
-                None if space == Some(".shared") && self.shared_names.contains_key(name) => {
-                    AddrBase::Shared(self.shared_names.get(name).copied()?)
-                }
+            inst::AddrBase::Absolute => AddrBase::Absolute,
+            inst::AddrBase::Reg(r) => AddrBase::Reg(frame.reg(r)),
+            inst::AddrBase::Name(name) => match (self.sym(frame, name), space) {
+                (Sym::Shared(var), Some(Space::Shared)) => AddrBase::Shared(var),
                 _ => {
-                    return Some(Kind::Refuse {
-                        reason: "accesses to variables or parameters by name are not verified",
-                    });
+                    return refuse("accesses to variables or parameters by name are not verified");
                 }
             },
         };
-        Some(Kind::Mem {
+        Kind::Mem {
             access,
             addr,
             offset,
             bytes,
             dests,
-            space: space.map(|s| if s == ".shared" { ".shared" } else { ".global" }),
-        })
+            shared: space == Some(Space::Shared),
+        }
     }
 
-    fn opaque(&mut self, scopes: &[Scope<'a>], ins: &Instruction<'a>) -> Kind {
-        let mut dests = Vec::new();
-        let mut srcs = Vec::new();
-        for (i, o) in ins.operands.iter().enumerate() {
-            if i == 0 {
-                match o {
-                    Operand::PredPair(p, q) => {
-                        for n in [p, q] {
-                            if let Some(Sym::Reg(r)) = lookup(scopes, n) {
-                                dests.push(r);
-                            }
-                        }
-                    }
-                    other => dests.extend(self.regs_of(scopes, other).unwrap_or_default()),
-                }
-            } else {
-                srcs.extend(self.srcs_of(scopes, o));
+    /// Integer arithmetic (and the predicate logic written with the same opcodes).
+    fn integer(
+        &mut self,
+        frame: &Frame<'_>,
+        ins: &Instruction,
+        int: Option<(u8, bool)>,
+    ) -> Vec<Kind> {
+        use Opcode as O;
+        let m = &ins.mods;
+        let ty = m.types.first().copied();
+        let Some((w, signed)) = int else {
+            if ty == Some(ScalarType::Pred) {
+                return vec![self.pred_op(frame, ins)];
             }
+            return vec![self.opaque(frame, ins)];
+        };
+        let allowed: &[Flag] = match ins.opcode {
+            O::Add | O::Sub | O::Addc | O::Subc => &[Flag::Cc],
+            O::Mul => &[Flag::Lo, Flag::Hi, Flag::Wide],
+            O::Mad | O::Madc => &[Flag::Lo, Flag::Hi, Flag::Wide, Flag::Cc],
+            O::Min | O::Max => &[Flag::Relu],
+            _ => &[],
+        };
+        if !m.flags_within(allowed) {
+            return vec![self.opaque(frame, ins)];
         }
-        Kind::Opaque { dests, srcs }
+        let iop = match ins.opcode {
+            O::Add | O::Addc => IntOp::Add,
+            O::Sub | O::Subc => IntOp::Sub,
+            O::Mul if m.has(Flag::Wide) => IntOp::MulWide,
+            O::Mul if m.has(Flag::Hi) => IntOp::MulHi,
+            O::Mul => IntOp::MulLo,
+            O::Mad | O::Madc if m.has(Flag::Wide) => IntOp::MadWide,
+            O::Mad | O::Madc if m.has(Flag::Hi) => IntOp::MadHi,
+            O::Mad | O::Madc => IntOp::MadLo,
+            O::Div => IntOp::Div,
+            O::Rem => IntOp::Rem,
+            O::Min => IntOp::Min,
+            O::Max => IntOp::Max,
+            O::And => IntOp::And,
+            O::Or => IntOp::Or,
+            O::Xor => IntOp::Xor,
+            O::Shl => IntOp::Shl,
+            O::Shr => IntOp::Shr,
+            O::Not => IntOp::Not,
+            O::Neg => IntOp::Neg,
+            _ => IntOp::Abs,
+        };
+        let op = |i: usize| ins.operands.get(i);
+        let src = |i: usize| op(i).map(|o| self.src(frame, o));
+        let d = op(0).and_then(|d| self.dst(frame, d));
+        let (Some(d), Some(Some(a))) = (d, src(1)) else {
+            return vec![refuse("this instruction's operands are not verified")];
+        };
+        let (b, c) = match (src(2), src(3)) {
+            (Some(None), _) | (_, Some(None)) => {
+                return vec![refuse("this instruction's operands are not verified")];
+            }
+            (b, c) => (b.flatten(), c.flatten()),
+        };
+        let carry_in = ins.carry().reads;
+        let relu = m.has(Flag::Relu);
+        if !carry_in && !relu {
+            return vec![Kind::Int {
+                op: iop,
+                d,
+                a,
+                b,
+                c,
+                w,
+                signed,
+            }];
+        }
+        // `addc`/`subc`/`madc` add (or subtract) the carry flag, a bit this analysis does not
+        // track: the result is the operation's, plus a fresh value in [0, 1]. `.relu` is
+        // `max(min(a, b), 0)` (or of `max`), signed.
+        let t = self.fresh();
+        let mut out = vec![Kind::Int {
+            op: iop,
+            d: t,
+            a,
+            b,
+            c,
+            w,
+            signed,
+        }];
+        if carry_in {
+            let bit = self.fresh();
+            out.push(Kind::Fresh {
+                d: bit,
+                lo: 0,
+                hi: 1,
+                w,
+            });
+            out.push(Kind::Int {
+                op: if iop == IntOp::Sub {
+                    IntOp::Sub
+                } else {
+                    IntOp::Add
+                },
+                d,
+                a: Src::Reg(t),
+                b: Some(Src::Reg(bit)),
+                c: None,
+                w,
+                signed,
+            });
+        } else {
+            out.push(Kind::Int {
+                op: IntOp::Max,
+                d,
+                a: Src::Reg(t),
+                b: Some(Src::Imm(0)),
+                c: None,
+                w,
+                signed: true,
+            });
+        }
+        out
+    }
+
+    fn setp(&mut self, frame: &Frame<'_>, ins: &Instruction, int: Option<(u8, bool)>) -> Kind {
+        let m = &ins.mods;
+        let Some((w, signed)) = int else {
+            return self.opaque(frame, ins);
+        };
+        let Some(cmp) = m.cmp else {
+            return refuse("this instruction's operands are not verified");
+        };
+        if !m.flags_within(&[]) {
+            return self.opaque(frame, ins);
+        }
+        let (cmp, force_unsigned) = match cmp {
+            Compare::Eq => (Cmp::Eq, false),
+            Compare::Ne => (Cmp::Ne, false),
+            Compare::Lt => (Cmp::Lt, false),
+            Compare::Le => (Cmp::Le, false),
+            Compare::Gt => (Cmp::Gt, false),
+            Compare::Ge => (Cmp::Ge, false),
+            Compare::Lo => (Cmp::Lt, true),
+            Compare::Ls => (Cmp::Le, true),
+            Compare::Hi => (Cmp::Gt, true),
+            Compare::Hs => (Cmp::Ge, true),
+            _ => return self.opaque(frame, ins),
+        };
+        let op = |i: usize| ins.operands.get(i);
+        let (d, d2) = match op(0) {
+            Some(Operand::Pair(p, q)) => (frame.reg(*p), q.map(|q| frame.reg(q))),
+            Some(Operand::Reg(p)) => (frame.reg(*p), None),
+            _ => return refuse("this instruction's operands are not verified"),
+        };
+        let combine = match (m.bool_op, op(3)) {
+            (Some(bop), Some(c)) => match self.pred(frame, c) {
+                Some((r, neg)) => Some((
+                    match bop {
+                        BoolOp::And => PredOp::And,
+                        BoolOp::Or => PredOp::Or,
+                        BoolOp::Xor => PredOp::Xor,
+                    },
+                    r,
+                    neg,
+                )),
+                None => return self.opaque(frame, ins),
+            },
+            (None, None) => None,
+            _ => return refuse("this instruction's operands are not verified"),
+        };
+        match (
+            op(1).and_then(|a| self.src(frame, a)),
+            op(2).and_then(|b| self.src(frame, b)),
+        ) {
+            (Some(a), Some(b)) => Kind::Setp {
+                d,
+                d2,
+                cmp,
+                w,
+                signed: signed && !force_unsigned,
+                a,
+                b,
+                combine,
+            },
+            _ => refuse("this instruction's operands are not verified"),
+        }
+    }
+
+    fn pred_op(&self, frame: &Frame<'_>, ins: &Instruction) -> Kind {
+        let op = match ins.opcode {
+            Opcode::And => PredOp::And,
+            Opcode::Or => PredOp::Or,
+            Opcode::Xor => PredOp::Xor,
+            Opcode::Not => PredOp::Not,
+            _ => return self.opaque(frame, ins),
+        };
+        let (Some(d), Some((a, a_neg))) = (
+            ins.operands.first().and_then(|d| self.dst(frame, d)),
+            ins.operands.get(1).and_then(|a| self.pred(frame, a)),
+        ) else {
+            return refuse("this instruction's operands are not verified");
+        };
+        let b = match ins.operands.get(2) {
+            Some(o) => match self.pred(frame, o) {
+                Some(b) => Some(b),
+                None => return refuse("this instruction's operands are not verified"),
+            },
+            None => None,
+        };
+        Kind::Pred { op, d, a, a_neg, b }
     }
 }
 
-fn lookup(scopes: &[Scope<'_>], name: &str) -> Option<Sym> {
-    for scope in scopes.iter().rev() {
-        if let Some(&sym) = scope.names.get(name) {
-            return Some(sym);
-        }
-        if !scope.ranges.is_empty() {
-            let digits = name.len() - name.bytes().rev().take_while(u8::is_ascii_digit).count();
-            if digits < name.len() {
-                let (prefix, number) = name.split_at(digits);
-                let Ok(index) = number.parse::<u32>() else {
-                    continue;
-                };
-                for &(p, count, base) in scope.ranges.iter().rev() {
-                    if p == prefix && index < count {
-                        return Some(Sym::Reg(base.saturating_add(index)));
-                    }
-                }
-            }
-        }
+fn refuse(reason: &'static str) -> Kind {
+    Kind::Refuse {
+        reason: Cow::Borrowed(reason),
+        unknown: false,
     }
-    None
 }
 
 /// Integer class of a type: (bits, signed).
@@ -968,66 +1228,5 @@ fn int_class(ty: ScalarType) -> Option<(u8, bool)> {
             Some(((ty.bytes() * 8) as u8, matches!(ty, S8 | S16 | S32 | S64)))
         }
         _ => None,
-    }
-}
-
-#[derive(Default)]
-struct Mods {
-    types: Vec<ScalarType>,
-    vec: u8,
-    space: Option<&'static str>,
-    cmp: Option<&'static str>,
-    bool_op: Option<PredOp>,
-    wide: bool,
-    hi: bool,
-    sat: bool,
-    cc: bool,
-}
-
-impl Mods {
-    fn parse(modifiers: &[&str]) -> Mods {
-        let mut m = Mods {
-            vec: 1,
-            ..Mods::default()
-        };
-        for &t in modifiers {
-            if let Some(ty) = ScalarType::from_directive(t) {
-                m.types.push(ty);
-                continue;
-            }
-            match t {
-                ".v2" => m.vec = 2,
-                ".v4" => m.vec = 4,
-                ".v8" => m.vec = 8,
-                ".global" => m.space = Some(".global"),
-                ".param" => m.space = Some(".param"),
-                ".shared" => m.space = Some(".shared"),
-                ".local" => m.space = Some(".local"),
-                ".const" => m.space = Some(".const"),
-                ".tex" => m.space = Some(".tex"),
-                ".generic" => m.space = None,
-                ".wide" => m.wide = true,
-                ".sat" => m.sat = true,
-                ".cc" => m.cc = true,
-                ".and" => m.bool_op = Some(PredOp::And),
-                ".or" => m.bool_op = Some(PredOp::Or),
-                ".xor" => m.bool_op = Some(PredOp::Xor),
-                ".eq" => m.cmp = Some(".eq"),
-                ".ne" => m.cmp = Some(".ne"),
-                ".lt" => m.cmp = Some(".lt"),
-                ".le" => m.cmp = Some(".le"),
-                ".gt" => m.cmp = Some(".gt"),
-                ".ge" => m.cmp = Some(".ge"),
-                ".lo" => m.cmp = Some(".lo"),
-                ".ls" => m.cmp = Some(".ls"),
-                ".hs" => m.cmp = Some(".hs"),
-                ".hi" if m.cmp.is_none() => m.hi = true,
-                ".shared::cta" => m.space = Some(".shared"),
-                // A cluster's shared window reaches other blocks' shared memory: not modeled.
-                _ if t.starts_with(".shared::") => m.space = Some(".shared::cluster"),
-                _ => {}
-            }
-        }
-        m
     }
 }

@@ -23,6 +23,9 @@ pub enum RejectKind {
     MayWrap,
     /// Something the verifier does not model.
     Unsupported,
+    /// An instruction with an opcode or modifier the typed instruction model does not know:
+    /// the interpreter refuses it with the same words.
+    UnknownForm,
 }
 
 impl RejectKind {
@@ -38,6 +41,7 @@ impl RejectKind {
             Self::DataDependentIndex => "data_dependent_index",
             Self::MayWrap => "may_wrap",
             Self::Unsupported => "unsupported",
+            Self::UnknownForm => "unknown_form",
         }
     }
 }

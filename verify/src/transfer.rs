@@ -6,6 +6,7 @@ use super::contract::ParamContract;
 use super::facts::{Fact, Facts};
 use super::ir::{Cmp, Ins, IntOp, Kind, PredOp, SHARED_BASE, Src};
 use super::poly::Poly;
+use super::reject::RejectKind;
 use super::value::{PredVal, State, Val};
 
 pub(crate) fn signed_range(w: u8) -> (i128, i128) {
@@ -122,11 +123,24 @@ impl Analyzer<'_> {
         match &ins.kind {
             Kind::Nop | Kind::Bra { .. } => Outcome::Continue,
             Kind::Ret => Outcome::Stop,
-            Kind::Refuse { reason } => {
+            Kind::Refuse { reason, unknown } => {
                 if final_run {
-                    self.reject_unsupported(idx, reason);
+                    let kind = if *unknown {
+                        RejectKind::UnknownForm
+                    } else {
+                        RejectKind::Unsupported
+                    };
+                    self.reject(idx, kind, reason.to_string());
                 }
                 Outcome::Stop
+            }
+            Kind::Fresh { d, lo, hi, w } => {
+                let v = Val::Int {
+                    p: self.opaque(key(0), (*lo, *hi), false),
+                    w: *w,
+                };
+                st.set(*d, v);
+                Outcome::Continue
             }
             Kind::SharedDecl => {
                 if self.contract.three_dimensional() {
@@ -292,7 +306,7 @@ impl Analyzer<'_> {
                 st.set(*d, out);
                 Outcome::Continue
             }
-            Kind::Opaque { dests, srcs } => {
+            Kind::Opaque { dests, preds, srcs } => {
                 let mut data = false;
                 let mut wild = false;
                 for s in srcs {
@@ -302,13 +316,14 @@ impl Analyzer<'_> {
                         _ => {}
                     }
                 }
+                for p in preds {
+                    st.set(*p, Val::Pred(PredVal::Unknown));
+                }
                 for (n, dst) in dests.iter().enumerate() {
                     let v = if data {
                         Val::Data
                     } else if wild {
                         Val::Wild
-                    } else if matches!(st.get(*dst), Val::Pred(_)) {
-                        Val::Pred(PredVal::Unknown)
                     } else {
                         Val::Int {
                             p: self.opaque(

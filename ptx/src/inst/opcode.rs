@@ -8,8 +8,11 @@ macro_rules! opcodes {
         /// `st.async`, `brx.idx`, `cvt.pack`) are the opcode before the first dot; the rest are
         /// modifiers. [`Opcode::Unknown`] is every name the model does not know: each reader of
         /// the model refuses it.
+        ///
+        /// Not `#[non_exhaustive]` on purpose: the interpreter and the verifier match on it
+        /// exhaustively, so a new opcode is a compile error in both until each gives it a
+        /// meaning (they are released together, pinned to this exact version).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        #[non_exhaustive]
         pub enum Opcode {
             $($(#[$doc])* $variant,)*
             /// A name that is no PTX opcode this model knows.
