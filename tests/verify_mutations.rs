@@ -70,6 +70,12 @@ fn dump_verdict(tag: &str, text: &str, entry: &str, c: &jitseam_verify::EntryCon
     };
     let mut h = std::hash::DefaultHasher::new();
     std::hash::Hash::hash(text, &mut h);
+    if let Ok(dir) = std::env::var("VERIFY_DUMP_TEXT") {
+        let _ = std::fs::write(
+            format!("{dir}/{:x}.ptx", std::hash::Hasher::finish(&h.clone())),
+            text,
+        );
+    }
     let mut f = std::fs::OpenOptions::new()
         .create(true)
         .append(true)

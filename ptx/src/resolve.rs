@@ -577,7 +577,7 @@ impl<'r> Resolver<'r> {
             }
         }
         let text = self.src.get(ins.range.clone()).unwrap_or("");
-        Ok(Instruction::new(
+        let resolved = Instruction::new(
             guard,
             ins.opcode,
             &ins.modifiers,
@@ -585,7 +585,17 @@ impl<'r> Resolver<'r> {
             self.line(at),
             ins.range.clone(),
             normalize(text),
-        ))
+        );
+        if let Some(reason) = resolved.destination_problem() {
+            return Err(self.error(
+                at,
+                ParseErrorKind::InvalidInstruction {
+                    instruction: excerpt(&ins.full_opcode()),
+                    reason,
+                },
+            ));
+        }
+        Ok(resolved)
     }
 
     /// A name that must be a scalar register.

@@ -273,3 +273,21 @@ fn labels_are_known_before_their_branch_and_are_unique() {
     assert!(resolve("$L:\n$L:\nret;\n").is_err());
     assert!(resolve("bra $Nowhere;\n").is_err());
 }
+
+#[test]
+fn a_destination_that_cannot_be_written_is_refused() {
+    for body in [
+        ".reg .b64 %a;\n.reg .f64 %f;\nld.global.f64 %tid.x, [%a];\n",
+        ".reg .b32 %r;\nmov.u32 7, %r;\n",
+        ".reg .b32 %r;\nadd.u32 k_p1, %r, 1;\n",
+        ".reg .pred %p;\n.reg .b32 %r;\nsetp.eq.u32 !%p, %r, 1;\n",
+    ] {
+        let err = resolve(body).unwrap_err();
+        assert!(
+            matches!(err.kind, ParseErrorKind::InvalidInstruction { .. }),
+            "{body}: {err}"
+        );
+    }
+    // Where operand 0 is a source, it may be anything a source may be.
+    entry_body("bar.sync 0;\n.reg .b32 %r;\nnanosleep.u32 %r;\n");
+}

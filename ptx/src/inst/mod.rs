@@ -461,6 +461,27 @@ impl Instruction {
         }
     }
 
+    /// Why operand 0 cannot be this instruction's destination, if it cannot: a special
+    /// register, an immediate, a negated predicate or a name that is not a register where the
+    /// opcode writes its first operand. The resolver refuses such an instruction, so that no
+    /// reader takes it for one that writes nothing.
+    pub(crate) fn destination_problem(&self) -> Option<&'static str> {
+        if matches!(
+            self.opcode,
+            Opcode::Unknown | Opcode::Wgmma | Opcode::Tcgen05
+        ) || !self.first_is_destination()
+        {
+            return None;
+        }
+        match self.operands.first()? {
+            Operand::Special(_) => Some("a special register cannot be written"),
+            Operand::Int(_) | Operand::Float(_) => Some("an immediate cannot be written"),
+            Operand::Not(_) => Some("a negated predicate cannot be written"),
+            Operand::Name(_) => Some("the destination must be a register"),
+            _ => None,
+        }
+    }
+
     /// Computes [`Self::defs`] and [`Self::uses`].
     fn roles(&mut self) {
         let mut defs = Vec::new();
