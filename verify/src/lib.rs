@@ -47,6 +47,8 @@ mod lower;
 mod poly;
 mod proof;
 mod reject;
+#[cfg(test)]
+mod soundness;
 mod transfer;
 mod value;
 mod witness;

@@ -172,6 +172,14 @@ impl Analyzer<'_> {
                 let v = self.read(st, *a, *w, key(0));
                 let v = match v {
                     Val::Int { p, w: w0 } => Val::Int { p, w: w0.min(*w) },
+                    // Fewer than 64 bits of an address are no address: the register holds
+                    // its low half (or less), another number entirely.
+                    Val::Ptr { .. } | Val::PtrData { .. } if *w < 64 => Val::Wild,
+                    // The `or` of parts is kept whole only at 64 bits.
+                    Val::OrOf(_) | Val::HiTest(_) if *w < 64 => Val::Int {
+                        p: self.opaque(key(1), unsigned_range(*w), false),
+                        w: *w,
+                    },
                     other => other,
                 };
                 st.set(*d, v);
@@ -213,7 +221,21 @@ impl Analyzer<'_> {
                         }
                     }
                     Val::Ptr { .. } | Val::PtrData { .. } | Val::Wild => Val::Wild,
-                    other => other,
+                    Val::Data => Val::Data,
+                    // An `or` of parts (or its high-word test) converted is a number of the
+                    // source's width, no longer the `or` of the parts as the 64-bit test reads
+                    // them: a negative 32-bit part zero-extended is below 2^32.
+                    Val::OrOf(_) | Val::HiTest(_) | Val::Pred(_) | Val::Undef => {
+                        let range = if *ssigned {
+                            signed_range(*sw)
+                        } else {
+                            unsigned_range(*sw)
+                        };
+                        Val::Int {
+                            p: self.opaque(key(2), range, false),
+                            w: *dw,
+                        }
+                    }
                 };
                 st.set(*d, out);
                 Outcome::Continue
@@ -243,7 +265,7 @@ impl Analyzer<'_> {
             } => {
                 let va = self.read(st, *a, *w, key(0));
                 let vb = self.read(st, *b, *w, key(1));
-                let mut pred = match (&va, &vb, cmp) {
+                let t = match (&va, &vb, cmp) {
                     (Val::HiTest(list), Val::Int { p, .. }, Cmp::Eq | Cmp::Ne) if p.is_zero() => {
                         PredVal::HiZero(list.clone(), *cmp == Cmp::Eq)
                     }
@@ -256,22 +278,29 @@ impl Analyzer<'_> {
                     },
                     _ => PredVal::Unknown,
                 };
-                if let Some((op, r, neg)) = combine {
-                    let other = match st.get(*r) {
-                        Val::Pred(p) => p.clone(),
-                        _ => PredVal::Unknown,
-                    };
-                    let other = if *neg { other.not() } else { other };
-                    pred = match op {
-                        PredOp::And => PredVal::And(Box::new(pred), Box::new(other)),
-                        PredOp::Or => PredVal::Or(Box::new(pred), Box::new(other)),
-                        _ => PredVal::Unknown,
-                    };
-                }
+                // `setp.CMP.OP p|q, a, b, c`: `p = t OP c`, `q = !t OP c` (the ISA's
+                // definition: the complement is taken before combining), written in that
+                // order, so that in `p|p` the second write is the one that stays.
+                let (p, q) = match combine {
+                    None => (t.clone(), t.not()),
+                    Some((op, r, neg)) => {
+                        let other = match st.get(*r) {
+                            Val::Pred(p) => p.clone(),
+                            _ => PredVal::Unknown,
+                        };
+                        let other = if *neg { other.not() } else { other };
+                        let with = |x: PredVal| match op {
+                            PredOp::And => PredVal::And(Box::new(x), Box::new(other.clone())),
+                            PredOp::Or => PredVal::Or(Box::new(x), Box::new(other.clone())),
+                            _ => PredVal::Unknown,
+                        };
+                        (with(t.clone()), with(t.not()))
+                    }
+                };
+                st.set(*d, Val::Pred(p));
                 if let Some(d2) = d2 {
-                    st.set(*d2, Val::Pred(pred.clone().not()));
+                    st.set(*d2, Val::Pred(q));
                 }
-                st.set(*d, Val::Pred(pred));
                 Outcome::Continue
             }
             Kind::Pred { op, d, a, a_neg, b } => {
