@@ -126,3 +126,7 @@ model_test! {
         common::interop::half_views(CudaContext::new(0).unwrap(), N);
     }
 }
+
+// Readers of a jitseam buffer through cudarc views on two or three streams, then a write or a
+// drop: each waits for every reader.
+readers_through_views_tests!(N, (1 << 10, 256), via in_model);

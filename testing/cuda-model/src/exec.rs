@@ -83,9 +83,7 @@ impl Op {
                 .collect(),
             Self::HostToDevice { dst, data } => ends(*dst, data.len()).to_vec(),
             Self::DeviceToHost { src, len, .. } => ends(*src, *len).to_vec(),
-            Self::DeviceToDevice { dst, src, len } => {
-                [ends(*dst, *len), ends(*src, *len)].concat()
-            }
+            Self::DeviceToDevice { dst, src, len } => [ends(*dst, *len), ends(*src, *len)].concat(),
             Self::Memset { dst, len, .. } => ends(*dst, *len).to_vec(),
             Self::Record { .. } | Self::Wait { .. } => Vec::new(),
         }
