@@ -109,7 +109,9 @@ impl<Sig> Kernel<Sig, Described> {
     /// PTX of the same NVRTC compile (see [`crate::nvrtc`]), which is verified in its place; its
     /// own recorded parameters are checked by count, offset and size (a cubin does not record
     /// types). A fatbin's PTX images are verified the same way, and `bind()` picks one for the
-    /// device. Anything else compiled needs [`Kernel::load_unverified`].
+    /// device; since that may be any of them, every launch checks what each of them needs (every
+    /// proof's launch conditions, the strictest `.ptr .align` any declares). Anything else
+    /// compiled needs [`Kernel::load_unverified`].
     pub fn load(self) -> Result<Kernel<Sig, Loaded>, TransitionError<Self>> {
         self.load_with(Trust::Verify)
     }
