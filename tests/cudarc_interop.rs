@@ -125,6 +125,12 @@ fn an_emulator_buffer_is_not_handed_to_cudarc() {
 }
 
 model_test! {
+    fn a_write_from_page_locked_memory_has_read_it_when_it_returns() {
+        common::interop::write_from_page_locked_memory(CudaContext::new(0).unwrap(), N, (1 << 16, 4));
+    }
+}
+
+model_test! {
     fn half_precision_cudarc_views_are_operands() {
         common::interop::half_views(CudaContext::new(0).unwrap(), N);
     }

@@ -44,6 +44,15 @@ fn jitseam_buffers_handed_to_cudarc() {
 readers_through_views_tests!(1 << 20, (1 << 24, 8));
 
 #[test]
+fn a_write_from_page_locked_memory_has_read_it_when_it_returns() {
+    common::interop::write_from_page_locked_memory(
+        CudaContext::new(0).unwrap(),
+        1 << 20,
+        (1 << 24, 8),
+    );
+}
+
+#[test]
 fn half_precision_cudarc_views() {
     common::interop::half_views(CudaContext::new(0).unwrap(), 1 << 20);
 }

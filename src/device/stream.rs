@@ -59,7 +59,8 @@ impl Stream {
 
     /// Copies `data` into `buffer`, ordered after earlier work on this stream and after the
     /// buffer's earlier uses on other streams. May return before the copy has run; `data` may
-    /// be reused at once.
+    /// be reused at once. (From page-locked host memory, such as a cudarc `PinnedHostSlice`, a
+    /// CUDA device's copy reads `data` only when it runs, so it returns once the copy has run.)
     pub fn write_from<T: Element>(
         &self,
         buffer: &mut DeviceBuffer<T>,

@@ -336,3 +336,68 @@ impl<C: Cell> CellTable<C> {
         self.len.load(Ordering::Acquire)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell as Flag;
+
+    use super::*;
+
+    /// A cell filed under `hash`, told apart from others of the same hash by `id`.
+    #[derive(Debug)]
+    struct Key {
+        hash: u64,
+        id: u64,
+    }
+
+    impl Cell for Key {
+        fn hash(&self) -> u64 {
+            self.hash
+        }
+        fn cmp_key(&self, other: &Self) -> KeyOrder {
+            (self.hash, self.id).cmp(&(other.hash, other.id))
+        }
+    }
+
+    fn insert(table: &CellTable<Key>, hash: u64, id: u64) {
+        table
+            .get_or_insert(hash, |c| c.id == id, || Key { hash, id })
+            .unwrap();
+    }
+
+    /// A reader still probing an index while a writer outgrows it: the probe's `eq`, run for a
+    /// cell of the same hash met before the one it looks for, fills the shard until its index
+    /// has been replaced twice, and the probe goes on through the index it started in.
+    /// Deterministic, so that Miri (`cargo +nightly miri test -p jitseam --lib
+    /// telemetry::cells`) checks that index stays valid for the reader: under Stacked Borrows,
+    /// taking it back into a `Box` while the reader's shared borrow of it lives is undefined
+    /// behaviour.
+    #[test]
+    fn a_probe_outlives_the_index_it_started_in() {
+        let table = CellTable::new(1 << 10);
+        // Shard 0 (bits 32.. clear); the second cell sits right after the first.
+        let hash = 1;
+        insert(&table, hash, 1);
+        insert(&table, hash, 2);
+        let grown = Flag::new(false);
+        let found = table.with_existing(
+            hash,
+            |c| {
+                if !grown.get() {
+                    grown.set(true);
+                    for id in 0..(2 * FIRST_INDEX as u64) {
+                        insert(&table, 100 + id, id);
+                    }
+                }
+                c.id == 2
+            },
+            |c| c.id,
+        );
+        assert!(
+            grown.get(),
+            "the probe met the first cell before the second"
+        );
+        assert_eq!(found, Some(2));
+        assert_eq!(table.len(), 2 + 2 * FIRST_INDEX);
+    }
+}

@@ -432,3 +432,35 @@ macro_rules! readers_through_views_tests {
         }
     )*};
 }
+
+/// A copy to the device from page-locked host memory (a cudarc `PinnedHostSlice`), whose
+/// source the caller changes as soon as `write_from` returns, as it may: the buffer holds what
+/// the source held at the call, though the copy was queued behind slow work (`busy`).
+pub fn write_from_page_locked_memory(ctx: Arc<CudaContext>, n: usize, busy: (usize, usize)) {
+    let device = Device::from_cudarc(Arc::clone(&ctx)).unwrap();
+    let busy = Busy::new(&device, busy.0, busy.1);
+    let cu = ctx.new_stream().unwrap();
+    let stream = Stream::from_cudarc(&device, Arc::clone(&cu)).unwrap();
+    let mut buf = device.upload(&vec![0.0f32; n]).unwrap();
+    let ones = cu.clone_htod(&vec![1.0f32; n]).unwrap();
+    // SAFETY: the copy right below writes every element before anything reads one.
+    let mut pinned = unsafe { ctx.alloc_pinned::<f32>(n) }.unwrap();
+    cu.memcpy_dtoh(&ones, &mut pinned).unwrap();
+    cu.synchronize().unwrap();
+    device.synchronize().unwrap();
+    busy.hold(&stream);
+    stream
+        .write_from(&mut buf, pinned.as_slice().unwrap())
+        .unwrap();
+    pinned.as_mut_slice().unwrap().fill(2.0);
+    let late = stream
+        .read(&buf)
+        .unwrap()
+        .iter()
+        .filter(|&&v| v != 1.0)
+        .count();
+    assert_eq!(
+        late, 0,
+        "{late} of {n} elements copied from the page-locked source after write_from returned"
+    );
+}

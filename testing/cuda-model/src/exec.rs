@@ -31,6 +31,15 @@ pub(crate) struct HostDst(pub(crate) *mut u8);
 // blocks on its completion, holding the buffer borrowed; nothing else touches it meanwhile.
 unsafe impl Send for HostDst {}
 
+/// Page-locked host memory a host-to-device copy reads when it runs. `cuMemFreeHost` waits for
+/// every queued operation before it frees it, so it outlives the copy.
+#[derive(Debug)]
+pub(crate) struct HostSrc(pub(crate) *const u8);
+
+// SAFETY: the pointer is only read by the worker that runs the copy, while the allocation it
+// points into stays live (see `HostSrc`); the device model never writes through it.
+unsafe impl Send for HostSrc {}
+
 /// One queued operation.
 #[derive(Debug)]
 pub(crate) enum Op {
@@ -42,6 +51,12 @@ pub(crate) enum Op {
     HostToDevice {
         dst: u64,
         data: Vec<u8>,
+    },
+    /// From page-locked host memory, read when the copy runs.
+    HostToDeviceFromPinned {
+        dst: u64,
+        src: HostSrc,
+        len: usize,
     },
     DeviceToHost {
         src: u64,
@@ -82,6 +97,11 @@ impl Op {
                 .filter_map(|word| word.try_into().ok().map(u64::from_le_bytes))
                 .collect(),
             Self::HostToDevice { dst, data } => ends(*dst, data.len()).to_vec(),
+            // The source too: `cuMemFreeHost` reports a free under a queued copy like
+            // `cuMemFree` does.
+            Self::HostToDeviceFromPinned { dst, src, len } => {
+                [ends(*dst, *len), ends(src.0 as u64, *len)].concat()
+            }
             Self::DeviceToHost { src, len, .. } => ends(*src, *len).to_vec(),
             Self::DeviceToDevice { dst, src, len } => [ends(*dst, *len), ends(*src, *len)].concat(),
             Self::Memset { dst, len, .. } => ends(*dst, *len).to_vec(),
@@ -190,6 +210,18 @@ impl Core {
                 match heap.bytes_mut(dst, data.len()) {
                     Some(bytes) => bytes.copy_from_slice(&data),
                     None => self.copy_fault("host-to-device", dst, data.len()),
+                }
+            }
+            Op::HostToDeviceFromPinned { dst, src, len } => {
+                let mut heap = lock(&self.heap);
+                match heap.bytes_mut(dst, len) {
+                    // SAFETY: `src` addresses `len` bytes of a page-locked allocation that stays
+                    // live until this copy has run (see `HostSrc`); device memory lives in the
+                    // heap's own boxes, so the ranges do not overlap.
+                    Some(bytes) => unsafe {
+                        std::ptr::copy_nonoverlapping(src.0, bytes.as_mut_ptr(), len);
+                    },
+                    None => self.copy_fault("host-to-device", dst, len),
                 }
             }
             Op::DeviceToHost { src, dst, len } => {
