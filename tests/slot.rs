@@ -455,13 +455,13 @@ mod shared_slots {
         Slot, SlotFn, SlotTable, SlotTableMarker, Slots, dispatch_slot, empty_slots,
     };
 
-    pub struct First;
+    pub(crate) struct First;
     impl SlotTableMarker for First {
         fn table() -> &'static SlotTable {
             &FIRST
         }
     }
-    pub struct Second;
+    pub(crate) struct Second;
     impl SlotTableMarker for Second {
         fn table() -> &'static SlotTable {
             &SECOND
@@ -471,8 +471,8 @@ mod shared_slots {
     static FIRST_DISPATCHERS: [SlotFn; 2] = [dispatch_slot::<First, 0>, dispatch_slot::<First, 1>];
     static SECOND_DISPATCHERS: [SlotFn; 2] =
         [dispatch_slot::<Second, 0>, dispatch_slot::<Second, 1>];
-    pub static FIRST: SlotTable = SlotTable::__new("FIRST", &SLOTS, &FIRST_DISPATCHERS);
-    pub static SECOND: SlotTable = SlotTable::__new("SECOND", &SLOTS, &SECOND_DISPATCHERS);
+    pub(crate) static FIRST: SlotTable = SlotTable::__new("FIRST", &SLOTS, &FIRST_DISPATCHERS);
+    pub(crate) static SECOND: SlotTable = SlotTable::__new("SECOND", &SLOTS, &SECOND_DISPATCHERS);
 }
 
 #[test]

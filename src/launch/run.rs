@@ -1,4 +1,10 @@
-//! The one `unsafe` boundary of jitseam: a checked, marshaled launch handed to the backend.
+//! [`Launch::run`]: a checked, marshaled launch handed to the backend — the one `unsafe` call of
+//! the launch path (`Backend::launch`, whose contract the checks before it establish). The
+//! rest of jitseam's `unsafe` code lies below this layer, each block arguing its own contract:
+//! the CUDA backend's driver calls and its cudarc slices (`device/cuda/`), the foreign operands'
+//! exclusive borrows (`device/operand.rs`), the slot table's occupants and hazard pointers
+//! (`slot/`), the telemetry cells' lock-free index (`telemetry/cells.rs`), NVRTC's calls
+//! (`nvrtc/`) and the element types' byte views (`dtype.rs`).
 
 use super::check::check_counts_and_stream;
 use super::{CheckedLaunch, LaunchFacts, check, check_custom, marshal_with};
