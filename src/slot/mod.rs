@@ -335,8 +335,10 @@ impl Slot {
     /// it meanwhile).
     fn occupant_under_bank(&self) -> Option<&Occupant> {
         // SAFETY: occupants are freed only after being unlinked under the bank, which the
-        // caller holds; the pointer is either null or a live leaked `Box`. `Relaxed`: the bank
-        // orders this load after the store that linked it.
+        // caller holds — the bank of this slot's array, which every writer of the slot takes,
+        // through whichever table (tables made over one array share it); the pointer is either
+        // null or a live leaked `Box`. `Relaxed`: the bank orders this load after the store that
+        // linked it.
         unsafe { self.occupant.load(Ordering::Relaxed).as_ref() }
     }
 

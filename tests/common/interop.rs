@@ -463,4 +463,9 @@ pub fn write_from_page_locked_memory(ctx: Arc<CudaContext>, n: usize, busy: (usi
         late, 0,
         "{late} of {n} elements copied from the page-locked source after write_from returned"
     );
+    // And back into page-locked memory (staged through pageable memory).
+    stream
+        .read_into(&buf, pinned.as_mut_slice().unwrap())
+        .unwrap();
+    assert!(pinned.as_slice().unwrap().iter().all(|&v| v == 1.0));
 }

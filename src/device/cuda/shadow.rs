@@ -96,8 +96,8 @@ impl<T: 'static> CudaShadow<T> {
 
     fn slice(&self) -> &CudaSlice<T> {
         // SAFETY: no `&mut` to the slice is live: one exists only inside `publish` (whose
-        // contract excludes every other access), `settle` and `view_mut` (both under `&mut
-        // self`, so for as long as it lives).
+        // contract excludes every other access) and `view_mut` (under `&mut self`, for as long
+        // as the view it returns lives).
         unsafe { &*self.slice.get() }
     }
 
