@@ -227,7 +227,10 @@ impl<C: Cell> Shard<C> {
 impl<C> Drop for Shard<C> {
     fn drop(&mut self) {
         let current = *self.index.get_mut();
-        let writer = self.writer.get_mut().unwrap_or_else(PoisonError::into_inner);
+        let writer = self
+            .writer
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
         let indexes = writer.retired.drain(..).chain(Some(current));
         for index in indexes.filter(|index| !index.is_null()) {
             // SAFETY: every index came from `Box::into_raw` in `put` and is freed here, once

@@ -435,7 +435,8 @@ macro_rules! readers_through_views_tests {
 
 /// A copy to the device from page-locked host memory (a cudarc `PinnedHostSlice`), whose
 /// source the caller changes as soon as `write_from` returns, as it may: the buffer holds what
-/// the source held at the call, though the copy was queued behind slow work (`busy`).
+/// the source held at the call, though the copy was queued behind slow work (`busy`). Then a
+/// copy back into that page-locked memory.
 pub fn write_from_page_locked_memory(ctx: Arc<CudaContext>, n: usize, busy: (usize, usize)) {
     let device = Device::from_cudarc(Arc::clone(&ctx)).unwrap();
     let busy = Busy::new(&device, busy.0, busy.1);
