@@ -63,9 +63,10 @@ impl_element! {
 /// The bytes of `values` in the device's byte order (little-endian), without copying.
 #[cfg(target_endian = "little")]
 pub(crate) fn le_bytes<T: Element>(values: &[T]) -> &[u8] {
-    // SAFETY: every `Element` (the trait is sealed) is a plain integer or float type: no
-    // padding, no invalid bit pattern, stored little-endian on this host; the byte slice covers
-    // exactly the same memory, borrowed for the same lifetime, and `u8` has alignment 1.
+    // SAFETY: every `Element` (the trait is sealed) is a plain integer or float type, or
+    // `half`'s `f16`/`bf16` (`repr(transparent)` over `u16`): no padding, no invalid bit
+    // pattern, stored little-endian on this host; the byte slice covers exactly the same
+    // memory, borrowed for the same lifetime, and `u8` has alignment 1.
     unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), size_of_val(values)) }
 }
 

@@ -127,6 +127,8 @@ pub mod __private {
         ChoosesGrid, Declared, In, InStrided, IntoIn, IntoInStrided, IntoOut, IntoOutStrided, Out,
         OutStrided, Signature, TakesConfig,
     };
-    pub use crate::slot::{Slot, SlotFn, SlotTable, SlotTableMarker, dispatch_slot, empty_slots};
+    pub use crate::slot::{
+        Slot, SlotFn, SlotTable, SlotTableMarker, Slots, dispatch_slot, empty_slots,
+    };
     pub use half;
 }

@@ -9,14 +9,17 @@
 
 mod common;
 
+use std::any::Any;
+use std::cell::Cell;
 use std::sync::Arc;
 
 use common::cuda_model::in_model;
-use common::launch_suite::{ADD_F32, bind};
-use cudarc::driver::CudaContext;
-use jitseam::device::{Arg, ArgMut};
+use common::launch_suite::{ADD_F32, RELU_F32, bind};
+use cudarc::driver::{CudaContext, CudaSlice};
+use jitseam::device::{Arg, ArgMut, BackendStream};
 use jitseam::error::Operand;
-use jitseam::{Device, Error, Stream};
+use jitseam::slot::{SlotCall, SlotRef};
+use jitseam::{Device, DeviceBuffer, Error, Stream};
 
 const N: usize = 1000;
 
@@ -122,7 +125,74 @@ fn an_emulator_buffer_is_not_handed_to_cudarc() {
 }
 
 model_test! {
+    fn a_write_from_page_locked_memory_has_read_it_when_it_returns() {
+        common::interop::write_from_page_locked_memory(CudaContext::new(0).unwrap(), N, (1 << 16, 4));
+    }
+}
+
+model_test! {
     fn half_precision_cudarc_views_are_operands() {
         common::interop::half_views(CudaContext::new(0).unwrap(), N);
+    }
+}
+
+// Readers of a jitseam buffer through cudarc views on two or three streams, then a write or a
+// drop: each waits for every reader.
+readers_through_views_tests!(N, (1 << 10, 256), via in_model);
+
+jitseam::slot_table!(static REENTRANT: 1);
+
+thread_local! {
+    /// The slot and the call being made through it, for [`ReentrantStream::as_any`] to make
+    /// again.
+    static REENTRY: Cell<Option<(SlotRef, &'static SlotCall<'static>)>> = const { Cell::new(None) };
+    /// How often [`ReentrantStream::as_any`] made the call again.
+    static REENTERED: Cell<usize> = const { Cell::new(0) };
+}
+
+/// A custom backend's stream whose `as_any` (its own code, which a launch may call) makes the
+/// call being made once more, through its slot: the same outputs, acquired again.
+#[derive(Debug)]
+struct ReentrantStream;
+
+impl BackendStream for ReentrantStream {
+    fn as_any(&self) -> &dyn Any {
+        if let Some((slot, call)) = REENTRY.take() {
+            REENTERED.set(REENTERED.get() + 1);
+            let _ = slot.launch(call);
+        }
+        self
+    }
+}
+
+model_test! {
+    fn a_custom_stream_cannot_re_enter_a_launch_that_holds_a_cudarc_output() {
+        let ctx = CudaContext::new(0).unwrap();
+        let _cuda = Device::from_cudarc(Arc::clone(&ctx)).unwrap();
+        let device = common::noop::device_with_streams(|| Arc::new(ReentrantStream));
+        let slot = REENTRANT.claim(bind(&device, RELU_F32)).unwrap();
+        // Everything the call borrows lives for the rest of the process, so the stream's code
+        // can reach the call (safe code throughout).
+        let stream: &'static Stream = Box::leak(Box::new(device.default_stream()));
+        let x: &'static DeviceBuffer<f32> = Box::leak(Box::new(device.alloc::<f32>(N).unwrap()));
+        let out: &'static mut CudaSlice<f32> =
+            Box::leak(Box::new(ctx.default_stream().alloc_zeros::<f32>(N).unwrap()));
+        let inputs: &'static [Arg<'static>] = Box::leak(Box::new([Arg::from(x)]));
+        let outputs: &'static mut [ArgMut<'static>] = Box::leak(Box::new([ArgMut::from(out)]));
+        let call: &'static SlotCall<'static> =
+            Box::leak(Box::new(slot.call(stream, inputs, outputs, &[N], &[])));
+        REENTRY.set(Some((slot, call)));
+        // The cudarc slice is not on the custom device: refused, and before the launch takes
+        // the output exclusively and asks the stream anything.
+        let err = slot.launch(call).unwrap_err();
+        assert!(
+            matches!(err, Error::DeviceMismatch { operand: Operand::Output(0), .. }),
+            "{err:?}"
+        );
+        assert_eq!(
+            REENTERED.get(),
+            0,
+            "the stream's own code ran, and re-entered the launch, while it held the output"
+        );
     }
 }

@@ -213,3 +213,95 @@ proptest! {
         let _ = unsafe { Kernel::describe(artifact).unwrap().load_unverified() };
     }
 }
+
+/// A fatbin of one container holding a PTX image of `(sm, text)` for each entry, laid out as
+/// `fatbinary` writes them (the fields `parse_fatbin` reads: kind, header and payload sizes,
+/// version, architecture, flags).
+fn ptx_fatbin(images: &[(u32, &str)]) -> Vec<u8> {
+    let mut body = Vec::new();
+    for &(sm, text) in images {
+        let mut payload = text.as_bytes().to_vec();
+        payload.resize((payload.len() + 1).next_multiple_of(8), 0);
+        let mut header = [0u8; 64];
+        header[0..2].copy_from_slice(&1u16.to_le_bytes());
+        header[4..8].copy_from_slice(&64u32.to_le_bytes());
+        header[8..16].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+        header[24..26].copy_from_slice(&0u16.to_le_bytes());
+        header[26..28].copy_from_slice(&8u16.to_le_bytes());
+        header[28..32].copy_from_slice(&sm.to_le_bytes());
+        header[40..48].copy_from_slice(&0x11u64.to_le_bytes());
+        body.extend_from_slice(&header);
+        body.extend_from_slice(&payload);
+    }
+    let mut fatbin = Vec::with_capacity(16 + body.len());
+    fatbin.extend_from_slice(&jitseam_ptx::fatbin::FATBIN_MAGIC.to_le_bytes());
+    fatbin.extend_from_slice(&1u16.to_le_bytes());
+    fatbin.extend_from_slice(&16u16.to_le_bytes());
+    fatbin.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    fatbin.extend_from_slice(&body);
+    fatbin
+}
+
+/// A scalar `x → out` kernel for `sm_XY` that returns at once, its input declared `x_attributes`.
+fn returning_kernel(sm: u32, x_attributes: &str) -> String {
+    format!(
+        ".version 8.0\n.target sm_{sm}\n.address_size 64\n\
+         .visible .entry k(.param .u64 {x_attributes} k_x, .param .u64 k_out, .param .u64 k_n)\n\
+         {{\n\tret;\n}}\n"
+    )
+}
+
+/// Two PTX images that differ in the alignment their input declares: whichever image `bind`
+/// loads (the emulator takes the highest, a compute 8.6 GPU the lowest), a launch enforces the
+/// strictest, `.ptr .align 16`.
+#[test]
+fn the_strictest_alignment_of_any_image_is_checked_at_launch() {
+    const SPEC: jitseam::AbiSpec = jitseam::AbiSpec::new(
+        jitseam::AbiKind::Scalar,
+        &[jitseam::ElementKind::F32],
+        &[jitseam::ElementKind::F32],
+        &[],
+    );
+    let unaligned = returning_kernel(80, "");
+    let aligned = returning_kernel(90, ".ptr .global .align 16");
+    let device = Device::emulator();
+    let stream = device.default_stream();
+    let x = device.upload(&[1.0f32; 64]).unwrap();
+    let mut out = device.alloc::<f32>(32).unwrap();
+    for images in [
+        [(80, &*unaligned), (90, &*aligned)],
+        [(80, &*aligned), (90, &*unaligned)],
+    ] {
+        let artifact = Artifact::fatbin(ptx_fatbin(&images), "k", SPEC);
+        let kernel = Kernel::describe(artifact)
+            .unwrap()
+            .load()
+            .unwrap()
+            .bind(&device)
+            .unwrap();
+        // Four f32 past a 256-byte-aligned allocation start: 16-byte aligned.
+        let on_16 = x.slice(4..36).unwrap();
+        kernel
+            .launch(
+                &stream,
+                &[(&on_16).into()],
+                &mut [(&mut out).into()],
+                &[32],
+                &[],
+            )
+            .unwrap();
+        let off_by_one = x.slice(1..33).unwrap();
+        let launched = kernel.launch(
+            &stream,
+            &[(&off_by_one).into()],
+            &mut [(&mut out).into()],
+            &[32],
+            &[],
+        );
+        assert!(
+            matches!(launched, Err(Error::PointerMisaligned { required: 16, .. })),
+            "images {:?}: {launched:?}",
+            images.map(|(sm, text)| (sm, text.contains(".align 16")))
+        );
+    }
+}

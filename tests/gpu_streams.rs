@@ -39,6 +39,19 @@ fn jitseam_buffers_handed_to_cudarc() {
     common::interop::as_cudarc_round_trip(CudaContext::new(0).unwrap(), 1 << 20, (1 << 24, 8));
 }
 
+// Readers of a jitseam buffer through cudarc views on two or three streams, then a write or a
+// drop: each waits for every reader.
+readers_through_views_tests!(1 << 20, (1 << 24, 8));
+
+#[test]
+fn a_write_from_page_locked_memory_has_read_it_when_it_returns() {
+    common::interop::write_from_page_locked_memory(
+        CudaContext::new(0).unwrap(),
+        1 << 20,
+        (1 << 24, 8),
+    );
+}
+
 #[test]
 fn half_precision_cudarc_views() {
     common::interop::half_views(CudaContext::new(0).unwrap(), 1 << 20);

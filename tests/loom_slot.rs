@@ -30,7 +30,7 @@ use jitseam::device::{
     Arg, ArgMut, Backend, BackendEvent, BackendFunction, BackendKind, BackendStream,
     CompletedEvent, DeviceProperties, Geometry,
 };
-use jitseam::slot::{Slot, SlotCall, SlotFn, SlotRef, SlotTable};
+use jitseam::slot::{Slot, SlotCall, SlotFn, SlotRef, SlotTable, Slots, empty_slots};
 use jitseam::{
     AbiKind, AbiSpec, Artifact, Device, DeviceBound, ElementKind, Erased, Error, Kernel,
 };
@@ -199,10 +199,10 @@ fn never_called(_: &SlotCall<'_>) -> Result<(), Error> {
     unreachable!("the model dispatches through SlotTable::__dispatch")
 }
 
-/// A table of `capacity` slots made for this execution (loom's primitives live for one).
-fn table(capacity: usize) -> &'static SlotTable {
-    let slots: &'static [Slot] = Box::leak((0..capacity).map(|_| Slot::new()).collect());
-    let dispatchers: &'static [SlotFn] = Box::leak(vec![never_called as SlotFn; capacity].into());
+/// A table of `N` slots made for this execution (loom's primitives live for one).
+fn table<const N: usize>() -> &'static SlotTable {
+    let slots: &'static Slots<[Slot]> = Box::leak(Box::new(empty_slots::<N>()));
+    let dispatchers: &'static [SlotFn] = Box::leak(Box::new([never_called as SlotFn; N]));
     Box::leak(Box::new(SlotTable::__new("LOOM", slots, dispatchers)))
 }
 
@@ -279,7 +279,7 @@ fn a_stale_binding_never_reaches_the_slots_next_occupant() {
         "a_stale_binding_never_reaches_the_slots_next_occupant",
         || {
             let log = Log::default();
-            let table = table(1);
+            let table = table::<1>();
             let device = device(&log);
             let old = table.claim(kernel(RELU, &device)).unwrap();
 
@@ -317,7 +317,7 @@ fn a_stale_binding_never_reaches_the_slots_next_occupant() {
 fn a_release_waits_for_dispatches_in_flight() {
     model("a_release_waits_for_dispatches_in_flight", || {
         let log = Log::default();
-        let table = table(1);
+        let table = table::<1>();
         let device = device(&log);
         let slot = table.claim(kernel(RELU, &device)).unwrap();
 
@@ -355,7 +355,7 @@ fn reclamation_never_takes_a_slot_whose_device_a_dispatch_holds() {
         "reclamation_never_takes_a_slot_whose_device_a_dispatch_holds",
         || {
             let log = Log::default();
-            let table = table(1);
+            let table = table::<1>();
             let a = device(&log);
             let b = device(&log);
             let old = table.claim(kernel(RELU, &a)).unwrap();
@@ -398,7 +398,7 @@ fn reclamation_never_takes_a_slot_whose_device_a_dispatch_holds() {
 fn a_dispatch_on_a_dead_devices_slot_is_refused() {
     model("a_dispatch_on_a_dead_devices_slot_is_refused", || {
         let log = Log::default();
-        let table = table(1);
+        let table = table::<1>();
         let a = device(&log);
         let b = device(&log);
         let slot = table.claim(kernel(RELU, &a)).unwrap();
@@ -428,7 +428,7 @@ fn a_dispatch_on_a_dead_devices_slot_is_refused() {
 fn a_late_decline_frees_the_slot_and_leaks_nothing() {
     model("a_late_decline_frees_the_slot_and_leaks_nothing", || {
         let log = Log::default();
-        let table = table(1);
+        let table = table::<1>();
         let device = device(&log);
         let guard = table.claim_guarded(kernel(RELU, &device)).unwrap();
         let slot = guard.slot().unwrap();

@@ -448,3 +448,45 @@ fn a_table_may_take_any_name() {
     }
     assert_eq!(symbols(&backend), [RELU, RELU, RELU]);
 }
+
+/// Two tables made over one slot array with the hidden constructor `slot_table!` expands to.
+mod shared_slots {
+    use jitseam::__private::{
+        Slot, SlotFn, SlotTable, SlotTableMarker, Slots, dispatch_slot, empty_slots,
+    };
+
+    pub(crate) struct First;
+    impl SlotTableMarker for First {
+        fn table() -> &'static SlotTable {
+            &FIRST
+        }
+    }
+    pub(crate) struct Second;
+    impl SlotTableMarker for Second {
+        fn table() -> &'static SlotTable {
+            &SECOND
+        }
+    }
+    static SLOTS: Slots<[Slot; 2]> = empty_slots::<2>();
+    static FIRST_DISPATCHERS: [SlotFn; 2] = [dispatch_slot::<First, 0>, dispatch_slot::<First, 1>];
+    static SECOND_DISPATCHERS: [SlotFn; 2] =
+        [dispatch_slot::<Second, 0>, dispatch_slot::<Second, 1>];
+    pub(crate) static FIRST: SlotTable = SlotTable::__new("FIRST", &SLOTS, &FIRST_DISPATCHERS);
+    pub(crate) static SECOND: SlotTable = SlotTable::__new("SECOND", &SLOTS, &SECOND_DISPATCHERS);
+}
+
+#[test]
+fn tables_made_over_one_slot_array_never_evict_each_other() {
+    let (device, _backend) = recording::device();
+    let first = shared_slots::FIRST.claim(bound(RELU, &device)).unwrap();
+    let second = shared_slots::SECOND.claim(bound(SILU, &device)).unwrap();
+    assert_ne!(
+        first.index(),
+        second.index(),
+        "the second table's claim took the slot the first table's occupant is in"
+    );
+    run(&first, &device).unwrap();
+    run(&second, &device).unwrap();
+    shared_slots::FIRST.release(first).unwrap();
+    shared_slots::SECOND.release(second).unwrap();
+}

@@ -108,7 +108,8 @@ fn table(input: &SlotTableInput, count: usize) -> TokenStream {
                     &#name
                 }
             }
-            static __JITSEAM_SLOTS: [#private::Slot; #n] = #private::empty_slots::<#n>();
+            static __JITSEAM_SLOTS: #private::Slots<[#private::Slot; #n]> =
+                #private::empty_slots::<#n>();
             static __JITSEAM_DISPATCHERS: [#private::SlotFn; #n] = [#(#dispatchers),*];
             #private::SlotTable::__new(#label, &__JITSEAM_SLOTS, &__JITSEAM_DISPATCHERS)
         };

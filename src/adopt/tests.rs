@@ -419,7 +419,8 @@ macro_rules! test_table {
                 &$table
             }
         }
-        static $slots: [crate::slot::Slot; [$($i),+].len()] = crate::slot::empty_slots();
+        static $slots: crate::slot::Slots<[crate::slot::Slot; [$($i),+].len()]> =
+            crate::slot::empty_slots();
         static $dispatchers: [crate::slot::SlotFn; [$($i),+].len()] =
             [$(crate::slot::dispatch_slot::<$marker, $i>),+];
         static $table: SlotTable = SlotTable::__new(stringify!($table), &$slots, &$dispatchers);

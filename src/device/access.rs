@@ -47,7 +47,12 @@
 //!   event then covers all uses before it and the entries are dropped.
 //! - *external → jitseam.* A hand-out logs a *mark* (did the external user get to write?)
 //!   in place of a stream. A later jitseam use that conflicts with it waits for the external
-//!   events ([`ExternalUses::order_after`]), and a jitseam write ordered after it drops it.
+//!   uses ([`ExternalUses::order_after`]), and a jitseam write ordered after it drops it. The
+//!   external user's writes are ordered by one event (each waits for the last), its reads are
+//!   not: they may have run on any number of its streams, which the log never learns. So a
+//!   read waits for the external write event on the device, and whatever must follow every
+//!   external use — a jitseam write, a hand-out for writing, the deferred free — waits for the
+//!   external user's whole context on the host ([`ExternalUses::wait_for_every_use`]).
 //!
 //! A hand-out borrows the buffer (shared to read, exclusively to write) for as long as the
 //! external user holds it, so a jitseam write never overlaps a live hand-out: this is what lets
@@ -84,10 +89,15 @@ pub(crate) trait ExternalUses: Send + Sync + 'static {
     /// The private stream on which the log gathers jitseam's uses for the external user.
     fn join_stream(&self) -> &Arc<dyn BackendStream>;
 
-    /// Makes `stream` wait, on the device, for the external uses that conflict with a use of
-    /// kind `kind` on it: the last external write for a read, the last external read and write
-    /// for a write.
+    /// Orders a use of kind `kind` on `stream` after the external uses that conflict with it:
+    /// for a read, `stream` waits on the device for the external writes; for a write, this
+    /// waits for every external use ([`ExternalUses::wait_for_every_use`]).
     fn order_after(&self, stream: &dyn BackendStream, kind: AccessKind) -> Result<(), Error>;
+
+    /// Blocks the calling thread until every external use queued so far has finished, on
+    /// whichever of the external user's streams it ran (the external user's reads are on
+    /// streams no log sees). `stage` names what waits, for the error.
+    fn wait_for_every_use(&self, stage: &str) -> Result<(), Error>;
 
     /// Makes every later external use wait for everything queued on the join stream so far and
     /// for every earlier external use: the join stream waits for the external events, then the
@@ -98,9 +108,9 @@ pub(crate) trait ExternalUses: Send + Sync + 'static {
     /// was handed earlier is still alive, and no other thread calls into this value meanwhile.
     unsafe fn publish(&self) -> Result<(), Error>;
 
-    /// Makes the join stream wait for every external use and returns it: what a deferred free
-    /// must wait for.
-    fn settle(&mut self) -> Result<Arc<dyn BackendStream>, Error>;
+    /// Waits for every external use, as [`ExternalUses::wait_for_every_use`]: what a deferred
+    /// free must follow.
+    fn settle(&mut self) -> Result<(), Error>;
 }
 
 /// The streams that may still be using one allocation. See the module docs.
@@ -360,19 +370,20 @@ impl AccessLog {
     }
 
     /// The streams whose queued work may still use the allocation, emptying the log: what a
-    /// deferred free must wait for. `None` if the external user's uses could not be ordered:
-    /// the allocation must then be leaked, never freed.
+    /// deferred free must wait for. If the external user had it since the last jitseam write,
+    /// its uses are waited for here, on the host (they may be on streams the log never saw);
+    /// `None` if that failed: the allocation must then be leaked, never freed.
     pub(crate) fn take_pending(&mut self) -> Option<Vec<Arc<dyn BackendStream>>> {
         *self.owner.get_mut() = 0;
         let entries = self
             .entries
             .get_mut()
             .unwrap_or_else(PoisonError::into_inner);
-        let mut pending: Vec<_> = entries.list.drain(..).map(|e| e.stream).collect();
+        let pending: Vec<_> = entries.list.drain(..).map(|e| e.stream).collect();
         if entries.mark.take().is_some()
             && let Some(external) = self.external.get_mut()
         {
-            pending.push(external.settle().ok()?);
+            external.settle().ok()?;
         }
         Some(pending)
     }
@@ -408,6 +419,11 @@ unsafe fn hand_out_locked(
     // As in `before_locked`: before any event is recorded.
     if owner.load(Ordering::SeqCst) != 0 {
         owner.store(0, Ordering::SeqCst);
+    }
+    if kind == AccessKind::Write && entries.mark.is_some() {
+        // The external user's earlier reads may be on streams no log saw, and its next write
+        // waits for its one read event only: wait for all of them here.
+        external.wait_for_every_use("hand a buffer to cudarc for writing")?;
     }
     if kind == AccessKind::Write || entries.stale {
         let join = external.join_stream();

@@ -15,7 +15,9 @@ use crate::error::Error;
 ///
 /// Every use of the buffer on a stream — a launch that reads or writes it, a copy — is ordered
 /// after the conflicting uses on other streams by a device-side wait (see [`Stream`]); dropping
-/// it frees the memory only once the work queued on it so far has finished, without blocking.
+/// it frees the memory only once the work queued on it so far has finished, without blocking
+/// (unless it was handed to cudarc since its last jitseam write: see
+/// [`DeviceBuffer::as_cudarc`]).
 ///
 /// [`Stream`]: crate::device::Stream
 pub struct DeviceBuffer<T: Element> {

@@ -75,7 +75,9 @@ impl<'a> ForeignRef<'a> {
     /// # Safety
     /// No other reference obtained from this `ForeignRef` may be live while the returned one
     /// is: the one launch path calls it once per output per launch and drops the reference
-    /// before returning, and `ForeignRef` is not `Sync`, so no other thread can call it.
+    /// before returning, `ForeignRef` is not `Sync`, so no other thread can call it, and no
+    /// code that could start another launch with the same operands (a custom backend's, a
+    /// user's callback) may run on this thread while the reference lives.
     // The exclusivity a `&mut self` would prove is this fn's safety contract instead: the launch
     // takes its outputs by shared slice (the slot table's calls are shared).
     #[allow(clippy::mut_from_ref)]

@@ -12,7 +12,9 @@
 //! (read-after-write), a write for the reads and the write before it (write-after-read,
 //! write-after-write). Nothing waits on the host except a copy to the host, which returns
 //! complete data. Uses on the same stream need no wait, and on the fast path record nothing.
-//! Dropping a buffer frees it once the work queued on it has finished, without blocking.
+//! Dropping a buffer frees it once the work queued on it has finished, without blocking (a
+//! buffer handed to cudarc since its last jitseam write aside: see
+//! [`DeviceBuffer::as_cudarc`]).
 //!
 //! [`Stream::record_event`] and [`Stream::wait`] order other work by hand, and an [`Event`]
 //! can be waited for or polled on the host.
@@ -57,7 +59,8 @@ impl Stream {
 
     /// Copies `data` into `buffer`, ordered after earlier work on this stream and after the
     /// buffer's earlier uses on other streams. May return before the copy has run; `data` may
-    /// be reused at once.
+    /// be reused at once. (From page-locked host memory, such as a cudarc `PinnedHostSlice`, a
+    /// CUDA device's copy reads `data` only when it runs, so it returns once the copy has run.)
     pub fn write_from<T: Element>(
         &self,
         buffer: &mut DeviceBuffer<T>,

@@ -246,7 +246,9 @@ fn check_cubin_params(
 }
 
 /// A fatbin: every readable PTX image verified like any PTX; under [`Trust::Vouched`] also its
-/// cubins, by their recorded parameters.
+/// cubins, by their recorded parameters. `bind()` loads whichever image suits the device, so the
+/// facts a launch checks hold for each PTX image: every proof's conditions, and for each pointer
+/// the strictest alignment any image declares for it.
 fn load_fatbin(
     artifact: &Artifact,
     expected: &[ExpectedParam],
@@ -265,14 +267,20 @@ fn load_fatbin(
     let mut choices = Vec::new();
     let mut lowest_ptx: Option<(u32, PtxFacts)> = None;
     // `bind()` may pick any of the PTX images, so what a launch must check is what any of their
-    // proofs needs: every condition of every image, and one thread per element if any needs it.
+    // proofs needs: every condition of every image, and one thread per element if any needs it;
+    // and what any of their parameter lists declares: the strictest pointee alignment.
     let mut needs: Option<Proof> = None;
+    let mut aligned: Option<ParamLayout> = None;
     let mut first_cubin = None;
     for image in fatbin.images.iter().filter(|i| i.compression.is_none()) {
         match image.kind {
             ImageKind::Ptx => {
                 let text = image.ptx_text(bytes).map_err(fatbin_error)?;
                 let facts = load_ptx(artifact, text, expected, trust)?;
+                aligned = Some(match aligned.take() {
+                    None => facts.layout.clone(),
+                    Some(both) => strictest_alignment(both, &facts.layout),
+                });
                 if let Some(proof) = &facts.proof {
                     needs = Some(match needs.take() {
                         None => proof.clone(),
@@ -323,6 +331,9 @@ fn load_fatbin(
     }
     let facts = lowest_ptx.map(|(_, mut facts)| {
         facts.proof = needs;
+        if let Some(layout) = aligned {
+            facts.layout = layout;
+        }
         facts
     });
     let cubin_arch = if facts.is_none() { first_cubin } else { None };
@@ -348,6 +359,19 @@ fn demangles_to(name: &str, symbol: &str) -> Option<Box<MangledEntry>> {
             demangled,
         })
     })
+}
+
+/// `one` with each pointer's pointee alignment the larger of its own and `other`'s (the same
+/// parameter list, verified against the same spec, of another image): alignments are powers of
+/// two, so an address the larger divides, the smaller divides too.
+fn strictest_alignment(mut one: ParamLayout, other: &ParamLayout) -> ParamLayout {
+    for index in 0..one.params().len() {
+        let align = other.pointee_align(index);
+        if align > one.pointee_align(index) {
+            one.require_pointee_align(index, align);
+        }
+    }
+    one
 }
 
 /// A proof whose launch requirements are those of `one` and of `other` together.

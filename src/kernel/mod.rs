@@ -109,7 +109,9 @@ impl<Sig> Kernel<Sig, Described> {
     /// PTX of the same NVRTC compile (see [`crate::nvrtc`]), which is verified in its place; its
     /// own recorded parameters are checked by count, offset and size (a cubin does not record
     /// types). A fatbin's PTX images are verified the same way, and `bind()` picks one for the
-    /// device. Anything else compiled needs [`Kernel::load_unverified`].
+    /// device; since that may be any of them, every launch checks what each of them needs (every
+    /// proof's launch conditions, the strictest `.ptr .align` any declares). Anything else
+    /// compiled needs [`Kernel::load_unverified`].
     pub fn load(self) -> Result<Kernel<Sig, Loaded>, TransitionError<Self>> {
         self.load_with(Trust::Verify)
     }
@@ -132,7 +134,9 @@ impl<Sig> Kernel<Sig, Described> {
     ///   scalar params, no device globals pointing at operands), and performs only aligned
     ///   accesses of the element (or W-vector) width;
     /// - for a cubin or fatbin: is the code the artifact's ABI describes — the same program
-    ///   whose parameter offsets and sizes jitseam checks;
+    ///   whose parameter offsets and sizes jitseam checks — in a well-formed image: the driver
+    ///   reads a cubin in place, with no length, so every header and section it names must lie
+    ///   within the artifact's bytes (jitseam checks the headers it reads itself, not all);
     /// - for the custom ABI: touches, through each pointer, only the first `extent` elements
     ///   its declared extent evaluates to for the launch's params and configuration (the launch
     ///   checks each buffer holds that many), stores only through `out` pointers, and uses no

@@ -7,8 +7,8 @@
 use super::CheckedLaunch;
 use super::check::{
     BLOCK, LaunchFacts, check_aliasing, check_counts_and_stream, check_operand, check_param_types,
-    dense_byte_range,
 };
+use super::reach::dense_byte_range;
 use crate::abi::{
     AbiKind, CustomAbi, CustomKind, ExtentEnv, ExtentOp, ExtentProblem, ParamValue, eval_next,
 };

@@ -1,12 +1,19 @@
-//! The one `unsafe` boundary of jitseam: a checked, marshaled launch handed to the backend.
+//! [`Launch::run`]: a checked, marshaled launch handed to the backend — the one `unsafe` call of
+//! the launch path (`Backend::launch`, whose contract the checks before it establish). The
+//! rest of jitseam's `unsafe` code lies below this layer, each block arguing its own contract:
+//! the CUDA backend's driver calls and its cudarc slices (`device/cuda/`), the foreign operands'
+//! exclusive borrows (`device/operand.rs`), the slot table's occupants and hazard pointers
+//! (`slot/`), the telemetry cells' lock-free index (`telemetry/cells.rs`), NVRTC's calls
+//! (`nvrtc/`) and the element types' byte views (`dtype.rs`).
 
+use super::check::check_counts_and_stream;
 use super::{CheckedLaunch, LaunchFacts, check, check_custom, marshal_with};
 use crate::abi::ParamValue;
 use crate::device::{
     AccessKind, Arg, ArgMut, AsViewDesc, BackendFunction, LaunchConfig, Source, SourceMut, Stream,
     Ticket, ViewDesc,
 };
-use crate::error::{ConfigProblem, Error};
+use crate::error::{ConfigProblem, Error, Operand};
 use crate::telemetry::DispatchHandle;
 
 /// One launch of a resolved function on a stream, ready to take its operands. Every launch —
@@ -219,6 +226,7 @@ impl<'k> Launch<'k> {
             &mut heap[..]
         };
         let stream = self.stream;
+        self.check_foreign_devices(inputs, outputs, params.len())?;
         // Foreign memory orders itself: asking for its address makes the stream wait for its
         // earlier uses, and dropping the guards (after queueing) logs this one with its owner.
         let mut guards = Vec::new();
@@ -238,7 +246,12 @@ impl<'k> Launch<'k> {
                 SourceMut::Log(_) => arg.desc,
                 SourceMut::Foreign(memory) => {
                     // SAFETY: the one use of this output's borrow in this launch, dropped (with
-                    // its guard) before `run` returns.
+                    // its guard) before `run` returns. No other launch can take it meanwhile: the
+                    // `ForeignRef` is not `Sync` (no other thread has it), and on this thread
+                    // only jitseam's and cudarc's code runs until then, none of which launches
+                    // (`check_foreign_devices` proved the stream is a CUDA stream of this
+                    // memory's device, whose handle is jitseam's; a custom backend's stream,
+                    // whose code could re-enter a launch with this very call, never gets here).
                     let (desc, guard) = unsafe { memory.get() }.acquire_mut(stream.raw())?;
                     guards.push(guard);
                     desc
@@ -249,6 +262,52 @@ impl<'k> Launch<'k> {
         let checked = self.check(stream.device_id(), in_descs, out_descs, shape, params)?;
         self.queue(&checked, inputs, outputs)?;
         drop(guards);
+        Ok(())
+    }
+
+    /// Refuses foreign memory on another device than the kernel's, and a stream of another
+    /// device, before anything is acquired.
+    ///
+    /// Acquiring lends out each foreign output exclusively (`ForeignRef::get`) and asks the
+    /// stream's backend handle for its driver stream — code of the stream's backend, which for
+    /// a custom backend is the user's, and could launch again with these very outputs. Checked
+    /// first, the stream is on the device of the foreign memory (a CUDA device: only cudarc
+    /// slices are foreign), whose streams are jitseam's own handles, so no code but jitseam's
+    /// and cudarc's runs while an output is lent. Counts and the stream first, as `check` does.
+    fn check_foreign_devices(
+        &self,
+        inputs: &[Arg<'_>],
+        outputs: &[ArgMut<'_>],
+        params: usize,
+    ) -> Result<(), Error> {
+        let facts = self.facts;
+        check_counts_and_stream(
+            &facts,
+            self.stream.device_id(),
+            inputs.len(),
+            outputs.len(),
+            params,
+        )?;
+        let foreign_inputs = inputs
+            .iter()
+            .enumerate()
+            .filter(|(_, arg)| matches!(arg.source, Source::Foreign(_)))
+            .map(|(k, arg)| (Operand::Input(k), arg.desc.device));
+        let foreign_outputs = outputs
+            .iter()
+            .enumerate()
+            .filter(|(_, arg)| matches!(arg.source, SourceMut::Foreign(_)))
+            .map(|(m, arg)| (Operand::Output(m), arg.desc.device));
+        for (operand, device) in foreign_inputs.chain(foreign_outputs) {
+            if device != facts.device {
+                return Err(Error::DeviceMismatch {
+                    entry: facts.entry.to_owned(),
+                    operand,
+                    expected: facts.device,
+                    found: device,
+                });
+            }
+        }
         Ok(())
     }
 

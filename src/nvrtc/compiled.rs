@@ -4,11 +4,12 @@ use crate::abi::AbiSpec;
 use crate::artifact::{Artifact, ArtifactKind, LinkedPtx, Provenance};
 use crate::seal;
 
-/// Where a [`Compiled`] came from: only NVRTC output seen by this process (directly or through
-/// a checksummed cache entry) may seal a cubin to its PTX.
+/// Where a [`Compiled`] came from: only NVRTC output seen by this process, directly or through a
+/// cache entry whose MAC verifies under the cache's per-user secret, may seal a cubin to its PTX.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Origin {
-    /// `nvrtc::compile` in this process, or a cache entry it wrote.
+    /// `nvrtc::compile` in this process, or a cache entry one of this user's processes wrote
+    /// after such a compile (its MAC verified).
     Nvrtc,
     /// Built by the caller with [`Compiled::from_parts`].
     External,
@@ -82,8 +83,9 @@ impl Compiled {
         &self.options
     }
 
-    /// Whether this came from NVRTC in this process (or a cache entry it wrote), so that its
-    /// cubin artifact carries a sealed link to the PTX.
+    /// Whether this came from NVRTC in this process (or from a compile-cache entry this user's
+    /// processes wrote, its MAC verified), so that its cubin artifact carries a sealed link to the
+    /// PTX.
     pub fn is_from_nvrtc(&self) -> bool {
         self.origin == Origin::Nvrtc
     }

@@ -31,7 +31,12 @@ const REQUIRED_SYMBOLS: &[&str] = &[
 pub(super) fn available() -> Result<(u32, u32), Error> {
     static PROBE: OnceLock<Result<(u32, u32), String>> = OnceLock::new();
     PROBE
-        .get_or_init(probe)
+        .get_or_init(|| {
+            // A second line of defence, as for the driver: a cudarc panic we did not foresee
+            // (the library gone between the two loads below, say) is an unavailable NVRTC.
+            std::panic::catch_unwind(probe)
+                .unwrap_or_else(|_| Err("loading libnvrtc panicked inside cudarc".to_owned()))
+        })
         .clone()
         .map_err(|reason| Error::NvrtcUnavailable { reason })
 }
@@ -47,9 +52,11 @@ fn probe() -> Result<(u32, u32), String> {
                 .to_owned(),
         );
     }
-    // SAFETY: `culib` panics only when no candidate loads; `is_culib_present` just loaded one
-    // under the same names in the same order, and the cached library stays loaded for the life
-    // of the process.
+    // SAFETY: loading runs libnvrtc's initializers, as `is_culib_present` just did under the
+    // same names in the same order (so a candidate loads; were it removed meanwhile, `culib`
+    // panics, which `available` catches — never undefined behaviour), and the cached library
+    // stays loaded for the life of the process, so every symbol cudarc takes from it stays
+    // valid.
     let library = unsafe { sys::culib() };
     for name in REQUIRED_SYMBOLS {
         // SAFETY: the symbol is only looked up, never called or read through, so the pointer

@@ -85,20 +85,25 @@ impl Pool {
                 return record;
             }
         }
-        let fresh: &'static mut Record = Box::leak(Box::new(Record {
+        // One raw pointer, from which every later access to the record derives (this thread's
+        // and, through the list, every other's): no `&mut` to it outlives its publication.
+        let fresh: *mut Record = Box::into_raw(Box::new(Record {
             hazards: std::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())),
             in_use: AtomicBool::new(true),
             next: ptr::null(),
         }));
         let mut head = self.head.load(Ordering::Relaxed);
         loop {
-            fresh.next = head;
-            let raw: *mut Record = &mut *fresh;
+            // SAFETY: `fresh` is a live allocation no other thread can reach yet: the CAS below
+            // publishes it, and `next` is never written after that.
+            unsafe { (*fresh).next = head };
             match self
                 .head
-                .compare_exchange_weak(head, raw, Ordering::Release, Ordering::Relaxed)
+                .compare_exchange_weak(head, fresh, Ordering::Release, Ordering::Relaxed)
             {
-                Ok(_) => return fresh,
+                // SAFETY: leaked (never freed), fully initialized, and from now on only read,
+                // or written through its atomics.
+                Ok(_) => return unsafe { &*fresh },
                 Err(now) => head = now,
             }
         }

@@ -6,8 +6,9 @@
 //! shard's writer lock, and is refused once the table holds its maximum number of cells: memory
 //! stays bounded however many distinct keys a run produces. A full index is not resized in
 //! place; the writer builds one twice as large, publishes it, and keeps the old one (a reader
-//! may still be probing it) until the table is dropped: the old ones together are smaller than
-//! the current one, so the bound holds.
+//! may still be probing it) untouched until the table is dropped — not freed, and not claimed
+//! back as a `Box` either, which would assert unique access readers still share: the old ones
+//! together are smaller than the current one, so the bound holds.
 //!
 //! Beside the shards, every cell is filed once more in key order. Creating a cell pays for that
 //! (a few comparisons, on a path that runs once per distinct key); a flush then walks cells in
@@ -160,9 +161,10 @@ struct Shard<C> {
 #[derive(Debug)]
 struct Writer<C> {
     cells: Vec<Arc<C>>,
-    // Boxed: readers may still hold the old index's address, so it must not move.
-    #[allow(clippy::vec_box)]
-    retired: Vec<Box<Index<C>>>,
+    /// Outgrown indexes, each still the leaked `Box` it was published as: readers may still be
+    /// probing one through a shared borrow, so it is neither freed nor taken back into a `Box`
+    /// (which would claim it uniquely) before the shard is dropped, when no reader can be left.
+    retired: Vec<*mut Index<C>>,
 }
 
 impl<C> Shard<C> {
@@ -209,9 +211,8 @@ impl<C: Cell> Shard<C> {
                 // `Release`: a reader that loads the new index sees its entries.
                 let old = self.index.swap(grown, Ordering::AcqRel);
                 if !old.is_null() {
-                    // SAFETY: `old` came from `Box::into_raw` here and was just unlinked;
-                    // readers may still probe it, so it is kept, not freed, until the drop.
-                    writer.retired.push(unsafe { Box::from_raw(old) });
+                    // Unlinked, but readers may still probe it: kept as it is until the drop.
+                    writer.retired.push(old);
                 }
                 // SAFETY: just published; freed only by the shard's drop.
                 unsafe { &*grown }
@@ -225,16 +226,24 @@ impl<C: Cell> Shard<C> {
 
 impl<C> Drop for Shard<C> {
     fn drop(&mut self) {
-        let index = *self.index.get_mut();
-        if !index.is_null() {
-            // SAFETY: the current index came from `Box::into_raw` and is freed only here.
+        let current = *self.index.get_mut();
+        let writer = self
+            .writer
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        let indexes = writer.retired.drain(..).chain(Some(current));
+        for index in indexes.filter(|index| !index.is_null()) {
+            // SAFETY: every index came from `Box::into_raw` in `put` and is freed here, once
+            // (the current one is not among the retired). `&mut self`: no reader borrows the
+            // shard, so none is probing any index any more.
             drop(unsafe { Box::from_raw(index) });
         }
     }
 }
 
 // SAFETY: the raw pointers in a shard point to cells it shares as `Arc<C>` (which needs
-// `C: Send + Sync` to cross threads) and to indexes it owns.
+// `C: Send + Sync` to cross threads) and to indexes it owns (the current one and the retired
+// ones, freed only by its drop).
 unsafe impl<C: Send + Sync> Send for Shard<C> {}
 // SAFETY: as above; every shared access goes through atomics or the writer lock.
 unsafe impl<C: Send + Sync> Sync for Shard<C> {}
@@ -334,5 +343,70 @@ impl<C: Cell> CellTable<C> {
 
     pub(crate) fn len(&self) -> usize {
         self.len.load(Ordering::Acquire)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell as Flag;
+
+    use super::*;
+
+    /// A cell filed under `hash`, told apart from others of the same hash by `id`.
+    #[derive(Debug)]
+    struct Key {
+        hash: u64,
+        id: u64,
+    }
+
+    impl Cell for Key {
+        fn hash(&self) -> u64 {
+            self.hash
+        }
+        fn cmp_key(&self, other: &Self) -> KeyOrder {
+            (self.hash, self.id).cmp(&(other.hash, other.id))
+        }
+    }
+
+    fn insert(table: &CellTable<Key>, hash: u64, id: u64) {
+        table
+            .get_or_insert(hash, |c| c.id == id, || Key { hash, id })
+            .unwrap();
+    }
+
+    /// A reader still probing an index while a writer outgrows it: the probe's `eq`, run for a
+    /// cell of the same hash met before the one it looks for, fills the shard until its index
+    /// has been replaced twice, and the probe goes on through the index it started in.
+    /// Deterministic, so that Miri (`cargo +nightly miri test -p jitseam --lib
+    /// telemetry::cells`) checks that index stays valid for the reader: under Stacked Borrows,
+    /// taking it back into a `Box` while the reader's shared borrow of it lives is undefined
+    /// behaviour.
+    #[test]
+    fn a_probe_outlives_the_index_it_started_in() {
+        let table = CellTable::new(1 << 10);
+        // Shard 0 (bits 32.. clear); the second cell sits right after the first.
+        let hash = 1;
+        insert(&table, hash, 1);
+        insert(&table, hash, 2);
+        let grown = Flag::new(false);
+        let found = table.with_existing(
+            hash,
+            |c| {
+                if !grown.get() {
+                    grown.set(true);
+                    for id in 0..(2 * FIRST_INDEX as u64) {
+                        insert(&table, 100 + id, id);
+                    }
+                }
+                c.id == 2
+            },
+            |c| c.id,
+        );
+        assert!(
+            grown.get(),
+            "the probe met the first cell before the second"
+        );
+        assert_eq!(found, Some(2));
+        assert_eq!(table.len(), 2 + 2 * FIRST_INDEX);
     }
 }

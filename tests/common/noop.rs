@@ -18,6 +18,8 @@ use jitseam::{Device, Error};
 pub struct NoopBackend {
     properties: DeviceProperties,
     next: AtomicU64,
+    /// Makes every stream of the device.
+    stream: fn() -> Arc<dyn BackendStream>,
 }
 
 #[derive(Debug)]
@@ -67,10 +69,10 @@ impl Backend for NoopBackend {
         Ok(true)
     }
     fn default_stream(&self) -> Arc<dyn BackendStream> {
-        Arc::new(NullStream)
+        (self.stream)()
     }
     fn new_stream(&self) -> Result<Arc<dyn BackendStream>, Error> {
-        Ok(Arc::new(NullStream))
+        Ok((self.stream)())
     }
     fn write(&self, _: &dyn BackendStream, _: u64, _: &[u8]) -> Result<(), Error> {
         Ok(())
@@ -100,6 +102,11 @@ impl Backend for NoopBackend {
 
 /// A fresh no-op device.
 pub fn device() -> Device {
+    device_with_streams(|| Arc::new(NullStream))
+}
+
+/// A fresh no-op device whose streams `stream` makes: a test's own [`BackendStream`].
+pub fn device_with_streams(stream: fn() -> Arc<dyn BackendStream>) -> Device {
     Device::with_backend(Arc::new(NoopBackend {
         properties: DeviceProperties {
             name: "no-op".to_owned(),
@@ -111,5 +118,6 @@ pub fn device() -> Device {
             driver_version: None,
         },
         next: AtomicU64::new(0x1_0000),
+        stream,
     }))
 }

@@ -74,7 +74,9 @@ pub(super) fn free_now(context: &Context, address: u64, bytes: usize) {
     // SAFETY: `address` came from `malloc_sync` in this context and left the allocation map
     // when its buffer dropped, so it is freed once; the caller established that no queued
     // work can use it (no stream was pending, or every pending stream's event completed, or
-    // the context was synchronized), and no later work can name it (its buffer is gone).
+    // the context was synchronized — and cudarc's uses of a buffer handed to it, on streams
+    // no log names, were waited for before the buffer asked for its free), and no later work
+    // can name it (its buffer is gone).
     if let Err(e) = unsafe { result::free_sync(address) } {
         context.record(format!(
             "free {bytes} bytes at {address:#x}: {}",

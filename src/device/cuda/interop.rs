@@ -11,7 +11,12 @@
 //!
 //! The way out, [`DeviceBuffer::as_cudarc`] and [`DeviceBuffer::as_cudarc_mut`], hands a
 //! jitseam buffer to cudarc as a view of a cudarc slice made over its memory (`shadow.rs`),
-//! whose events the buffer's access log keeps in step with its own.
+//! whose events the buffer's access log keeps in step with its own. Such a view is an operand
+//! too, with two differences from a slice of cudarc's own, both for the one read event cudarc
+//! keeps per slice: a launch that reads through it records its read through the slice's
+//! private stream, so the event covers every such reader, and a launch that writes through it
+//! first waits on the host for the context, since cudarc's own reads of it may have run on
+//! streams that event no longer names.
 //!
 //! Any slice or view of an [`Element`] type is an operand, `half::f16` and `half::bf16`
 //! included: an operand is only ever passed by its device address, so cudarc's `DeviceRepr`
@@ -31,7 +36,7 @@ use cudarc::driver::{
 use super::backend::CudaBackend;
 use super::probe::{check_symbols, guarded};
 use super::registry;
-use super::shadow::CudaShadow;
+use super::shadow::{self, CudaShadow, JoinedRead, disarm};
 use super::stream::{CudaStreamHandle, cudarc_of};
 use crate::device::operand::{Acquired, Foreign, ForeignMut, ForeignRef, Source, SourceMut};
 use crate::device::{
@@ -131,20 +136,23 @@ impl<T: Element> DeviceBuffer<T> {
     /// - cudarc's uses of the view on any stream (a copy, a launch, a jitseam launch with the
     ///   view as an operand) wait, on the device, for every write jitseam queued on the buffer
     ///   before this call;
-    /// - jitseam's later writes to the buffer, on any stream, wait for cudarc's reads of it (the
-    ///   last one cudarc recorded in the slice's read event; see below).
+    /// - every later write of the buffer — by jitseam, through the buffer or a view, or by
+    ///   cudarc through a later [`DeviceBuffer::as_cudarc_mut`] — and its free wait for every
+    ///   read through the view, on however many streams. cudarc keeps one read event per slice,
+    ///   which names only the last stream that read it, so these block the calling thread until
+    ///   the device's context has finished the work queued so far (`cuCtxSynchronize`) rather
+    ///   than wait on the device: the price of handing a buffer out, paid once per jitseam write
+    ///   (or free) after a hand-out, not per read.
     ///
     /// Jitseam keeps reading the buffer meanwhile without waiting. Holding the view borrows the
-    /// buffer, so nothing can write it until the view is gone.
+    /// buffer, so nothing can write it through jitseam until the view is gone.
     ///
     /// The guarantee rests on cudarc's own discipline: it holds while the context manages
     /// stream synchronization, which this call checks (event tracking must be on; the private
-    /// stream made for the slice keeps the context in multi-stream mode), and the caller must
-    /// not turn event tracking off while the view is alive. cudarc keeps one read event per
-    /// slice: if the caller reads the view on two of its streams, only the later-recorded read
-    /// is waited for, and the caller must order the other, as for any slice of its own. Use the
-    /// view in calls that take it through cudarc's guards (`DevicePtr`); a raw pointer taken
-    /// out of it is not ordered.
+    /// stream made for the slice keeps the context in multi-stream mode; turning event tracking
+    /// off is `unsafe` in cudarc). Use the view in calls that take it through cudarc's guards
+    /// (`DevicePtr`), on streams of this device's context; a raw pointer taken out of it is not
+    /// ordered.
     pub fn as_cudarc(&self) -> Result<CudaView<'_, T>, Error> {
         let ctx = cuda_context(self.device())?;
         let backend = self.device().backend();
@@ -159,10 +167,16 @@ impl<T: Element> DeviceBuffer<T> {
     /// [`Error::Interop`] on a device that is not a CUDA device.
     ///
     /// As [`DeviceBuffer::as_cudarc`], for writing: cudarc's uses of the view on any stream wait
-    /// for every use (read or write) jitseam queued on the buffer before this call, and every
-    /// later jitseam use of the buffer, on any stream, waits for cudarc's last write (and a
-    /// later jitseam write for cudarc's last read) recorded in the slice's events. The same
-    /// conditions apply.
+    /// for every use (read or write) of the buffer before this call — when it was handed out
+    /// before, this call first waits on the host for the context, since cudarc's reads of it
+    /// may be on any number of streams — and every later jitseam use of the buffer, on any
+    /// stream, waits for cudarc's writes (on the device: each cudarc write waits for the one
+    /// before, so the slice's write event covers them all), a later jitseam write for every
+    /// use (on the host, as above). A jitseam launch that writes through the view waits on the
+    /// host likewise; one that reads through it is recorded so that cudarc's next write
+    /// through the view waits for it too. Between cudarc's own uses of the view, cudarc's own
+    /// rules apply (its write waits for its last read only, as for any slice of its own). The
+    /// same conditions apply.
     pub fn as_cudarc_mut(&mut self) -> Result<CudaViewMut<'_, T>, Error> {
         let ctx = cuda_context(self.device())?;
         let device = self.device().clone();
@@ -235,53 +249,76 @@ fn same_context<'s>(
 fn acquire<'s, T: Element, S: DevicePtr<T>>(
     slice: &'s S,
     stream: &'s dyn BackendStream,
-) -> Acquired<'s> {
+) -> Result<Acquired<'s>, Error> {
     let ctx = slice.stream().context();
     match same_context(stream, ctx) {
         Some(cu) => {
             let (base, guard) = slice.device_ptr(cu);
-            (describe::<T>(ctx, slice.len(), base), Box::new(guard))
+            let desc = describe::<T>(ctx, slice.len(), base);
+            // A view of a jitseam buffer: its read goes through the join stream, so that the
+            // read event covers every reader (see `shadow.rs`). Only such a view's stream is a
+            // join stream; any other slice records its own read event.
+            if !shadow::is_shadow_stream(slice.stream()) {
+                return Ok((desc, Box::new(guard)));
+            }
+            Ok(match disarm(guard) {
+                Some(read) => {
+                    let read = JoinedRead {
+                        read,
+                        join: slice.stream(),
+                        stream: cu,
+                    };
+                    (desc, Box::new(read))
+                }
+                // No events: cudarc orders nothing for this slice, and neither does the guard.
+                None => (desc, Box::new(())),
+            })
         }
-        None => (describe::<T>(ctx, slice.len(), 0), Box::new(())),
+        None => Ok((describe::<T>(ctx, slice.len(), 0), Box::new(()))),
     }
 }
 
 fn acquire_mut<'s, T: Element, S: DevicePtrMut<T>>(
     slice: &'s mut S,
     stream: &'s dyn BackendStream,
-) -> Acquired<'s> {
+) -> Result<Acquired<'s>, Error> {
     let ctx = Arc::clone(slice.stream().context());
     let len = slice.len();
     match same_context(stream, &ctx) {
         Some(cu) => {
+            // A view of a jitseam buffer: cudarc may have read it on streams its one read event
+            // no longer names, so the write waits for every use of the context first.
+            if shadow::is_shadow_stream(slice.stream()) {
+                shadow::wait_for_every_use(&ctx, "write a buffer through its cudarc view")?;
+            }
             let (base, guard) = slice.device_ptr_mut(cu);
-            (describe::<T>(&ctx, len, base), Box::new(guard))
+            Ok((describe::<T>(&ctx, len, base), Box::new(guard)))
         }
-        None => (describe::<T>(&ctx, len, 0), Box::new(())),
+        None => Ok((describe::<T>(&ctx, len, 0), Box::new(()))),
     }
 }
 
 impl<T: Element> Foreign for CudaSlice<T> {
     fn acquire<'s>(&'s self, stream: &'s dyn BackendStream) -> Result<Acquired<'s>, Error> {
-        Ok(acquire::<T, _>(self, stream))
+        acquire::<T, _>(self, stream)
     }
 }
 
 impl<T: Element> Foreign for CudaView<'_, T> {
     fn acquire<'s>(&'s self, stream: &'s dyn BackendStream) -> Result<Acquired<'s>, Error> {
-        Ok(acquire::<T, _>(self, stream))
+        acquire::<T, _>(self, stream)
     }
 }
 
 impl<T: Element> ForeignMut for CudaSlice<T> {
     fn acquire_mut<'s>(&'s mut self, stream: &'s dyn BackendStream) -> Result<Acquired<'s>, Error> {
-        Ok(acquire_mut::<T, _>(self, stream))
+        acquire_mut::<T, _>(self, stream)
     }
 }
 
 impl<T: Element> ForeignMut for CudaViewMut<'_, T> {
     fn acquire_mut<'s>(&'s mut self, stream: &'s dyn BackendStream) -> Result<Acquired<'s>, Error> {
-        Ok(acquire_mut::<T, _>(self, stream))
+        acquire_mut::<T, _>(self, stream)
     }
 }
 

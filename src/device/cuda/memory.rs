@@ -8,7 +8,7 @@
 //! context-wide synchronization (the backend's last one, when the device goes); a leak is
 //! safe, a use-after-free on the device is not.
 
-use cudarc::driver::result;
+use cudarc::driver::{CudaStream, result, sys};
 
 use super::error::{driver_error, lock};
 use super::frees::free_now;
@@ -76,13 +76,46 @@ pub(super) fn write(
         return Ok(());
     }
     shared.bind(STAGE)?;
+    let page_locked = known_to_the_driver(src);
     // SAFETY: `address..address + src.len()` lies inside a live allocation of this context
     // (checked above; it stays live because the caller borrows its buffer for this call, and a
-    // dropped buffer's free waits for this stream). `src` is pageable host memory: the driver
-    // copies it to a staging buffer before `cuMemcpyHtoDAsync` returns (the documented
-    // behaviour for pageable sources), so it may be reused at once.
+    // dropped buffer's free waits for this stream). `src` is borrowed for this call, so it is
+    // valid while the driver reads it here: pageable memory is copied to a staging buffer
+    // before `cuMemcpyHtoDAsync` returns (the documented behaviour for pageable sources), and
+    // page-locked memory, which the copy reads only when it runs, is waited for below, before
+    // the borrow ends.
     unsafe { result::memcpy_htod_async(address, src, stream.cu_stream()) }
-        .map_err(|e| driver_error(STAGE, e))
+        .map_err(|e| driver_error(STAGE, e))?;
+    if page_locked {
+        // The caller may change or free `src` as soon as this returns (the backend contract):
+        // the copy must have read it by then.
+        // SAFETY: `stream` is a live stream of this (current) context.
+        unsafe { result::stream::synchronize(stream.cu_stream()) }
+            .map_err(|e| driver_error(STAGE, e))?;
+    }
+    Ok(())
+}
+
+/// Whether the driver knows `host` (its first or last byte): page-locked host memory (from
+/// `cuMemHostAlloc`, a cudarc `PinnedHostSlice`, or `cuMemHostRegister`), or memory it maps,
+/// which a copy may read or write when it runs rather than when it is queued. Pageable memory
+/// is unknown to the driver (`CUDA_ERROR_INVALID_VALUE`); any other answer counts as known, so
+/// that the copy is handled as one of page-locked memory.
+fn known_to_the_driver(host: &[u8]) -> bool {
+    let ends = [host.first(), host.last()];
+    ends.into_iter().flatten().any(|byte| {
+        let mut kind = 0u32;
+        // SAFETY: `kind` is a live `unsigned int`, what `CU_POINTER_ATTRIBUTE_MEMORY_TYPE`
+        // writes; the queried address is only looked up by the driver, never dereferenced.
+        let status = unsafe {
+            sys::cuPointerGetAttribute(
+                (&raw mut kind).cast(),
+                sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                std::ptr::from_ref(byte) as sys::CUdeviceptr,
+            )
+        };
+        status != sys::CUresult::CUDA_ERROR_INVALID_VALUE
+    })
 }
 
 pub(super) fn read(
@@ -98,12 +131,29 @@ pub(super) fn read(
         return Ok(());
     }
     shared.bind(STAGE)?;
+    if known_to_the_driver(dst) {
+        // The device would write page-locked memory directly, and may still be writing it if
+        // the wait below fails: stage through pageable memory of our own instead.
+        let mut staged = vec![0u8; dst.len()];
+        read_pageable(stream, address, &mut staged)?;
+        dst.copy_from_slice(&staged);
+        return Ok(());
+    }
+    read_pageable(stream, address, dst)
+}
+
+/// [`read`] into pageable memory, which the driver writes only before `cuMemcpyDtoHAsync`
+/// returns.
+fn read_pageable(stream: &CudaStream, address: u64, dst: &mut [u8]) -> Result<(), Error> {
+    const STAGE: &str = "copy to host";
     // SAFETY: `address..address + dst.len()` lies inside a live allocation of this context
-    // (checked above); `dst` is exclusively borrowed until the stream synchronization
-    // below, after which the copy has finished writing it; any byte pattern is a valid
-    // `u8`.
+    // (checked by the caller); any byte pattern is a valid `u8`. `dst` is pageable, and for a
+    // copy to pageable memory the call returns only once the copy has completed (the
+    // documented behaviour): nothing writes `dst` after it returns, whatever the stream
+    // synchronization below answers.
     unsafe { result::memcpy_dtoh_async(dst, address, stream.cu_stream()) }
         .map_err(|e| driver_error(STAGE, e))?;
+    // Reports a failure of the work queued before the copy.
     // SAFETY: `stream` is a live stream of this (current) context.
     unsafe { result::stream::synchronize(stream.cu_stream()) }.map_err(|e| driver_error(STAGE, e))
 }

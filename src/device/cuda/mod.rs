@@ -41,7 +41,9 @@
 //!
 //! - **free** records an event on each stream that may still use the memory (the buffer's
 //!   access log names them) and parks the allocation until they complete, checked on later
-//!   allocations, launches, loads and synchronizations; it never blocks. If an event cannot be
+//!   allocations, launches, loads and synchronizations; it never blocks, except for a buffer
+//!   handed to cudarc since its last jitseam write, whose free first waits for the context
+//!   (cudarc's reads of it may be on streams no log names; see `shadow.rs`). If an event cannot be
 //!   recorded the allocation waits for the next context-wide synchronization: a leak is safe,
 //!   a use-after-free on the device is not.
 //! - **module unload**: a function handle remembers each stream it was launched on. When it is

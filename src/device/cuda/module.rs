@@ -87,8 +87,13 @@ pub(super) fn load_image(
         bytes[..chunk.len()].copy_from_slice(chunk);
         *word = u64::from_ne_bytes(bytes);
     }
-    // SAFETY: `aligned` holds the whole image (ELF headers give its extent; the driver reads no
-    // further) and outlives the call.
+    // SAFETY: `aligned` holds the whole image and outlives the call. The driver takes no length
+    // and reads as far as the ELF headers say, so the image must be well formed: `bind` passes
+    // only images `load()` accepted — a cubin parsed by `parse_cubin` (its ELF, section and
+    // symbol tables lie inside the bytes) that is either NVRTC's own output, sealed to its PTX
+    // in this process or read back from a compile-cache entry this user's processes wrote (its
+    // MAC verified), or one the caller vouched for with `load_unverified`, whose contract
+    // includes a well-formed image.
     unsafe { load_module(shared, aligned.as_ptr().cast::<c_void>(), symbol, "cubin") }
 }
 

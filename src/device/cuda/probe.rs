@@ -35,6 +35,7 @@ const REQUIRED_SYMBOLS: &[&str] = &[
     "cuMemFree_v2",
     "cuMemcpyHtoDAsync_v2",
     "cuMemcpyDtoHAsync_v2",
+    "cuPointerGetAttribute",
     "cuModuleLoadData",
     "cuModuleGetFunction",
     "cuModuleUnload",

@@ -13,19 +13,37 @@
 //! records itself, where the access log says. A wait that fails inside those guards is
 //! recorded in the context's error state, cudarc's convention (`CudaContext::check_err`).
 //!
+//! # One read event, any number of readers
+//!
+//! cudarc keeps one read event per slice, and each read re-records it on the reader's stream:
+//! after reads on two streams it covers only the later. Writes chain (each waits for the write
+//! event before recording it), so the write event always covers every write; the read event
+//! does not cover every read. So:
+//!
+//! - a jitseam launch that reads the buffer through a view records its read through the join
+//!   stream ([`JoinedRead`]): the join stream waits for the read event as it stands and for the
+//!   launch, and the read event is recorded there. It then covers every reader it covered
+//!   before, and this one;
+//! - cudarc's own reads happen on streams jitseam never sees, and the one event they leave
+//!   does not name them all. Whatever must follow *every* use of the buffer — a jitseam write
+//!   (through the buffer or through a view), a hand-out for writing, the free — therefore waits
+//!   on the host for the whole context ([`wait_for_every_use`]): every use queued so
+//!   far has finished then, on whichever stream of the context it ran. A read needs only the
+//!   write event, on the device.
+//!
 //! [`DeviceBuffer::as_cudarc`]: crate::device::DeviceBuffer::as_cudarc
 
 use std::any::Any;
 use std::cell::UnsafeCell;
 use std::mem::ManuallyDrop;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut,
     SyncOnDrop,
 };
 
-use super::error::driver_error;
+use super::error::{driver_error, lock};
 use super::probe::guarded;
 use super::stream::{CudaStreamHandle, cudarc_of};
 use crate::device::{AccessKind, BackendStream, ExternalUses};
@@ -66,6 +84,7 @@ impl<T: 'static> CudaShadow<T> {
             // buffer's are: jitseam's own uses of the buffer read them as `T` anyway.
             Ok(unsafe { join.upgrade_device_ptr::<T>(address, len) })
         })?;
+        joins().push(Arc::downgrade(&join));
         Ok(Self {
             slice: UnsafeCell::new(ManuallyDrop::new(slice)),
             join_handle: Arc::new(CudaStreamHandle {
@@ -77,8 +96,8 @@ impl<T: 'static> CudaShadow<T> {
 
     fn slice(&self) -> &CudaSlice<T> {
         // SAFETY: no `&mut` to the slice is live: one exists only inside `publish` (whose
-        // contract excludes every other access), `settle` and `view_mut` (both under `&mut
-        // self`, so for as long as it lives).
+        // contract excludes every other access) and `view_mut` (under `&mut self`, for as long
+        // as the view it returns lives).
         unsafe { &*self.slice.get() }
     }
 
@@ -94,12 +113,61 @@ impl<T: 'static> CudaShadow<T> {
 }
 
 /// The event a cudarc guard would record, with the guard disarmed so it records nothing.
-fn disarm(mut guard: SyncOnDrop<'_>) -> Option<&CudaEvent> {
+pub(super) fn disarm(mut guard: SyncOnDrop<'_>) -> Option<&CudaEvent> {
     match &mut guard {
         SyncOnDrop::Record(target) => target.take().map(|(event, _)| event),
         SyncOnDrop::Sync(target) => {
             target.take();
             None
+        }
+    }
+}
+
+/// The join streams of the live shadows: a cudarc view whose stream is one of them is a view of
+/// a jitseam buffer.
+fn joins() -> MutexGuard<'static, Vec<Weak<CudaStream>>> {
+    static JOINS: OnceLock<Mutex<Vec<Weak<CudaStream>>>> = OnceLock::new();
+    lock(JOINS.get_or_init(Default::default))
+}
+
+/// Whether `stream` is the join stream of a live shadow: a slice on it is a view of a jitseam
+/// buffer (or memory someone allocated on a stream taken from such a view, which is then
+/// ordered as carefully, at no risk).
+pub(super) fn is_shadow_stream(stream: &Arc<CudaStream>) -> bool {
+    joins()
+        .iter()
+        .any(|join| std::ptr::eq(join.as_ptr(), Arc::as_ptr(stream)) && join.strong_count() > 0)
+}
+
+/// Waits on the host for every use of the buffer queued so far on any stream of `ctx`: what
+/// must follow every use of a buffer cudarc may have read on streams jitseam never sees (see
+/// the module docs).
+pub(super) fn wait_for_every_use(ctx: &CudaContext, stage: &str) -> Result<(), Error> {
+    ctx.synchronize().map_err(|e| driver_error(stage, e))
+}
+
+/// A read of a shadow by a jitseam launch through a cudarc view, on `stream`: dropped once the
+/// launch is queued, it makes the join stream wait for the read event as it stands and for the
+/// launch, and records the read event there, so the event covers every reader it covered and
+/// this one (see the module docs). A failure is recorded in the context's error state, as
+/// cudarc's own guards record theirs; the later uses that must follow every reader wait for
+/// the whole context anyway.
+pub(super) struct JoinedRead<'s> {
+    pub(super) read: &'s CudaEvent,
+    pub(super) join: &'s Arc<CudaStream>,
+    pub(super) stream: &'s Arc<CudaStream>,
+}
+
+impl Drop for JoinedRead<'_> {
+    fn drop(&mut self) {
+        let ctx = self.join.context();
+        ctx.record_err(self.join.wait(self.read));
+        match self.stream.record_event(None) {
+            Ok(launched) => {
+                ctx.record_err(self.join.wait(&launched));
+                ctx.record_err(self.read.record(self.join));
+            }
+            Err(e) => ctx.record_err::<()>(Err(e)),
         }
     }
 }
@@ -125,19 +193,24 @@ impl<T: 'static> ExternalUses for CudaShadow<T> {
 
     fn order_after(&self, stream: &dyn BackendStream, kind: AccessKind) -> Result<(), Error> {
         const STAGE: &str = "wait for cudarc's uses of a buffer";
+        if kind == AccessKind::Write {
+            // cudarc's reads may have run on any number of streams, which its one read event
+            // does not all name: the whole context is waited for.
+            return self.wait_for_every_use(STAGE);
+        }
         let stream = cudarc_of(stream).ok_or_else(|| Error::Device {
             stage: STAGE.to_owned(),
             message: format!("{stream:?} is not a cuda stream"),
         })?;
-        // `stream` waits for cudarc's last write; the guard hands back the read event.
+        // `stream` waits for cudarc's last write, which every earlier write precedes; the
+        // guard hands back the read event, which a read need not wait for.
         let (_, guard) = self.slice().device_ptr(stream);
-        if kind == AccessKind::Write {
-            let read = disarm(guard).ok_or_else(no_events)?;
-            stream.wait(read).map_err(|e| driver_error(STAGE, e))?;
-        } else {
-            disarm(guard);
-        }
+        disarm(guard);
         Ok(())
+    }
+
+    fn wait_for_every_use(&self, stage: &str) -> Result<(), Error> {
+        wait_for_every_use(self.join.context(), stage)
     }
 
     unsafe fn publish(&self) -> Result<(), Error> {
@@ -151,24 +224,16 @@ impl<T: 'static> ExternalUses for CudaShadow<T> {
         write.record(&self.join).map_err(|e| driver_error(STAGE, e))
     }
 
-    fn settle(&mut self) -> Result<Arc<dyn BackendStream>, Error> {
-        const STAGE: &str = "wait for cudarc's uses of a freed buffer";
-        let slice = self.slice.get_mut();
-        // Explicit waits too, for their errors: the guards' own waits only record them.
-        let (_, guard) = slice.device_ptr_mut(&self.join);
-        if let Some(write) = disarm(guard) {
-            self.join.wait(write).map_err(|e| driver_error(STAGE, e))?;
-        }
-        let (_, guard) = slice.device_ptr(&self.join);
-        if let Some(read) = disarm(guard) {
-            self.join.wait(read).map_err(|e| driver_error(STAGE, e))?;
-        }
-        Ok(Arc::clone(&self.join_handle))
+    fn settle(&mut self) -> Result<(), Error> {
+        self.wait_for_every_use("wait for cudarc's uses of a freed buffer")
     }
 }
 
 impl<T> Drop for CudaShadow<T> {
     fn drop(&mut self) {
+        joins().retain(|join| {
+            join.strong_count() > 0 && !std::ptr::eq(join.as_ptr(), Arc::as_ptr(&self.join))
+        });
         // SAFETY: taken once, here, and the field is never used again.
         let slice = unsafe { ManuallyDrop::take(self.slice.get_mut()) };
         // Releases the events and the stream, never the memory: the buffer frees that. The

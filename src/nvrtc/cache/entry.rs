@@ -1,14 +1,28 @@
-//! The bytes of one cache entry: a magic, the SHA-256 of the body, the body. A reader
-//! trusts an entry only when the checksum matches and the body decodes completely.
+//! The bytes of one cache entry: a magic, a tag, the body. The tag is the HMAC-SHA256 of the
+//! body under the cache's secret, or, in a cache without one, the body's plain SHA-256. A reader
+//! trusts an entry only when the tag is the one it would write and the body decodes completely;
+//! without a secret, a plain checksum proves nothing about who wrote the entry, so the compile
+//! is read as one jitseam did not see come out of NVRTC (its cubin never sealed).
 
 use sha2::{Digest, Sha256};
 
 use super::super::compiled::{Compiled, Origin};
+use super::secret::Secret;
+use crate::seal::{hmac, same_tag};
 
-const MAGIC: &[u8; 8] = b"JSNVRTC1";
+/// Version 2: keyed tags (version 1 entries are refused, and recompiled).
+const MAGIC: &[u8; 8] = b"JSNVRTC2";
 
-/// The entry for `compiled`.
-pub(super) fn encode(compiled: &Compiled) -> Vec<u8> {
+/// The tag of `body` in a cache whose secret is `secret`.
+fn tag(body: &[u8], secret: Option<&Secret>) -> [u8; 32] {
+    match secret {
+        Some(secret) => hmac(&secret.0, &[b"jitseam compile cache entry\0", body]),
+        None => Sha256::digest(body).into(),
+    }
+}
+
+/// The entry for `compiled` in a cache whose secret is `secret`.
+pub(super) fn encode(compiled: &Compiled, secret: Option<&Secret>) -> Vec<u8> {
     let mut body =
         Vec::with_capacity(compiled.ptx.len() + compiled.cubin.as_ref().map_or(0, Vec::len) + 256);
     body.push(match compiled.origin {
@@ -34,7 +48,7 @@ pub(super) fn encode(compiled: &Compiled) -> Vec<u8> {
     }
     let mut out = Vec::with_capacity(MAGIC.len() + 32 + body.len());
     out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&Sha256::digest(&body));
+    out.extend_from_slice(&tag(&body, secret));
     out.extend_from_slice(&body);
     out
 }
@@ -44,17 +58,19 @@ fn put(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(bytes);
 }
 
-/// The compile an entry holds; `None` for anything damaged, truncated or from another format.
-pub(super) fn decode(bytes: &[u8]) -> Option<Compiled> {
+/// The compile an entry holds in a cache whose secret is `secret`; `None` for anything
+/// damaged, truncated, from another format, or whose tag the secret did not make.
+pub(super) fn decode(bytes: &[u8], secret: Option<&Secret>) -> Option<Compiled> {
     let rest = bytes.strip_prefix(MAGIC.as_slice())?;
-    let (checksum, body) = rest.split_at_checked(32)?;
-    if Sha256::digest(body).as_slice() != checksum {
+    let (found, body) = rest.split_at_checked(32)?;
+    if !same_tag(&tag(body, secret), found) {
         return None;
     }
     let mut r = Reader(body);
     let origin = match r.byte()? {
-        1 => Origin::Nvrtc,
-        0 => Origin::External,
+        // Only a tag made with the secret says who wrote the entry.
+        1 if secret.is_some() => Origin::Nvrtc,
+        0 | 1 => Origin::External,
         _ => return None,
     };
     let version = (r.u32()?, r.u32()?);
@@ -127,15 +143,40 @@ mod tests {
         let mut compiled =
             Compiled::from_parts("ptx", Some(vec![1, 2, 3]), "log", (12, 9), "sm_90");
         compiled.options = vec!["--gpu-architecture=sm_90".into()];
-        let bytes = encode(&compiled);
-        assert_eq!(decode(&bytes), Some(compiled));
-        for cut in 0..bytes.len() {
-            assert_eq!(decode(&bytes[..cut]), None, "truncated at {cut}");
+        let secret = Secret([7; 32]);
+        for secret in [Some(&secret), None] {
+            let bytes = encode(&compiled, secret);
+            assert_eq!(decode(&bytes, secret), Some(compiled.clone()));
+            for cut in 0..bytes.len() {
+                assert_eq!(decode(&bytes[..cut], secret), None, "truncated at {cut}");
+            }
+            for i in 0..bytes.len() {
+                let mut bad = bytes.clone();
+                bad[i] ^= 0x40;
+                assert_eq!(decode(&bad, secret), None, "flipped byte {i}");
+            }
         }
-        for i in 0..bytes.len() {
-            let mut bad = bytes.clone();
-            bad[i] ^= 0x40;
-            assert_eq!(decode(&bad), None, "flipped byte {i}");
-        }
+    }
+
+    #[test]
+    fn only_the_secret_that_tagged_an_entry_trusts_its_origin() {
+        let mut compiled = Compiled::from_parts("ptx", Some(vec![1, 2, 3]), "", (12, 9), "sm_90");
+        compiled.origin = Origin::Nvrtc;
+        let (mine, theirs) = (Secret([7; 32]), Secret([8; 32]));
+        let bytes = encode(&compiled, Some(&mine));
+        assert_eq!(
+            decode(&bytes, Some(&mine)).map(|c| c.origin),
+            Some(Origin::Nvrtc)
+        );
+        // Another secret, or none, makes another tag: refused.
+        assert_eq!(decode(&bytes, Some(&theirs)), None);
+        assert_eq!(decode(&bytes, None), None);
+        // Without a secret, a plain checksum is all there is: the compile is nobody's.
+        let plain = encode(&compiled, None);
+        assert_eq!(
+            decode(&plain, None).map(|c| c.origin),
+            Some(Origin::External)
+        );
+        assert_eq!(decode(&plain, Some(&mine)), None);
     }
 }

@@ -1,6 +1,7 @@
 //! [`CompileCache`]: NVRTC output kept on disk.
 mod entry;
 mod evict;
+mod secret;
 
 use std::fs;
 use std::io::{self, Write};
@@ -13,6 +14,7 @@ use super::compiled::Compiled;
 use super::options::CompileOptions;
 use crate::atomic_write::{self, Durability};
 use crate::error::Error;
+use secret::Secret;
 
 /// Default bound on the directory's size.
 const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
@@ -27,17 +29,41 @@ const ENTRY_SUFFIX: &str = ".nvrtc";
 /// - **Writes** are atomic: the entry is written in full to a temporary file beside it, flushed
 ///   to disk and renamed over the target, so a reader sees the old entry, the new one, or none;
 ///   concurrent writers of one key each rename a complete entry.
-/// - **Reads** check the entry's SHA-256 checksum; a damaged or truncated entry is counted,
+/// - **Reads** check the entry's tag (below); a damaged, truncated or forged entry is counted,
 ///   recompiled and overwritten, never trusted.
 /// - **Size**: bounded (256 MiB unless set); when a write takes the directory over the bound, the
 ///   least recently used entries go first (a hit refreshes an entry's modification time).
 ///
-/// The cache directory is trusted like the user's other files: an entry that passes its checksum
-/// is taken to be NVRTC output this user's processes wrote, so a cubin read from it is sealed to
-/// its PTX again. Point the cache only at a directory no one else can write.
+/// # Trust
+///
+/// A cubin that comes out of the cache reaches the safe path (`load()`) only through the PTX of
+/// its compile, which `load()` proves in its place; so an entry must not be able to claim a PTX
+/// that is not its cubin's source. The cache therefore trusts only what this user's processes
+/// wrote, and tells them apart with a secret no one else can read:
+///
+/// - the directory holds a per-user secret, `.key-<uid>` (32 random bytes, made on the first
+///   [`CompileCache::open`]: created owner-only, `0600`, and linked into place atomically);
+///   `open` refuses a key file that is a symbolic link, is not a regular file, belongs to
+///   another user, or that others may read or write;
+/// - every entry carries an HMAC-SHA256 of its contents under that secret, and is named by an
+///   HMAC of its key: an entry whose MAC does not verify — written by another user, or by hand,
+///   or damaged — is a miss, whatever it claims. Its origin (a compile this process's NVRTC
+///   made, whose cubin is then sealed to its PTX again) is part of what the MAC covers;
+/// - where the owner and permissions of a file cannot be checked (outside Unix) there is no
+///   secret: entries carry a plain SHA-256, which catches damage but proves nothing about who
+///   wrote them, so every hit is read as a compile jitseam did not see come out of NVRTC — its
+///   PTX loads as PTX, its cubin only through `Kernel::load_unverified`.
+///
+/// Someone who can write the directory can still delete or damage entries (each is then
+/// compiled again), never make one this user's processes trust. Code running as this user can
+/// read the secret, as it can reach `unsafe` code anyway. Give each user their own directory
+/// (the default, `$XDG_CACHE_HOME/jitseam/nvrtc`, is); in a shared one each user keeps their own
+/// key and entries.
 #[derive(Debug)]
 pub struct CompileCache {
     dir: PathBuf,
+    /// What tags this user's entries; `None` where files cannot be checked (see the type docs).
+    secret: Option<Secret>,
     max_bytes: u64,
     hits: AtomicU64,
     misses: AtomicU64,
@@ -52,19 +78,24 @@ pub struct CacheStats {
     pub hits: u64,
     /// Compiles that ran NVRTC (including those after a damaged entry).
     pub misses: u64,
-    /// Entries refused for a bad checksum or a truncated body.
+    /// Entries refused for a tag that does not verify (damaged, forged, or another user's) or a
+    /// truncated body.
     pub corrupt: u64,
     /// Entries that could not be written; the compile itself still succeeded.
     pub store_errors: u64,
 }
 
 impl CompileCache {
-    /// A cache in `dir`, created if missing.
+    /// A cache in `dir`, created if missing, with this user's secret in it (made if missing).
+    /// An error, of kind [`io::ErrorKind::PermissionDenied`], when the secret's file is not
+    /// this user's alone (see the type docs).
     pub fn open(dir: impl Into<PathBuf>) -> io::Result<Self> {
         let dir = dir.into();
         fs::create_dir_all(&dir)?;
+        let secret = secret::open(&dir)?;
         Ok(Self {
             dir,
+            secret,
             max_bytes: DEFAULT_MAX_BYTES,
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
@@ -139,7 +170,7 @@ impl CompileCache {
         // A missing entry is the normal miss; any other read error is treated the same: the
         // compile below is the truth either way.
         if let Ok(bytes) = fs::read(&path) {
-            if let Some(compiled) = entry::decode(&bytes) {
+            if let Some(compiled) = entry::decode(&bytes, self.secret.as_ref()) {
                 self.hits.fetch_add(1, Ordering::Relaxed);
                 evict::touch(&path);
                 return Ok(compiled);
@@ -162,7 +193,7 @@ impl CompileCache {
     ) -> Result<PathBuf, Error> {
         let args = options.to_args()?;
         let mut key = Sha256::new();
-        key.update(b"jitseam compile cache v1\0");
+        key.update(b"jitseam compile cache v2\0");
         key.update(version.0.to_le_bytes());
         key.update(version.1.to_le_bytes());
         for part in std::iter::once(options.name.as_str())
@@ -172,12 +203,18 @@ impl CompileCache {
             key.update((part.len() as u64).to_le_bytes());
             key.update(part.as_bytes());
         }
-        let name = format!("{}{ENTRY_SUFFIX}", crate::seal::hex(&key.finalize()));
+        let key: [u8; 32] = key.finalize().into();
+        // Each user's entries under their own names, which no one else can compute.
+        let name = match &self.secret {
+            Some(secret) => crate::seal::hmac(&secret.0, &[b"jitseam compile cache name\0", &key]),
+            None => key,
+        };
+        let name = format!("{}{ENTRY_SUFFIX}", crate::seal::hex(&name));
         Ok(self.dir.join(name))
     }
 
     fn store(&self, path: &Path, compiled: &Compiled) -> io::Result<()> {
-        let bytes = entry::encode(compiled);
+        let bytes = entry::encode(compiled, self.secret.as_ref());
         let staged = atomic_write::stage(path, Durability::Fsync, |out| out.write_all(&bytes))?;
         atomic_write::commit(&self.dir, vec![staged], Durability::Fsync)?;
         evict::enforce(&self.dir, self.max_bytes, path);

@@ -22,8 +22,9 @@ use jitseam_emu::interp::LaunchDims;
 use crate::context::Context;
 use crate::device;
 use crate::driver;
-use crate::exec::{HostDst, Op};
+use crate::exec::{HostDst, HostSrc, Op};
 use crate::handle::{from_ptr, to_ptr};
+use crate::host;
 use crate::status::{
     self, CUDA_ERROR_INVALID_IMAGE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_READY,
     CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_UNKNOWN, CUresult,
@@ -73,6 +74,9 @@ pub const IMPLEMENTED: &[&str] = &[
     "cuMemAlloc_v2",
     "cuMemFree_v2",
     "cuMemGetInfo_v2",
+    "cuMemHostAlloc",
+    "cuMemFreeHost",
+    "cuPointerGetAttribute",
     "cuMemcpyHtoD_v2",
     "cuMemcpyDtoH_v2",
     "cuMemcpyDtoD_v2",
@@ -501,10 +505,11 @@ fn queue(context: &Context, stream: &Arc<Stream>, op: Op, wait: bool) -> Result<
     Ok(())
 }
 
-/// Host-to-device copy. The source is copied before the call returns (pageable memory is
-/// staged) and the device write happens in stream order; as the driver documents for pageable
-/// memory, the synchronous form first waits for the legacy stream, but returns before the
-/// write itself has landed.
+/// Host-to-device copy. From pageable memory the source is copied before the call returns (it
+/// is staged) and the device write happens in stream order; as the driver documents for
+/// pageable memory, the synchronous form first waits for the legacy stream, but returns before
+/// the write itself has landed. From page-locked memory the copy reads the source when it runs:
+/// the asynchronous form returns at once, the synchronous one once the copy has run.
 ///
 /// # Safety
 /// `src` is valid for reads of `len` bytes.
@@ -523,6 +528,14 @@ unsafe fn copy_to_device(
         return Err(CUDA_ERROR_INVALID_VALUE);
     }
     mapped(&context, dst, len)?;
+    if host::contains(src.cast(), len) {
+        let op = Op::HostToDeviceFromPinned {
+            dst,
+            src: HostSrc(src.cast()),
+            len,
+        };
+        return queue(&context, &stream, op, hStream.is_none());
+    }
     // SAFETY: non-null and valid for `len` bytes of reads by this function's contract.
     let data = unsafe { std::slice::from_raw_parts(src.cast::<u8>(), len) }.to_vec();
     if hStream.is_none() {
@@ -595,6 +608,74 @@ fn memset(
     }
     mapped(&context, dst, len)?;
     queue(&context, &stream, Op::Memset { dst, value, len }, false)
+}
+
+/// `CU_POINTER_ATTRIBUTE_MEMORY_TYPE`.
+const POINTER_ATTRIBUTE_MEMORY_TYPE: c_uint = 2;
+/// `CU_MEMORYTYPE_HOST` and `CU_MEMORYTYPE_DEVICE`.
+const MEMORYTYPE_HOST: c_uint = 1;
+const MEMORYTYPE_DEVICE: c_uint = 2;
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuMemHostAlloc(
+    pp: *mut *mut c_void,
+    bytesize: usize,
+    Flags: c_uint,
+) -> CUresult {
+    guard(|| {
+        driver::initialized()?;
+        // PORTABLE, DEVICEMAP and WRITECOMBINED change nothing the model can show.
+        if Flags & !0x7 != 0 {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let base = host::alloc(bytesize)?;
+        // SAFETY: the caller's contract (module docs) covers the out-parameter.
+        unsafe { put(pp, base.cast::<c_void>()) }
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn cuMemFreeHost(p: *mut c_void) -> CUresult {
+    guard(|| {
+        let base = p.cast::<u8>();
+        let len = host::len_at(base).ok_or(CUDA_ERROR_INVALID_VALUE)?;
+        if let Some(context) = driver::primary() {
+            if context.core.in_use(base as u64, len) {
+                eprintln!(
+                    "jitseam-cuda-model: cuMemFreeHost of {len} bytes at {base:p} that queued \
+                     work may still read"
+                );
+            }
+            context.drain_all();
+        }
+        host::free(base)
+    })
+}
+
+/// `cuPointerGetAttribute`, for `CU_POINTER_ATTRIBUTE_MEMORY_TYPE` only: host for page-locked
+/// memory, device for the current context's allocations, `CUDA_ERROR_INVALID_VALUE` for memory
+/// the driver does not know (pageable host memory).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuPointerGetAttribute(
+    data: *mut c_void,
+    attribute: c_uint,
+    ptr: CUdeviceptr,
+) -> CUresult {
+    guard(|| {
+        if attribute != POINTER_ATTRIBUTE_MEMORY_TYPE {
+            return Err(CUDA_ERROR_NOT_SUPPORTED);
+        }
+        let kind = if host::contains(ptr as *const u8, 1) {
+            MEMORYTYPE_HOST
+        } else if context()?.is_mapped(ptr, 1) {
+            MEMORYTYPE_DEVICE
+        } else {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        };
+        // SAFETY: the caller's contract (module docs) covers the out-parameter, an `unsigned
+        // int` for this attribute.
+        unsafe { put(data.cast::<c_uint>(), kind) }
+    })
 }
 
 #[unsafe(no_mangle)]

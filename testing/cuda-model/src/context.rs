@@ -170,6 +170,7 @@ impl Context {
                 ticket: self.legacy.progress.issued(),
             });
         }
+        self.core.queued(&op);
         stream.push(op)
     }
 
@@ -333,9 +334,19 @@ impl Context {
     // ---- memory --------------------------------------------------------------------------
 
     /// `cuMemFree`: waits for all queued work first, as the driver's free does.
+    ///
+    /// Freeing memory that queued work may still touch is the caller's bug on a driver that
+    /// does not wait (nothing documents that `cuMemFree` does): the model reports it on stderr
+    /// before it waits, so it cannot go unnoticed.
     pub(crate) fn free(&self, address: u64) -> Result<(), CUresult> {
-        if !lock(&self.core.heap).contains(address, 1) {
+        let Some(len) = lock(&self.core.heap).size_at(address) else {
             return Err(CUDA_ERROR_INVALID_VALUE);
+        };
+        if self.core.in_use(address, len) {
+            eprintln!(
+                "jitseam-cuda-model: cuMemFree of {len} bytes at {address:#x} that queued work \
+                 may still use"
+            );
         }
         self.drain_all();
         self.check()?;

@@ -102,4 +102,5 @@ pub const CUDARC_SYMBOLS: &[&str] = &[
     "cuStreamWaitEvent",
     // jitseam's own, outside cudarc's safe layer.
     "cuFuncGetParamInfo",
+    "cuPointerGetAttribute",
 ];

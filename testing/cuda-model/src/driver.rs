@@ -143,3 +143,8 @@ pub(crate) fn current() -> Result<Arc<Context>, CUresult> {
         _ => Ok(context),
     }
 }
+
+/// The primary context, if it exists: where page-locked memory's queued copies run.
+pub(crate) fn primary() -> Option<Arc<Context>> {
+    lock(&PRIMARY).as_ref().map(|p| Arc::clone(&p.context))
+}

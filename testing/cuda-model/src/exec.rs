@@ -5,6 +5,7 @@
 //! queued is skipped, and the context's calls answer `CUDA_ERROR_ILLEGAL_ADDRESS` (or
 //! `CUDA_ERROR_MISALIGNED_ADDRESS`) until the context is destroyed.
 
+use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -30,6 +31,15 @@ pub(crate) struct HostDst(pub(crate) *mut u8);
 // blocks on its completion, holding the buffer borrowed; nothing else touches it meanwhile.
 unsafe impl Send for HostDst {}
 
+/// Page-locked host memory a host-to-device copy reads when it runs. `cuMemFreeHost` waits for
+/// every queued operation before it frees it, so it outlives the copy.
+#[derive(Debug)]
+pub(crate) struct HostSrc(pub(crate) *const u8);
+
+// SAFETY: the pointer is only read by the worker that runs the copy, while the allocation it
+// points into stays live (see `HostSrc`); the device model never writes through it.
+unsafe impl Send for HostSrc {}
+
 /// One queued operation.
 #[derive(Debug)]
 pub(crate) enum Op {
@@ -41,6 +51,12 @@ pub(crate) enum Op {
     HostToDevice {
         dst: u64,
         data: Vec<u8>,
+    },
+    /// From page-locked host memory, read when the copy runs.
+    HostToDeviceFromPinned {
+        dst: u64,
+        src: HostSrc,
+        len: usize,
     },
     DeviceToHost {
         src: u64,
@@ -68,11 +84,40 @@ pub(crate) enum Op {
     },
 }
 
-/// What every stream of a context shares with its worker: device memory and the sticky error.
+impl Op {
+    /// The device addresses the operation may touch, as far as the model can tell without
+    /// device memory: a copy's or memset's ends, and every 8-byte word of a launch's packet
+    /// (each pointer parameter is one; a word that only looks like an address costs a false
+    /// diagnosis at worst, never a missed one).
+    fn addresses(&self) -> Vec<u64> {
+        let ends = |at: u64, len: usize| [at, at.saturating_add(len as u64).saturating_sub(1)];
+        match self {
+            Self::Launch { packet, .. } => packet
+                .chunks_exact(8)
+                .filter_map(|word| word.try_into().ok().map(u64::from_le_bytes))
+                .collect(),
+            Self::HostToDevice { dst, data } => ends(*dst, data.len()).to_vec(),
+            // The source too: `cuMemFreeHost` reports a free under a queued copy like
+            // `cuMemFree` does.
+            Self::HostToDeviceFromPinned { dst, src, len } => {
+                [ends(*dst, *len), ends(src.0 as u64, *len)].concat()
+            }
+            Self::DeviceToHost { src, len, .. } => ends(*src, *len).to_vec(),
+            Self::DeviceToDevice { dst, src, len } => [ends(*dst, *len), ends(*src, *len)].concat(),
+            Self::Memset { dst, len, .. } => ends(*dst, *len).to_vec(),
+            Self::Record { .. } | Self::Wait { .. } => Vec::new(),
+        }
+    }
+}
+
+/// What every stream of a context shares with its worker: device memory, the sticky error,
+/// and the addresses queued operations may still touch.
 #[derive(Debug, Default)]
 pub(crate) struct Core {
     pub(crate) heap: Mutex<Heap>,
     sticky: AtomicU32,
+    /// How many queued or running operations name each address (see [`Op::addresses`]).
+    in_use: Mutex<BTreeMap<u64, usize>>,
 }
 
 impl Core {
@@ -91,8 +136,37 @@ impl Core {
                 .compare_exchange(CUDA_SUCCESS, code, Ordering::AcqRel, Ordering::Acquire);
     }
 
-    /// Runs `op`, unless the context is already in an error state.
+    /// Notes that `op`, just queued, may touch its addresses until it has run.
+    pub(crate) fn queued(&self, op: &Op) {
+        let mut in_use = lock(&self.in_use);
+        for address in op.addresses() {
+            *in_use.entry(address).or_insert(0) += 1;
+        }
+    }
+
+    /// Whether an operation queued or running may still touch `[base, base + len)`.
+    pub(crate) fn in_use(&self, base: u64, len: usize) -> bool {
+        let end = base.saturating_add(len as u64);
+        lock(&self.in_use).range(base..end).next().is_some()
+    }
+
+    /// Runs `op`, unless the context is already in an error state. Its addresses are released
+    /// before the stream's progress counts it as done.
     pub(crate) fn execute(&self, op: Op) {
+        let addresses = op.addresses();
+        self.run_op(op);
+        let mut in_use = lock(&self.in_use);
+        for address in addresses {
+            if let Some(count) = in_use.get_mut(&address) {
+                *count -= 1;
+                if *count == 0 {
+                    in_use.remove(&address);
+                }
+            }
+        }
+    }
+
+    fn run_op(&self, op: Op) {
         if let Op::Launch { function, .. } = &op {
             let module = Arc::clone(&function.module);
             if self.sticky().is_ok() {
@@ -136,6 +210,18 @@ impl Core {
                 match heap.bytes_mut(dst, data.len()) {
                     Some(bytes) => bytes.copy_from_slice(&data),
                     None => self.copy_fault("host-to-device", dst, data.len()),
+                }
+            }
+            Op::HostToDeviceFromPinned { dst, src, len } => {
+                let mut heap = lock(&self.heap);
+                match heap.bytes_mut(dst, len) {
+                    // SAFETY: `src` addresses `len` bytes of a page-locked allocation that stays
+                    // live until this copy has run (see `HostSrc`); device memory lives in the
+                    // heap's own boxes, so the ranges do not overlap.
+                    Some(bytes) => unsafe {
+                        std::ptr::copy_nonoverlapping(src.0, bytes.as_mut_ptr(), len);
+                    },
+                    None => self.copy_fault("host-to-device", dst, len),
                 }
             }
             Op::DeviceToHost { src, dst, len } => {

@@ -20,9 +20,13 @@
 //! One device (ordinal 0, compute capability 9.0) with its primary context; device memory is
 //! host memory behind a checked allocation table; only PTX text loads.
 //!
+//! Page-locked host memory (`cuMemHostAlloc`) is modelled too: a copy from it reads it when the
+//! copy runs, as on a GPU, where pageable memory is staged before the call returns.
+//!
 //! Where the driver leaves behaviour undefined, the model makes misuse loud: unloading a
-//! module while launches of it are queued fails the context (`CUDA_ERROR_LAUNCH_FAILED`), and
-//! every diagnosis (faults, refused PTX) is printed to stderr.
+//! module while launches of it are queued fails the context (`CUDA_ERROR_LAUNCH_FAILED`),
+//! freeing memory queued work may still use is reported, and every diagnosis (faults, refused
+//! PTX) is printed to stderr.
 #![warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub mod api;
@@ -33,6 +37,7 @@ mod driver;
 mod event;
 mod exec;
 mod handle;
+mod host;
 mod lock;
 mod memory;
 mod module;

@@ -81,6 +81,11 @@ impl Heap {
         self.used
     }
 
+    /// The size of the allocation that starts at `base`, if one does.
+    pub(crate) fn size_at(&self, base: u64) -> Option<usize> {
+        self.allocations.get(&base).map(|data| data.len())
+    }
+
     /// Whether `[address, address + len)` lies inside one allocation.
     pub(crate) fn contains(&self, address: u64, len: usize) -> bool {
         self.find(address, len).is_some()

@@ -53,8 +53,6 @@ not_supported! {
     cuMemAllocFromPoolAsync,
     cuMemAllocManaged,
     cuMemFreeAsync,
-    cuMemFreeHost,
-    cuMemHostAlloc,
     cuMemPoolCreate,
     cuMemPoolDestroy,
     cuMemPoolGetAttribute,
