@@ -5,6 +5,7 @@ use super::contract::{Extent, OperandRef, ParamContract};
 use super::facts::Facts;
 use super::ir::{Access, AddrBase, Ins, Kind, SHARED_BASE};
 use super::poly::{Mono, Poly};
+use super::proof::{AccessClaim, AccessKind, ClaimTarget};
 use super::reject::RejectKind;
 use super::value::{State, Val};
 
@@ -27,8 +28,24 @@ impl Analyzer<'_> {
         }
         let verdict = self.check_access(st, *access, *addr, *offset, *bytes, *shared);
         match verdict {
-            Ok(param) if param >= SHARED_BASE => {}
-            Ok(param) => self.record_access(param, *access, *bytes),
+            Ok(param) => {
+                let target = if param >= SHARED_BASE {
+                    ClaimTarget::Shared(self.param_name(param))
+                } else {
+                    self.record_access(param, *access, *bytes);
+                    ClaimTarget::Param(param)
+                };
+                self.claims.insert(AccessClaim {
+                    line: ins.line,
+                    target,
+                    kind: match access {
+                        Access::Load => AccessKind::Load,
+                        Access::Store => AccessKind::Store,
+                        Access::Atomic => AccessKind::Atomic,
+                    },
+                    bytes: *bytes,
+                });
+            }
             Err((kind, reason)) => self.reject(idx, kind, reason),
         }
     }

@@ -9,14 +9,14 @@
 //! every assumed candidate is re-established on the back edge. Only the last pass — run with
 //! invariants that are all proven — records accesses and rejections.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use super::atoms::{AtomKind, Atoms, INF, S};
 use super::contract::{EntryContract, OperandRef};
 use super::facts::{Facts, Tags};
 use super::ir::{Access, Body, Kind, Reg};
 use super::poly::{Atom, Poly};
-use super::proof::AccessSummary;
+use super::proof::{AccessClaim, AccessSummary};
 use super::reject::{RejectKind, Rejection};
 use super::value::{PredVal, State, Val};
 
@@ -62,6 +62,8 @@ pub(crate) struct Analyzer<'c> {
     pub(crate) grid_stride: bool,
     pub(crate) rejections: Vec<(usize, Rejection)>,
     pub(crate) summaries: Vec<AccessSummary>,
+    /// Every access proven, by line (a set: a loop's body is checked once per visit).
+    pub(crate) claims: BTreeSet<AccessClaim>,
     loops: Vec<Loop>,
     loop_at: HashMap<usize, usize>,
     /// Per loop header: the first atom id its first analysis could create (see [`varies`]).
@@ -91,6 +93,7 @@ impl<'c> Analyzer<'c> {
             grid_stride: false,
             rejections: Vec::new(),
             summaries: Vec::new(),
+            claims: BTreeSet::new(),
             loops: Vec::new(),
             loop_at: HashMap::new(),
             loop_marks: HashMap::new(),

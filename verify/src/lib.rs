@@ -54,7 +54,9 @@ mod value;
 mod witness;
 
 pub use contract::{EntryContract, Extent, ExtentTerm, OperandRef, ParamContract};
-pub use proof::{AccessSummary, Coverage, LaunchCondition, Proof};
+pub use proof::{
+    AccessClaim, AccessKind, AccessSummary, ClaimTarget, Coverage, LaunchCondition, Proof,
+};
 pub use reject::{RejectKind, Rejection};
 
 use analyze::{Analyzer, initial_state};
@@ -499,5 +501,6 @@ fn attempt(
         },
         conditions,
         accesses: an.summaries,
+        claims: an.claims.into_iter().collect(),
     })
 }

@@ -151,6 +151,47 @@ pub struct AccessSummary {
     pub width: u32,
 }
 
+/// What an access does to memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AccessKind {
+    /// A load.
+    Load,
+    /// A store.
+    Store,
+    /// An atomic or a reduction (reads and writes).
+    Atomic,
+}
+
+/// What an access goes through.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ClaimTarget {
+    /// The operand of pointer `.param` `index`.
+    Param(u32),
+    /// The `.shared` variable of that name.
+    Shared(String),
+}
+
+/// What the proof establishes about every execution of one access instruction: it goes
+/// through `target`, moves `bytes`, at a byte offset `o` from the target's start with
+/// `o ≡ 0 (mod bytes)` and `0 ≤ o ≤ reach − bytes`, where `reach` is what the contract and the
+/// launch give the target (`n` or the declared extent times the access size for a pointer, the
+/// strided view's elements, the variable's size or the launch's dynamic shared bytes); and a
+/// store or atomic only through an output.
+///
+/// One instruction of a `.func` inlined at several calls may make several claims, one per
+/// target it reaches.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AccessClaim {
+    /// 1-based PTX line of the instruction.
+    pub line: u32,
+    /// The operand or shared variable.
+    pub target: ClaimTarget,
+    /// Load, store or atomic.
+    pub kind: AccessKind,
+    /// Bytes the access moves.
+    pub bytes: u32,
+}
+
 /// A body proven safe under `conditions`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Proof {
@@ -160,4 +201,6 @@ pub struct Proof {
     pub conditions: Vec<LaunchCondition>,
     /// One summary per pointer parameter, in parameter order.
     pub accesses: Vec<AccessSummary>,
+    /// Every access instruction's claim, by line.
+    pub claims: Vec<AccessClaim>,
 }
