@@ -75,6 +75,8 @@ pub mod state;
 mod sync;
 pub mod synth;
 pub mod telemetry;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 mod trace;
 
 pub use abi::ParamValue;

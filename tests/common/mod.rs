@@ -9,12 +9,11 @@
 
 #[cfg(target_os = "linux")]
 pub mod cuda_model;
+pub mod fake;
 pub mod fixtures;
 pub mod hazards;
 pub mod interop;
 pub mod launch_suite;
-pub mod noop;
 pub mod nvrtc_env;
-pub mod recording;
 pub mod synth_matrix;
 pub mod verify_corpus;
