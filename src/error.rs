@@ -215,12 +215,26 @@ pub enum Error {
         /// How many devices exist.
         available: usize,
     },
-    /// The driver (or the emulator standing in for it) failed an operation.
+    /// A device failed an operation: the emulator, a backend of your own, or jitseam's own
+    /// bookkeeping around a device (a handle of another device, deferred cleanup). A failure the
+    /// CUDA driver reports is [`Error::Driver`], with its result code.
     #[error("{stage} failed on the device: {message}")]
     Device {
         /// Which operation, including the kernel when there is one.
         stage: String,
-        /// The driver's description.
+        /// What went wrong.
+        message: String,
+    },
+    /// The CUDA driver failed an operation and answered `code`: match on it
+    /// (`Error::Driver { code: DriverCode::OUT_OF_MEMORY, .. }`), or ask
+    /// [`Error::is_context_poisoned`] whether the context can still be used.
+    #[error("{stage} failed on the device: {code}{}", described(message))]
+    Driver {
+        /// Which operation, including the kernel when there is one.
+        stage: String,
+        /// The driver's result code (`CUresult`).
+        code: DriverCode,
+        /// The driver's description of the code (`cuGetErrorString`), empty when it has none.
         message: String,
     },
     /// The PTX targets an architecture the device cannot run (newer, or arch-specific to
@@ -715,6 +729,7 @@ impl Error {
             Self::DriverUnavailable { .. } => "driver_unavailable",
             Self::NoDevice { .. } => "no_device",
             Self::Device { .. } => "device",
+            Self::Driver { .. } => "driver",
             Self::ArchTooNew { .. } => "arch_too_new",
             Self::CubinArch { .. } => "cubin_arch",
             Self::ImageUnsupported { .. } => "image_unsupported",
@@ -764,20 +779,165 @@ impl Error {
     /// True when jitseam refused before touching a device: the input was wrong, nothing ran.
     /// [`Error::Unsupported`] counts as a decline (the emulator refused at load, nothing ran);
     /// [`Error::MemoryFault`], [`Error::BudgetExceeded`], [`Error::Trap`] and
-    /// [`Error::Cancelled`] do not (they happened while the kernel ran).
+    /// [`Error::Cancelled`] do not (they happened while the kernel ran), nor do failures of the
+    /// driver, NVRTC's library or a device ([`Error::Driver`], [`Error::Device`], …).
+    ///
+    /// A positive list: a variant added later is not a decline until it is named here.
     pub fn is_decline(&self) -> bool {
-        !matches!(
+        matches!(
             self,
-            Self::DriverUnavailable { .. }
-                | Self::NvrtcUnavailable { .. }
-                | Self::Nvrtc { .. }
-                | Self::NoDevice { .. }
-                | Self::Device { .. }
-                | Self::MemoryFault(_)
-                | Self::BudgetExceeded { .. }
-                | Self::Trap { .. }
-                | Self::Cancelled { .. }
+            Self::InvalidSpec { .. }
+                | Self::InvalidUtf8 { .. }
+                | Self::InteriorNul { .. }
+                | Self::Ptx { .. }
+                | Self::EntryNotFound { .. }
+                | Self::ParamCount { .. }
+                | Self::ParamMismatch { .. }
+                | Self::ParamAttribute { .. }
+                | Self::CubinUnverified { .. }
+                | Self::BodyRejected { .. }
+                | Self::Cubin { .. }
+                | Self::Fatbin { .. }
+                | Self::CubinParamMismatch { .. }
+                | Self::NoFatbinImage { .. }
+                | Self::SpecMismatch { .. }
+                | Self::ArchTooNew { .. }
+                | Self::CubinArch { .. }
+                | Self::ImageUnsupported { .. }
+                | Self::DriverParamMismatch { .. }
+                | Self::DriverParamCount { .. }
+                | Self::Unsupported { .. }
+                | Self::Compile { .. }
+                | Self::CompileOptions { .. }
+                | Self::DeviceMismatch { .. }
+                | Self::ArgumentCount { .. }
+                | Self::DtypeMismatch { .. }
+                | Self::ParamType { .. }
+                | Self::ElementCount { .. }
+                | Self::OperandsDisagree(_)
+                | Self::ShapeMismatch { .. }
+                | Self::NotContiguous { .. }
+                | Self::RankMismatch { .. }
+                | Self::Aliasing { .. }
+                | Self::NotDivisible { .. }
+                | Self::Misaligned { .. }
+                | Self::PointerMisaligned { .. }
+                | Self::ViewOutOfBounds { .. }
+                | Self::OutputOverlaps { .. }
+                | Self::LaunchCondition { .. }
+                | Self::LaunchGeometry { .. }
+                | Self::ExtentShort(_)
+                | Self::ExtentInvalid(_)
+                | Self::LaunchConfig { .. }
+                | Self::StaleSlot { .. }
+                | Self::SlotTableFull { .. }
+                | Self::DeviceGone { .. }
+                | Self::LengthMismatch { .. }
+                | Self::CopyDeviceMismatch { .. }
+                | Self::EventDeviceMismatch { .. }
+                | Self::Interop { .. }
+                | Self::InvalidView { .. }
         )
+    }
+
+    /// True when the CUDA context can no longer be used: the driver reported a sticky error
+    /// (an illegal address, a misaligned access, an illegal instruction, a failed launch, a
+    /// device-side assert, a launch timeout, …; see [`DriverCode::is_sticky`]), which every
+    /// later call on the context reports again. Drop every handle of the device (its buffers,
+    /// streams and kernels) and open it again; on a real driver the process often has to be
+    /// restarted. False for every other error: the emulator clears a fault once it was
+    /// reported, and a decline never touched the device.
+    pub fn is_context_poisoned(&self) -> bool {
+        matches!(self, Self::Driver { code, .. } if code.is_sticky())
+    }
+}
+
+/// A CUDA driver result code (`CUresult`) exactly as the driver returned it, so that a caller
+/// can match on it: `Error::Driver { code: DriverCode::OUT_OF_MEMORY, .. }`. Codes the driver
+/// has that are not named here keep their number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DriverCode(pub u32);
+
+macro_rules! driver_codes {
+    ($($name:ident = $code:literal;)*) => {
+        impl DriverCode {
+            $(
+                #[doc = concat!("`CUDA_ERROR_", stringify!($name), "` (", stringify!($code), ").")]
+                pub const $name: Self = Self($code);
+            )*
+
+            /// The driver's name for the code (`CUDA_ERROR_ILLEGAL_ADDRESS`), for the codes
+            /// named here.
+            pub const fn name(self) -> Option<&'static str> {
+                match self.0 {
+                    $($code => Some(concat!("CUDA_ERROR_", stringify!($name))),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+driver_codes! {
+    INVALID_VALUE = 1;
+    OUT_OF_MEMORY = 2;
+    NOT_INITIALIZED = 3;
+    DEINITIALIZED = 4;
+    NO_DEVICE = 100;
+    INVALID_DEVICE = 101;
+    INVALID_IMAGE = 200;
+    INVALID_CONTEXT = 201;
+    NO_BINARY_FOR_GPU = 209;
+    ECC_UNCORRECTABLE = 214;
+    INVALID_PTX = 218;
+    UNSUPPORTED_PTX_VERSION = 222;
+    INVALID_HANDLE = 400;
+    NOT_FOUND = 500;
+    NOT_READY = 600;
+    ILLEGAL_ADDRESS = 700;
+    LAUNCH_OUT_OF_RESOURCES = 701;
+    LAUNCH_TIMEOUT = 702;
+    ASSERT = 710;
+    HARDWARE_STACK_ERROR = 714;
+    ILLEGAL_INSTRUCTION = 715;
+    MISALIGNED_ADDRESS = 716;
+    INVALID_ADDRESS_SPACE = 717;
+    INVALID_PC = 718;
+    LAUNCH_FAILED = 719;
+    NOT_PERMITTED = 800;
+    NOT_SUPPORTED = 801;
+    UNKNOWN = 999;
+}
+
+impl DriverCode {
+    /// Whether the code is one the CUDA driver documents as leaving the context unusable: it
+    /// is returned again by every later call on the context, which has to be destroyed
+    /// ([`Error::is_context_poisoned`]). These are the errors of a kernel that went wrong on
+    /// the device: an illegal or misaligned address, an invalid address space or program
+    /// counter, an illegal instruction, a hardware stack error, a device-side assert, a launch
+    /// timeout, and the unspecified launch failure.
+    pub const fn is_sticky(self) -> bool {
+        matches!(
+            self,
+            Self::ILLEGAL_ADDRESS
+                | Self::LAUNCH_TIMEOUT
+                | Self::ASSERT
+                | Self::HARDWARE_STACK_ERROR
+                | Self::ILLEGAL_INSTRUCTION
+                | Self::MISALIGNED_ADDRESS
+                | Self::INVALID_ADDRESS_SPACE
+                | Self::INVALID_PC
+                | Self::LAUNCH_FAILED
+        )
+    }
+}
+
+impl fmt::Display for DriverCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name() {
+            Some(name) => f.write_str(name),
+            None => write!(f, "CUresult {}", self.0),
+        }
     }
 }
 
@@ -1116,6 +1276,15 @@ fn nearest_text(nearest: Option<(u64, u64)>) -> String {
             base.saturating_add(size)
         ),
         None => "no allocation exists".to_owned(),
+    }
+}
+
+/// `: description`, or nothing for an empty one.
+fn described(message: &str) -> String {
+    if message.is_empty() {
+        String::new()
+    } else {
+        format!(": {message}")
     }
 }
 

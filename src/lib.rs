@@ -59,6 +59,7 @@
 pub mod abi;
 pub mod adopt;
 pub mod artifact;
+#[cfg(any(feature = "telemetry", feature = "nvrtc"))]
 mod atomic_write;
 pub mod carrier;
 pub mod device;
@@ -67,6 +68,7 @@ pub mod error;
 pub mod kernel;
 pub mod launch;
 mod liveness;
+#[cfg(feature = "nvrtc")]
 pub mod nvrtc;
 mod seal;
 pub mod signature;
@@ -74,7 +76,26 @@ pub mod slot;
 pub mod state;
 mod sync;
 pub mod synth;
+#[cfg(feature = "telemetry")]
 pub mod telemetry;
+/// Without the `telemetry` feature no handle to count a kernel's launches in can exist: the
+/// launch paths that would record through one find none.
+#[cfg(not(feature = "telemetry"))]
+mod telemetry {
+    /// Uninhabited: a kernel's `Option<DispatchHandle>` is always `None`.
+    #[derive(Debug, Clone)]
+    pub(crate) enum DispatchHandle {}
+
+    impl DispatchHandle {
+        pub(crate) fn record(&self) {
+            match *self {}
+        }
+
+        pub(crate) fn record_decline(&self, _reason: &'static str) {
+            match *self {}
+        }
+    }
+}
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 mod trace;
@@ -84,7 +105,7 @@ pub use abi::{AbiKind, AbiSpec};
 pub use artifact::{Artifact, ArtifactKind, LinkEntry, LinkedPtx, ParamSource, Provenance};
 pub use device::{Device, DeviceBuffer, DeviceId, LaunchConfig, Stream};
 pub use dtype::{Element, ElementKind};
-pub use error::{Error, TransitionError};
+pub use error::{DriverCode, Error, TransitionError};
 pub use kernel::Kernel;
 pub use signature::{
     ChoosesGrid, Erased, In, InStrided, IntoIn, IntoInStrided, IntoOut, IntoOutStrided, Out,

@@ -42,6 +42,7 @@ fn digest(ptx: &str, cubin: &[u8]) -> String {
 }
 
 /// The seal of a (PTX, cubin) pair that came out of one NVRTC program.
+#[cfg(any(test, feature = "nvrtc"))]
 pub(crate) fn seal(ptx: &str, cubin: &[u8]) -> String {
     digest(ptx, cubin)
 }
@@ -64,6 +65,7 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 }
 
 /// SHA-256 of `bytes`, in hex.
+#[cfg(feature = "nvrtc")]
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }

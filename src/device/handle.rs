@@ -22,6 +22,7 @@ struct DeviceInner {
     default_stream: Arc<dyn BackendStream>,
     // Set once by the launch layer (it keeps the telemetry sink here); opaque to the device,
     // which knows nothing of what is recorded about the work it runs.
+    #[cfg_attr(not(feature = "telemetry"), allow(dead_code))]
     launch_hook: OnceLock<Box<dyn Any + Send + Sync>>,
 }
 
@@ -60,6 +61,7 @@ impl Device {
     }
 
     /// The slot the launch layer keeps its per-device state in.
+    #[cfg_attr(not(feature = "telemetry"), allow(dead_code))]
     pub(crate) fn launch_hook(&self) -> &OnceLock<Box<dyn Any + Send + Sync>> {
         &self.inner.launch_hook
     }

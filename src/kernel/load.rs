@@ -332,6 +332,7 @@ fn load_fatbin(
 
 /// `name` and what it demangles to, when it is a C++-mangled function whose unqualified name is
 /// `symbol`: the kernel was compiled without `extern "C"`.
+#[cfg(feature = "demangle")]
 fn demangles_to(name: &str, symbol: &str) -> Option<Box<MangledEntry>> {
     if !name.starts_with("_Z") {
         return None;
@@ -348,6 +349,12 @@ fn demangles_to(name: &str, symbol: &str) -> Option<Box<MangledEntry>> {
             demangled,
         })
     })
+}
+
+/// Without the demangler no name is recognized as mangled: the hint is left out.
+#[cfg(not(feature = "demangle"))]
+fn demangles_to(_name: &str, _symbol: &str) -> Option<Box<MangledEntry>> {
+    None
 }
 
 /// A proof whose launch requirements are those of `one` and of `other` together.

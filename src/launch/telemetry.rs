@@ -1,14 +1,28 @@
 //! The telemetry hook of the launch path: a device's sink, attached once, and the dispatch cell a
 //! bound kernel counts each successful launch into.
 
+#[cfg(feature = "telemetry")]
 use std::any::Any;
+#[cfg(feature = "telemetry")]
 use std::sync::Arc;
 
 use crate::artifact::Artifact;
-use crate::device::{BackendKind, Device};
+#[cfg(feature = "telemetry")]
+use crate::device::BackendKind;
+use crate::device::Device;
+#[cfg(feature = "telemetry")]
 use crate::dtype::ElementKind;
-use crate::telemetry::{DispatchHandle, HwStamp, ImplId, StructureKey, TelemetrySink};
+use crate::telemetry::DispatchHandle;
+#[cfg(feature = "telemetry")]
+use crate::telemetry::{HwStamp, ImplId, StructureKey, TelemetrySink};
 
+/// Without telemetry no kernel has a cell.
+#[cfg(not(feature = "telemetry"))]
+pub(crate) fn dispatch_handle(_artifact: &Artifact, _device: &Device) -> Option<DispatchHandle> {
+    None
+}
+
+#[cfg(feature = "telemetry")]
 impl Device {
     /// Attaches a telemetry sink: every kernel bound to this device from now on records one
     /// dispatch per successful launch (an atomic add on a cell interned at bind time). A device
@@ -29,6 +43,7 @@ impl Device {
 /// Interns the kernel's dispatch cell in the device's sink (once, at bind, so a launch costs one
 /// atomic add): keyed by the artifact's structure key, the kernel's implementation id and the
 /// device's hardware stamp.
+#[cfg(feature = "telemetry")]
 pub(crate) fn dispatch_handle(artifact: &Artifact, device: &Device) -> Option<DispatchHandle> {
     let sink = device.telemetry()?;
     let props = device.properties();

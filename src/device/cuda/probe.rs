@@ -120,12 +120,28 @@ pub(super) fn format_version(version: i32) -> String {
     format!("{}.{}", version / 1000, (version % 1000) / 10)
 }
 
-/// Whether this driver offers `cuFuncGetParamInfo`: new enough, and the symbol exported (cudarc
-/// would panic resolving a missing one). Decided once per process.
-pub(super) fn param_info_available() -> bool {
-    static AVAILABLE: OnceLock<bool> = OnceLock::new();
-    *AVAILABLE.get_or_init(|| {
-        driver_version().is_ok_and(|v| v >= PARAM_INFO_MIN_DRIVER) && has_symbol(PARAM_INFO_SYMBOL)
+/// `cuFuncGetParamInfo`'s C signature. Its status is read as the plain integer the C function
+/// returns: a code this build's bindings do not list must not become an invalid enum value.
+pub(super) type ParamInfoFn =
+    unsafe extern "C" fn(sys::CUfunction, usize, *mut usize, *mut usize) -> u32;
+
+/// `cuFuncGetParamInfo`, when this driver offers it: new enough, and the symbol exported.
+/// Resolved here rather than through cudarc's binding, which exists only in bindings for CUDA
+/// 12.4 and later: so parameter info works whatever CUDA version jitseam was built for, and is
+/// simply absent on an older driver. Decided once per process.
+pub(super) fn param_info_fn() -> Option<ParamInfoFn> {
+    static RESOLVED: OnceLock<Option<ParamInfoFn>> = OnceLock::new();
+    *RESOLVED.get_or_init(|| {
+        if !driver_version().is_ok_and(|v| v >= PARAM_INFO_MIN_DRIVER) {
+            return None;
+        }
+        // SAFETY: as in `has_symbol`, `culib` runs only after `probe_library` found the library.
+        let library = unsafe { sys::culib() };
+        // SAFETY: `ParamInfoFn` is the C declaration of `cuFuncGetParamInfo` in `cuda.h` (a
+        // `CUresult` is a 32-bit C enum). The library is cudarc's process-wide handle, never
+        // unloaded, so the pointer stays valid for the life of the process.
+        let symbol = unsafe { library.get::<ParamInfoFn>(PARAM_INFO_SYMBOL.as_bytes()) };
+        symbol.ok().map(|f| *f)
     })
 }
 
