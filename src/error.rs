@@ -675,6 +675,22 @@ pub enum Error {
         /// Host elements.
         found: usize,
     },
+    /// A copy on the device between a source and a destination of different lengths.
+    #[error("copy on the device: the source has {src} elements, the destination {dst}")]
+    CopyLengthMismatch {
+        /// Elements in the source.
+        src: usize,
+        /// Elements in the destination.
+        dst: usize,
+    },
+    /// Two events cannot be timed against each other: one was recorded without timing (on a
+    /// backend that keeps no time), they belong to different devices, or the later one
+    /// completed first.
+    #[error("event timing: {reason}")]
+    EventTiming {
+        /// Why.
+        reason: String,
+    },
     /// A copy names a buffer and a stream on different devices.
     #[error("{stage}: the buffer is on {buffer}, the stream on {stream}")]
     CopyDeviceMismatch {
@@ -769,6 +785,8 @@ impl Error {
             Self::SlotTableFull { .. } => "slot_table_full",
             Self::DeviceGone { .. } => "device_gone",
             Self::LengthMismatch { .. } => "length_mismatch",
+            Self::CopyLengthMismatch { .. } => "copy_length_mismatch",
+            Self::EventTiming { .. } => "event_timing",
             Self::CopyDeviceMismatch { .. } => "copy_device_mismatch",
             Self::EventDeviceMismatch { .. } => "event_device_mismatch",
             Self::Interop { .. } => "interop",
@@ -833,6 +851,7 @@ impl Error {
                 | Self::SlotTableFull { .. }
                 | Self::DeviceGone { .. }
                 | Self::LengthMismatch { .. }
+                | Self::CopyLengthMismatch { .. }
                 | Self::CopyDeviceMismatch { .. }
                 | Self::EventDeviceMismatch { .. }
                 | Self::Interop { .. }

@@ -37,6 +37,17 @@ macro_rules! model_test {
 
 launch_suite_tests!(cuda, via in_model);
 
+/// Device 0 of the model, and a hold on its streams by slow launches.
+fn cuda_held() -> (Device, common::hazards::Busy) {
+    let device = cuda();
+    let busy = common::hazards::Busy::new(&device, 1 << 16, 4);
+    (device, busy)
+}
+
+// Zeroed allocations, fills, device copies and event timing through the real CUDA backend:
+// `cuMemsetD8Async`, `cuMemcpyDtoDAsync`, timed events and `cuEventElapsedTime` on the model.
+memory_suite_tests!(cuda_held, via in_model);
+
 #[path = "common/custom_suite.rs"]
 mod custom_suite;
 

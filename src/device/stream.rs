@@ -15,7 +15,10 @@
 //! Dropping a buffer frees it once the work queued on it has finished, without blocking.
 //!
 //! [`Stream::record_event`] and [`Stream::wait`] order other work by hand, and an [`Event`]
-//! can be waited for or polled on the host.
+//! can be waited for or polled on the host, or timed against another.
+//!
+//! Device memory alone is zeroed with [`Stream::fill_zeros`] (or allocated zeroed with
+//! [`Device::alloc_zeros`]) and copied with [`Stream::copy`], ordered the same way.
 
 use std::sync::Arc;
 
@@ -123,9 +126,11 @@ impl Stream {
         self.device.backend().synchronize(self.raw())
     }
 
-    /// An event that completes once all work queued on this stream so far has finished.
+    /// An event that completes once all work queued on this stream so far has finished. It
+    /// records when it completed where the backend keeps time (CUDA, the emulator), for
+    /// [`Event::elapsed_since`].
     pub fn record_event(&self) -> Result<Event, Error> {
-        let raw = self.device.backend().record_event(self.raw())?;
+        let raw = self.device.backend().record_timed_event(self.raw())?;
         Ok(Event::new(self.device.clone(), raw))
     }
 

@@ -14,6 +14,7 @@ pub mod fixtures;
 pub mod hazards;
 pub mod interop;
 pub mod launch_suite;
+pub mod memory_suite;
 pub mod nvrtc_env;
 pub mod synth_matrix;
 pub mod verify_corpus;

@@ -35,6 +35,8 @@ const REQUIRED_SYMBOLS: &[&str] = &[
     "cuMemFree_v2",
     "cuMemcpyHtoDAsync_v2",
     "cuMemcpyDtoHAsync_v2",
+    "cuMemcpyDtoDAsync_v2",
+    "cuMemsetD8Async",
     "cuModuleLoadData",
     "cuModuleGetFunction",
     "cuModuleUnload",
@@ -120,28 +122,57 @@ pub(super) fn format_version(version: i32) -> String {
     format!("{}.{}", version / 1000, (version % 1000) / 10)
 }
 
-/// `cuFuncGetParamInfo`'s C signature. Its status is read as the plain integer the C function
-/// returns: a code this build's bindings do not list must not become an invalid enum value.
+/// `cuFuncGetParamInfo`'s C signature. Statuses of the entry points resolved here are read as
+/// the plain integers the C functions return: a code this build's bindings do not list must
+/// not become an invalid enum value.
 pub(super) type ParamInfoFn =
     unsafe extern "C" fn(sys::CUfunction, usize, *mut usize, *mut usize) -> u32;
 
+/// `cuEventElapsedTime`'s (and `cuEventElapsedTime_v2`'s) C signature.
+pub(super) type ElapsedFn = unsafe extern "C" fn(*mut f32, sys::CUevent, sys::CUevent) -> u32;
+
+/// The driver's entry point `name`, as a function of type `F`; `None` when it lacks one.
+///
+/// Entry points resolved here rather than through cudarc's bindings work whatever CUDA version
+/// jitseam was built for (a binding may be missing from older versions' bindings, or renamed
+/// in newer ones), and are simply absent on a driver that lacks them, where cudarc would panic.
+///
+/// # Safety
+/// `F` is the C declaration of `name` in `cuda.h`. Call only after [`probe_library`] succeeded.
+unsafe fn entry_point<F: Copy>(name: &str) -> Option<F> {
+    // SAFETY: as in `has_symbol`, `culib` runs only after `probe_library` found the library.
+    let library = unsafe { sys::culib() };
+    // SAFETY: `F` is the symbol's C type (this fn's contract). The library is cudarc's
+    // process-wide handle, never unloaded, so the pointer stays valid for the life of the
+    // process.
+    let symbol = unsafe { library.get::<F>(name.as_bytes()) };
+    symbol.ok().map(|f| *f)
+}
+
 /// `cuFuncGetParamInfo`, when this driver offers it: new enough, and the symbol exported.
-/// Resolved here rather than through cudarc's binding, which exists only in bindings for CUDA
-/// 12.4 and later: so parameter info works whatever CUDA version jitseam was built for, and is
-/// simply absent on an older driver. Decided once per process.
+/// Decided once per process.
 pub(super) fn param_info_fn() -> Option<ParamInfoFn> {
     static RESOLVED: OnceLock<Option<ParamInfoFn>> = OnceLock::new();
     *RESOLVED.get_or_init(|| {
         if !driver_version().is_ok_and(|v| v >= PARAM_INFO_MIN_DRIVER) {
             return None;
         }
-        // SAFETY: as in `has_symbol`, `culib` runs only after `probe_library` found the library.
-        let library = unsafe { sys::culib() };
-        // SAFETY: `ParamInfoFn` is the C declaration of `cuFuncGetParamInfo` in `cuda.h` (a
-        // `CUresult` is a 32-bit C enum). The library is cudarc's process-wide handle, never
-        // unloaded, so the pointer stays valid for the life of the process.
-        let symbol = unsafe { library.get::<ParamInfoFn>(PARAM_INFO_SYMBOL.as_bytes()) };
-        symbol.ok().map(|f| *f)
+        // SAFETY: `ParamInfoFn` is `cuFuncGetParamInfo`'s declaration; only called once a
+        // device opened, after the probe.
+        unsafe { entry_point::<ParamInfoFn>(PARAM_INFO_SYMBOL) }
+    })
+}
+
+/// `cuEventElapsedTime_v2` (CUDA 12.8 on), else `cuEventElapsedTime` (removed in 13.0): the
+/// same function under the name this driver has. Decided once per process.
+pub(super) fn elapsed_fn() -> Option<ElapsedFn> {
+    static RESOLVED: OnceLock<Option<ElapsedFn>> = OnceLock::new();
+    *RESOLVED.get_or_init(|| {
+        ["cuEventElapsedTime_v2", "cuEventElapsedTime"]
+            .into_iter()
+            // SAFETY: `ElapsedFn` is the declaration of both names; only called once a device
+            // opened, after the probe.
+            .find_map(|name| unsafe { entry_point::<ElapsedFn>(name) })
     })
 }
 
