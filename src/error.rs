@@ -6,6 +6,14 @@
 
 use std::fmt;
 
+/// A condition the body's proof rests on that a launch must meet ([`Error::LaunchCondition`]).
+pub use jitseam_ptx::verify::LaunchCondition;
+/// What the body verifier could not prove about a kernel ([`Error::BodyRejected`]): the PTX
+/// line and its instruction, the [`RejectKind`] of the violation (a store through an input, an
+/// address of unknown provenance, an access it cannot bound, …) and why, in words. Match on
+/// `kind` to tell violations apart; print the rejection (or the error) for the whole story.
+pub use jitseam_ptx::verify::{RejectKind, Rejection};
+
 use crate::abi::{AbiSpec, ParamClass, ParamRole, SpecProblem};
 use crate::dtype::ElementKind;
 use crate::liveness::DeviceId;
@@ -82,7 +90,8 @@ pub enum Error {
     },
     /// One parameter's class, size or alignment disagrees with the ABI.
     #[error(
-        "kernel `{entry}`: parameter {index} ({role}) has the wrong {what}: expected {expected}, found {found}; {lists}"
+        "kernel `{entry}`: parameter {index} ({}) has the wrong {what}: expected {expected}, found {found}; {lists}",
+        lists.label(*index, *role)
     )]
     ParamMismatch {
         /// Entry point.
@@ -136,8 +145,8 @@ pub enum Error {
     BodyRejected {
         /// Entry point.
         entry: String,
-        /// The PTX line, its instruction, what kind of violation and why.
-        rejection: Box<jitseam_ptx::verify::Rejection>,
+        /// The PTX line, its instruction, what kind of violation ([`Rejection::kind`]) and why.
+        rejection: Box<Rejection>,
     },
     /// The cubin or fatbin image could not be read.
     #[error("kernel `{entry}`: not a readable cubin: {detail}")]
@@ -187,9 +196,13 @@ pub enum Error {
         /// The images it has, e.g. `sm_90 cubin`, `compute_80 ptx (lz-compressed)`.
         available: Vec<String>,
     },
-    /// A typed signature's spec differs from the artifact's.
+    /// A typed signature's spec differs from the artifact's. Printed as two signatures, the
+    /// declared one with its names: `the signature declares `scalar(x: in f32, out: out f32)`,
+    /// the artifact carries `scalar(in f32, out f16)``.
     #[error(
-        "kernel `{entry}`: the signature declares {expected:?}, the artifact carries {found:?}"
+        "kernel `{entry}`: the signature declares `{}`, the artifact carries `{}`",
+        SpecText(expected, declared),
+        SpecText(found, &[])
     )]
     SpecMismatch {
         /// Entry point.
@@ -198,6 +211,8 @@ pub enum Error {
         expected: Box<AbiSpec>,
         /// The artifact's spec.
         found: Box<AbiSpec>,
+        /// The signature's declared names ([`Signature::NAMES`](crate::Signature::NAMES)).
+        declared: &'static [&'static str],
     },
 
     // ---- devices ----------------------------------------------------------------------------
@@ -306,9 +321,12 @@ pub enum Error {
         found: usize,
     },
 
-    /// The emulator does not run an instruction or directive the kernel contains (barriers,
-    /// shared memory, warp shuffles, …); refused when the function is loaded, before anything
-    /// ran.
+    /// The emulator does not run an instruction, modifier or directive the kernel contains
+    /// (textures and surfaces, `mbarrier` and cluster barriers, indirect branches and calls,
+    /// recursion, initialized `.shared` or `.local` variables, modifier combinations it cannot
+    /// run exactly, …; the README lists them); refused when the function is loaded, before
+    /// anything ran. Shared memory, barriers, warp shuffles and votes, atomics and `.func`
+    /// calls it does run.
     #[error(
         "kernel `{entry}`: line {line}: `{instruction}` is not supported by the emulator: {reason}"
     )]
@@ -583,7 +601,7 @@ pub enum Error {
         /// Entry point.
         entry: String,
         /// The condition that fails.
-        condition: jitseam_ptx::verify::LaunchCondition,
+        condition: LaunchCondition,
         /// The launch's count (`n`, or vectors for the vectorized ABI; for the custom ABI, its
         /// largest declared extent).
         count: u64,
@@ -967,6 +985,42 @@ pub struct ParamLists {
     pub expected: Vec<crate::abi::ExpectedParam>,
     /// What the entry declares, spelled as PTX (`.u64`, `.align 2 .b8 [2]`).
     pub found: Vec<String>,
+    /// The name each expected parameter is declared with, where the kernel has declared names
+    /// (a typed signature, or a custom ABI's own table); `None` for the ABI's own parameters
+    /// (`n`, shapes, strides) and where no name is known.
+    pub declared: Vec<Option<String>>,
+}
+
+impl ParamLists {
+    /// The lists, with no declared names yet.
+    pub(crate) fn new(expected: Vec<crate::abi::ExpectedParam>, found: Vec<String>) -> Self {
+        Self {
+            expected,
+            found,
+            declared: Vec::new(),
+        }
+    }
+
+    /// What parameter `index` is called: its declared name, else its name in the ABI's
+    /// templates (`in0`, `n`).
+    fn name(&self, index: usize) -> String {
+        match self.declared.get(index).cloned().flatten() {
+            Some(name) => name,
+            None => self
+                .expected
+                .get(index)
+                .map_or_else(|| format!("#{index}"), |p| p.role.short_name()),
+        }
+    }
+
+    /// Parameter `index` as an error names it: `` `out`, pointer of output 0 ``, or the role
+    /// alone where no name was declared.
+    fn label(&self, index: usize, role: ParamRole) -> String {
+        match self.declared.get(index).cloned().flatten() {
+            Some(name) => format!("`{name}`, {role}"),
+            None => role.to_string(),
+        }
+    }
 }
 
 impl fmt::Display for ParamLists {
@@ -974,7 +1028,7 @@ impl fmt::Display for ParamLists {
         f.write_str("the abi expects (")?;
         for (i, p) in self.expected.iter().enumerate() {
             let sep = if i == 0 { "" } else { ", " };
-            write!(f, "{sep}{} {}", p.class.ptx_spelling(), p.role.short_name())?;
+            write!(f, "{sep}{} {}", p.class.ptx_spelling(), self.name(i))?;
         }
         f.write_str("), the entry declares (")?;
         for (i, found) in self.found.iter().enumerate() {
@@ -982,6 +1036,78 @@ impl fmt::Display for ParamLists {
             write!(f, "{sep}{found}")?;
         }
         f.write_str(")")
+    }
+}
+
+/// An ABI spec as signature text: `scalar(x: in f32, out: out f32, scale: f32)` with the
+/// declared `names` (inputs, outputs, then params), the kinds alone without them; a custom ABI
+/// as its own table, which has its names and extents.
+struct SpecText<'a>(&'a AbiSpec, &'a [&'a str]);
+
+impl fmt::Display for SpecText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Self(spec, names) = *self;
+        if let Some(custom) = &spec.custom {
+            return write!(f, "{}({custom})", spec.abi);
+        }
+        write!(f, "{}(", spec.abi)?;
+        let operands = spec
+            .inputs
+            .iter()
+            .map(|kind| ("in ", kind))
+            .chain(spec.outputs.iter().map(|kind| ("out ", kind)))
+            .chain(spec.params.iter().map(|kind| ("", kind)));
+        for (i, (direction, kind)) in operands.enumerate() {
+            let sep = if i == 0 { "" } else { ", " };
+            match names.get(i) {
+                Some(name) => write!(f, "{sep}{name}: {direction}{kind}")?,
+                None => write!(f, "{sep}{direction}{kind}")?,
+            }
+        }
+        f.write_str(")")
+    }
+}
+
+/// The name `role` is declared with in `spec`: from a custom ABI's own table, else from the
+/// signature's `names` (inputs, outputs, then params, as [`crate::Signature::NAMES`]).
+fn declared_name(spec: &AbiSpec, names: &[&str], role: ParamRole) -> Option<String> {
+    use crate::abi::CustomKind;
+    if let Some(custom) = &spec.custom {
+        let (wanted, index): (fn(&CustomKind) -> bool, u32) = match role {
+            ParamRole::Input(k) => (|c| matches!(c, CustomKind::In(_)), k),
+            ParamRole::Output(m) => (|c| matches!(c, CustomKind::Out(_)), m),
+            ParamRole::Param(p) => (|c| matches!(c, CustomKind::Value(_)), p),
+            _ => return None,
+        };
+        return custom
+            .params
+            .iter()
+            .filter(|param| wanted(&param.kind))
+            .nth(index as usize)
+            .map(|param| param.name.to_string());
+    }
+    let (inputs, outputs) = (spec.inputs.len(), spec.outputs.len());
+    let position = match role {
+        ParamRole::Input(k) => k as usize,
+        ParamRole::Output(m) => inputs + m as usize,
+        ParamRole::Param(p) => inputs + outputs + p as usize,
+        _ => return None,
+    };
+    names.get(position).map(|name| (*name).to_owned())
+}
+
+impl Error {
+    /// The same error, its parameter lists naming each parameter as `spec` and the signature's
+    /// `names` declare it.
+    pub(crate) fn with_declared_names(mut self, spec: &AbiSpec, names: &[&str]) -> Self {
+        if let Self::ParamCount { lists, .. } | Self::ParamMismatch { lists, .. } = &mut self {
+            lists.declared = lists
+                .expected
+                .iter()
+                .map(|p| declared_name(spec, names, p.role))
+                .collect();
+        }
+        self
     }
 }
 

@@ -105,7 +105,7 @@ pub use abi::{AbiKind, AbiSpec};
 pub use artifact::{Artifact, ArtifactKind, LinkEntry, LinkedPtx, ParamSource, Provenance};
 pub use device::{Device, DeviceBuffer, DeviceId, LaunchConfig, Stream};
 pub use dtype::{Element, ElementKind};
-pub use error::{DriverCode, Error, TransitionError};
+pub use error::{DriverCode, Error, Rejection, TransitionError};
 pub use kernel::Kernel;
 pub use signature::{
     ChoosesGrid, Erased, In, InStrided, IntoIn, IntoInStrided, IntoOut, IntoOutStrided, Out,

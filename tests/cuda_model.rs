@@ -330,6 +330,42 @@ fn a_fault_is_sticky() {
     });
 }
 
+/// A device fault through jitseam's CUDA backend: the driver's code as a value, and a context
+/// that every later call reports as poisoned, as a real driver's is.
+#[test]
+fn a_device_fault_is_a_driver_code_that_poisons_the_context() {
+    let options = Options {
+        diagnoses_expected: true,
+        ..Options::default()
+    };
+    in_model_with(
+        "a_device_fault_is_a_driver_code_that_poisons_the_context",
+        &options,
+        || {
+            let device = cuda();
+            let kernel = common::faulty::bind(&device, None);
+            common::faulty::launch(&kernel, 4);
+            let fault = device.synchronize().unwrap_err();
+            assert!(
+                matches!(
+                    fault,
+                    Error::Driver {
+                        code: jitseam::DriverCode::ILLEGAL_ADDRESS,
+                        ..
+                    }
+                ),
+                "{fault}"
+            );
+            assert!(
+                fault.is_context_poisoned() && !fault.is_decline(),
+                "{fault}"
+            );
+            let again = device.alloc::<f32>(4).unwrap_err();
+            assert!(again.is_context_poisoned(), "{again}");
+        },
+    );
+}
+
 model_test! {
     /// The library cudarc loaded exports every name it may ask for; an unmodelled one answers
     /// `CUDA_ERROR_NOT_SUPPORTED` instead of crashing.

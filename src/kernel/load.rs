@@ -217,15 +217,15 @@ fn check_cubin_params(
             entry: name.clone(),
             expected: expected.len(),
             found: entry.params.len(),
-            lists: Box::new(ParamLists {
-                expected: expected.to_vec(),
+            lists: Box::new(ParamLists::new(
+                expected.to_vec(),
                 // A cubin records no types: each parameter's size and offset.
-                found: entry
+                entry
                     .params
                     .iter()
                     .map(|p| format!("{} bytes at {}", p.size, p.offset))
                     .collect(),
-            }),
+            )),
         });
     }
     let layout = ParamLayout::new(expected);

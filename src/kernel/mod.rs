@@ -28,6 +28,9 @@ use crate::trace;
 pub struct Kernel<Sig, S: State> {
     artifact: Artifact,
     data: S::Data,
+    /// The declared names of the signature it was described or promoted with
+    /// ([`Signature::NAMES`]), which its errors print; empty for a kernel described erased.
+    names: &'static [&'static str],
     sig: PhantomData<fn() -> Sig>,
 }
 
@@ -52,10 +55,15 @@ impl<Sig, S: State> Kernel<Sig, S> {
         &self.artifact.link.entry_point
     }
 
-    fn with<T: State>(artifact: Artifact, data: T::Data) -> Kernel<Sig, T> {
+    fn with<T: State>(
+        artifact: Artifact,
+        data: T::Data,
+        names: &'static [&'static str],
+    ) -> Kernel<Sig, T> {
         Kernel {
             artifact,
             data,
+            names,
             sig: PhantomData,
         }
     }
@@ -68,7 +76,7 @@ impl Kernel<Erased, Described> {
         let described = validate_spec(&artifact);
         trace::outcome("describe", &artifact.link.entry_point, &described);
         described?;
-        Ok(Self::with::<Described>(artifact, ()))
+        Ok(Self::with::<Described>(artifact, (), &[]))
     }
 }
 
@@ -78,7 +86,7 @@ impl<K: Signature> Kernel<K, Described> {
         let described = check_spec::<K>(&artifact).and_then(|()| validate_spec(&artifact));
         trace::outcome("describe", &artifact.link.entry_point, &described);
         described?;
-        Ok(Self::with::<Described>(artifact, ()))
+        Ok(Self::with::<Described>(artifact, (), K::NAMES))
     }
 }
 
@@ -89,7 +97,11 @@ impl<S: State> Kernel<Erased, S> {
         let checked = check_spec::<K>(&self.artifact);
         trace::outcome("typed", self.entry(), &checked);
         match checked {
-            Ok(()) => Ok(Kernel::<K, S>::with::<S>(self.artifact, self.data)),
+            Ok(()) => Ok(Kernel::<K, S>::with::<S>(
+                self.artifact,
+                self.data,
+                K::NAMES,
+            )),
             Err(error) => Err(TransitionError::new(error, self)),
         }
     }
@@ -146,10 +158,11 @@ impl<Sig> Kernel<Sig, Described> {
 
     fn load_with(self, trust: Trust) -> Result<Kernel<Sig, Loaded>, TransitionError<Self>> {
         let _span = tracing::debug_span!(target: "jitseam", "load", entry = self.entry()).entered();
-        let loaded = load::verify(&self.artifact, trust);
+        let loaded = load::verify(&self.artifact, trust)
+            .map_err(|error| error.with_declared_names(&self.artifact.abi, self.names));
         trace::outcome("load", self.entry(), &loaded);
         match loaded {
-            Ok(data) => Ok(Self::with::<Loaded>(self.artifact, data)),
+            Ok(data) => Ok(Self::with::<Loaded>(self.artifact, data, self.names)),
             Err(error) => Err(TransitionError::new(error, self)),
         }
     }
@@ -187,7 +200,7 @@ impl<Sig> Kernel<Sig, Loaded> {
                     max_grid_x: device.properties().max_grid_x,
                     limits,
                 };
-                Ok(Self::with::<DeviceBound>(self.artifact, data))
+                Ok(Self::with::<DeviceBound>(self.artifact, data, self.names))
             }
             Err(error) => Err(TransitionError::new(error, self)),
         }
@@ -253,6 +266,7 @@ fn check_spec<K: Signature>(artifact: &Artifact) -> Result<(), Error> {
             entry: artifact.link.entry_point.clone(),
             expected: Box::new(K::SPEC),
             found: Box::new(artifact.abi.clone()),
+            declared: K::NAMES,
         })
     }
 }

@@ -10,6 +10,7 @@
 #[cfg(target_os = "linux")]
 pub mod cuda_model;
 pub mod fake;
+pub mod faulty;
 pub mod fixtures;
 pub mod hazards;
 pub mod interop;
