@@ -448,3 +448,50 @@ fn a_table_may_take_any_name() {
     }
     assert_eq!(symbols(&backend), [RELU, RELU, RELU]);
 }
+
+#[jitseam::kernel(abi = scalar, symbol = "baracuda_gen_relu_f32_scalar")]
+fn relu(x: jitseam::In<f32>, y: jitseam::Out<f32>);
+
+jitseam::slot_table!(static ERASED: 2);
+
+/// A typed kernel enters a slot table through `erase`, in the state it is in: a bound one keeps
+/// its very function (no second load, no second proof), a loaded one binds as erased, and both
+/// dispatch like any erased kernel.
+#[test]
+fn a_typed_kernel_enters_a_slot_through_erase() {
+    use jitseam::Signature;
+    let (device, backend) = fake::recording();
+    let artifact = Relu::ptx_artifact(fixtures::by_entry(RELU).ptx);
+    let typed = Kernel::<Relu, _>::describe_typed(artifact.clone())
+        .unwrap()
+        .load()
+        .unwrap()
+        .bind(&device)
+        .unwrap();
+    let address =
+        |kernel: &dyn jitseam::device::BackendFunction| std::ptr::from_ref(kernel).cast::<()>();
+    let function = address(typed.bound().function());
+    let erased: Kernel<Erased, DeviceBound> = typed.erase();
+    assert_eq!(address(erased.bound().function()), function);
+    assert_eq!(backend.loads(), 1, "erase loaded nothing again");
+    let slot = ERASED.claim(erased).unwrap();
+    run(&slot, &device).unwrap();
+    assert_eq!(symbols(&backend), [RELU]);
+
+    // Loaded, erased, then bound: still the proof `load()` made for the typed face.
+    let loaded = Kernel::<Relu, _>::describe_typed(artifact.clone())
+        .unwrap()
+        .load()
+        .unwrap();
+    let proof = loaded.loaded().proof().cloned();
+    let erased = loaded.erase();
+    assert_eq!(erased.loaded().proof().cloned(), proof);
+    let second = ERASED.claim(erased.bind(&device).unwrap()).unwrap();
+    run(&second, &device).unwrap();
+    assert_eq!(symbols(&backend), [RELU, RELU]);
+    ERASED.release(slot).unwrap();
+    ERASED.release(second).unwrap();
+    // A described kernel, erased, goes back to the typed face (which checks the spec again).
+    let described = Kernel::<Relu, _>::describe_typed(artifact).unwrap();
+    assert!(described.erase().typed::<Relu>().is_ok());
+}

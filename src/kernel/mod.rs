@@ -107,6 +107,17 @@ impl<S: State> Kernel<Erased, S> {
     }
 }
 
+impl<K: Signature, S: State> Kernel<K, S> {
+    /// The same kernel on the runtime face ([`Erased`]), in the same state, with nothing checked
+    /// or done again: its artifact's spec already is `K::SPEC` (the typed face was reached only
+    /// through that check), so what `load()` proved and what `bind()` resolved hold for the
+    /// erased face as they are. What a slot table takes ([`crate::SlotTable::claim`]), and what
+    /// [`Kernel::typed`] turns back.
+    pub fn erase(self) -> Kernel<Erased, S> {
+        Kernel::<Erased, S>::with::<S>(self.artifact, self.data, self.names)
+    }
+}
+
 impl<Sig> Kernel<Sig, Described> {
     /// Parses the PTX on the host, finds the entry named by the link's symbol, verifies its
     /// `.param` list against the spec by class, size and alignment, and proves its body safe:
