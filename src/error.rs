@@ -877,6 +877,22 @@ impl Error {
         )
     }
 
+    /// Whether the error reports a kernel that went wrong on the device after its launch was
+    /// queued, and which kernel when the error names it: the emulator's memory faults, traps
+    /// and spent budgets name their entry; a sticky driver error ([`DriverCode::is_sticky`])
+    /// names none (the driver does not say which launch). Telemetry counts such a launch as a
+    /// fault of its kernel rather than a dispatch. A kind of fault added later (a guard that
+    /// caught an access at run time) is one more arm here.
+    #[cfg_attr(not(feature = "telemetry"), allow(dead_code))]
+    pub(crate) fn kernel_fault(&self) -> Option<Option<&str>> {
+        match self {
+            Self::MemoryFault(fault) => Some(Some(&fault.entry)),
+            Self::BudgetExceeded { at, .. } | Self::Trap { at } => Some(Some(&at.entry)),
+            Self::Driver { code, .. } if code.is_sticky() => Some(None),
+            _ => None,
+        }
+    }
+
     /// True when the CUDA context can no longer be used: the driver reported a sticky error
     /// (an illegal address, a misaligned access, an illegal instruction, a failed launch, a
     /// device-side assert, a launch timeout, …; see [`DriverCode::is_sticky`]), which every

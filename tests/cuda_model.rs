@@ -330,8 +330,8 @@ fn a_fault_is_sticky() {
     });
 }
 
-/// A device fault through jitseam's CUDA backend: the driver's code as a value, and a context
-/// that every later call reports as poisoned, as a real driver's is.
+/// A device fault through jitseam's CUDA backend: the driver's code as a value, a context that
+/// every later call reports as poisoned, as a real driver's is, and a fault in telemetry.
 #[test]
 fn a_device_fault_is_a_driver_code_that_poisons_the_context() {
     let options = Options {
@@ -343,6 +343,8 @@ fn a_device_fault_is_a_driver_code_that_poisons_the_context() {
         &options,
         || {
             let device = cuda();
+            let sink = std::sync::Arc::new(jitseam::telemetry::TelemetrySink::new());
+            device.attach_telemetry(sink.clone()).unwrap();
             let kernel = common::faulty::bind(&device, None);
             common::faulty::launch(&kernel, 4);
             let fault = device.synchronize().unwrap_err();
@@ -362,6 +364,14 @@ fn a_device_fault_is_a_driver_code_that_poisons_the_context() {
             );
             let again = device.alloc::<f32>(4).unwrap_err();
             assert!(again.is_context_poisoned(), "{again}");
+            // In telemetry, a fault of the kernel launched there, not a dispatch; the errors
+            // every later call reports add nothing.
+            assert!(device.synchronize().is_err());
+            let faults = sink.fault_records();
+            assert_eq!(faults.len(), 1, "{faults:?}");
+            assert_eq!((faults[0].reason.as_str(), faults[0].count), ("driver", 1));
+            assert_eq!(faults[0].chosen.kernel_source, common::faulty::ENTRY);
+            assert!(sink.dispatch_records().is_empty());
         },
     );
 }

@@ -7,14 +7,15 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use jitseam::telemetry::{
-    DeclineRecord, DispatchRecord, MissRecord, OverflowRecord, TelemetryReport,
+    DeclineRecord, DispatchRecord, FaultRecord, HwStamp, ImplId, MissRecord, OverflowRecord,
+    TelemetryReport,
 };
 use serde::Serialize;
 
 /// Telemetry subcommands.
 #[derive(Debug, Subcommand)]
 pub(crate) enum TelemetryCommand {
-    /// Show the dispatch, miss and decline cells with the highest counts
+    /// Show the dispatch, miss, decline and fault cells with the highest counts
     Summary(SummaryArgs),
 }
 
@@ -76,6 +77,7 @@ struct Summary<'a> {
     dispatches: Section<'a, DispatchRecord>,
     misses: Section<'a, MissRecord>,
     declines: Section<'a, DeclineRecord>,
+    faults: Section<'a, FaultRecord>,
     overflow: OverflowRecord,
 }
 
@@ -102,6 +104,11 @@ fn render_json(report: &TelemetryReport, top: usize) -> String {
             cells: report.declines.len(),
             launches: report.total_declines(),
             top: report.top_declines(top),
+        },
+        faults: Section {
+            cells: report.faults.len(),
+            launches: report.total_faults(),
+            top: report.top_faults(top),
         },
         overflow: report.overflow,
     };
@@ -188,24 +195,29 @@ fn render_table(report: &TelemetryReport, top: usize) -> String {
         plural(total, "launch", "launches"),
         plural(report.declines.len() as u64, "cell", "cells")
     );
-    let rows: Vec<Vec<String>> = report
+    let rows = report
         .top_declines(top)
         .into_iter()
-        .map(|record: &DeclineRecord| {
-            vec![
-                record.count.to_string(),
-                share(record.count, total),
-                record.reason.clone(),
-                record.chosen.to_string(),
-                record.hw.to_string(),
-            ]
-        })
-        .collect();
-    push_table(
-        &mut out,
-        &["count", "share", "reason", "kernel", "hardware"],
-        &rows,
-    );
+        .map(|r| reason_row(r.count, total, &r.reason, &r.chosen, &r.hw))
+        .collect::<Vec<_>>();
+    push_table(&mut out, REASON_HEADER, &rows);
+
+    // Only when there are any: a run without faults reads as it always did.
+    if !report.faults.is_empty() {
+        let total = report.total_faults();
+        let _ = writeln!(
+            out,
+            "\nfaults: {} faulted on the device in {}",
+            plural(total, "launch", "launches"),
+            plural(report.faults.len() as u64, "cell", "cells")
+        );
+        let rows = report
+            .top_faults(top)
+            .into_iter()
+            .map(|r| reason_row(r.count, total, &r.reason, &r.chosen, &r.hw))
+            .collect::<Vec<_>>();
+        push_table(&mut out, REASON_HEADER, &rows);
+    }
 
     let overflow = report.overflow;
     if overflow.dispatch_records > 0 || overflow.miss_records > 0 || overflow.decline_records > 0 {
@@ -216,6 +228,19 @@ fn render_table(report: &TelemetryReport, top: usize) -> String {
         );
     }
     out
+}
+
+const REASON_HEADER: &[&str] = &["count", "share", "reason", "kernel", "hardware"];
+
+/// One row of the declines or the faults table.
+fn reason_row(count: u64, total: u64, reason: &str, chosen: &ImplId, hw: &HwStamp) -> Vec<String> {
+    vec![
+        count.to_string(),
+        share(count, total),
+        reason.to_owned(),
+        chosen.to_string(),
+        hw.to_string(),
+    ]
 }
 
 /// Appends an aligned table: numeric columns (the first two) right-aligned, text left-aligned,
@@ -253,7 +278,7 @@ fn push_table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
 
 #[cfg(test)]
 mod tests {
-    use jitseam::telemetry::{HwStamp, ImplId, StructureKey, TELEMETRY_SCHEMA};
+    use jitseam::telemetry::{StructureKey, TELEMETRY_SCHEMA};
 
     use super::*;
 
@@ -276,6 +301,7 @@ mod tests {
                 DeclineRecord::new(None, add.clone(), "element_count", hw.clone()).with_count(2),
                 DeclineRecord::new(None, add, "aliasing", hw),
             ],
+            faults: vec![],
             overflow: OverflowRecord {
                 schema: TELEMETRY_SCHEMA,
                 dispatch_records: 2,

@@ -32,6 +32,8 @@ pub use config::{ConfigLimits, LaunchConfig, LaunchLimits};
 pub use desc::{AsViewDesc, ViewDesc};
 pub use emulated::{EmulatorBackend, EmulatorConfig};
 pub use event::Event;
+#[cfg(feature = "telemetry")]
+pub(crate) use handle::LaunchHook;
 pub use handle::{Device, WeakDevice};
 pub use memory::{DeviceSlice, DeviceSliceMut};
 pub(crate) use operand::{Source, SourceMut};

@@ -106,7 +106,8 @@ impl Stream {
         // The copy has finished when `read_bytes` returns, so no later use needs to wait for
         // it: it is not logged.
         let _ticket = buffer.log().before(backend, &self.raw, AccessKind::Read)?;
-        read_bytes(backend, self.raw(), buffer.address(), out)
+        let read = read_bytes(backend, self.raw(), buffer.address(), out);
+        self.device.reported(&self.raw, read)
     }
 
     /// Copies `buffer` to the host; see [`Stream::read_into`].
@@ -123,7 +124,8 @@ impl Stream {
     /// Waits until all work queued on this stream has finished; reports a failure of queued
     /// work (a kernel fault on the emulator) since the last report.
     pub fn synchronize(&self) -> Result<(), Error> {
-        self.device.backend().synchronize(self.raw())
+        let synchronized = self.device.backend().synchronize(self.raw());
+        self.device.reported(&self.raw, synchronized)
     }
 
     /// An event that completes once all work queued on this stream so far has finished. It

@@ -133,8 +133,21 @@ impl<Sig> Kernel<Sig, Described> {
     /// own recorded parameters are checked by count, offset and size (a cubin does not record
     /// types). A fatbin's PTX images are verified the same way, and `bind()` picks one for the
     /// device. Anything else compiled needs [`Kernel::load_unverified`].
+    ///
+    /// No device is involved, so no telemetry either: [`Kernel::load_for`] is the same check,
+    /// with a refusal counted in the telemetry of the device the kernel is meant for.
     pub fn load(self) -> Result<Kernel<Sig, Loaded>, TransitionError<Self>> {
         self.load_with(Trust::Verify)
+    }
+
+    /// [`Kernel::load`], with a refusal counted as a decline of this kernel (under the error's
+    /// [`kind_name`](Error::kind_name), e.g. `body_rejected`) in the telemetry sink attached to
+    /// `device`: in the cell its launches there would count in. Nothing touches the device; it
+    /// only says whose telemetry the kernel belongs to.
+    pub fn load_for(self, device: &Device) -> Result<Kernel<Sig, Loaded>, TransitionError<Self>> {
+        self.load().inspect_err(|refused| {
+            crate::launch::refused(&refused.kernel.artifact, device, &refused.error)
+        })
     }
 
     /// [`Kernel::load`] without the body proof, for a kernel whose body jitseam cannot verify
@@ -189,7 +202,8 @@ impl<Sig> Kernel<Sig, Loaded> {
     /// can run the PTX's `.target` (or the cubin's architecture: CUDA runs an `sm_XY` cubin on
     /// the same major version at minor ≥ Y; a backend with no SM architecture runs the linked
     /// PTX instead), and cross-checks the parameter layout with the driver where
-    /// it reports one. On a refusal the loaded kernel comes back inside the error.
+    /// it reports one. On a refusal the loaded kernel comes back inside the error, and the
+    /// refusal counts as a decline of the kernel in the device's telemetry, if it has a sink.
     pub fn bind(self, device: &Device) -> Result<Kernel<Sig, DeviceBound>, TransitionError<Self>> {
         let _span = tracing::debug_span!(
             target: "jitseam",
@@ -213,7 +227,10 @@ impl<Sig> Kernel<Sig, Loaded> {
                 };
                 Ok(Self::with::<DeviceBound>(self.artifact, data, self.names))
             }
-            Err(error) => Err(TransitionError::new(error, self)),
+            Err(error) => {
+                crate::launch::refused(&self.artifact, device, &error);
+                Err(TransitionError::new(error, self))
+            }
         }
     }
 }

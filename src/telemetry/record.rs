@@ -284,6 +284,55 @@ impl DeclineRecord {
     }
 }
 
+/// Launches of a kernel that faulted on the device after they were queued (a memory fault, a
+/// trap or a spent instruction budget on the emulator; a sticky driver error on CUDA): which
+/// kernel (its dispatch cell's identity), which fault (the error's
+/// [`kind_name`](crate::Error::kind_name)), how often. Written to `faults.jsonl`; a faulted
+/// launch is not counted among the cell's dispatches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FaultRecord {
+    /// Wire schema version ([`TELEMETRY_SCHEMA`]).
+    pub schema: u32,
+    /// The structure the kernel serves; `None` when it has no key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structure_key: Option<StructureKey>,
+    /// The kernel whose launches faulted.
+    pub chosen: ImplId,
+    /// The kind of fault: [`Error::kind_name`](crate::Error::kind_name), e.g. `memory_fault`
+    /// or `driver`.
+    pub reason: String,
+    /// Number of faulted launches this record stands for (at least 1 when recorded).
+    pub count: u64,
+    /// Where it ran.
+    pub hw: HwStamp,
+}
+
+impl FaultRecord {
+    /// One faulted launch of `chosen` for `reason`.
+    pub fn new(
+        structure_key: Option<StructureKey>,
+        chosen: ImplId,
+        reason: impl Into<String>,
+        hw: HwStamp,
+    ) -> Self {
+        Self {
+            schema: TELEMETRY_SCHEMA,
+            structure_key,
+            chosen,
+            reason: reason.into(),
+            count: 1,
+            hw,
+        }
+    }
+
+    /// Sets how many faulted launches the record stands for.
+    #[must_use]
+    pub fn with_count(mut self, count: u64) -> Self {
+        self.count = count;
+        self
+    }
+}
+
 /// Records that found no cell because the sink was full. Written as `overflow.json` beside the
 /// JSONL files so a reader knows the histogram is incomplete and by how much.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -383,7 +432,8 @@ pub(crate) struct MissLine<'a, K, I, H> {
     pub(crate) hw: &'a H,
 }
 
-/// Twin of [`DeclineRecord`] for the flush path; see [`DispatchLine`].
+/// Twin of [`DeclineRecord`] and of [`FaultRecord`] (the same fields) for the flush path; see
+/// [`DispatchLine`].
 #[derive(Serialize)]
 pub(crate) struct DeclineLine<'a, K, I, H> {
     pub(crate) schema: u32,
