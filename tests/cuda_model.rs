@@ -377,6 +377,46 @@ fn a_device_fault_is_a_driver_code_that_poisons_the_context() {
 }
 
 model_test! {
+    /// NVRTC opens `libcuda.so.1` while it compiles — in this process, the model — and asks it
+    /// for a private export table (`cuGetExportTable`): a process that runs against the model
+    /// compiles CUDA C with NVRTC and launches the result on the model. Without the model's
+    /// `cuGetExportTable`, NVRTC crashes inside the compile.
+    fn nvrtc_compiles_in_a_process_running_against_the_model() {
+        use jitseam::nvrtc::{self, CompileOptions, CompileTarget};
+        if !common::nvrtc_env::ready("nvrtc_compiles_in_a_process_running_against_the_model") {
+            return;
+        }
+        let source = r#"extern "C" __global__ void twice(const float* __restrict__ x,
+                                                   float* __restrict__ y, long long n) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) y[i] = 2.0f * x[i];
+}"#;
+        let abi = jitseam::AbiSpec::owned(
+            jitseam::AbiKind::Scalar,
+            vec![jitseam::ElementKind::F32],
+            vec![jitseam::ElementKind::F32],
+            vec![],
+        );
+        // PTX only: the model loads PTX text, not cubins.
+        let options = CompileOptions::new(CompileTarget::compute(80));
+        let device = cuda();
+        let kernel = nvrtc::compile_and_load(source, &options, "twice", abi)
+            .unwrap()
+            .bind(&device)
+            .unwrap();
+        let x: Vec<f32> = (0..500).map(|i| i as f32).collect();
+        let dx = device.upload(&x).unwrap();
+        let mut dy = device.upload(&vec![f32::NAN; 500]).unwrap();
+        let stream = device.default_stream();
+        kernel
+            .launch(&stream, &[(&dx).into()], &mut [(&mut dy).into()], &[500], &[])
+            .unwrap();
+        let y = stream.read(&dy).unwrap();
+        assert!(y.iter().zip(&x).all(|(y, x)| *y == 2.0 * x), "{:?}", &y[..4]);
+    }
+}
+
+model_test! {
     /// The library cudarc loaded exports every name it may ask for; an unmodelled one answers
     /// `CUDA_ERROR_NOT_SUPPORTED` instead of crashing.
     fn every_symbol_cudarc_may_resolve_is_exported() {
