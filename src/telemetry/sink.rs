@@ -94,7 +94,8 @@ pub struct FlushStats {
     pub overflow: OverflowRecord,
 }
 
-/// Aggregates dispatch and miss records into bounded per-cell counts and flushes them as JSONL.
+/// Aggregates dispatch, miss, decline and fault records into bounded per-cell counts and flushes
+/// them as JSONL.
 ///
 /// Every method takes `&self`; share one sink as `Arc<TelemetrySink>` between devices and
 /// threads. For the per-launch path, make a [`DispatchHandle`] once per bound kernel with
