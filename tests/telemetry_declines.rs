@@ -6,9 +6,8 @@
 
 mod common;
 
-use std::sync::Arc;
-
 use common::fixtures;
+use common::telemetry::sink_on;
 use jitseam::error::Operand;
 use jitseam::telemetry::reader::current_set;
 use jitseam::telemetry::{
@@ -31,14 +30,6 @@ fn bound(device: &Device) -> Kernel<Erased, DeviceBound> {
         .unwrap()
         .bind(device)
         .unwrap()
-}
-
-fn sink_on(device: &Device) -> Arc<TelemetrySink> {
-    let sink = Arc::new(TelemetrySink::with_config(
-        SinkConfig::DEFAULT.with_fsync(false),
-    ));
-    device.attach_telemetry(sink.clone()).unwrap();
-    sink
 }
 
 #[test]

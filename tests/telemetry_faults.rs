@@ -7,19 +7,31 @@
 
 mod common;
 
-use std::sync::Arc;
-
+use common::telemetry::sink_on;
 use common::{faulty, fixtures};
 use jitseam::telemetry::reader::current_set;
-use jitseam::telemetry::{FAULTS_FILE, SinkConfig, StructureKey, TelemetryReport, TelemetrySink};
-use jitseam::{Device, Error, Kernel};
+use jitseam::telemetry::{FAULTS_FILE, StructureKey, TelemetryReport};
+use jitseam::{Device, DeviceBound, DeviceBuffer, Erased, Error, Kernel};
 
-fn sink_on(device: &Device) -> Arc<TelemetrySink> {
-    let sink = Arc::new(TelemetrySink::with_config(
-        SinkConfig::DEFAULT.with_fsync(false),
-    ));
-    device.attach_telemetry(sink.clone()).unwrap();
-    sink
+const RELU: &str = "baracuda_gen_relu_f32_scalar";
+
+/// A kernel that runs cleanly, bound to `device`.
+fn relu(device: &Device) -> Kernel<Erased, DeviceBound> {
+    Kernel::describe(fixtures::by_entry(RELU).artifact())
+        .unwrap()
+        .load()
+        .unwrap()
+        .bind(device)
+        .unwrap()
+}
+
+/// `y = relu(x)` on the default stream of the kernel's device.
+fn run(kernel: &Kernel<Erased, DeviceBound>, x: &DeviceBuffer<f32>, y: &mut DeviceBuffer<f32>) {
+    let stream = kernel.device().default_stream();
+    let n = x.len();
+    kernel
+        .launch(&stream, &[x.into()], &mut [y.into()], &[n], &[])
+        .unwrap();
 }
 
 /// Three launches of the faulting kernel and two of a good one, each stream synchronized: the
@@ -29,26 +41,14 @@ fn a_launch_that_faults_counts_as_a_fault_of_its_kernel_not_a_dispatch() {
     let device = Device::emulator();
     let sink = sink_on(&device);
     let bad = faulty::bind(&device, Some("oob:f32"));
-    let good = Kernel::describe(fixtures::by_entry("baracuda_gen_relu_f32_scalar").artifact())
-        .unwrap()
-        .load()
-        .unwrap()
-        .bind(&device)
-        .unwrap();
+    let good = relu(&device);
     let x = device.upload(&[1.0f32; 8]).unwrap();
     let mut y = device.alloc_zeros::<f32>(8).unwrap();
     for _ in 0..3 {
         faulty::launch(&bad, 8);
         let fault = device.synchronize().unwrap_err();
         assert!(matches!(fault, Error::MemoryFault(_)), "{fault}");
-        good.launch(
-            &device.default_stream(),
-            &[(&x).into()],
-            &mut [(&mut y).into()],
-            &[8],
-            &[],
-        )
-        .unwrap();
+        run(&good, &x, &mut y);
     }
     device.synchronize().unwrap();
 
@@ -66,10 +66,7 @@ fn a_launch_that_faults_counts_as_a_fault_of_its_kernel_not_a_dispatch() {
         1,
         "the faulting kernel has no dispatch: {dispatches:?}"
     );
-    assert_eq!(
-        dispatches[0].chosen.kernel_source,
-        "baracuda_gen_relu_f32_scalar"
-    );
+    assert_eq!(dispatches[0].chosen.kernel_source, RELU);
     assert_eq!(dispatches[0].count, 3);
 }
 
@@ -80,33 +77,18 @@ fn the_fault_goes_to_the_kernel_the_emulator_names() {
     let device = Device::emulator();
     let sink = sink_on(&device);
     let bad = faulty::bind(&device, None);
-    let good = Kernel::describe(fixtures::by_entry("baracuda_gen_relu_f32_scalar").artifact())
-        .unwrap()
-        .load()
-        .unwrap()
-        .bind(&device)
-        .unwrap();
+    let good = relu(&device);
     let x = device.upload(&[1.0f32; 8]).unwrap();
     let mut y = device.alloc_zeros::<f32>(8).unwrap();
     faulty::launch(&bad, 8);
-    good.launch(
-        &device.default_stream(),
-        &[(&x).into()],
-        &mut [(&mut y).into()],
-        &[8],
-        &[],
-    )
-    .unwrap();
+    run(&good, &x, &mut y);
     assert!(device.default_stream().read(&y).is_err());
     let faults = sink.fault_records();
     assert_eq!(faults.len(), 1);
     assert_eq!(faults[0].chosen.kernel_source, faulty::ENTRY);
     let dispatches = sink.dispatch_records();
     assert_eq!(dispatches.len(), 1);
-    assert_eq!(
-        dispatches[0].chosen.kernel_source,
-        "baracuda_gen_relu_f32_scalar"
-    );
+    assert_eq!(dispatches[0].chosen.kernel_source, RELU);
     // A later clean synchronization attributes nothing more.
     device.synchronize().unwrap();
     assert_eq!(sink.fault_records()[0].count, 1);

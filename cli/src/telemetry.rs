@@ -188,35 +188,26 @@ fn render_table(report: &TelemetryReport, top: usize) -> String {
         &rows,
     );
 
-    let total = report.total_declines();
-    let _ = writeln!(
-        out,
-        "\ndeclines: {} refused in {}",
-        plural(total, "launch", "launches"),
-        plural(report.declines.len() as u64, "cell", "cells")
+    let declines = report.top_declines(top);
+    push_reasons(
+        &mut out,
+        "refused",
+        ("declines", report.declines.len(), report.total_declines()),
+        declines
+            .iter()
+            .map(|r| (r.count, r.reason.as_str(), &r.chosen, &r.hw)),
     );
-    let rows = report
-        .top_declines(top)
-        .into_iter()
-        .map(|r| reason_row(r.count, total, &r.reason, &r.chosen, &r.hw))
-        .collect::<Vec<_>>();
-    push_table(&mut out, REASON_HEADER, &rows);
-
     // Only when there are any: a run without faults reads as it always did.
     if !report.faults.is_empty() {
-        let total = report.total_faults();
-        let _ = writeln!(
-            out,
-            "\nfaults: {} faulted on the device in {}",
-            plural(total, "launch", "launches"),
-            plural(report.faults.len() as u64, "cell", "cells")
+        let faults = report.top_faults(top);
+        push_reasons(
+            &mut out,
+            "faulted on the device",
+            ("faults", report.faults.len(), report.total_faults()),
+            faults
+                .iter()
+                .map(|r| (r.count, r.reason.as_str(), &r.chosen, &r.hw)),
         );
-        let rows = report
-            .top_faults(top)
-            .into_iter()
-            .map(|r| reason_row(r.count, total, &r.reason, &r.chosen, &r.hw))
-            .collect::<Vec<_>>();
-        push_table(&mut out, REASON_HEADER, &rows);
     }
 
     let overflow = report.overflow;
@@ -230,17 +221,36 @@ fn render_table(report: &TelemetryReport, top: usize) -> String {
     out
 }
 
-const REASON_HEADER: &[&str] = &["count", "share", "reason", "kernel", "hardware"];
-
-/// One row of the declines or the faults table.
-fn reason_row(count: u64, total: u64, reason: &str, chosen: &ImplId, hw: &HwStamp) -> Vec<String> {
-    vec![
-        count.to_string(),
-        share(count, total),
-        reason.to_owned(),
-        chosen.to_string(),
-        hw.to_string(),
-    ]
+/// The declines or the faults: a heading (`title`: its cells and launches) and a table of the
+/// top `rows` (count, reason, kernel, hardware).
+fn push_reasons<'r>(
+    out: &mut String,
+    what: &str,
+    (title, cells, total): (&str, usize, u64),
+    rows: impl Iterator<Item = (u64, &'r str, &'r ImplId, &'r HwStamp)>,
+) {
+    let _ = writeln!(
+        out,
+        "\n{title}: {} {what} in {}",
+        plural(total, "launch", "launches"),
+        plural(cells as u64, "cell", "cells")
+    );
+    let rows: Vec<Vec<String>> = rows
+        .map(|(count, reason, chosen, hw)| {
+            vec![
+                count.to_string(),
+                share(count, total),
+                reason.to_owned(),
+                chosen.to_string(),
+                hw.to_string(),
+            ]
+        })
+        .collect();
+    push_table(
+        out,
+        &["count", "share", "reason", "kernel", "hardware"],
+        &rows,
+    );
 }
 
 /// Appends an aligned table: numeric columns (the first two) right-aligned, text left-aligned,

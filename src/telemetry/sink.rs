@@ -402,33 +402,13 @@ impl TelemetrySink {
 
     /// One record per (kernel, reason) with declines, in the order `flush_all` writes them.
     pub fn decline_records(&self) -> Vec<DeclineRecord> {
-        self.reason_records(
-            |cell| &cell.declines,
-            |structure_key, chosen, reason, count, hw| DeclineRecord {
-                schema: TELEMETRY_SCHEMA,
-                structure_key,
-                chosen,
-                reason,
-                count,
-                hw,
-            },
-        )
+        self.reason_records(|cell| &cell.declines, DeclineRecord::from_parts)
     }
 
     /// One record per (kernel, reason) with faulted launches, in the order `flush_all` writes
     /// them.
     pub fn fault_records(&self) -> Vec<FaultRecord> {
-        self.reason_records(
-            |cell| &cell.faults,
-            |structure_key, chosen, reason, count, hw| FaultRecord {
-                schema: TELEMETRY_SCHEMA,
-                structure_key,
-                chosen,
-                reason,
-                count,
-                hw,
-            },
-        )
+        self.reason_records(|cell| &cell.faults, FaultRecord::from_parts)
     }
 
     /// One record per (cell, reason) of the counts `of` selects, made by `make`.

@@ -18,4 +18,5 @@ pub mod launch_suite;
 pub mod memory_suite;
 pub mod nvrtc_env;
 pub mod synth_matrix;
+pub mod telemetry;
 pub mod verify_corpus;

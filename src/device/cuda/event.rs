@@ -47,28 +47,33 @@ fn resolve<'e>(
     Ok(&handle.event)
 }
 
+/// An event without timing (cudarc's default): what the access logs record to order streams,
+/// the cheapest to record and to wait for.
 pub(super) fn record(
     shared: &Shared,
     stream: &dyn BackendStream,
 ) -> Result<Arc<dyn BackendEvent>, Error> {
-    const STAGE: &str = "record an event";
-    let stream = stream::resolve(shared, stream, STAGE)?;
-    let event = stream
-        .record_event(None)
-        .map_err(|e| driver_error(STAGE, e))?;
-    Ok(Arc::new(CudaEventHandle { event }))
+    record_with(shared, stream, None)
 }
 
-/// An event that records its completion time on the device (cudarc's own events, and those the
-/// access logs record, disable timing: they are cheaper to record and to wait for).
+/// An event that also records its completion time on the device.
 pub(super) fn record_timed(
     shared: &Shared,
     stream: &dyn BackendStream,
 ) -> Result<Arc<dyn BackendEvent>, Error> {
+    record_with(shared, stream, Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+}
+
+/// An event made with `flags` (cudarc's default, no timing, for `None`), recorded on `stream`.
+fn record_with(
+    shared: &Shared,
+    stream: &dyn BackendStream,
+    flags: Option<sys::CUevent_flags>,
+) -> Result<Arc<dyn BackendEvent>, Error> {
     const STAGE: &str = "record an event";
     let stream = stream::resolve(shared, stream, STAGE)?;
     let event = stream
-        .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+        .record_event(flags)
         .map_err(|e| driver_error(STAGE, e))?;
     Ok(Arc::new(CudaEventHandle { event }))
 }
