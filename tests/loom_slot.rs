@@ -21,6 +21,7 @@
 //! loom_slot` (the separate target dir keeps the normal build's artifacts warm).
 #![cfg(loom)]
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use jitseam::device::{Arg, ArgMut};
