@@ -39,7 +39,7 @@ use std::hint::black_box;
 use std::process::Command;
 use std::sync::Arc;
 
-use common::{fixtures, noop};
+use common::{fake, fixtures};
 use jitseam::device::{Arg, ArgMut};
 use jitseam::launch::{check, check_custom, marshal_with};
 use jitseam::{
@@ -99,7 +99,7 @@ fn bind<K: Signature>(device: &Device) -> Kernel<K, DeviceBound> {
 
 impl Jitseam {
     fn new() -> Self {
-        let device = noop::device();
+        let device = fake::noop();
         let erased = Kernel::describe(fixtures::by_entry(ENTRY).artifact())
             .and_then(|k| Ok(k.load()?.bind(&device)?))
             .unwrap_or_else(|e| panic!("binding {ENTRY}: {e}"));

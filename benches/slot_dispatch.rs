@@ -43,7 +43,7 @@ const ROUNDS: usize = 11;
 /// A device whose launch does nothing and whose state is immutable: threads share nothing
 /// through it.
 fn noop_device() -> Device {
-    common::noop::device()
+    common::fake::noop()
 }
 
 fn bound(entry: &str, device: &Device) -> Kernel<Erased, DeviceBound> {

@@ -49,6 +49,14 @@ impl Artifact {
         }
     }
 
+    /// The same artifact with `key` as its structure key ([`LinkEntry::structure_key`]): what
+    /// its telemetry is grouped by.
+    #[must_use]
+    pub fn with_structure_key(mut self, key: impl Into<String>) -> Self {
+        self.link.structure_key = Some(key.into());
+        self
+    }
+
     /// A cubin artifact whose entry point and symbol are both `entry`, with no provenance: its
     /// body cannot be proven, so it loads only through `Kernel::load_unverified`.
     pub fn cubin(image: impl Into<Vec<u8>>, entry: impl Into<String>, abi: AbiSpec) -> Self {
@@ -147,7 +155,13 @@ pub struct LinkEntry {
     pub entry_point: String,
     /// The symbol in the module (for `extern "C"` kernels, the same as `entry_point`).
     pub symbol: String,
-    /// The structure key of the region the kernel implements, for telemetry.
+    /// The structure key: your runtime's name for the shape of work the kernel serves (op class,
+    /// dtypes, layout; `ew:add:f32:contiguous`), which jitseam never interprets. Telemetry
+    /// groups by it: it is the `structure_key` of every dispatch, decline and fault record of
+    /// the kernel (see [`Device::attach_telemetry`](crate::Device::attach_telemetry)), and the
+    /// op of its implementation id; without one, records have no key and the entry point is
+    /// the op. The reference synthesizer sets it; set your own with
+    /// [`Artifact::with_structure_key`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structure_key: Option<String>,
     /// A hash identifying the synthesizer revision that produced it.

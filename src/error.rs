@@ -6,6 +6,14 @@
 
 use std::fmt;
 
+/// A condition the body's proof rests on that a launch must meet ([`Error::LaunchCondition`]).
+pub use jitseam_verify::LaunchCondition;
+/// What the body verifier could not prove about a kernel ([`Error::BodyRejected`]): the PTX
+/// line and its instruction, the [`RejectKind`] of the violation (a store through an input, an
+/// address of unknown provenance, an access it cannot bound, …) and why, in words. Match on
+/// `kind` to tell violations apart; print the rejection (or the error) for the whole story.
+pub use jitseam_verify::{RejectKind, Rejection};
+
 use crate::abi::{AbiSpec, ParamClass, ParamRole, SpecProblem};
 use crate::dtype::ElementKind;
 use crate::liveness::DeviceId;
@@ -82,7 +90,8 @@ pub enum Error {
     },
     /// One parameter's class, size or alignment disagrees with the ABI.
     #[error(
-        "kernel `{entry}`: parameter {index} ({role}) has the wrong {what}: expected {expected}, found {found}; {lists}"
+        "kernel `{entry}`: parameter {index} ({}) has the wrong {what}: expected {expected}, found {found}; {lists}",
+        lists.label(*index, *role)
     )]
     ParamMismatch {
         /// Entry point.
@@ -136,8 +145,8 @@ pub enum Error {
     BodyRejected {
         /// Entry point.
         entry: String,
-        /// The PTX line, its instruction, what kind of violation and why.
-        rejection: Box<jitseam_verify::Rejection>,
+        /// The PTX line, its instruction, what kind of violation ([`Rejection::kind`]) and why.
+        rejection: Box<Rejection>,
     },
     /// The cubin or fatbin image could not be read.
     #[error("kernel `{entry}`: not a readable cubin: {detail}")]
@@ -187,9 +196,13 @@ pub enum Error {
         /// The images it has, e.g. `sm_90 cubin`, `compute_80 ptx (lz-compressed)`.
         available: Vec<String>,
     },
-    /// A typed signature's spec differs from the artifact's.
+    /// A typed signature's spec differs from the artifact's. Printed as two signatures, the
+    /// declared one with its names: `the signature declares `scalar(x: in f32, out: out f32)`,
+    /// the artifact carries `scalar(in f32, out f16)``.
     #[error(
-        "kernel `{entry}`: the signature declares {expected:?}, the artifact carries {found:?}"
+        "kernel `{entry}`: the signature declares `{}`, the artifact carries `{}`",
+        SpecText(expected, declared),
+        SpecText(found, &[])
     )]
     SpecMismatch {
         /// Entry point.
@@ -198,6 +211,8 @@ pub enum Error {
         expected: Box<AbiSpec>,
         /// The artifact's spec.
         found: Box<AbiSpec>,
+        /// The signature's declared names ([`Signature::NAMES`](crate::Signature::NAMES)).
+        declared: &'static [&'static str],
     },
 
     // ---- devices ----------------------------------------------------------------------------
@@ -215,12 +230,26 @@ pub enum Error {
         /// How many devices exist.
         available: usize,
     },
-    /// The driver (or the emulator standing in for it) failed an operation.
+    /// A device failed an operation: the emulator, a backend of your own, or jitseam's own
+    /// bookkeeping around a device (a handle of another device, deferred cleanup). A failure the
+    /// CUDA driver reports is [`Error::Driver`], with its result code.
     #[error("{stage} failed on the device: {message}")]
     Device {
         /// Which operation, including the kernel when there is one.
         stage: String,
-        /// The driver's description.
+        /// What went wrong.
+        message: String,
+    },
+    /// The CUDA driver failed an operation and answered `code`: match on it
+    /// (`Error::Driver { code: DriverCode::OUT_OF_MEMORY, .. }`), or ask
+    /// [`Error::is_context_poisoned`] whether the context can still be used.
+    #[error("{stage} failed on the device: {code}{}", described(message))]
+    Driver {
+        /// Which operation, including the kernel when there is one.
+        stage: String,
+        /// The driver's result code (`CUresult`).
+        code: DriverCode,
+        /// The driver's description of the code (`cuGetErrorString`), empty when it has none.
         message: String,
     },
     /// The PTX targets an architecture the device cannot run (newer, or arch-specific to
@@ -292,9 +321,12 @@ pub enum Error {
         found: usize,
     },
 
-    /// The emulator does not run an instruction or directive the kernel contains (barriers,
-    /// shared memory, warp shuffles, …); refused when the function is loaded, before anything
-    /// ran.
+    /// The emulator does not run an instruction, modifier or directive the kernel contains
+    /// (textures and surfaces, `mbarrier` and cluster barriers, indirect branches and calls,
+    /// recursion, initialized `.shared` or `.local` variables, modifier combinations it cannot
+    /// run exactly, …; the README lists them); refused when the function is loaded, before
+    /// anything ran. Shared memory, barriers, warp shuffles and votes, atomics and `.func`
+    /// calls it does run.
     #[error(
         "kernel `{entry}`: line {line}: `{instruction}` is not supported by the emulator: {reason}"
     )]
@@ -569,7 +601,7 @@ pub enum Error {
         /// Entry point.
         entry: String,
         /// The condition that fails.
-        condition: jitseam_verify::LaunchCondition,
+        condition: LaunchCondition,
         /// The launch's count (`n`, or vectors for the vectorized ABI; for the custom ABI, its
         /// largest declared extent).
         count: u64,
@@ -661,6 +693,22 @@ pub enum Error {
         /// Host elements.
         found: usize,
     },
+    /// A copy on the device between a source and a destination of different lengths.
+    #[error("copy on the device: the source has {src} elements, the destination {dst}")]
+    CopyLengthMismatch {
+        /// Elements in the source.
+        src: usize,
+        /// Elements in the destination.
+        dst: usize,
+    },
+    /// Two events cannot be timed against each other: one was recorded without timing (on a
+    /// backend that keeps no time), they belong to different devices, or the later one
+    /// completed first.
+    #[error("event timing: {reason}")]
+    EventTiming {
+        /// Why.
+        reason: String,
+    },
     /// A copy names a buffer and a stream on different devices.
     #[error("{stage}: the buffer is on {buffer}, the stream on {stream}")]
     CopyDeviceMismatch {
@@ -715,6 +763,7 @@ impl Error {
             Self::DriverUnavailable { .. } => "driver_unavailable",
             Self::NoDevice { .. } => "no_device",
             Self::Device { .. } => "device",
+            Self::Driver { .. } => "driver",
             Self::ArchTooNew { .. } => "arch_too_new",
             Self::CubinArch { .. } => "cubin_arch",
             Self::ImageUnsupported { .. } => "image_unsupported",
@@ -754,6 +803,8 @@ impl Error {
             Self::SlotTableFull { .. } => "slot_table_full",
             Self::DeviceGone { .. } => "device_gone",
             Self::LengthMismatch { .. } => "length_mismatch",
+            Self::CopyLengthMismatch { .. } => "copy_length_mismatch",
+            Self::EventTiming { .. } => "event_timing",
             Self::CopyDeviceMismatch { .. } => "copy_device_mismatch",
             Self::EventDeviceMismatch { .. } => "event_device_mismatch",
             Self::Interop { .. } => "interop",
@@ -764,20 +815,182 @@ impl Error {
     /// True when jitseam refused before touching a device: the input was wrong, nothing ran.
     /// [`Error::Unsupported`] counts as a decline (the emulator refused at load, nothing ran);
     /// [`Error::MemoryFault`], [`Error::BudgetExceeded`], [`Error::Trap`] and
-    /// [`Error::Cancelled`] do not (they happened while the kernel ran).
+    /// [`Error::Cancelled`] do not (they happened while the kernel ran), nor do failures of the
+    /// driver, NVRTC's library or a device ([`Error::Driver`], [`Error::Device`], …).
+    ///
+    /// A positive list: a variant added later is not a decline until it is named here.
     pub fn is_decline(&self) -> bool {
-        !matches!(
+        matches!(
             self,
-            Self::DriverUnavailable { .. }
-                | Self::NvrtcUnavailable { .. }
-                | Self::Nvrtc { .. }
-                | Self::NoDevice { .. }
-                | Self::Device { .. }
-                | Self::MemoryFault(_)
-                | Self::BudgetExceeded { .. }
-                | Self::Trap { .. }
-                | Self::Cancelled { .. }
+            Self::InvalidSpec { .. }
+                | Self::InvalidUtf8 { .. }
+                | Self::InteriorNul { .. }
+                | Self::Ptx { .. }
+                | Self::EntryNotFound { .. }
+                | Self::ParamCount { .. }
+                | Self::ParamMismatch { .. }
+                | Self::ParamAttribute { .. }
+                | Self::CubinUnverified { .. }
+                | Self::BodyRejected { .. }
+                | Self::Cubin { .. }
+                | Self::Fatbin { .. }
+                | Self::CubinParamMismatch { .. }
+                | Self::NoFatbinImage { .. }
+                | Self::SpecMismatch { .. }
+                | Self::ArchTooNew { .. }
+                | Self::CubinArch { .. }
+                | Self::ImageUnsupported { .. }
+                | Self::DriverParamMismatch { .. }
+                | Self::DriverParamCount { .. }
+                | Self::Unsupported { .. }
+                | Self::Compile { .. }
+                | Self::CompileOptions { .. }
+                | Self::DeviceMismatch { .. }
+                | Self::ArgumentCount { .. }
+                | Self::DtypeMismatch { .. }
+                | Self::ParamType { .. }
+                | Self::ElementCount { .. }
+                | Self::OperandsDisagree(_)
+                | Self::ShapeMismatch { .. }
+                | Self::NotContiguous { .. }
+                | Self::RankMismatch { .. }
+                | Self::Aliasing { .. }
+                | Self::NotDivisible { .. }
+                | Self::Misaligned { .. }
+                | Self::PointerMisaligned { .. }
+                | Self::ViewOutOfBounds { .. }
+                | Self::OutputOverlaps { .. }
+                | Self::LaunchCondition { .. }
+                | Self::LaunchGeometry { .. }
+                | Self::ExtentShort(_)
+                | Self::ExtentInvalid(_)
+                | Self::LaunchConfig { .. }
+                | Self::StaleSlot { .. }
+                | Self::SlotTableFull { .. }
+                | Self::DeviceGone { .. }
+                | Self::LengthMismatch { .. }
+                | Self::CopyLengthMismatch { .. }
+                | Self::CopyDeviceMismatch { .. }
+                | Self::EventDeviceMismatch { .. }
+                | Self::Interop { .. }
+                | Self::InvalidView { .. }
         )
+    }
+
+    /// Whether the error reports a kernel that went wrong on the device after its launch was
+    /// queued, and which kernel when the error names it: the emulator's memory faults, traps
+    /// and spent budgets name their entry; a sticky driver error ([`DriverCode::is_sticky`])
+    /// names none (the driver does not say which launch). Telemetry counts such a launch as a
+    /// fault of its kernel rather than a dispatch. A kind of fault added later (a guard that
+    /// caught an access at run time) is one more arm here.
+    #[cfg_attr(not(feature = "telemetry"), allow(dead_code))]
+    pub(crate) fn kernel_fault(&self) -> Option<Option<&str>> {
+        match self {
+            Self::MemoryFault(fault) => Some(Some(&fault.entry)),
+            Self::BudgetExceeded { at, .. } | Self::Trap { at } => Some(Some(&at.entry)),
+            Self::Driver { code, .. } if code.is_sticky() => Some(None),
+            _ => None,
+        }
+    }
+
+    /// True when the CUDA context can no longer be used: the driver reported a sticky error
+    /// (an illegal address, a misaligned access, an illegal instruction, a failed launch, a
+    /// device-side assert, a launch timeout, …; see [`DriverCode::is_sticky`]), which every
+    /// later call on the context reports again. Drop every handle of the device (its buffers,
+    /// streams and kernels) and open it again; on a real driver the process often has to be
+    /// restarted. False for every other error: the emulator clears a fault once it was
+    /// reported, and a decline never touched the device.
+    pub fn is_context_poisoned(&self) -> bool {
+        matches!(self, Self::Driver { code, .. } if code.is_sticky())
+    }
+}
+
+/// A CUDA driver result code (`CUresult`) exactly as the driver returned it, so that a caller
+/// can match on it: `Error::Driver { code: DriverCode::OUT_OF_MEMORY, .. }`. Codes the driver
+/// has that are not named here keep their number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DriverCode(pub u32);
+
+macro_rules! driver_codes {
+    ($($name:ident = $code:literal;)*) => {
+        impl DriverCode {
+            $(
+                #[doc = concat!("`CUDA_ERROR_", stringify!($name), "` (", stringify!($code), ").")]
+                pub const $name: Self = Self($code);
+            )*
+
+            /// The driver's name for the code (`CUDA_ERROR_ILLEGAL_ADDRESS`), for the codes
+            /// named here.
+            pub const fn name(self) -> Option<&'static str> {
+                match self.0 {
+                    $($code => Some(concat!("CUDA_ERROR_", stringify!($name))),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+driver_codes! {
+    INVALID_VALUE = 1;
+    OUT_OF_MEMORY = 2;
+    NOT_INITIALIZED = 3;
+    DEINITIALIZED = 4;
+    NO_DEVICE = 100;
+    INVALID_DEVICE = 101;
+    INVALID_IMAGE = 200;
+    INVALID_CONTEXT = 201;
+    NO_BINARY_FOR_GPU = 209;
+    ECC_UNCORRECTABLE = 214;
+    INVALID_PTX = 218;
+    UNSUPPORTED_PTX_VERSION = 222;
+    INVALID_HANDLE = 400;
+    NOT_FOUND = 500;
+    NOT_READY = 600;
+    ILLEGAL_ADDRESS = 700;
+    LAUNCH_OUT_OF_RESOURCES = 701;
+    LAUNCH_TIMEOUT = 702;
+    ASSERT = 710;
+    HARDWARE_STACK_ERROR = 714;
+    ILLEGAL_INSTRUCTION = 715;
+    MISALIGNED_ADDRESS = 716;
+    INVALID_ADDRESS_SPACE = 717;
+    INVALID_PC = 718;
+    LAUNCH_FAILED = 719;
+    NOT_PERMITTED = 800;
+    NOT_SUPPORTED = 801;
+    UNKNOWN = 999;
+}
+
+impl DriverCode {
+    /// Whether the code is one the CUDA driver documents as leaving the context unusable: it
+    /// is returned again by every later call on the context, which has to be destroyed
+    /// ([`Error::is_context_poisoned`]). These are the errors of a kernel that went wrong on
+    /// the device: an illegal or misaligned address, an invalid address space or program
+    /// counter, an illegal instruction, a hardware stack error, a device-side assert, a launch
+    /// timeout, and the unspecified launch failure.
+    pub const fn is_sticky(self) -> bool {
+        matches!(
+            self,
+            Self::ILLEGAL_ADDRESS
+                | Self::LAUNCH_TIMEOUT
+                | Self::ASSERT
+                | Self::HARDWARE_STACK_ERROR
+                | Self::ILLEGAL_INSTRUCTION
+                | Self::MISALIGNED_ADDRESS
+                | Self::INVALID_ADDRESS_SPACE
+                | Self::INVALID_PC
+                | Self::LAUNCH_FAILED
+        )
+    }
+}
+
+impl fmt::Display for DriverCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name() {
+            Some(name) => f.write_str(name),
+            None => write!(f, "CUresult {}", self.0),
+        }
     }
 }
 
@@ -788,6 +1001,42 @@ pub struct ParamLists {
     pub expected: Vec<crate::abi::ExpectedParam>,
     /// What the entry declares, spelled as PTX (`.u64`, `.align 2 .b8 [2]`).
     pub found: Vec<String>,
+    /// The name each expected parameter is declared with, where the kernel has declared names
+    /// (a typed signature, or a custom ABI's own table); `None` for the ABI's own parameters
+    /// (`n`, shapes, strides) and where no name is known.
+    pub declared: Vec<Option<String>>,
+}
+
+impl ParamLists {
+    /// The lists, with no declared names yet.
+    pub(crate) fn new(expected: Vec<crate::abi::ExpectedParam>, found: Vec<String>) -> Self {
+        Self {
+            expected,
+            found,
+            declared: Vec::new(),
+        }
+    }
+
+    /// What parameter `index` is called: its declared name, else its name in the ABI's
+    /// templates (`in0`, `n`).
+    fn name(&self, index: usize) -> String {
+        match self.declared.get(index).cloned().flatten() {
+            Some(name) => name,
+            None => self
+                .expected
+                .get(index)
+                .map_or_else(|| format!("#{index}"), |p| p.role.short_name()),
+        }
+    }
+
+    /// Parameter `index` as an error names it: `` `out`, pointer of output 0 ``, or the role
+    /// alone where no name was declared.
+    fn label(&self, index: usize, role: ParamRole) -> String {
+        match self.declared.get(index).cloned().flatten() {
+            Some(name) => format!("`{name}`, {role}"),
+            None => role.to_string(),
+        }
+    }
 }
 
 impl fmt::Display for ParamLists {
@@ -795,7 +1044,7 @@ impl fmt::Display for ParamLists {
         f.write_str("the abi expects (")?;
         for (i, p) in self.expected.iter().enumerate() {
             let sep = if i == 0 { "" } else { ", " };
-            write!(f, "{sep}{} {}", p.class.ptx_spelling(), p.role.short_name())?;
+            write!(f, "{sep}{} {}", p.class.ptx_spelling(), self.name(i))?;
         }
         f.write_str("), the entry declares (")?;
         for (i, found) in self.found.iter().enumerate() {
@@ -803,6 +1052,78 @@ impl fmt::Display for ParamLists {
             write!(f, "{sep}{found}")?;
         }
         f.write_str(")")
+    }
+}
+
+/// An ABI spec as signature text: `scalar(x: in f32, out: out f32, scale: f32)` with the
+/// declared `names` (inputs, outputs, then params), the kinds alone without them; a custom ABI
+/// as its own table, which has its names and extents.
+struct SpecText<'a>(&'a AbiSpec, &'a [&'a str]);
+
+impl fmt::Display for SpecText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Self(spec, names) = *self;
+        if let Some(custom) = spec.abi.custom() {
+            return write!(f, "{}({custom})", spec.abi);
+        }
+        write!(f, "{}(", spec.abi)?;
+        let operands = spec
+            .inputs
+            .iter()
+            .map(|kind| ("in ", kind))
+            .chain(spec.outputs.iter().map(|kind| ("out ", kind)))
+            .chain(spec.params.iter().map(|kind| ("", kind)));
+        for (i, (direction, kind)) in operands.enumerate() {
+            let sep = if i == 0 { "" } else { ", " };
+            match names.get(i) {
+                Some(name) => write!(f, "{sep}{name}: {direction}{kind}")?,
+                None => write!(f, "{sep}{direction}{kind}")?,
+            }
+        }
+        f.write_str(")")
+    }
+}
+
+/// The name `role` is declared with in `spec`: from a custom ABI's own table, else from the
+/// signature's `names` (inputs, outputs, then params, as [`crate::Signature::NAMES`]).
+fn declared_name(spec: &AbiSpec, names: &[&str], role: ParamRole) -> Option<String> {
+    use crate::abi::CustomKind;
+    if let Some(custom) = spec.abi.custom() {
+        let (wanted, index): (fn(&CustomKind) -> bool, u32) = match role {
+            ParamRole::Input(k) => (|c| matches!(c, CustomKind::In(_)), k),
+            ParamRole::Output(m) => (|c| matches!(c, CustomKind::Out(_)), m),
+            ParamRole::Param(p) => (|c| matches!(c, CustomKind::Value(_)), p),
+            _ => return None,
+        };
+        return custom
+            .params
+            .iter()
+            .filter(|param| wanted(&param.kind))
+            .nth(index as usize)
+            .map(|param| param.name.to_string());
+    }
+    let (inputs, outputs) = (spec.inputs.len(), spec.outputs.len());
+    let position = match role {
+        ParamRole::Input(k) => k as usize,
+        ParamRole::Output(m) => inputs + m as usize,
+        ParamRole::Param(p) => inputs + outputs + p as usize,
+        _ => return None,
+    };
+    names.get(position).map(|name| (*name).to_owned())
+}
+
+impl Error {
+    /// The same error, its parameter lists naming each parameter as `spec` and the signature's
+    /// `names` declare it.
+    pub(crate) fn with_declared_names(mut self, spec: &AbiSpec, names: &[&str]) -> Self {
+        if let Self::ParamCount { lists, .. } | Self::ParamMismatch { lists, .. } = &mut self {
+            lists.declared = lists
+                .expected
+                .iter()
+                .map(|p| declared_name(spec, names, p.role))
+                .collect();
+        }
+        self
     }
 }
 
@@ -1116,6 +1437,15 @@ fn nearest_text(nearest: Option<(u64, u64)>) -> String {
             base.saturating_add(size)
         ),
         None => "no allocation exists".to_owned(),
+    }
+}
+
+/// `: description`, or nothing for an empty one.
+fn described(message: &str) -> String {
+    if message.is_empty() {
+        String::new()
+    } else {
+        format!(": {message}")
     }
 }
 

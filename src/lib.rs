@@ -1,9 +1,26 @@
-//! jitseam: launch JIT-synthesized GPU kernels safely.
+//! jitseam: launch JIT-compiled and JIT-synthesized GPU kernels safely.
 //!
-//! A kernel artifact (PTX text) arrives from a synthesizer or a compiler. jitseam promotes it
-//! through typed states, and only the last one can launch:
+//! # Your own CUDA kernel, start to finish
 //!
-//! 1. [`Kernel::describe`] — metadata only: the artifact's [`AbiSpec`] must describe a kernel;
+//! The common path: CUDA C you wrote, compiled at run time with [NVRTC](nvrtc), declared in its
+//! own parameter order with the custom ABI (each pointer with the extent it may touch), proven
+//! at [`load()`](Kernel::load), launched through a typed launcher rustc checks. This is
+//! `examples/own_kernel.rs`; it runs on a CUDA GPU when one opens, else on the
+//! [emulator](Device::emulator), and without NVRTC it says so and stops:
+//!
+#![doc = concat!("```\n", include_str!("../examples/own_kernel.rs"), "```")]
+//!
+//! The ABIs (custom, and the scalar, vectorized and strided ones a synthesizer uses) and their
+//! CUDA-side parameter lists are on [`AbiKind`]; what `load()` proves, and what every launch
+//! still checks, on [`Loaded`].
+//!
+//! # The states
+//!
+//! A kernel artifact (PTX text, a cubin or fatbin with the PTX of its compile) moves through
+//! typed states, and only the last one can launch:
+//!
+//! 1. [`Kernel::describe`] (or [`Kernel::describe_typed`]) — metadata only: the artifact's
+//!    [`AbiSpec`] must describe a kernel;
 //! 2. [`Kernel::load`] — on the host, no driver: the PTX is parsed, the entry found, its own
 //!    `.param` list verified against the ABI by class, size and alignment, and its body proven
 //!    to touch only its operands, within their bounds, storing only through outputs;
@@ -14,9 +31,20 @@
 //!    the backend receives.
 //!
 //! Every refusal is a typed [`Error`] naming the kernel and the argument; a failed transition
-//! gives the kernel back ([`TransitionError`]). Typed launchers come from [`macro@kernel`]; bare
-//! `fn` dispatch tables from [`slot_table!`]; the CPU [emulator](Device::emulator) runs the same
-//! packets with every memory access checked, so all of this runs without a GPU:
+//! gives the kernel back ([`TransitionError`]); a CUDA failure carries the driver's
+//! [`DriverCode`] and says whether the context is poisoned
+//! ([`Error::is_context_poisoned`]). Typed launchers come from [`macro@kernel`]; bare `fn`
+//! dispatch tables from [`slot_table!`] (a typed kernel enters one through
+//! [`Kernel::erase`]); buffers, views, streams and events from [`device`] (zeroed allocation,
+//! fills, device-to-device copies and event timing included, every use ordered across
+//! streams); what ran, was declined or faulted, per kernel, from [`telemetry`].
+//!
+//! # Kernels a synthesizer writes
+//!
+//! A runtime that fuses graph nodes asks for kernels no library has: the [`carrier`] turns a
+//! node into a [`synth::JitRequest`] (or a typed reason not to ask), a [`synth::Synthesizer`]
+//! writes the PTX, and [`adopt`] takes it through describe → load → bind. The reference
+//! elementwise synthesizer needs neither NVRTC nor a GPU:
 //!
 //! ```
 //! use jitseam::synth::{Arch, ElementwiseSynthesizer, JitBudget, JitRequest, OperandDesc, Region, Synthesizer};
@@ -52,6 +80,14 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # Features
+//!
+//! `cuda-12080` (default) or another of cudarc's CUDA-version features under its own name
+//! (`cuda-13000`, …: the bindings your runtime's cudarc uses; choose exactly one), `nvrtc`,
+//! `telemetry` and `demangle` (all default), `testing` (`jitseam::testing`: a fake backend for
+//! tests).
+//! The README lists them with what each brings.
 #![doc = include_str!("../docs/architecture.md")]
 // Library code never panics on caller data; tests may (clippy.toml allows it there).
 #![warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -59,6 +95,7 @@
 pub mod abi;
 pub mod adopt;
 pub mod artifact;
+#[cfg(any(feature = "telemetry", feature = "nvrtc"))]
 mod atomic_write;
 pub mod carrier;
 pub mod device;
@@ -67,6 +104,7 @@ pub mod error;
 pub mod kernel;
 pub mod launch;
 mod liveness;
+#[cfg(feature = "nvrtc")]
 pub mod nvrtc;
 mod seal;
 pub mod signature;
@@ -74,7 +112,28 @@ pub mod slot;
 pub mod state;
 mod sync;
 pub mod synth;
+#[cfg(feature = "telemetry")]
 pub mod telemetry;
+/// Without the `telemetry` feature no handle to count a kernel's launches in can exist: the
+/// launch paths that would record through one find none.
+#[cfg(not(feature = "telemetry"))]
+mod telemetry {
+    /// Uninhabited: a kernel's `Option<DispatchHandle>` is always `None`.
+    #[derive(Debug, Clone)]
+    pub(crate) enum DispatchHandle {}
+
+    impl DispatchHandle {
+        pub(crate) fn record(&self) {
+            match *self {}
+        }
+
+        pub(crate) fn record_decline(&self, _reason: &'static str) {
+            match *self {}
+        }
+    }
+}
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 mod trace;
 
 pub use abi::ParamValue;
@@ -82,7 +141,7 @@ pub use abi::{AbiKind, AbiSpec};
 pub use artifact::{Artifact, ArtifactKind, LinkEntry, LinkedPtx, ParamSource, Provenance};
 pub use device::{Device, DeviceBuffer, DeviceId, LaunchConfig, Stream};
 pub use dtype::{Element, ElementKind};
-pub use error::{Error, TransitionError};
+pub use error::{DriverCode, Error, Rejection, TransitionError};
 pub use kernel::Kernel;
 pub use signature::{
     ChoosesGrid, Erased, In, InStrided, IntoIn, IntoInStrided, IntoOut, IntoOutStrided, Out,

@@ -68,6 +68,7 @@ pub(crate) fn same_tag(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// The seal of a (PTX, cubin) pair that came out of one NVRTC program.
+#[cfg(any(test, feature = "nvrtc"))]
 pub(crate) fn seal(ptx: &str, cubin: &[u8]) -> String {
     digest(ptx, cubin)
 }
@@ -89,6 +90,7 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 }
 
 /// SHA-256 of `bytes`, in hex.
+#[cfg(feature = "nvrtc")]
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }

@@ -30,6 +30,11 @@ pub trait Signature: seal::Sealed + Sized + 'static {
     /// The entry point the kernel is declared with (`symbol = "..."`, by default the fn name).
     const SYMBOL: &'static str;
 
+    /// The declared names of the inputs, then the outputs, then the params (the order of
+    /// [`Signature::SPEC`]'s lists), as errors about the signature print them. Empty when
+    /// unknown: errors then name each operand by its place.
+    const NAMES: &'static [&'static str] = &[];
+
     /// The launch arguments: the declared operands and params, by name.
     type Args<'a>;
 
@@ -53,6 +58,8 @@ pub trait Declared: 'static {
     const SPEC: AbiSpec;
     /// See [`Signature::SYMBOL`].
     const SYMBOL: &'static str;
+    /// See [`Signature::NAMES`].
+    const NAMES: &'static [&'static str] = &[];
     /// See [`Signature::Args`].
     type Args<'a>;
     /// Lowers `args` to operands and runs `launch` with them.
@@ -65,6 +72,7 @@ pub trait Declared: 'static {
 impl<K: Declared> Signature for K {
     const SPEC: AbiSpec = <K as Declared>::SPEC;
     const SYMBOL: &'static str = <K as Declared>::SYMBOL;
+    const NAMES: &'static [&'static str] = <K as Declared>::NAMES;
     type Args<'a> = <K as Declared>::Args<'a>;
 
     fn __jitseam_launch(launch: Launch<'_>, args: Self::Args<'_>) -> Result<(), Error> {

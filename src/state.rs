@@ -211,6 +211,7 @@ impl BoundData {
     }
 
     /// The telemetry cell each launch counts into, when the device had a sink at bind time.
+    #[cfg(feature = "telemetry")]
     pub fn telemetry(&self) -> Option<&DispatchHandle> {
         self.telemetry.as_ref()
     }

@@ -37,6 +37,17 @@ macro_rules! model_test {
 
 launch_suite_tests!(cuda, via in_model);
 
+/// Device 0 of the model, and a hold on its streams by slow launches.
+fn cuda_held() -> (Device, common::hazards::Busy) {
+    let device = cuda();
+    let busy = common::hazards::Busy::new(&device, 1 << 16, 4);
+    (device, busy)
+}
+
+// Zeroed allocations, fills, device copies and event timing through the real CUDA backend:
+// `cuMemsetD8Async`, `cuMemcpyDtoDAsync`, timed events and `cuEventElapsedTime` on the model.
+memory_suite_tests!(cuda_held, via in_model);
+
 #[path = "common/custom_suite.rs"]
 mod custom_suite;
 
@@ -317,6 +328,92 @@ fn a_fault_is_sticky() {
         let again = unsafe { result::malloc_sync(64) };
         assert_eq!(again.unwrap_err().0, CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
     });
+}
+
+/// A device fault through jitseam's CUDA backend: the driver's code as a value, a context that
+/// every later call reports as poisoned, as a real driver's is, and a fault in telemetry.
+#[test]
+fn a_device_fault_is_a_driver_code_that_poisons_the_context() {
+    let options = Options {
+        diagnoses_expected: true,
+        ..Options::default()
+    };
+    in_model_with(
+        "a_device_fault_is_a_driver_code_that_poisons_the_context",
+        &options,
+        || {
+            let device = cuda();
+            let sink = std::sync::Arc::new(jitseam::telemetry::TelemetrySink::new());
+            device.attach_telemetry(sink.clone()).unwrap();
+            let kernel = common::faulty::bind(&device, None);
+            common::faulty::launch(&kernel, 4);
+            let fault = device.synchronize().unwrap_err();
+            assert!(
+                matches!(
+                    fault,
+                    Error::Driver {
+                        code: jitseam::DriverCode::ILLEGAL_ADDRESS,
+                        ..
+                    }
+                ),
+                "{fault}"
+            );
+            assert!(
+                fault.is_context_poisoned() && !fault.is_decline(),
+                "{fault}"
+            );
+            let again = device.alloc::<f32>(4).unwrap_err();
+            assert!(again.is_context_poisoned(), "{again}");
+            // In telemetry, a fault of the kernel launched there, not a dispatch; the errors
+            // every later call reports add nothing.
+            assert!(device.synchronize().is_err());
+            let faults = sink.fault_records();
+            assert_eq!(faults.len(), 1, "{faults:?}");
+            assert_eq!((faults[0].reason.as_str(), faults[0].count), ("driver", 1));
+            assert_eq!(faults[0].chosen.kernel_source, common::faulty::ENTRY);
+            assert!(sink.dispatch_records().is_empty());
+        },
+    );
+}
+
+model_test! {
+    /// NVRTC opens `libcuda.so.1` while it compiles — in this process, the model — and asks it
+    /// for a private export table (`cuGetExportTable`): a process that runs against the model
+    /// compiles CUDA C with NVRTC and launches the result on the model. Without the model's
+    /// `cuGetExportTable`, NVRTC crashes inside the compile.
+    fn nvrtc_compiles_in_a_process_running_against_the_model() {
+        use jitseam::nvrtc::{self, CompileOptions, CompileTarget};
+        if !common::nvrtc_env::ready("nvrtc_compiles_in_a_process_running_against_the_model") {
+            return;
+        }
+        let source = r#"extern "C" __global__ void twice(const float* __restrict__ x,
+                                                   float* __restrict__ y, long long n) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) y[i] = 2.0f * x[i];
+}"#;
+        let abi = jitseam::AbiSpec::owned(
+            jitseam::AbiKind::Scalar,
+            vec![jitseam::ElementKind::F32],
+            vec![jitseam::ElementKind::F32],
+            vec![],
+        );
+        // PTX only: the model loads PTX text, not cubins.
+        let options = CompileOptions::new(CompileTarget::compute(80));
+        let device = cuda();
+        let kernel = nvrtc::compile_and_load(source, &options, "twice", abi)
+            .unwrap()
+            .bind(&device)
+            .unwrap();
+        let x: Vec<f32> = (0..500).map(|i| i as f32).collect();
+        let dx = device.upload(&x).unwrap();
+        let mut dy = device.upload(&vec![f32::NAN; 500]).unwrap();
+        let stream = device.default_stream();
+        kernel
+            .launch(&stream, &[(&dx).into()], &mut [(&mut dy).into()], &[500], &[])
+            .unwrap();
+        let y = stream.read(&dy).unwrap();
+        assert!(y.iter().zip(&x).all(|(y, x)| *y == 2.0 * x), "{:?}", &y[..4]);
+    }
 }
 
 model_test! {

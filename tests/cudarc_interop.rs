@@ -169,7 +169,10 @@ model_test! {
     fn a_custom_stream_cannot_re_enter_a_launch_that_holds_a_cudarc_output() {
         let ctx = CudaContext::new(0).unwrap();
         let _cuda = Device::from_cudarc(Arc::clone(&ctx)).unwrap();
-        let device = common::noop::device_with_streams(|| Arc::new(ReentrantStream));
+        let device = jitseam::testing::FakeBackend::builder()
+            .streams(|| Arc::new(ReentrantStream))
+            .build()
+            .device();
         let slot = REENTRANT.claim(bind(&device, RELU_F32)).unwrap();
         // Everything the call borrows lives for the rest of the process, so the stream's code
         // can reach the call (safe code throughout).

@@ -1,5 +1,6 @@
-//! Streams on a real GPU: the cross-stream hazard tests (tests/common/hazards.rs), a stream
-//! held by queueing slow launches on it, and the cudarc interop path end to end (a cudarc
+//! Streams on a real GPU: the cross-stream hazard tests (tests/common/hazards.rs) and the
+//! memory suite (tests/common/memory_suite.rs), a stream held by queueing slow launches on it,
+//! and the cudarc interop path end to end (a cudarc
 //! slice written by cudarc, launched on by jitseam, read back by cudarc on another stream).
 //!
 //! Compiled only with `--features gpu-tests`; under it a device that does not open is a failure,
@@ -22,6 +23,9 @@ fn cuda() -> (Device, Busy) {
 }
 
 hazard_tests!(cuda);
+
+// Zeroed allocations, fills, device copies and event timing, ordered like every other use.
+memory_suite_tests!(cuda);
 
 #[test]
 fn cudarc_round_trip() {

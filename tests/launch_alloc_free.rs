@@ -13,7 +13,7 @@ mod common;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use common::{fixtures, noop};
+use common::{fake, fixtures};
 use jitseam::device::{Arg, ArgMut};
 use jitseam::{Device, DeviceBound, Erased, In, Kernel, Out, ParamValue, Signature};
 
@@ -125,7 +125,7 @@ const FACES: [&str; 7] = [
 
 #[test]
 fn no_launch_face_allocates() {
-    let device = noop::device();
+    let device = fake::noop();
     let stream = device.default_stream();
     let n = 1 << 12;
     let a = device.alloc::<f32>(n).unwrap();

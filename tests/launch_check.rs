@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{fixtures, recording};
+use common::{fake, fixtures};
 use jitseam::device::{Geometry, ViewDesc};
 use jitseam::error::Operand;
 use jitseam::launch::{LaunchFacts, check, grid_for, marshal};
@@ -33,7 +33,7 @@ const STRIDED_F64_P: &str = "baracuda_gen_mul_scalar_f64_strided_r2";
 
 #[test]
 fn scalar_packet_is_three_pointers_and_n() {
-    let (dev, _) = recording::device();
+    let (dev, _) = fake::recording();
     let k = bound(ADD_F32, &dev);
     let a = dev.alloc::<f32>(1000).unwrap();
     let b = dev.alloc::<f32>(1000).unwrap();
@@ -51,7 +51,7 @@ fn scalar_packet_is_three_pointers_and_n() {
 
 #[test]
 fn vectorized_count_is_in_vectors_and_views_add_their_offset() {
-    let (dev, _) = recording::device();
+    let (dev, _) = fake::recording();
     let k = bound(ADD_F32_V4, &dev);
     let a = dev.alloc::<f32>(1028).unwrap();
     let b = dev.alloc::<f32>(1024).unwrap();
@@ -68,7 +68,7 @@ fn vectorized_count_is_in_vectors_and_views_add_their_offset() {
 
 #[test]
 fn strided_packet_has_shape_strides_count_and_an_f64_param() {
-    let (dev, _) = recording::device();
+    let (dev, _) = fake::recording();
     let k = bound(STRIDED_F64_P, &dev);
     let x = dev.alloc::<f64>(12).unwrap();
     let mut out = dev.alloc::<f64>(12).unwrap();
@@ -90,7 +90,7 @@ fn strided_packet_has_shape_strides_count_and_an_f64_param() {
 
 #[test]
 fn negative_stride_view_inside_its_allocation_is_accepted() {
-    let (dev, _) = recording::device();
+    let (dev, _) = fake::recording();
     let k = bound(STRIDED_F64_P, &dev);
     let x = dev.alloc::<f64>(6).unwrap();
     let mut out = dev.alloc::<f64>(6).unwrap();
@@ -107,7 +107,7 @@ fn negative_stride_view_inside_its_allocation_is_accepted() {
 
 #[test]
 fn strided_view_reaching_outside_its_allocation_is_refused() {
-    let (dev, _) = recording::device();
+    let (dev, _) = fake::recording();
     let k = bound(STRIDED_F64_P, &dev);
     let x = dev.alloc::<f64>(6).unwrap();
     let mut out = dev.alloc::<f64>(6).unwrap();
@@ -138,8 +138,8 @@ fn strided_view_reaching_outside_its_allocation_is_refused() {
 
 #[test]
 fn buffer_on_another_device_is_refused() {
-    let (dev, _) = recording::device();
-    let (other, _) = recording::device();
+    let (dev, _) = fake::recording();
+    let (other, _) = fake::recording();
     let k = bound(ADD_F32, &dev);
     let a = dev.alloc::<f32>(8).unwrap();
     let b = other.alloc::<f32>(8).unwrap();
@@ -162,8 +162,8 @@ fn buffer_on_another_device_is_refused() {
 
 #[test]
 fn stream_on_another_device_is_refused() {
-    let (dev, _) = recording::device();
-    let (other, _) = recording::device();
+    let (dev, _) = fake::recording();
+    let (other, _) = fake::recording();
     let k = bound(ADD_F32, &dev);
     let a = dev.alloc::<f32>(8).unwrap();
     let mut out = dev.alloc::<f32>(8).unwrap();
@@ -186,7 +186,7 @@ fn stream_on_another_device_is_refused() {
 
 #[test]
 fn wrong_dtype_is_refused() {
-    let (dev, _) = recording::device();
+    let (dev, _) = fake::recording();
     let k = bound(ADD_F32, &dev);
     let a = dev.alloc::<f32>(8).unwrap();
     let b = dev.alloc::<half::f16>(8).unwrap();
@@ -205,7 +205,7 @@ fn wrong_dtype_is_refused() {
 
 #[test]
 fn short_operand_is_refused() {
-    let (dev, _) = recording::device();
+    let (dev, _) = fake::recording();
     let k = bound(ADD_F32, &dev);
     let a = dev.alloc::<f32>(100).unwrap();
     let b = dev.alloc::<f32>(99).unwrap();
@@ -224,7 +224,7 @@ fn short_operand_is_refused() {
 
 #[test]
 fn float4_view_at_one_element_offset_is_misaligned() {
-    let (dev, _) = recording::device();
+    let (dev, _) = fake::recording();
     let k = bound(ADD_F32_V4, &dev);
     let a = dev.alloc::<f32>(9).unwrap();
     let b = dev.alloc::<f32>(8).unwrap();
@@ -244,7 +244,7 @@ fn float4_view_at_one_element_offset_is_misaligned() {
 
 #[test]
 fn vector_count_not_divisible_is_refused() {
-    let (dev, _) = recording::device();
+    let (dev, _) = fake::recording();
     let k = bound(ADD_F32_V4, &dev);
     let bufs: Vec<_> = (0..3).map(|_| dev.alloc::<f32>(10).unwrap()).collect();
     let (ins, outs) = ([bufs[0].desc(), bufs[1].desc()], [bufs[2].desc()]);
@@ -260,7 +260,7 @@ fn vector_count_not_divisible_is_refused() {
 
 #[test]
 fn param_of_another_type_is_never_converted() {
-    let (dev, _) = recording::device();
+    let (dev, _) = fake::recording();
     let k = bound(STRIDED_F64_P, &dev);
     let x = dev.alloc::<f64>(4).unwrap();
     let mut out = dev.alloc::<f64>(4).unwrap();
@@ -296,7 +296,7 @@ fn param_of_another_type_is_never_converted() {
 
 #[test]
 fn output_broadcast_over_an_axis_overlaps_itself() {
-    let (dev, _) = recording::device();
+    let (dev, _) = fake::recording();
     let k = bound(STRIDED_F64_P, &dev);
     let x = dev.alloc::<f64>(6).unwrap();
     let mut out = dev.alloc::<f64>(3).unwrap();
@@ -329,7 +329,7 @@ fn output_broadcast_over_an_axis_overlaps_itself() {
 
 #[test]
 fn output_overlapping_an_input_is_refused() {
-    let (dev, _) = recording::device();
+    let (dev, _) = fake::recording();
     let k = bound(ADD_F32, &dev);
     let mut whole = dev.alloc::<f32>(16).unwrap();
     let b = dev.alloc::<f32>(8).unwrap();
@@ -351,7 +351,7 @@ fn output_overlapping_an_input_is_refused() {
 
 #[test]
 fn strided_view_to_a_scalar_kernel_is_not_contiguous() {
-    let (dev, _) = recording::device();
+    let (dev, _) = fake::recording();
     let k = bound(ADD_F32, &dev);
     let a = dev.alloc::<f32>(8).unwrap();
     let b = dev.alloc::<f32>(8).unwrap();
@@ -369,7 +369,7 @@ fn strided_view_to_a_scalar_kernel_is_not_contiguous() {
 
 #[test]
 fn strided_rank_and_shape_must_match() {
-    let (dev, _) = recording::device();
+    let (dev, _) = fake::recording();
     let k = bound(STRIDED_F64_P, &dev);
     let x = dev.alloc::<f64>(6).unwrap();
     let mut out = dev.alloc::<f64>(6).unwrap();
@@ -404,7 +404,7 @@ fn n_beyond_u32_max_gets_a_valid_capped_grid() {
     assert_eq!(grid_for(u64::MAX, u32::MAX).grid[0], u32::MAX);
 
     // Through `check`, with descriptions of allocations that need not exist to be checked.
-    let (dev, _) = recording::device();
+    let (dev, _) = fake::recording();
     let k = bound(ADD_F32, &dev);
     let big = |base| {
         ViewDesc::contiguous(
@@ -427,7 +427,7 @@ fn n_beyond_u32_max_gets_a_valid_capped_grid() {
 
 #[test]
 fn erased_launch_hands_the_backend_the_marshaled_packet() {
-    let (dev, backend) = recording::device();
+    let (dev, backend) = fake::recording();
     let k = bound(ADD_F32, &dev);
     let a = dev.alloc::<f32>(300).unwrap();
     let b = dev.alloc::<f32>(300).unwrap();
@@ -453,7 +453,7 @@ fn erased_launch_hands_the_backend_the_marshaled_packet() {
 
 #[test]
 fn refused_launch_reaches_no_backend() {
-    let (dev, backend) = recording::device();
+    let (dev, backend) = fake::recording();
     let k = bound(ADD_F32, &dev);
     let a = dev.alloc::<f32>(3).unwrap();
     let mut out = dev.alloc::<f32>(4).unwrap();
@@ -471,7 +471,7 @@ fn refused_launch_reaches_no_backend() {
 
 #[test]
 fn device_ids_are_never_reused_and_liveness_follows_clones() {
-    let (dev, _) = recording::device();
+    let (dev, _) = fake::recording();
     let id = dev.id();
     let clone = dev.clone();
     let buffer = dev.alloc::<f32>(4).unwrap();
@@ -484,6 +484,6 @@ fn device_ids_are_never_reused_and_liveness_follows_clones() {
     );
     drop(buffer);
     assert!(!jitseam::device::is_live(id));
-    let (again, _) = recording::device();
+    let (again, _) = fake::recording();
     assert!(again.id() > id);
 }

@@ -21,16 +21,12 @@
 //! loom_slot` (the separate target dir keeps the normal build's artifacts warm).
 #![cfg(loom)]
 
-use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use jitseam::abi::ArgPacket;
-use jitseam::device::{
-    Arg, ArgMut, Backend, BackendEvent, BackendFunction, BackendKind, BackendStream,
-    CompletedEvent, DeviceProperties, Geometry,
-};
+use jitseam::device::{Arg, ArgMut};
 use jitseam::slot::{Slot, SlotCall, SlotFn, SlotRef, SlotTable, Slots, empty_slots};
+use jitseam::testing::{FakeBackend, Seen};
 use jitseam::{
     AbiKind, AbiSpec, Artifact, Device, DeviceBound, ElementKind, Erased, Error, Kernel,
 };
@@ -49,7 +45,7 @@ enum Event {
 
 type Log = Arc<Mutex<Vec<Event>>>;
 
-fn log(log: &Log, event: Event) {
+fn record(log: &Log, event: Event) {
     log.lock().unwrap().push(event);
 }
 
@@ -57,123 +53,23 @@ fn events(log: &Log) -> Vec<Event> {
     log.lock().unwrap().clone()
 }
 
-#[derive(Debug)]
-struct Noop {
-    properties: DeviceProperties,
-    next: AtomicU64,
-    log: Log,
-}
-
-/// Tells apart two loads of one symbol (a kernel given back by a failed claim and a later one).
-static FUNCTIONS: AtomicU64 = AtomicU64::new(0);
-
-#[derive(Debug)]
-struct Function {
-    symbol: String,
-    log: Log,
-}
-
-impl Drop for Function {
-    fn drop(&mut self) {
-        log(&self.log, Event::Dropped(self.symbol.clone()));
-    }
-}
-
-impl BackendFunction for Function {
-    fn static_shared_bytes(&self) -> Result<u32, Error> {
-        Ok(0)
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn param_info(&self) -> Result<Option<Vec<(usize, usize)>>, Error> {
-        Ok(None)
-    }
-}
-
-#[derive(Debug)]
-struct NullStream;
-
-impl BackendStream for NullStream {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
-impl Backend for Noop {
-    fn properties(&self) -> &DeviceProperties {
-        &self.properties
-    }
-    fn alloc(&self, bytes: usize) -> Result<u64, Error> {
-        let size = (bytes as u64).next_multiple_of(256);
-        Ok(self.next.fetch_add(size, Ordering::Relaxed))
-    }
-    fn free(&self, _: u64, _: usize, _: &[&dyn BackendStream]) {}
-    fn default_stream(&self) -> Arc<dyn BackendStream> {
-        Arc::new(NullStream)
-    }
-    fn record_event(&self, _: &dyn BackendStream) -> Result<Arc<dyn BackendEvent>, Error> {
-        Ok(Arc::new(CompletedEvent))
-    }
-    fn wait_event(&self, _: &dyn BackendStream, _: &dyn BackendEvent) -> Result<(), Error> {
-        Ok(())
-    }
-    fn synchronize_event(&self, _: &dyn BackendEvent) -> Result<(), Error> {
-        Ok(())
-    }
-    fn event_complete(&self, _: &dyn BackendEvent) -> Result<bool, Error> {
-        Ok(true)
-    }
-    fn new_stream(&self) -> Result<Arc<dyn BackendStream>, Error> {
-        Ok(Arc::new(NullStream))
-    }
-    fn write(&self, _: &dyn BackendStream, _: u64, _: &[u8]) -> Result<(), Error> {
-        Ok(())
-    }
-    fn read(&self, _: &dyn BackendStream, _: u64, _: &mut [u8]) -> Result<(), Error> {
-        Ok(())
-    }
-    fn load_function(&self, _: &str, symbol: &str) -> Result<Arc<dyn BackendFunction>, Error> {
-        Ok(Arc::new(Function {
-            symbol: format!("{symbol}#{}", FUNCTIONS.fetch_add(1, Ordering::Relaxed)),
-            log: self.log.clone(),
-        }))
-    }
-    unsafe fn launch(
-        &self,
-        function: &dyn BackendFunction,
-        _: &dyn BackendStream,
-        _: Geometry,
-        _: &ArgPacket<'_>,
-    ) -> Result<(), Error> {
-        let symbol = function
-            .as_any()
-            .downcast_ref::<Function>()
-            .map(|f| f.symbol.clone())
-            .unwrap_or_default();
-        log(&self.log, Event::Launched(symbol));
-        Ok(())
-    }
-    fn synchronize(&self, _: &dyn BackendStream) -> Result<(), Error> {
-        Ok(())
-    }
-}
-
+/// A device on the fake backend that logs every launch and every function drop to `log`, each
+/// function named `symbol#number` (two loads of one symbol differ: a kernel given back by a
+/// failed claim and a later one).
 fn device(log: &Log) -> Device {
-    Device::with_backend(Arc::new(Noop {
-        properties: DeviceProperties {
-            name: "noop".to_owned(),
-            backend: BackendKind::Other,
-            compute_capability: Some((9, 0)),
-            max_grid_x: 65_535,
-            max_block_x: 1024,
-            limits: jitseam::device::LaunchLimits::TYPICAL,
-            driver_version: None,
-        },
-        next: AtomicU64::new(0x1_0000),
-        log: log.clone(),
-    }))
+    let log = log.clone();
+    FakeBackend::builder()
+        .name("noop")
+        .observe(move |seen| match seen {
+            Seen::Launched { symbol, function } => {
+                record(&log, Event::Launched(format!("{symbol}#{function}")))
+            }
+            Seen::Dropped { symbol, function } => {
+                record(&log, Event::Dropped(format!("{symbol}#{function}")))
+            }
+        })
+        .build()
+        .device()
 }
 
 fn kernel(entry: &str, device: &Device) -> Kernel<Erased, DeviceBound> {

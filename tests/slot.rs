@@ -7,7 +7,7 @@ mod common;
 
 use std::collections::HashSet;
 
-use common::{fixtures, recording};
+use common::{fake, fixtures};
 use jitseam::device::{Arg, ArgMut, is_live};
 use jitseam::error::Operand;
 use jitseam::slot::SlotFn;
@@ -42,7 +42,7 @@ fn run_with(dispatch: SlotFn, slot: &SlotRef, device: &Device) -> Result<(), Err
     dispatch(&slot.call(&stream, &inputs, &mut outputs, &[64], &[]))
 }
 
-fn symbols(backend: &recording::RecordingBackend) -> Vec<String> {
+fn symbols(backend: &jitseam::testing::FakeBackend) -> Vec<String> {
     backend.launched().into_iter().map(|l| l.symbol).collect()
 }
 
@@ -62,7 +62,7 @@ jitseam::slot_table!(static REUSE: 1);
 
 #[test]
 fn claim_dispatch_release_reuse_refuses_the_old_binding() {
-    let (device, backend) = recording::device();
+    let (device, backend) = fake::recording();
     let old = REUSE.claim(bound(RELU, &device)).unwrap();
     assert_eq!((old.index(), REUSE.generation(0)), (0, old.generation()));
     assert_eq!(REUSE.device_of(0), Some(device.id()));
@@ -99,7 +99,7 @@ fn a_released_binding_never_launches_again() {
     // dispatcher of the table, the slot's next occupant's dispatcher, the binding's `launch` —
     // is refused, whatever the table holds by then; the only call it can make carries its own
     // (stale) generation.
-    let (device, backend) = recording::device();
+    let (device, backend) = fake::recording();
     let released = NEVER_AGAIN.claim(bound(RELU, &device)).unwrap();
     NEVER_AGAIN.release(released).unwrap();
     let occupants = [
@@ -143,7 +143,7 @@ jitseam::slot_table!(static SAME_PACKET: 1);
 
 #[test]
 fn a_slot_dispatch_sends_the_packet_the_erased_launch_sends() {
-    let (device, backend) = recording::device();
+    let (device, backend) = fake::recording();
     let direct = bound(ADD, &device);
     let slot = SAME_PACKET.claim(bound(ADD, &device)).unwrap();
     let a = device.alloc::<f32>(1000).unwrap();
@@ -173,11 +173,11 @@ jitseam::slot_table!(static RECLAIM: 3);
 
 #[test]
 fn a_full_table_reclaims_exactly_the_dead_devices_slot() {
-    let (a, _) = recording::device();
-    let (c, _) = recording::device();
+    let (a, _) = fake::recording();
+    let (c, _) = fake::recording();
     let r0 = RECLAIM.claim(bound(RELU, &a)).unwrap();
     let (dead, dead_id) = {
-        let (b, _) = recording::device();
+        let (b, _) = fake::recording();
         let r1 = RECLAIM.claim(bound(SILU, &b)).unwrap();
         assert_eq!(RECLAIM.device_of(1), Some(b.id()));
         (r1, b.id())
@@ -227,10 +227,10 @@ jitseam::slot_table!(static EAGER: 4);
 
 #[test]
 fn reclaim_dead_names_the_slots_it_freed() {
-    let (live, _) = recording::device();
+    let (live, _) = fake::recording();
     let keep = EAGER.claim(bound(RELU, &live)).unwrap();
     {
-        let (gone, _) = recording::device();
+        let (gone, _) = fake::recording();
         EAGER.claim(bound(RELU, &gone)).unwrap();
         EAGER.claim(bound(SILU, &gone)).unwrap();
     }
@@ -244,8 +244,8 @@ jitseam::slot_table!(static FULL: 2);
 
 #[test]
 fn a_full_table_of_live_devices_answers_full_and_gives_the_kernel_back() {
-    let (a, backend) = recording::device();
-    let (b, _) = recording::device();
+    let (a, backend) = fake::recording();
+    let (b, _) = fake::recording();
     let r0 = FULL.claim(bound(RELU, &a)).unwrap();
     let r1 = FULL.claim(bound(SILU, &b)).unwrap();
     let refused = FULL.claim(bound(NEG, &a)).unwrap_err();
@@ -278,8 +278,8 @@ jitseam::slot_table!(static MISMATCH: 1);
 
 #[test]
 fn a_device_mismatch_is_refused_on_every_operand() {
-    let (home, home_backend) = recording::device();
-    let (other, other_backend) = recording::device();
+    let (home, home_backend) = fake::recording();
+    let (other, other_backend) = fake::recording();
     let slot = MISMATCH.claim(bound(ADD, &home)).unwrap();
     for wrong in [
         Operand::Stream,
@@ -314,7 +314,7 @@ jitseam::slot_table!(static GUARDED: 1);
 
 #[test]
 fn a_guarded_claim_that_a_later_step_declines_leaks_nothing() {
-    let (device, backend) = recording::device();
+    let (device, backend) = fake::recording();
     let declined = {
         let claim = GUARDED.claim_guarded(bound(RELU, &device)).unwrap();
         let slot = claim.slot().unwrap();
@@ -359,7 +359,7 @@ jitseam::slot_table!(static ELSEWHERE: 4);
 
 #[test]
 fn a_dispatcher_serves_only_its_own_slot_of_its_own_table() {
-    let (device, backend) = recording::device();
+    let (device, backend) = fake::recording();
     let slots: Vec<SlotRef> = [RELU, SILU, NEG, RELU]
         .iter()
         .map(|e| ROUTED.claim(bound(e, &device)).unwrap())
@@ -410,7 +410,7 @@ fn slot_errors_are_lowercase_and_name_the_slot_and_kernel() {
         full.to_string(),
         "kernel `k`: slot table `T` is full: all 2 slots hold kernels of live devices"
     );
-    let (device, _) = recording::device();
+    let (device, _) = fake::recording();
     let gone = Error::DeviceGone {
         entry: "k".into(),
         table: "T",
@@ -440,7 +440,7 @@ jitseam::slot_table!(#[allow(non_upper_case_globals)] static Table: 1);
 
 #[test]
 fn a_table_may_take_any_name() {
-    let (device, backend) = recording::device();
+    let (device, backend) = fake::recording();
     for table in [&SLOTS, &DISPATCHERS, &Table] {
         let slot = table.claim(bound(RELU, &device)).unwrap();
         run(&slot, &device).unwrap();
@@ -477,7 +477,7 @@ mod shared_slots {
 
 #[test]
 fn tables_made_over_one_slot_array_never_evict_each_other() {
-    let (device, _backend) = recording::device();
+    let (device, _backend) = fake::recording();
     let first = shared_slots::FIRST.claim(bound(RELU, &device)).unwrap();
     let second = shared_slots::SECOND.claim(bound(SILU, &device)).unwrap();
     assert_ne!(
@@ -489,4 +489,51 @@ fn tables_made_over_one_slot_array_never_evict_each_other() {
     run(&second, &device).unwrap();
     shared_slots::FIRST.release(first).unwrap();
     shared_slots::SECOND.release(second).unwrap();
+}
+
+#[jitseam::kernel(abi = scalar, symbol = "baracuda_gen_relu_f32_scalar")]
+fn relu(x: jitseam::In<f32>, y: jitseam::Out<f32>);
+
+jitseam::slot_table!(static ERASED: 2);
+
+/// A typed kernel enters a slot table through `erase`, in the state it is in: a bound one keeps
+/// its very function (no second load, no second proof), a loaded one binds as erased, and both
+/// dispatch like any erased kernel.
+#[test]
+fn a_typed_kernel_enters_a_slot_through_erase() {
+    use jitseam::Signature;
+    let (device, backend) = fake::recording();
+    let artifact = Relu::ptx_artifact(fixtures::by_entry(RELU).ptx);
+    let typed = Kernel::<Relu, _>::describe_typed(artifact.clone())
+        .unwrap()
+        .load()
+        .unwrap()
+        .bind(&device)
+        .unwrap();
+    let address =
+        |kernel: &dyn jitseam::device::BackendFunction| std::ptr::from_ref(kernel).cast::<()>();
+    let function = address(typed.bound().function());
+    let erased: Kernel<Erased, DeviceBound> = typed.erase();
+    assert_eq!(address(erased.bound().function()), function);
+    assert_eq!(backend.loads(), 1, "erase loaded nothing again");
+    let slot = ERASED.claim(erased).unwrap();
+    run(&slot, &device).unwrap();
+    assert_eq!(symbols(&backend), [RELU]);
+
+    // Loaded, erased, then bound: still the proof `load()` made for the typed face.
+    let loaded = Kernel::<Relu, _>::describe_typed(artifact.clone())
+        .unwrap()
+        .load()
+        .unwrap();
+    let proof = loaded.loaded().proof().cloned();
+    let erased = loaded.erase();
+    assert_eq!(erased.loaded().proof().cloned(), proof);
+    let second = ERASED.claim(erased.bind(&device).unwrap()).unwrap();
+    run(&second, &device).unwrap();
+    assert_eq!(symbols(&backend), [RELU, RELU]);
+    ERASED.release(slot).unwrap();
+    ERASED.release(second).unwrap();
+    // A described kernel, erased, goes back to the typed face (which checks the spec again).
+    let described = Kernel::<Relu, _>::describe_typed(artifact).unwrap();
+    assert!(described.erase().typed::<Relu>().is_ok());
 }

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
-use common::{fixtures, recording};
+use common::{fake, fixtures};
 use jitseam::adopt::{AdoptDecline, adopt_into_slot};
 use jitseam::device::{Arg, ArgMut};
 use jitseam::synth::{Arch, ElementwiseSynthesizer, JitBudget, JitRequest, OperandDesc, Region};
@@ -86,7 +86,7 @@ fn worker(seed: u64, counts: &Counts, deadline: Instant) {
             break;
         }
         counts.rounds.fetch_add(1, Ordering::Relaxed);
-        let (device, backend) = recording::device();
+        let (device, backend) = fake::recording();
         let i = (next(&mut rng) % 4) as usize;
         let (k1, k2) = (KERNELS[i], KERNELS[(i + 1) % 4]);
         let mut expected: Vec<&str> = Vec::new();
@@ -164,7 +164,7 @@ fn churn(counts: &Counts, stop: &AtomicBool) {
     let mut rng = 0x9e37_79b9_7f4a_7c15;
     let mut held: Vec<(Device, SlotRef)> = Vec::new();
     while !stop.load(Ordering::Relaxed) {
-        let (device, _) = recording::device();
+        let (device, _) = fake::recording();
         match next(&mut rng) % 4 {
             0 => {
                 if let Ok(slot) = STRESS.claim(bound(KERNELS[0], &device)) {

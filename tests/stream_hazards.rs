@@ -9,34 +9,6 @@
 
 mod common;
 
-use std::sync::Arc;
-use std::time::Duration;
+use common::hazards::Paused;
 
-use common::hazards::{Hold, poll};
-use jitseam::device::EmulatorBackend;
-use jitseam::{Device, Stream};
-
-/// Holds a stream by pausing its emulator worker.
-struct Paused(Arc<EmulatorBackend>);
-
-impl Hold for Paused {
-    fn hold(&self, stream: &Stream) {
-        self.0.pause(stream).unwrap();
-    }
-    fn release(&self, stream: &Stream) {
-        self.0.resume(stream).unwrap();
-    }
-    fn settle(&self, stream: &Stream) {
-        self.0.settle(stream).unwrap();
-    }
-    fn until_waiting(&self, stream: &Stream, timeout: Duration) {
-        poll(timeout, || self.0.is_waiting(stream).unwrap());
-    }
-}
-
-fn emulator() -> (Device, Paused) {
-    let backend = Arc::new(EmulatorBackend::new());
-    (Device::with_backend(backend.clone()), Paused(backend))
-}
-
-hazard_tests!(emulator);
+hazard_tests!(Paused::emulator);

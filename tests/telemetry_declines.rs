@@ -6,9 +6,8 @@
 
 mod common;
 
-use std::sync::Arc;
-
 use common::fixtures;
+use common::telemetry::sink_on;
 use jitseam::error::Operand;
 use jitseam::telemetry::reader::current_set;
 use jitseam::telemetry::{
@@ -31,14 +30,6 @@ fn bound(device: &Device) -> Kernel<Erased, DeviceBound> {
         .unwrap()
         .bind(device)
         .unwrap()
-}
-
-fn sink_on(device: &Device) -> Arc<TelemetrySink> {
-    let sink = Arc::new(TelemetrySink::with_config(
-        SinkConfig::DEFAULT.with_fsync(false),
-    ));
-    device.attach_telemetry(sink.clone()).unwrap();
-    sink
 }
 
 #[test]
@@ -202,4 +193,62 @@ fn records_merge_and_a_full_sink_counts_declines_as_overflow() {
     );
     assert_eq!(sink.overflow().decline_records, 5);
     assert!(!sink.is_empty());
+}
+
+/// A kernel refused at `load_for` counts as a decline of that kernel in the sink of the device
+/// it was meant for, in the very cell its launches would count in; `load()` has no device and
+/// records nothing.
+#[test]
+fn a_refusal_at_load_for_counts_under_the_kernel_and_reason() {
+    let device = Device::emulator();
+    let sink = sink_on(&device);
+    let artifact = || common::faulty::artifact(Some("oob:f32"));
+    let refused = Kernel::describe(artifact()).unwrap().load().unwrap_err();
+    assert!(matches!(refused.error, Error::BodyRejected { .. }));
+    assert!(sink.decline_records().is_empty(), "load() knows no sink");
+
+    let refused = Kernel::describe(artifact())
+        .unwrap()
+        .load_for(&device)
+        .unwrap_err();
+    assert!(matches!(refused.error, Error::BodyRejected { .. }));
+    let declines = sink.decline_records();
+    assert_eq!(declines.len(), 1);
+    assert_eq!(
+        (declines[0].reason.as_str(), declines[0].count),
+        ("body_rejected", 1)
+    );
+    assert_eq!(declines[0].chosen.kernel_source, common::faulty::ENTRY);
+    assert_eq!(
+        declines[0].structure_key,
+        Some(StructureKey::new("oob:f32"))
+    );
+    assert!(sink.dispatch_records().is_empty());
+}
+
+/// A refusal at `bind` counts as a decline in the device's sink too: here a PTX target the
+/// device cannot run.
+#[test]
+fn a_refusal_at_bind_counts_as_a_decline() {
+    let device = jitseam::testing::FakeBackend::builder()
+        .compute_capability(Some((7, 0)))
+        .build()
+        .device();
+    let sink = sink_on(&device);
+    let loaded = Kernel::describe(fixtures::by_entry(ADD_F32).artifact())
+        .unwrap()
+        .load_for(&device)
+        .unwrap();
+    let refused = loaded.bind(&device).unwrap_err();
+    assert!(
+        matches!(refused.error, Error::ArchTooNew { .. }),
+        "{}",
+        refused.error
+    );
+    let reasons: Vec<(String, u64)> = sink
+        .decline_records()
+        .into_iter()
+        .map(|d| (d.reason, d.count))
+        .collect();
+    assert_eq!(reasons, [("arch_too_new".to_owned(), 1)]);
 }

@@ -234,6 +234,7 @@ fn merging_sums_overflow_and_matches_identical_cells_across_files_only_by_full_k
         dispatches: vec![dispatch("k", "x", 1)],
         misses: vec![],
         declines: vec![],
+        faults: vec![],
         overflow: OverflowRecord {
             schema: TELEMETRY_SCHEMA,
             dispatch_records: 2,
@@ -247,6 +248,7 @@ fn merging_sums_overflow_and_matches_identical_cells_across_files_only_by_full_k
         dispatches: vec![on_gpu, dispatch("k", "x", 1)],
         misses: vec![],
         declines: vec![],
+        faults: vec![],
         overflow: OverflowRecord {
             schema: TELEMETRY_SCHEMA,
             dispatch_records: u64::MAX,

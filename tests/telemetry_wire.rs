@@ -4,9 +4,9 @@
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
 use jitseam::telemetry::{
-    Candidate, DECLINES_FILE, DISPATCHES_FILE, DeclineRecord, DispatchRecord, HwStamp, ImplId,
-    MISSES_FILE, MissRecord, OVERFLOW_FILE, OverflowRecord, SinkConfig, StructureKey,
-    TELEMETRY_SCHEMA, TelemetrySink,
+    Candidate, DECLINES_FILE, DISPATCHES_FILE, DeclineRecord, DispatchRecord, FAULTS_FILE,
+    FaultRecord, HwStamp, ImplId, MISSES_FILE, MissRecord, OVERFLOW_FILE, OverflowRecord,
+    SinkConfig, StructureKey, TELEMETRY_SCHEMA, TelemetrySink,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -270,7 +270,7 @@ fn the_manifest_names_the_layout_the_generation_and_its_files() {
     assert_eq!(
         text,
         format!(
-            "{{\"layout\":2,\"generation\":\"{generation}\",\"files\":[\"{DISPATCHES_FILE}\",\"{MISSES_FILE}\",\"{DECLINES_FILE}\",\"{OVERFLOW_FILE}\"]}}\n"
+            "{{\"layout\":2,\"generation\":\"{generation}\",\"files\":[\"{DISPATCHES_FILE}\",\"{MISSES_FILE}\",\"{DECLINES_FILE}\",\"{FAULTS_FILE}\",\"{OVERFLOW_FILE}\"]}}\n"
         )
     );
 }
@@ -305,5 +305,31 @@ fn decline_record_names_the_kernel_and_the_reason() {
     assert_eq!(
         std::fs::read_to_string(set.join(OVERFLOW_FILE)).unwrap_or_else(|e| panic!("{e}")),
         "{\"schema\":1,\"dispatch_records\":0,\"miss_records\":0}\n"
+    );
+}
+
+#[test]
+fn fault_record_names_the_kernel_and_the_fault() {
+    let fault = FaultRecord::new(None, add_f32(), "memory_fault", gpu()).with_count(2);
+    assert_eq!(
+        json(&fault),
+        format!(
+            r#"{{"schema":1,"chosen":{ADD_JSON},"reason":"memory_fault","count":2,"hw":{GPU_JSON}}}"#
+        )
+    );
+    round_trip(&fault);
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let sink = TelemetrySink::with_config(SinkConfig::DEFAULT.with_fsync(false));
+    sink.record_fault(&fault);
+    sink.flush_all(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let set = jitseam::telemetry::reader::current_set(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        std::fs::read_to_string(set.join(FAULTS_FILE)).unwrap_or_else(|e| panic!("{e}")),
+        format!("{}\n", json(&fault))
+    );
+    // A fault read back is not a dispatch: the cell has no dispatch line.
+    assert_eq!(
+        std::fs::read_to_string(set.join(DISPATCHES_FILE)).unwrap_or_else(|e| panic!("{e}")),
+        ""
     );
 }

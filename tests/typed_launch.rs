@@ -10,8 +10,8 @@ mod common;
 
 use std::sync::Arc;
 
-use common::recording::{Launched as Recorded, RecordingBackend as Recorder};
 use jitseam::device::{Arg, ArgMut};
+use jitseam::testing::{FakeBackend as Recorder, Launched as Recorded};
 use jitseam::{Device, DeviceBound, Erased, Error, In, Kernel, Out, ParamValue, Signature, Stream};
 
 #[jitseam::kernel(abi = scalar, symbol = "baracuda_gen_add_scalar_mul_scalar_f32_scalar")]
@@ -51,7 +51,7 @@ fn bind_both<K: Signature>(
 }
 
 fn setup() -> (Device, Arc<Recorder>, Stream) {
-    let (device, recorder) = common::recording::device();
+    let (device, recorder) = common::fake::recording();
     let stream = device.default_stream();
     (device, recorder, stream)
 }
@@ -59,7 +59,7 @@ fn setup() -> (Device, Arc<Recorder>, Stream) {
 /// What the backend received for one launch that must have been accepted.
 fn recorded(recorder: &Recorder, result: Result<(), Error>) -> Vec<Recorded> {
     assert!(result.is_ok(), "launch: {result:?}");
-    recorder.take()
+    recorder.take_launches()
 }
 
 #[test]
@@ -161,7 +161,7 @@ fn strided_views_marshal_the_erased_packet() -> Result<(), Error> {
         let mut out_view = out.shaped_mut(&[3, 2])?;
         let result = typed.launch(&stream, MulScalarR2::args(&x_t, &mut out_view, 0.5));
         assert!(result.is_ok(), "{result:?}");
-        recorder.take()
+        recorder.take_launches()
     };
     let e = {
         let mut out_view = out.shaped_mut(&[3, 2])?;
@@ -173,7 +173,7 @@ fn strided_views_marshal_the_erased_packet() -> Result<(), Error> {
             &[ParamValue::F64(0.5)],
         );
         assert!(result.is_ok(), "{result:?}");
-        recorder.take()
+        recorder.take_launches()
     };
     assert_eq!(t.len(), 1);
     assert_eq!(t, e);
@@ -204,7 +204,7 @@ fn a_typed_launch_is_declined_like_an_erased_one() -> Result<(), Error> {
         erased_error.map_err(|e| e.to_string())
     );
     assert!(
-        recorder.take().is_empty(),
+        recorder.take_launches().is_empty(),
         "a declined launch must not reach the backend"
     );
     Ok(())

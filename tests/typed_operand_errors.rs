@@ -41,7 +41,7 @@ fn element_count(result: Result<(), Error>) -> (Operand, usize, usize) {
 
 #[test]
 fn a_short_output_is_named_as_the_output() -> Result<(), Error> {
-    let (device, recorder) = common::recording::device();
+    let (device, recorder) = common::fake::recording();
     let stream = device.default_stream();
     let kernel = bound::<Add>(&device, "add_f32_scalar.ptx");
     let a = device.alloc::<f32>(1000)?;
@@ -57,7 +57,7 @@ fn a_short_output_is_named_as_the_output() -> Result<(), Error> {
     );
     assert_eq!(element_count(result), (Operand::Output(0), 1000, 999));
     assert!(
-        recorder.take().is_empty(),
+        recorder.take_launches().is_empty(),
         "a declined launch reached the backend"
     );
     Ok(())
@@ -65,7 +65,7 @@ fn a_short_output_is_named_as_the_output() -> Result<(), Error> {
 
 #[test]
 fn a_short_input_is_named_as_that_input() -> Result<(), Error> {
-    let (device, recorder) = common::recording::device();
+    let (device, recorder) = common::fake::recording();
     let stream = device.default_stream();
     let kernel = bound::<Add>(&device, "add_f32_scalar.ptx");
     let a = device.alloc::<f32>(1000)?;
@@ -78,7 +78,7 @@ fn a_short_input_is_named_as_that_input() -> Result<(), Error> {
     let result = kernel.launch(&stream, Add::args(&long, &a, &mut out));
     assert_eq!(element_count(result), (Operand::Input(0), 1000, 1001));
     assert!(
-        recorder.take().is_empty(),
+        recorder.take_launches().is_empty(),
         "a declined launch reached the backend"
     );
     Ok(())
@@ -86,7 +86,7 @@ fn a_short_input_is_named_as_that_input() -> Result<(), Error> {
 
 #[test]
 fn without_a_majority_both_operands_are_named() -> Result<(), Error> {
-    let (device, recorder) = common::recording::device();
+    let (device, recorder) = common::fake::recording();
     let stream = device.default_stream();
     let kernel = bound::<Relu>(&device, "relu_f32_scalar.ptx");
     let x = device.alloc::<f32>(1000)?;
@@ -109,7 +109,7 @@ fn without_a_majority_both_operands_are_named() -> Result<(), Error> {
         Err("kernel `baracuda_gen_relu_f32_scalar`: input 0 has 1000 elements, output 0 has 999 elements: the operands of one launch must agree".to_owned())
     );
     assert!(
-        recorder.take().is_empty(),
+        recorder.take_launches().is_empty(),
         "a declined launch reached the backend"
     );
     Ok(())
@@ -117,7 +117,7 @@ fn without_a_majority_both_operands_are_named() -> Result<(), Error> {
 
 #[test]
 fn a_strided_operand_of_another_shape_is_the_one_named() -> Result<(), Error> {
-    let (device, recorder) = common::recording::device();
+    let (device, recorder) = common::fake::recording();
     let stream = device.default_stream();
     let kernel = bound::<AddR2>(&device, "add_f32_strided_r2.ptx");
     let a = device.alloc::<f32>(6)?;
@@ -155,7 +155,7 @@ fn a_strided_operand_of_another_shape_is_the_one_named() -> Result<(), Error> {
         other => panic!("expected ShapeMismatch, got {other:?}"),
     }
     assert!(
-        recorder.take().is_empty(),
+        recorder.take_launches().is_empty(),
         "a declined launch reached the backend"
     );
     let ok = {

@@ -7,14 +7,15 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use jitseam::telemetry::{
-    DeclineRecord, DispatchRecord, MissRecord, OverflowRecord, TelemetryReport,
+    DeclineRecord, DispatchRecord, FaultRecord, HwStamp, ImplId, MissRecord, OverflowRecord,
+    TelemetryReport,
 };
 use serde::Serialize;
 
 /// Telemetry subcommands.
 #[derive(Debug, Subcommand)]
 pub(crate) enum TelemetryCommand {
-    /// Show the dispatch, miss and decline cells with the highest counts
+    /// Show the dispatch, miss, decline and fault cells with the highest counts
     Summary(SummaryArgs),
 }
 
@@ -76,6 +77,7 @@ struct Summary<'a> {
     dispatches: Section<'a, DispatchRecord>,
     misses: Section<'a, MissRecord>,
     declines: Section<'a, DeclineRecord>,
+    faults: Section<'a, FaultRecord>,
     overflow: OverflowRecord,
 }
 
@@ -102,6 +104,11 @@ fn render_json(report: &TelemetryReport, top: usize) -> String {
             cells: report.declines.len(),
             launches: report.total_declines(),
             top: report.top_declines(top),
+        },
+        faults: Section {
+            cells: report.faults.len(),
+            launches: report.total_faults(),
+            top: report.top_faults(top),
         },
         overflow: report.overflow,
     };
@@ -181,31 +188,27 @@ fn render_table(report: &TelemetryReport, top: usize) -> String {
         &rows,
     );
 
-    let total = report.total_declines();
-    let _ = writeln!(
-        out,
-        "\ndeclines: {} refused in {}",
-        plural(total, "launch", "launches"),
-        plural(report.declines.len() as u64, "cell", "cells")
-    );
-    let rows: Vec<Vec<String>> = report
-        .top_declines(top)
-        .into_iter()
-        .map(|record: &DeclineRecord| {
-            vec![
-                record.count.to_string(),
-                share(record.count, total),
-                record.reason.clone(),
-                record.chosen.to_string(),
-                record.hw.to_string(),
-            ]
-        })
-        .collect();
-    push_table(
+    let declines = report.top_declines(top);
+    push_reasons(
         &mut out,
-        &["count", "share", "reason", "kernel", "hardware"],
-        &rows,
+        "refused",
+        ("declines", report.declines.len(), report.total_declines()),
+        declines
+            .iter()
+            .map(|r| (r.count, r.reason.as_str(), &r.chosen, &r.hw)),
     );
+    // Only when there are any: a run without faults reads as it always did.
+    if !report.faults.is_empty() {
+        let faults = report.top_faults(top);
+        push_reasons(
+            &mut out,
+            "faulted on the device",
+            ("faults", report.faults.len(), report.total_faults()),
+            faults
+                .iter()
+                .map(|r| (r.count, r.reason.as_str(), &r.chosen, &r.hw)),
+        );
+    }
 
     let overflow = report.overflow;
     if overflow.dispatch_records > 0 || overflow.miss_records > 0 || overflow.decline_records > 0 {
@@ -216,6 +219,38 @@ fn render_table(report: &TelemetryReport, top: usize) -> String {
         );
     }
     out
+}
+
+/// The declines or the faults: a heading (`title`: its cells and launches) and a table of the
+/// top `rows` (count, reason, kernel, hardware).
+fn push_reasons<'r>(
+    out: &mut String,
+    what: &str,
+    (title, cells, total): (&str, usize, u64),
+    rows: impl Iterator<Item = (u64, &'r str, &'r ImplId, &'r HwStamp)>,
+) {
+    let _ = writeln!(
+        out,
+        "\n{title}: {} {what} in {}",
+        plural(total, "launch", "launches"),
+        plural(cells as u64, "cell", "cells")
+    );
+    let rows: Vec<Vec<String>> = rows
+        .map(|(count, reason, chosen, hw)| {
+            vec![
+                count.to_string(),
+                share(count, total),
+                reason.to_owned(),
+                chosen.to_string(),
+                hw.to_string(),
+            ]
+        })
+        .collect();
+    push_table(
+        out,
+        &["count", "share", "reason", "kernel", "hardware"],
+        &rows,
+    );
 }
 
 /// Appends an aligned table: numeric columns (the first two) right-aligned, text left-aligned,
@@ -253,7 +288,7 @@ fn push_table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
 
 #[cfg(test)]
 mod tests {
-    use jitseam::telemetry::{HwStamp, ImplId, StructureKey, TELEMETRY_SCHEMA};
+    use jitseam::telemetry::{StructureKey, TELEMETRY_SCHEMA};
 
     use super::*;
 
@@ -276,6 +311,7 @@ mod tests {
                 DeclineRecord::new(None, add.clone(), "element_count", hw.clone()).with_count(2),
                 DeclineRecord::new(None, add, "aliasing", hw),
             ],
+            faults: vec![],
             overflow: OverflowRecord {
                 schema: TELEMETRY_SCHEMA,
                 dispatch_records: 2,

@@ -283,6 +283,14 @@ impl Kernel {
                 impl ::jitseam::__private::TakesConfig for #type_name {}
             }
         });
+        // The declared names, in the spec's order (inputs, outputs, params): what errors about
+        // the signature print.
+        let names = self
+            .inputs
+            .iter()
+            .chain(&self.outputs)
+            .map(|operand| names::unraw(&operand.name))
+            .chain(self.params.iter().map(|param| names::unraw(&param.name)));
         quote! {
             #chooses_grid
             #takes_config
@@ -290,6 +298,7 @@ impl Kernel {
             impl ::jitseam::__private::Declared for #type_name {
                 const SPEC: ::jitseam::__private::AbiSpec = #spec;
                 const SYMBOL: &'static str = #symbol;
+                const NAMES: &'static [&'static str] = &[#(#names),*];
                 type Args<'a> = #args_name<'a>;
 
                 fn launch(

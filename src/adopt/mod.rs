@@ -130,7 +130,7 @@ where
     // Resolved before binding, so a bad map is refused while nothing is on the device yet.
     let params = param_values(request, &artifact)?;
     let kernel = Kernel::describe(artifact)
-        .and_then(|k| Ok(k.load()?))
+        .and_then(|k| Ok(k.load_for(device)?))
         .and_then(|k| Ok(k.bind(device)?))
         .map_err(AdoptDecline::Kernel)?;
     Ok(Adopted { kernel, params })

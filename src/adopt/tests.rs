@@ -1,157 +1,25 @@
-use std::any::Any;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::*;
 use crate::abi::AbiKind;
-use crate::abi::ArgPacket;
 use crate::carrier::{GraphView, KernelRegistry};
-use crate::device::{
-    Backend, BackendEvent, BackendFunction, BackendKind, BackendStream, CompletedEvent,
-    DeviceProperties, Geometry,
-};
 use crate::synth::{ElementwiseSynthesizer, OperandDesc, Region, row_major_strides};
+use crate::testing::FakeBackend;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
-/// Counts what reached the "device": module loads, and functions still alive.
-#[derive(Debug, Default)]
-struct Counters {
-    loads: AtomicUsize,
-    live_functions: AtomicUsize,
-    live_allocations: AtomicUsize,
-}
-
-#[derive(Debug)]
-struct FakeFunction {
-    counters: Arc<Counters>,
-}
-
-impl Drop for FakeFunction {
-    fn drop(&mut self) {
-        self.counters.live_functions.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-impl BackendFunction for FakeFunction {
-    fn static_shared_bytes(&self) -> Result<u32, Error> {
-        Ok(0)
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn param_info(&self) -> Result<Option<Vec<(usize, usize)>>, Error> {
-        Ok(None)
-    }
-}
-
-#[derive(Debug)]
-struct FakeStream;
-
-impl BackendStream for FakeStream {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
-/// A GPU that loads any module (or refuses all of them) and runs nothing.
-#[derive(Debug)]
-struct FakeGpu {
-    properties: DeviceProperties,
-    refuse_loads: bool,
-    counters: Arc<Counters>,
-    loaded_symbols: Mutex<Vec<String>>,
-}
-
-impl FakeGpu {
-    fn device(compute_capability: (u32, u32), refuse_loads: bool) -> (Device, Arc<Counters>) {
-        let counters = Arc::new(Counters::default());
-        let gpu = FakeGpu {
-            properties: DeviceProperties {
-                name: "fake gpu".into(),
-                backend: BackendKind::Other,
-                compute_capability: Some(compute_capability),
-                max_grid_x: 1 << 31,
-                max_block_x: 1024,
-                limits: crate::device::LaunchLimits::TYPICAL,
-                driver_version: None,
-            },
-            refuse_loads,
-            counters: counters.clone(),
-            loaded_symbols: Mutex::new(Vec::new()),
-        };
-        (Device::with_backend(Arc::new(gpu)), counters)
-    }
-}
-
-impl Backend for FakeGpu {
-    fn properties(&self) -> &DeviceProperties {
-        &self.properties
-    }
-    fn alloc(&self, _bytes: usize) -> Result<u64, Error> {
-        self.counters
-            .live_allocations
-            .fetch_add(1, Ordering::SeqCst);
-        Ok(256)
-    }
-    fn free(&self, _address: u64, _bytes: usize, _: &[&dyn BackendStream]) {
-        self.counters
-            .live_allocations
-            .fetch_sub(1, Ordering::SeqCst);
-    }
-    fn default_stream(&self) -> Arc<dyn BackendStream> {
-        Arc::new(FakeStream)
-    }
-    fn new_stream(&self) -> Result<Arc<dyn BackendStream>, Error> {
-        Ok(Arc::new(FakeStream))
-    }
-    fn write(&self, _: &dyn BackendStream, _: u64, _: &[u8]) -> Result<(), Error> {
-        Ok(())
-    }
-    fn read(&self, _: &dyn BackendStream, _: u64, _: &mut [u8]) -> Result<(), Error> {
-        Ok(())
-    }
-    fn record_event(&self, _: &dyn BackendStream) -> Result<Arc<dyn BackendEvent>, Error> {
-        Ok(Arc::new(CompletedEvent))
-    }
-    fn wait_event(&self, _: &dyn BackendStream, _: &dyn BackendEvent) -> Result<(), Error> {
-        Ok(())
-    }
-    fn synchronize_event(&self, _: &dyn BackendEvent) -> Result<(), Error> {
-        Ok(())
-    }
-    fn event_complete(&self, _: &dyn BackendEvent) -> Result<bool, Error> {
-        Ok(true)
-    }
-    fn load_function(&self, _ptx: &str, symbol: &str) -> Result<Arc<dyn BackendFunction>, Error> {
-        self.counters.loads.fetch_add(1, Ordering::SeqCst);
-        if self.refuse_loads {
-            return Err(Error::Device {
-                stage: format!("loading `{symbol}`"),
-                message: "CUDA_ERROR_INVALID_PTX".into(),
-            });
-        }
-        if let Ok(mut symbols) = self.loaded_symbols.lock() {
-            symbols.push(symbol.to_owned());
-        }
-        self.counters.live_functions.fetch_add(1, Ordering::SeqCst);
-        Ok(Arc::new(FakeFunction {
-            counters: self.counters.clone(),
-        }))
-    }
-    unsafe fn launch(
-        &self,
-        _: &dyn BackendFunction,
-        _: &dyn BackendStream,
-        _: Geometry,
-        _: &ArgPacket<'_>,
-    ) -> Result<(), Error> {
-        Ok(())
-    }
-    fn synchronize(&self, _: &dyn BackendStream) -> Result<(), Error> {
-        Ok(())
-    }
+/// A GPU of compute capability `cc` that loads any module (or, with `refuse_loads`, refuses all
+/// of them) and runs nothing; the backend counts what reached it.
+fn fake_gpu(cc: (u32, u32), refuse_loads: bool) -> (Device, Arc<FakeBackend>) {
+    let builder = FakeBackend::builder()
+        .name("fake gpu")
+        .compute_capability(Some(cc));
+    let gpu = if refuse_loads {
+        builder.refuse_loads().build()
+    } else {
+        builder.build()
+    };
+    (gpu.device(), gpu)
 }
 
 /// A one-fused-node graph: `out = region(x, y)` over `[4, 8]` tensors of `dtype`.
@@ -252,7 +120,7 @@ fn run(g: &OneNode, device: &Device) -> Result<Adopted, AdoptDecline<ElementKind
 
 #[test]
 fn adopts_a_fused_node_all_the_way_to_a_bound_kernel() -> TestResult {
-    let (device, counters) = FakeGpu::device((9, 0), false);
+    let (device, counters) = fake_gpu((9, 0), false);
     let adopted = run(&graph(ElementKind::F32, axpb()), &device)?;
     assert_eq!(adopted.kernel.device().id(), device.id());
     assert_eq!(
@@ -264,16 +132,16 @@ fn adopts_a_fused_node_all_the_way_to_a_bound_kernel() -> TestResult {
         adopted.params,
         [ParamValue::F32(2.5), ParamValue::F32(0.25)]
     );
-    assert_eq!(counters.loads.load(Ordering::SeqCst), 1);
-    assert_eq!(counters.live_functions.load(Ordering::SeqCst), 1);
+    assert_eq!(counters.loads(), 1);
+    assert_eq!(counters.live_functions(), 1);
     drop(adopted);
-    assert_eq!(counters.live_functions.load(Ordering::SeqCst), 0);
+    assert_eq!(counters.live_functions(), 0);
     Ok(())
 }
 
 #[test]
 fn a_transposed_operand_adopts_the_strided_abi_with_f64_params() -> TestResult {
-    let (device, _) = FakeGpu::device((8, 0), false);
+    let (device, _) = fake_gpu((8, 0), false);
     let mut g = graph(ElementKind::F64, axpb());
     g.x_strides = vec![1, 4];
     let adopted = run(&g, &device)?;
@@ -290,19 +158,19 @@ fn a_transposed_operand_adopts_the_strided_abi_with_f64_params() -> TestResult {
 
 #[test]
 fn a_carrier_decline_reaches_nothing() {
-    let (device, counters) = FakeGpu::device((9, 0), false);
+    let (device, counters) = fake_gpu((9, 0), false);
     let mut g = graph(ElementKind::F32, axpb());
     g.fused = false;
     assert!(matches!(
         run(&g, &device),
         Err(AdoptDecline::NotRequested(NotRequested::NotFused))
     ));
-    assert_eq!(counters.loads.load(Ordering::SeqCst), 0);
+    assert_eq!(counters.loads(), 0);
 }
 
 #[test]
 fn a_synthesizer_decline_reaches_nothing() {
-    let (device, counters) = FakeGpu::device((9, 0), false);
+    let (device, counters) = fake_gpu((9, 0), false);
     let g = graph(ElementKind::F64, Region::op("exp", vec![Region::bind(0)]));
     let got = run(&g, &device);
     assert!(
@@ -313,30 +181,30 @@ fn a_synthesizer_decline_reaches_nothing() {
         ),
         "{got:?}"
     );
-    assert_eq!(counters.loads.load(Ordering::SeqCst), 0);
+    assert_eq!(counters.loads(), 0);
 }
 
 #[test]
 fn a_device_too_old_for_the_ptx_is_refused_before_loading() {
-    let (device, counters) = FakeGpu::device((7, 5), false);
+    let (device, counters) = fake_gpu((7, 5), false);
     let got = run(&graph(ElementKind::F32, axpb()), &device);
     assert!(
         matches!(&got, Err(AdoptDecline::Kernel(Error::ArchTooNew { .. }))),
         "{got:?}"
     );
-    assert_eq!(counters.loads.load(Ordering::SeqCst), 0);
+    assert_eq!(counters.loads(), 0);
 }
 
 #[test]
 fn a_failed_bind_leaks_nothing() {
-    let (device, counters) = FakeGpu::device((9, 0), true);
+    let (device, counters) = fake_gpu((9, 0), true);
     let got = run(&graph(ElementKind::F32, axpb()), &device);
     assert!(
         matches!(&got, Err(AdoptDecline::Kernel(Error::Device { .. }))),
         "{got:?}"
     );
-    assert_eq!(counters.loads.load(Ordering::SeqCst), 1);
-    assert_eq!(counters.live_functions.load(Ordering::SeqCst), 0);
+    assert_eq!(counters.loads(), 1);
+    assert_eq!(counters.live_functions(), 0);
 }
 
 /// A synthesizer that lies: used to check that adopt verifies what it is given.
@@ -361,7 +229,7 @@ fn request() -> JitRequest {
 
 #[test]
 fn an_artifact_whose_spec_lies_is_refused_at_load() {
-    let (device, counters) = FakeGpu::device((9, 0), false);
+    let (device, counters) = fake_gpu((9, 0), false);
     // Claims one param fewer than the PTX declares.
     let liar = Liar(|mut a| {
         a.abi.params.to_mut().pop();
@@ -380,12 +248,12 @@ fn an_artifact_whose_spec_lies_is_refused_at_load() {
         ),
         "{got:?}"
     );
-    assert_eq!(counters.loads.load(Ordering::SeqCst), 0);
+    assert_eq!(counters.loads(), 0);
 }
 
 #[test]
 fn a_param_map_that_does_not_fit_the_region_is_refused_before_the_device() {
-    let (device, counters) = FakeGpu::device((9, 0), false);
+    let (device, counters) = fake_gpu((9, 0), false);
     let liar = Liar(|mut a| {
         // Node 0 is a bind: it has no scalars.
         a.param_map[0] = crate::artifact::ParamSource { node: 0, scalar: 0 };
@@ -406,7 +274,7 @@ fn a_param_map_that_does_not_fit_the_region_is_refused_before_the_device() {
             .is_err_and(|e| e.to_string().contains("1 entries for 2 params")),
         "{got:?}"
     );
-    assert_eq!(counters.loads.load(Ordering::SeqCst), 0);
+    assert_eq!(counters.loads(), 0);
 }
 
 /// A table of `$n` slots built by hand, as `slot_table!` would (the macro names `::jitseam`,
@@ -436,7 +304,7 @@ fn generations(table: &SlotTable) -> Vec<u64> {
 
 #[test]
 fn adopt_into_slot_parks_the_kernel_and_a_full_table_declines_leaking_nothing() -> TestResult {
-    let (device, counters) = FakeGpu::device((9, 0), false);
+    let (device, counters) = fake_gpu((9, 0), false);
     let synth = ElementwiseSynthesizer::new();
     let first = adopt_into_slot::<(), _>(&request(), &synth, &device, &ONE_SLOT)?;
     assert_eq!(first.params, [ParamValue::F32(2.5), ParamValue::F32(0.25)]);
@@ -446,7 +314,7 @@ fn adopt_into_slot_parks_the_kernel_and_a_full_table_declines_leaking_nothing() 
     );
     ONE_SLOT.validate(&first.slot)?;
     // The slot owns the kernel: its function is still loaded.
-    assert_eq!(counters.live_functions.load(Ordering::SeqCst), 1);
+    assert_eq!(counters.live_functions(), 1);
 
     // Full: the second kernel is synthesized, loaded and bound, then refused a slot and
     // dropped again; the table and the device look exactly as before.
@@ -461,9 +329,9 @@ fn adopt_into_slot_parks_the_kernel_and_a_full_table_declines_leaking_nothing() 
     );
     assert!(got.is_err_and(|e| e.to_string().starts_with("no slot for the kernel")));
     assert_eq!(generations(&ONE_SLOT), occupancy);
-    assert_eq!(counters.loads.load(Ordering::SeqCst), 2);
-    assert_eq!(counters.live_functions.load(Ordering::SeqCst), 1);
-    assert_eq!(counters.live_allocations.load(Ordering::SeqCst), 0);
+    assert_eq!(counters.loads(), 2);
+    assert_eq!(counters.live_functions(), 1);
+    assert_eq!(counters.live_allocations(), 0);
     ONE_SLOT.validate(&first.slot)?;
 
     // A decline before the claim touches neither the table nor the device.
@@ -476,16 +344,16 @@ fn adopt_into_slot_parks_the_kernel_and_a_full_table_declines_leaking_nothing() 
     let got = adopt_into_slot::<(), _>(&exp_f64, &synth, &device, &ONE_SLOT);
     assert!(matches!(&got, Err(AdoptDecline::Synth(_))), "{got:?}");
     assert_eq!(generations(&ONE_SLOT), occupancy);
-    assert_eq!(counters.loads.load(Ordering::SeqCst), 2);
+    assert_eq!(counters.loads(), 2);
 
     // Released, the slot takes the next adoption.
     ONE_SLOT.release(first.slot)?;
-    assert_eq!(counters.live_functions.load(Ordering::SeqCst), 0);
+    assert_eq!(counters.live_functions(), 0);
     let second = adopt_into_slot::<(), _>(&request(), &synth, &device, &ONE_SLOT)?;
     assert_eq!(second.slot.index(), first.slot.index());
     assert_ne!(second.slot.generation(), first.slot.generation());
     ONE_SLOT.release(second.slot)?;
-    assert_eq!(counters.live_functions.load(Ordering::SeqCst), 0);
+    assert_eq!(counters.live_functions(), 0);
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::config::{LaunchConfig, LaunchLimits};
 use crate::abi::ArgPacket;
@@ -133,6 +134,57 @@ pub trait Backend: Send + Sync + fmt::Debug {
 
     /// Whether `event` has completed, without waiting.
     fn event_complete(&self, event: &dyn BackendEvent) -> Result<bool, Error>;
+
+    /// Queues a fill of the `bytes` bytes at `address` with `value` on `stream`: ordered like a
+    /// [`Backend::write`], which is what the default does (from a host buffer of `value`s).
+    fn fill_bytes(
+        &self,
+        stream: &dyn BackendStream,
+        address: u64,
+        bytes: usize,
+        value: u8,
+    ) -> Result<(), Error> {
+        self.write(stream, address, &vec![value; bytes])
+    }
+
+    /// Queues a copy of the `bytes` bytes at `src` to `dst` on `stream`, both on this device;
+    /// the two ranges do not overlap. The default goes through the host: it reads `src` (which
+    /// waits for the stream), then queues the write of `dst`.
+    fn copy(
+        &self,
+        stream: &dyn BackendStream,
+        src: u64,
+        dst: u64,
+        bytes: usize,
+    ) -> Result<(), Error> {
+        let mut staged = vec![0u8; bytes];
+        self.read(stream, src, &mut staged)?;
+        self.write(stream, dst, &staged)
+    }
+
+    /// An event recorded on `stream` now, as [`Backend::record_event`], that also records when
+    /// it completes, so that [`Backend::event_elapsed`] can measure between two such events. The
+    /// default records a plain event.
+    fn record_timed_event(
+        &self,
+        stream: &dyn BackendStream,
+    ) -> Result<Arc<dyn BackendEvent>, Error> {
+        self.record_event(stream)
+    }
+
+    /// The time from `start`'s completion to `end`'s, both made by
+    /// [`Backend::record_timed_event`], once both have completed (it waits for them). Refused
+    /// when `end` completed first. The default refuses: the backend keeps no time.
+    fn event_elapsed(
+        &self,
+        start: &dyn BackendEvent,
+        end: &dyn BackendEvent,
+    ) -> Result<Duration, Error> {
+        let _ = (start, end);
+        Err(Error::EventTiming {
+            reason: format!("{} records no event times", self.properties().name),
+        })
+    }
 
     /// Loads a PTX module and resolves `symbol` in it.
     fn load_function(&self, ptx: &str, symbol: &str) -> Result<Arc<dyn BackendFunction>, Error>;

@@ -227,7 +227,8 @@ impl<'a, T: Element> From<&'a mut DeviceBuffer<T>> for ArgMut<'a> {
 }
 
 impl Device {
-    /// A buffer of `len` elements with unspecified contents.
+    /// A buffer of `len` elements with unspecified contents ([`Device::alloc_zeros`] for one
+    /// that holds zeros).
     pub fn alloc<T: Element>(&self, len: usize) -> Result<DeviceBuffer<T>, Error> {
         DeviceBuffer::alloc(self, len)
     }

@@ -8,7 +8,8 @@ use super::{BackendEvent, Device, DeviceId};
 use crate::error::Error;
 
 /// A point in one stream's queue, made by [`Stream::record_event`]: it completes once all work
-/// queued on that stream before it has finished. Holds a clone of its device.
+/// queued on that stream before it has finished, and [`Event::elapsed_since`] measures the
+/// time between two. Holds a clone of its device.
 ///
 /// [`Stream::record_event`]: crate::device::Stream::record_event
 #[derive(Clone)]
@@ -25,6 +26,10 @@ impl Event {
     /// The id of the device it was recorded on.
     pub fn device_id(&self) -> DeviceId {
         self.device.id()
+    }
+
+    pub(super) fn device(&self) -> &Device {
+        &self.device
     }
 
     pub(super) fn raw(&self) -> &dyn BackendEvent {

@@ -6,7 +6,24 @@ use std::fmt;
 use std::sync::{Arc, OnceLock, Weak};
 
 use super::backend::{Backend, BackendStream, DeviceProperties};
+use crate::error::Error;
 use crate::liveness::{DeviceId, LivenessToken};
+
+/// What the launch layer attaches to a device (telemetry keeps its sink there) to hear how
+/// queued work ended. Defined here, implemented later in the flow: the device reports what its
+/// streams report, and knows nothing of what is recorded about it. (Without the `telemetry`
+/// feature nothing attaches one.)
+#[cfg_attr(not(feature = "telemetry"), allow(dead_code))]
+pub(crate) trait LaunchHook: Send + Sync {
+    /// For the layer that attached it, to get its own type back.
+    fn as_any(&self) -> &dyn Any;
+
+    /// A synchronization or read on `stream` reported `error` for work queued there.
+    fn failed(&self, stream: &Arc<dyn BackendStream>, error: &Error);
+
+    /// Everything queued on `stream` so far has finished without a failure.
+    fn finished(&self, stream: &Arc<dyn BackendStream>);
+}
 
 /// A handle to one device context. Cloning is cheap; the [`DeviceId`] stays live while any clone
 /// exists, and buffers, streams and bound kernels each hold one.
@@ -20,9 +37,8 @@ struct DeviceInner {
     token: LivenessToken,
     backend: Arc<dyn Backend>,
     default_stream: Arc<dyn BackendStream>,
-    // Set once by the launch layer (it keeps the telemetry sink here); opaque to the device,
-    // which knows nothing of what is recorded about the work it runs.
-    launch_hook: OnceLock<Box<dyn Any + Send + Sync>>,
+    // Set once by the launch layer (it keeps the telemetry sink here).
+    launch_hook: OnceLock<Box<dyn LaunchHook>>,
 }
 
 impl Device {
@@ -60,8 +76,25 @@ impl Device {
     }
 
     /// The slot the launch layer keeps its per-device state in.
-    pub(crate) fn launch_hook(&self) -> &OnceLock<Box<dyn Any + Send + Sync>> {
+    #[cfg_attr(not(feature = "telemetry"), allow(dead_code))]
+    pub(crate) fn launch_hook(&self) -> &OnceLock<Box<dyn LaunchHook>> {
         &self.inner.launch_hook
+    }
+
+    /// `result`, a synchronization or read on `stream`, told to the launch hook: how the work
+    /// queued there ended.
+    pub(crate) fn reported<T>(
+        &self,
+        stream: &Arc<dyn BackendStream>,
+        result: Result<T, Error>,
+    ) -> Result<T, Error> {
+        if let Some(hook) = self.inner.launch_hook.get() {
+            match &result {
+                Ok(_) => hook.finished(stream),
+                Err(error) => hook.failed(stream, error),
+            }
+        }
+        result
     }
 
     /// A handle that names this device without keeping it live: once every [`Device`] clone is

@@ -14,6 +14,7 @@ mod desc;
 mod emulated;
 mod event;
 mod handle;
+mod memory;
 pub(crate) mod operand;
 mod select;
 mod stream;
@@ -31,7 +32,10 @@ pub use config::{ConfigLimits, LaunchConfig, LaunchLimits};
 pub use desc::{AsViewDesc, ViewDesc};
 pub use emulated::{EmulatorBackend, EmulatorConfig};
 pub use event::Event;
+#[cfg(feature = "telemetry")]
+pub(crate) use handle::LaunchHook;
 pub use handle::{Device, WeakDevice};
+pub use memory::{DeviceSlice, DeviceSliceMut};
 pub(crate) use operand::{Source, SourceMut};
 pub use select::Selection;
 pub use stream::Stream;

@@ -17,7 +17,10 @@
 //! [`DeviceBuffer::as_cudarc`]).
 //!
 //! [`Stream::record_event`] and [`Stream::wait`] order other work by hand, and an [`Event`]
-//! can be waited for or polled on the host.
+//! can be waited for or polled on the host, or timed against another.
+//!
+//! Device memory alone is zeroed with [`Stream::fill_zeros`] (or allocated zeroed with
+//! [`Device::alloc_zeros`]) and copied with [`Stream::copy`], ordered the same way.
 
 use std::sync::Arc;
 
@@ -106,7 +109,8 @@ impl Stream {
         // The copy has finished when `read_bytes` returns, so no later use needs to wait for
         // it: it is not logged.
         let _ticket = buffer.log().before(backend, &self.raw, AccessKind::Read)?;
-        read_bytes(backend, self.raw(), buffer.address(), out)
+        let read = read_bytes(backend, self.raw(), buffer.address(), out);
+        self.device.reported(&self.raw, read)
     }
 
     /// Copies `buffer` to the host; see [`Stream::read_into`].
@@ -123,12 +127,15 @@ impl Stream {
     /// Waits until all work queued on this stream has finished; reports a failure of queued
     /// work (a kernel fault on the emulator) since the last report.
     pub fn synchronize(&self) -> Result<(), Error> {
-        self.device.backend().synchronize(self.raw())
+        let synchronized = self.device.backend().synchronize(self.raw());
+        self.device.reported(&self.raw, synchronized)
     }
 
-    /// An event that completes once all work queued on this stream so far has finished.
+    /// An event that completes once all work queued on this stream so far has finished. It
+    /// records when it completed where the backend keeps time (CUDA, the emulator), for
+    /// [`Event::elapsed_since`].
     pub fn record_event(&self) -> Result<Event, Error> {
-        let raw = self.device.backend().record_event(self.raw())?;
+        let raw = self.device.backend().record_timed_event(self.raw())?;
         Ok(Event::new(self.device.clone(), raw))
     }
 

@@ -217,15 +217,15 @@ fn check_cubin_params(
             entry: name.clone(),
             expected: expected.len(),
             found: entry.params.len(),
-            lists: Box::new(ParamLists {
-                expected: expected.to_vec(),
+            lists: Box::new(ParamLists::new(
+                expected.to_vec(),
                 // A cubin records no types: each parameter's size and offset.
-                found: entry
+                entry
                     .params
                     .iter()
                     .map(|p| format!("{} bytes at {}", p.size, p.offset))
                     .collect(),
-            }),
+            )),
         });
     }
     let layout = ParamLayout::new(expected);
@@ -343,6 +343,7 @@ fn load_fatbin(
 
 /// `name` and what it demangles to, when it is a C++-mangled function whose unqualified name is
 /// `symbol`: the kernel was compiled without `extern "C"`.
+#[cfg(feature = "demangle")]
 fn demangles_to(name: &str, symbol: &str) -> Option<Box<MangledEntry>> {
     if !name.starts_with("_Z") {
         return None;
@@ -372,6 +373,12 @@ fn strictest_alignment(mut one: ParamLayout, other: &ParamLayout) -> ParamLayout
         }
     }
     one
+}
+
+/// Without the demangler no name is recognized as mangled: the hint is left out.
+#[cfg(not(feature = "demangle"))]
+fn demangles_to(_name: &str, _symbol: &str) -> Option<Box<MangledEntry>> {
+    None
 }
 
 /// A proof whose launch requirements are those of `one` and of `other` together.

@@ -28,6 +28,9 @@ use crate::trace;
 pub struct Kernel<Sig, S: State> {
     artifact: Artifact,
     data: S::Data,
+    /// The declared names of the signature it was described or promoted with
+    /// ([`Signature::NAMES`]), which its errors print; empty for a kernel described erased.
+    names: &'static [&'static str],
     sig: PhantomData<fn() -> Sig>,
 }
 
@@ -52,10 +55,15 @@ impl<Sig, S: State> Kernel<Sig, S> {
         &self.artifact.link.entry_point
     }
 
-    fn with<T: State>(artifact: Artifact, data: T::Data) -> Kernel<Sig, T> {
+    fn with<T: State>(
+        artifact: Artifact,
+        data: T::Data,
+        names: &'static [&'static str],
+    ) -> Kernel<Sig, T> {
         Kernel {
             artifact,
             data,
+            names,
             sig: PhantomData,
         }
     }
@@ -68,7 +76,7 @@ impl Kernel<Erased, Described> {
         let described = validate_spec(&artifact);
         trace::outcome("describe", &artifact.link.entry_point, &described);
         described?;
-        Ok(Self::with::<Described>(artifact, ()))
+        Ok(Self::with::<Described>(artifact, (), &[]))
     }
 }
 
@@ -78,7 +86,7 @@ impl<K: Signature> Kernel<K, Described> {
         let described = check_spec::<K>(&artifact).and_then(|()| validate_spec(&artifact));
         trace::outcome("describe", &artifact.link.entry_point, &described);
         described?;
-        Ok(Self::with::<Described>(artifact, ()))
+        Ok(Self::with::<Described>(artifact, (), K::NAMES))
     }
 }
 
@@ -89,9 +97,24 @@ impl<S: State> Kernel<Erased, S> {
         let checked = check_spec::<K>(&self.artifact);
         trace::outcome("typed", self.entry(), &checked);
         match checked {
-            Ok(()) => Ok(Kernel::<K, S>::with::<S>(self.artifact, self.data)),
+            Ok(()) => Ok(Kernel::<K, S>::with::<S>(
+                self.artifact,
+                self.data,
+                K::NAMES,
+            )),
             Err(error) => Err(TransitionError::new(error, self)),
         }
+    }
+}
+
+impl<K: Signature, S: State> Kernel<K, S> {
+    /// The same kernel on the runtime face ([`Erased`]), in the same state, with nothing checked
+    /// or done again: its artifact's spec already is `K::SPEC` (the typed face was reached only
+    /// through that check), so what `load()` proved and what `bind()` resolved hold for the
+    /// erased face as they are. What a slot table takes ([`crate::SlotTable::claim`]), and what
+    /// [`Kernel::typed`] turns back.
+    pub fn erase(self) -> Kernel<Erased, S> {
+        Kernel::<Erased, S>::with::<S>(self.artifact, self.data, self.names)
     }
 }
 
@@ -112,8 +135,21 @@ impl<Sig> Kernel<Sig, Described> {
     /// device; since that may be any of them, every launch checks what each of them needs (every
     /// proof's launch conditions, the strictest `.ptr .align` any declares). Anything else
     /// compiled needs [`Kernel::load_unverified`].
+    ///
+    /// No device is involved, so no telemetry either: [`Kernel::load_for`] is the same check,
+    /// with a refusal counted in the telemetry of the device the kernel is meant for.
     pub fn load(self) -> Result<Kernel<Sig, Loaded>, TransitionError<Self>> {
         self.load_with(Trust::Verify)
+    }
+
+    /// [`Kernel::load`], with a refusal counted as a decline of this kernel (under the error's
+    /// [`kind_name`](Error::kind_name), e.g. `body_rejected`) in the telemetry sink attached to
+    /// `device`: in the cell its launches there would count in. Nothing touches the device; it
+    /// only says whose telemetry the kernel belongs to.
+    pub fn load_for(self, device: &Device) -> Result<Kernel<Sig, Loaded>, TransitionError<Self>> {
+        self.load().inspect_err(|refused| {
+            crate::launch::refused(&refused.kernel.artifact, device, &refused.error)
+        })
     }
 
     /// [`Kernel::load`] without the body proof, for a kernel whose body jitseam cannot verify
@@ -150,10 +186,11 @@ impl<Sig> Kernel<Sig, Described> {
 
     fn load_with(self, trust: Trust) -> Result<Kernel<Sig, Loaded>, TransitionError<Self>> {
         let _span = tracing::debug_span!(target: "jitseam", "load", entry = self.entry()).entered();
-        let loaded = load::verify(&self.artifact, trust);
+        let loaded = load::verify(&self.artifact, trust)
+            .map_err(|error| error.with_declared_names(&self.artifact.abi, self.names));
         trace::outcome("load", self.entry(), &loaded);
         match loaded {
-            Ok(data) => Ok(Self::with::<Loaded>(self.artifact, data)),
+            Ok(data) => Ok(Self::with::<Loaded>(self.artifact, data, self.names)),
             Err(error) => Err(TransitionError::new(error, self)),
         }
     }
@@ -169,7 +206,8 @@ impl<Sig> Kernel<Sig, Loaded> {
     /// can run the PTX's `.target` (or the cubin's architecture: CUDA runs an `sm_XY` cubin on
     /// the same major version at minor ≥ Y; a backend with no SM architecture runs the linked
     /// PTX instead), and cross-checks the parameter layout with the driver where
-    /// it reports one. On a refusal the loaded kernel comes back inside the error.
+    /// it reports one. On a refusal the loaded kernel comes back inside the error, and the
+    /// refusal counts as a decline of the kernel in the device's telemetry, if it has a sink.
     pub fn bind(self, device: &Device) -> Result<Kernel<Sig, DeviceBound>, TransitionError<Self>> {
         let _span = tracing::debug_span!(
             target: "jitseam",
@@ -191,9 +229,12 @@ impl<Sig> Kernel<Sig, Loaded> {
                     max_grid_x: device.properties().max_grid_x,
                     limits,
                 };
-                Ok(Self::with::<DeviceBound>(self.artifact, data))
+                Ok(Self::with::<DeviceBound>(self.artifact, data, self.names))
             }
-            Err(error) => Err(TransitionError::new(error, self)),
+            Err(error) => {
+                crate::launch::refused(&self.artifact, device, &error);
+                Err(TransitionError::new(error, self))
+            }
         }
     }
 }
@@ -257,6 +298,7 @@ fn check_spec<K: Signature>(artifact: &Artifact) -> Result<(), Error> {
             entry: artifact.link.entry_point.clone(),
             expected: Box::new(K::SPEC),
             found: Box::new(artifact.abi.clone()),
+            declared: K::NAMES,
         })
     }
 }

@@ -14,10 +14,10 @@ pub(crate) fn verify_entry_params(
     expected: &[ExpectedParam],
 ) -> Result<ParamLayout, Error> {
     let lists = || {
-        Box::new(ParamLists {
-            expected: expected.to_vec(),
-            found: entry.params.iter().map(ptx_spelling).collect(),
-        })
+        Box::new(ParamLists::new(
+            expected.to_vec(),
+            entry.params.iter().map(ptx_spelling).collect(),
+        ))
     };
     if entry.params.len() != expected.len() {
         return Err(Error::ParamCount {

@@ -16,10 +16,14 @@ mod lend;
 mod marshal;
 mod reach;
 mod run;
+#[cfg(feature = "telemetry")]
+mod telemetry;
+#[cfg(not(feature = "telemetry"))]
+#[path = "no_telemetry.rs"]
 mod telemetry;
 
 pub use check::{BLOCK, CheckedLaunch, LaunchFacts, check, grid_for};
 pub use custom::check_custom;
 pub use marshal::{marshal, marshal_with};
 pub use run::Launch;
-pub(crate) use telemetry::dispatch_handle;
+pub(crate) use telemetry::{dispatch_handle, refused};

@@ -155,6 +155,7 @@ impl<'k> Launch<'k> {
             Ok(()) => {
                 if let Some(cell) = self.telemetry {
                     cell.record();
+                    super::telemetry::launched(self.stream, cell);
                 }
                 Ok(())
             }

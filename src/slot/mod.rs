@@ -832,130 +832,36 @@ mod tests {
     //! takes the liveness registry (or dispatches) ever waits for the bank: the reverse
     //! edge that could close a cycle with "bank → registry" does not exist.
 
-    use std::any::Any;
     use std::sync::mpsc;
     use std::time::Duration;
 
     use super::*;
-    use crate::abi::ArgPacket;
     use crate::abi::{AbiKind, AbiSpec};
-    use crate::device::{
-        Backend, BackendEvent, BackendKind, BackendStream, CompletedEvent, Device,
-        DeviceProperties, Geometry,
-    };
+    use crate::device::Device;
     use crate::dtype::ElementKind;
-
-    #[derive(Debug)]
-    struct Null(DeviceProperties, Option<&'static SlotTable>);
-
-    /// A function that, when dropped, records whether its table's bank was free.
-    #[derive(Debug)]
-    struct NullFunction(Option<&'static SlotTable>);
+    use crate::testing::{FakeBackend, Seen};
 
     static DROPPED_WITH_BANK_FREE: AtomicU64 = AtomicU64::new(0);
     static DROPPED_UNDER_BANK: AtomicU64 = AtomicU64::new(0);
 
-    impl Drop for NullFunction {
-        fn drop(&mut self) {
-            if let Some(table) = self.0 {
-                let counter = match table.array.bank.try_lock() {
-                    Ok(_) => &DROPPED_WITH_BANK_FREE,
-                    Err(_) => &DROPPED_UNDER_BANK,
-                };
-                counter.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-    }
-
-    impl BackendFunction for NullFunction {
-        fn static_shared_bytes(&self) -> Result<u32, Error> {
-            Ok(0)
-        }
-
-        fn as_any(&self) -> &dyn Any {
-            self
-        }
-        fn param_info(&self) -> Result<Option<Vec<(usize, usize)>>, Error> {
-            Ok(None)
-        }
-    }
-
-    #[derive(Debug)]
-    struct NullStream;
-
-    impl BackendStream for NullStream {
-        fn as_any(&self) -> &dyn Any {
-            self
-        }
-    }
-
-    impl Backend for Null {
-        fn properties(&self) -> &DeviceProperties {
-            &self.0
-        }
-        fn alloc(&self, bytes: usize) -> Result<u64, Error> {
-            static NEXT: AtomicU64 = AtomicU64::new(0x1_0000);
-            Ok(NEXT.fetch_add((bytes as u64).next_multiple_of(256), Ordering::Relaxed))
-        }
-        fn free(&self, _: u64, _: usize, _: &[&dyn BackendStream]) {}
-        fn default_stream(&self) -> Arc<dyn BackendStream> {
-            Arc::new(NullStream)
-        }
-        fn new_stream(&self) -> Result<Arc<dyn BackendStream>, Error> {
-            Ok(Arc::new(NullStream))
-        }
-        fn write(&self, _: &dyn BackendStream, _: u64, _: &[u8]) -> Result<(), Error> {
-            Ok(())
-        }
-        fn read(&self, _: &dyn BackendStream, _: u64, _: &mut [u8]) -> Result<(), Error> {
-            Ok(())
-        }
-        fn record_event(&self, _: &dyn BackendStream) -> Result<Arc<dyn BackendEvent>, Error> {
-            Ok(Arc::new(CompletedEvent))
-        }
-        fn wait_event(&self, _: &dyn BackendStream, _: &dyn BackendEvent) -> Result<(), Error> {
-            Ok(())
-        }
-        fn synchronize_event(&self, _: &dyn BackendEvent) -> Result<(), Error> {
-            Ok(())
-        }
-        fn event_complete(&self, _: &dyn BackendEvent) -> Result<bool, Error> {
-            Ok(true)
-        }
-        fn load_function(&self, _: &str, _: &str) -> Result<Arc<dyn BackendFunction>, Error> {
-            Ok(Arc::new(NullFunction(self.1)))
-        }
-        unsafe fn launch(
-            &self,
-            _: &dyn BackendFunction,
-            _: &dyn BackendStream,
-            _: Geometry,
-            _: &ArgPacket<'_>,
-        ) -> Result<(), Error> {
-            Ok(())
-        }
-        fn synchronize(&self, _: &dyn BackendStream) -> Result<(), Error> {
-            Ok(())
-        }
-    }
-
     fn device() -> Device {
-        probed_device(None)
+        FakeBackend::builder().build().device()
     }
 
-    fn probed_device(probe: Option<&'static SlotTable>) -> Device {
-        Device::with_backend(Arc::new(Null(
-            DeviceProperties {
-                name: "null".to_owned(),
-                backend: BackendKind::Other,
-                compute_capability: None,
-                max_grid_x: 65_535,
-                max_block_x: 1024,
-                limits: crate::device::LaunchLimits::TYPICAL,
-                driver_version: None,
-            },
-            probe,
-        )))
+    /// A device whose functions, when dropped, record whether `probe`'s bank was free.
+    fn probed_device(probe: &'static SlotTable) -> Device {
+        FakeBackend::builder()
+            .observe(move |seen| {
+                if let Seen::Dropped { .. } = seen {
+                    let counter = match probe.array.bank.try_lock() {
+                        Ok(_) => &DROPPED_WITH_BANK_FREE,
+                        Err(_) => &DROPPED_UNDER_BANK,
+                    };
+                    counter.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+            .build()
+            .device()
     }
 
     fn relu(device: &Device) -> Kernel<Erased, DeviceBound> {
@@ -1049,13 +955,13 @@ mod tests {
         // unload, a device's last handle) runs under it. A one-slot table: every claim after the
         // first has to reclaim the slot of the device dropped just before.
         for _ in 0..2 {
-            let gone = probed_device(Some(&PROBED));
+            let gone = probed_device(&PROBED);
             PROBED.claim(relu(&gone)).unwrap();
         }
-        let live = probed_device(Some(&PROBED));
+        let live = probed_device(&PROBED);
         let slot = PROBED.claim(relu(&live)).unwrap();
         PROBED.release(slot).unwrap();
-        let gone = probed_device(Some(&PROBED));
+        let gone = probed_device(&PROBED);
         PROBED.claim(relu(&gone)).unwrap();
         drop(gone);
         assert_eq!(PROBED.reclaim_dead(), [0]);

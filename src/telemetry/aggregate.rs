@@ -1,6 +1,6 @@
 //! The two kinds of aggregation cell: a dispatch cell `(structure_key, chosen, hw)` with its
-//! candidates and its declines by reason, and a miss cell `(wanted, fallback, hw)`. The sink files them; handles count into
-//! them.
+//! candidates, its declines and its faults by reason, and a miss cell `(wanted, fallback, hw)`.
+//! The sink files them; handles count into them.
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -19,10 +19,40 @@ pub(crate) struct DispatchCell {
     /// one buffer: what every record compares against.
     pub(super) flat: FlatDispatchKey,
     pub(super) count: Counter,
+    /// Of `count`, the launches that later faulted: [`DispatchCell::count`] leaves them out.
+    pub(super) faulted: Counter,
     pub(super) candidates: Mutex<Vec<Candidate>>,
-    /// Declined launches of the kernel, by reason kind: a handful of kinds at most, counted
-    /// only on the (rare) refusal path, so a short list behind a lock.
-    pub(super) declines: Mutex<Vec<(Cow<'static, str>, u64)>>,
+    /// Declined launches of the kernel (and refusals at `load_for` and `bind`), by reason kind.
+    pub(super) declines: ReasonCounts,
+    /// Launches of the kernel that faulted on the device, by the fault's kind.
+    pub(super) faults: ReasonCounts,
+}
+
+/// Counts by reason kind: a handful of kinds at most, counted only on the (rare) paths of a
+/// refusal or a fault, so a short list behind a lock.
+#[derive(Debug, Default)]
+pub(crate) struct ReasonCounts(Mutex<Vec<(Cow<'static, str>, u64)>>);
+
+impl ReasonCounts {
+    /// Adds `count` (at least 1) for `reason`; a static reason costs no allocation.
+    pub(crate) fn add(&self, reason: Cow<'static, str>, count: u64) {
+        let mut counts = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        match counts.iter_mut().find(|(held, _)| *held == reason) {
+            Some((_, held)) => *held = held.saturating_add(count.max(1)),
+            None => counts.push((reason, count.max(1))),
+        }
+    }
+
+    /// The counts by reason, sorted by reason.
+    pub(crate) fn sorted(&self) -> Vec<(Cow<'static, str>, u64)> {
+        let mut counts = self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        counts.sort();
+        counts
+    }
 }
 
 impl Cell for DispatchCell {
@@ -48,28 +78,28 @@ impl DispatchCell {
         }
     }
 
+    /// Launches that ran: those recorded, less those that faulted afterwards.
     pub(crate) fn count(&self) -> u64 {
-        self.count.get()
+        self.count.get().saturating_sub(self.faulted.get())
     }
 
-    /// Adds `count` (at least 1) declines for `reason`; a static reason costs no allocation.
+    /// Adds `count` (at least 1) declines for `reason`.
     pub(crate) fn record_decline(&self, reason: Cow<'static, str>, count: u64) {
-        let mut declines = self.declines.lock().unwrap_or_else(PoisonError::into_inner);
-        match declines.iter_mut().find(|(held, _)| *held == reason) {
-            Some((_, held)) => *held = held.saturating_add(count.max(1)),
-            None => declines.push((reason, count.max(1))),
+        self.declines.add(reason, count);
+    }
+
+    /// Adds `count` (at least 1) faults for `reason`. With `recorded`, the launches were
+    /// counted as dispatches when they were queued, and are taken out of them again.
+    pub(crate) fn record_fault(&self, reason: Cow<'static, str>, count: u64, recorded: bool) {
+        self.faults.add(reason, count);
+        if recorded {
+            self.faulted.add(count.max(1));
         }
     }
 
-    /// The declines by reason, sorted by reason.
-    pub(crate) fn declines(&self) -> Vec<(Cow<'static, str>, u64)> {
-        let mut declines = self
-            .declines
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        declines.sort();
-        declines
+    /// The kernel the cell counts: its entry point.
+    pub(crate) fn entry(&self) -> &str {
+        &self.key.chosen.value.kernel_source
     }
 }
 

@@ -63,6 +63,32 @@ impl DispatchHandle {
         }
     }
 
+    /// Moves one launch recorded through this handle from the dispatches to the faults, for
+    /// `reason` (an error's [`kind_name`](crate::Error::kind_name)): it was queued, counted,
+    /// and then faulted on the device. Nothing happens for a handle without a cell.
+    pub fn record_fault(&self, reason: &'static str) {
+        if let Target::Cell(cell) = &self.target {
+            cell.record_fault(Cow::Borrowed(reason), 1, true);
+        }
+    }
+
+    /// Whether `other` counts into the same cell (or the same overflow counter).
+    pub(crate) fn same_cell(&self, other: &Self) -> bool {
+        match (&self.target, &other.target) {
+            (Target::Cell(a), Target::Cell(b)) => Arc::ptr_eq(a, b),
+            (Target::Overflow(a), Target::Overflow(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+
+    /// The entry point of the kernel this handle counts, when it has a cell.
+    pub(crate) fn entry(&self) -> Option<&str> {
+        match &self.target {
+            Target::Cell(cell) => Some(cell.entry()),
+            Target::Overflow(_) => None,
+        }
+    }
+
     /// Records one launch.
     #[inline]
     pub fn record(&self) {
@@ -93,7 +119,8 @@ impl DispatchHandle {
         matches!(self.target, Target::Overflow(_))
     }
 
-    /// Launches recorded so far in this handle's cell (or in the whole overflow counter).
+    /// Launches recorded so far in this handle's cell, less those that faulted (or the whole
+    /// overflow counter).
     pub fn count(&self) -> u64 {
         match &self.target {
             Target::Cell(cell) => cell.count(),

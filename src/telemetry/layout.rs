@@ -4,7 +4,8 @@
 //! ```text
 //! dir/
 //!   current.json            {"layout":2,"generation":"gen-…","files":["dispatches.jsonl",…]}
-//!   gen-<pid>-<nanos>-<seq>/  dispatches.jsonl, misses.jsonl, declines.jsonl, overflow.json
+//!   gen-<pid>-<nanos>-<seq>/  dispatches.jsonl, misses.jsonl, declines.jsonl, faults.jsonl,
+//!                             overflow.json
 //! ```
 //!
 //! A flush writes its files into a hidden staging directory, makes them durable, renames the

@@ -14,9 +14,12 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use super::layout::{self, MANIFEST_FILE};
-use super::record::{DeclineRecord, DispatchRecord, MissRecord, OverflowRecord, TELEMETRY_SCHEMA};
+use super::record::{
+    DeclineRecord, DispatchRecord, FaultRecord, MissRecord, OverflowRecord, TELEMETRY_SCHEMA,
+};
 use super::sink::{
-    DECLINES_FILE, DISPATCHES_FILE, MISSES_FILE, OVERFLOW_FILE, SinkConfig, TelemetrySink,
+    DECLINES_FILE, DISPATCHES_FILE, FAULTS_FILE, MISSES_FILE, OVERFLOW_FILE, SinkConfig,
+    TelemetrySink,
 };
 
 /// Which kind of record a line was expected to hold.
@@ -29,6 +32,8 @@ pub enum RecordKind {
     Miss,
     /// A [`DeclineRecord`].
     Decline,
+    /// A [`FaultRecord`].
+    Fault,
     /// An [`OverflowRecord`].
     Overflow,
 }
@@ -39,6 +44,7 @@ impl fmt::Display for RecordKind {
             Self::Dispatch => "dispatch",
             Self::Miss => "miss",
             Self::Decline => "decline",
+            Self::Fault => "fault",
             Self::Overflow => "overflow",
         })
     }
@@ -118,6 +124,13 @@ impl WireRecord for MissRecord {
 
 impl WireRecord for DeclineRecord {
     const KIND: RecordKind = RecordKind::Decline;
+    fn schema(&self) -> u32 {
+        self.schema
+    }
+}
+
+impl WireRecord for FaultRecord {
+    const KIND: RecordKind = RecordKind::Fault;
     fn schema(&self) -> u32 {
         self.schema
     }
@@ -204,6 +217,11 @@ pub fn parse_declines(
     parse_lines(bytes.as_ref(), origin)
 }
 
+/// Parses fault JSONL; `origin` names the source in errors.
+pub fn parse_faults(bytes: impl AsRef<[u8]>, origin: &str) -> Result<Vec<FaultRecord>, ReadError> {
+    parse_lines(bytes.as_ref(), origin)
+}
+
 /// Parses an overflow file; several records (e.g. concatenated files) are summed.
 pub fn parse_overflow(bytes: impl AsRef<[u8]>, origin: &str) -> Result<OverflowRecord, ReadError> {
     let records: Vec<OverflowRecord> = parse_lines(bytes.as_ref(), origin)?;
@@ -271,6 +289,9 @@ pub struct TelemetryReport {
     pub misses: Vec<MissRecord>,
     /// Declined launches, per kernel and reason.
     pub declines: Vec<DeclineRecord>,
+    /// Launches that faulted on the device, per kernel and fault kind (none before the
+    /// writer knew faults).
+    pub faults: Vec<FaultRecord>,
     /// Counts that found no cell in the writing sink.
     pub overflow: OverflowRecord,
 }
@@ -281,6 +302,7 @@ impl Default for TelemetryReport {
             dispatches: Vec::new(),
             misses: Vec::new(),
             declines: Vec::new(),
+            faults: Vec::new(),
             overflow: OverflowRecord::empty(),
         }
     }
@@ -340,6 +362,7 @@ impl TelemetryReport {
                 DISPATCHES_FILE => report.dispatches = parse_dispatches(bytes, &origin)?,
                 MISSES_FILE => report.misses = parse_misses(bytes, &origin)?,
                 DECLINES_FILE => report.declines = parse_declines(bytes, &origin)?,
+                FAULTS_FILE => report.faults = parse_faults(bytes, &origin)?,
                 OVERFLOW_FILE => report.overflow = parse_overflow(bytes, &origin)?,
                 // A file a newer writer added: not this reader's to understand.
                 _ => {}
@@ -370,8 +393,9 @@ impl TelemetryReport {
                 Some(bytes) => parse_misses(bytes, &miss_path.display().to_string())?,
                 None => Vec::new(),
             },
-            // The first layout had no declines.
+            // The first layout had no declines or faults.
             declines: Vec::new(),
+            faults: Vec::new(),
             overflow: match overflow {
                 Some(bytes) => parse_overflow(bytes, &overflow_path.display().to_string())?,
                 None => OverflowRecord::empty(),
@@ -395,12 +419,16 @@ impl TelemetryReport {
             for record in &report.declines {
                 sink.record_decline(record);
             }
+            for record in &report.faults {
+                sink.record_fault(record);
+            }
             overflow = add_overflow(overflow, &report.overflow);
         }
         Self {
             dispatches: sink.dispatch_records(),
             misses: sink.miss_records(),
             declines: sink.decline_records(),
+            faults: sink.fault_records(),
             overflow,
         }
     }
@@ -426,9 +454,21 @@ impl TelemetryReport {
             .fold(0u64, |sum, record| sum.saturating_add(record.count))
     }
 
+    /// Sum of all fault counts (saturating).
+    pub fn total_faults(&self) -> u64 {
+        self.faults
+            .iter()
+            .fold(0u64, |sum, record| sum.saturating_add(record.count))
+    }
+
     /// The `n` (kernel, reason) decline cells with the highest counts; ties keep file order.
     pub fn top_declines(&self, n: usize) -> Vec<&DeclineRecord> {
         top_by_count(&self.declines, n, |record| record.count)
+    }
+
+    /// The `n` (kernel, reason) fault cells with the highest counts; ties keep file order.
+    pub fn top_faults(&self, n: usize) -> Vec<&FaultRecord> {
+        top_by_count(&self.faults, n, |record| record.count)
     }
 
     /// The `n` dispatch cells with the highest counts; ties keep file order.

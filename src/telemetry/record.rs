@@ -237,50 +237,98 @@ impl MissRecord {
     }
 }
 
-/// A launch of a kernel was declined: which kernel (its dispatch cell's identity), why (the
-/// error's [`kind_name`](crate::Error::kind_name)), how often. Written to `declines.jsonl`
-/// beside the dispatches.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DeclineRecord {
-    /// Wire schema version ([`TELEMETRY_SCHEMA`]).
-    pub schema: u32,
-    /// The structure the kernel serves; `None` when it has no key.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub structure_key: Option<StructureKey>,
-    /// The kernel whose launch was declined.
-    pub chosen: ImplId,
-    /// The kind of refusal: [`Error::kind_name`](crate::Error::kind_name), e.g.
-    /// `element_count`.
-    pub reason: String,
-    /// Number of declined launches this record stands for (at least 1 when recorded).
-    pub count: u64,
-    /// Where it was to run.
-    pub hw: HwStamp,
+/// The records counted per (kernel, reason): the same fields, each in its own file.
+macro_rules! reason_records {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident {
+            chosen: $chosen:literal,
+            reason: $reason:literal,
+            count: $count:literal,
+            hw: $hw:literal,
+            new: $new:literal,
+        }
+    )*) => {$(
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+        pub struct $name {
+            /// Wire schema version ([`TELEMETRY_SCHEMA`]).
+            pub schema: u32,
+            /// The structure the kernel serves; `None` when it has no key.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub structure_key: Option<StructureKey>,
+            #[doc = $chosen]
+            pub chosen: ImplId,
+            #[doc = $reason]
+            pub reason: String,
+            #[doc = $count]
+            pub count: u64,
+            #[doc = $hw]
+            pub hw: HwStamp,
+        }
+
+        impl $name {
+            #[doc = $new]
+            pub fn new(
+                structure_key: Option<StructureKey>,
+                chosen: ImplId,
+                reason: impl Into<String>,
+                hw: HwStamp,
+            ) -> Self {
+                Self::from_parts(structure_key, chosen, reason.into(), 1, hw)
+            }
+
+            /// Sets how many launches the record stands for.
+            #[must_use]
+            pub fn with_count(mut self, count: u64) -> Self {
+                self.count = count;
+                self
+            }
+
+            /// The record of a cell's counts, as the sink reads them.
+            pub(crate) fn from_parts(
+                structure_key: Option<StructureKey>,
+                chosen: ImplId,
+                reason: String,
+                count: u64,
+                hw: HwStamp,
+            ) -> Self {
+                Self {
+                    schema: TELEMETRY_SCHEMA,
+                    structure_key,
+                    chosen,
+                    reason,
+                    count,
+                    hw,
+                }
+            }
+        }
+    )*};
 }
 
-impl DeclineRecord {
-    /// One declined launch of `chosen` for `reason`.
-    pub fn new(
-        structure_key: Option<StructureKey>,
-        chosen: ImplId,
-        reason: impl Into<String>,
-        hw: HwStamp,
-    ) -> Self {
-        Self {
-            schema: TELEMETRY_SCHEMA,
-            structure_key,
-            chosen,
-            reason: reason.into(),
-            count: 1,
-            hw,
-        }
+reason_records! {
+    /// A launch of a kernel was declined: which kernel (its dispatch cell's identity), why (the
+    /// error's [`kind_name`](crate::Error::kind_name)), how often. Written to `declines.jsonl`
+    /// beside the dispatches.
+    DeclineRecord {
+        chosen: "The kernel whose launch was declined.",
+        reason: "The kind of refusal: [`Error::kind_name`](crate::Error::kind_name), e.g. `element_count`.",
+        count: "Number of declined launches this record stands for (at least 1 when recorded).",
+        hw: "Where it was to run.",
+        new: "One declined launch of `chosen` for `reason`.",
     }
 
-    /// Sets how many declined launches the record stands for.
-    #[must_use]
-    pub fn with_count(mut self, count: u64) -> Self {
-        self.count = count;
-        self
+    /// Launches of a kernel that faulted on the device after they were queued (a memory fault,
+    /// a trap or a spent instruction budget on the emulator; a sticky driver error on CUDA):
+    /// which kernel (its dispatch cell's identity), which fault (the error's
+    /// [`kind_name`](crate::Error::kind_name)), how often. Written to `faults.jsonl`; a faulted
+    /// launch is not counted among the cell's dispatches.
+    FaultRecord {
+        chosen: "The kernel whose launches faulted.",
+        reason: "The kind of fault: [`Error::kind_name`](crate::Error::kind_name), e.g. `memory_fault` or `driver`.",
+        count: "Number of faulted launches this record stands for (at least 1 when recorded).",
+        hw: "Where it ran.",
+        new: "One faulted launch of `chosen` for `reason`.",
     }
 }
 
@@ -383,7 +431,8 @@ pub(crate) struct MissLine<'a, K, I, H> {
     pub(crate) hw: &'a H,
 }
 
-/// Twin of [`DeclineRecord`] for the flush path; see [`DispatchLine`].
+/// Twin of [`DeclineRecord`] and of [`FaultRecord`] (the same fields) for the flush path; see
+/// [`DispatchLine`].
 #[derive(Serialize)]
 pub(crate) struct DeclineLine<'a, K, I, H> {
     pub(crate) schema: u32,

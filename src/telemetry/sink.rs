@@ -15,14 +15,14 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::aggregate::{DispatchCell, MissCell};
+use super::aggregate::{DispatchCell, MissCell, ReasonCounts};
 use super::cells::{CellTable, Counter};
 use super::handle::{DispatchHandle, MissHandle};
 use super::keys::{CellHasher, DispatchKeyRef, FlatDispatchKey, Interners, MissKeyRef};
 use super::layout;
 use super::record::{
-    DeclineLine, DeclineRecord, DispatchLine, DispatchRecord, HwStamp, ImplId, MissLine,
-    MissRecord, OverflowRecord, StructureKey, TELEMETRY_SCHEMA,
+    DeclineLine, DeclineRecord, DispatchLine, DispatchRecord, FaultRecord, HwStamp, ImplId,
+    MissLine, MissRecord, OverflowRecord, StructureKey, TELEMETRY_SCHEMA,
 };
 use crate::atomic_write::Durability;
 
@@ -33,6 +33,8 @@ pub const MISSES_FILE: &str = "misses.jsonl";
 /// File that [`TelemetrySink::flush_all`] writes declined launches to, one JSON object per
 /// line.
 pub const DECLINES_FILE: &str = "declines.jsonl";
+/// File that [`TelemetrySink::flush_all`] writes faulted launches to, one JSON object per line.
+pub const FAULTS_FILE: &str = "faults.jsonl";
 /// File that [`TelemetrySink::flush_all`] writes the [`OverflowRecord`] to.
 pub const OVERFLOW_FILE: &str = "overflow.json";
 
@@ -86,11 +88,14 @@ pub struct FlushStats {
     pub miss_lines: usize,
     /// Lines in `declines.jsonl`.
     pub decline_lines: usize,
+    /// Lines in `faults.jsonl`.
+    pub fault_lines: usize,
     /// The content of `overflow.json`.
     pub overflow: OverflowRecord,
 }
 
-/// Aggregates dispatch and miss records into bounded per-cell counts and flushes them as JSONL.
+/// Aggregates dispatch, miss, decline and fault records into bounded per-cell counts and flushes
+/// them as JSONL.
 ///
 /// Every method takes `&self`; share one sink as `Arc<TelemetrySink>` between devices and
 /// threads. For the per-launch path, make a [`DispatchHandle`] once per bound kernel with
@@ -224,6 +229,23 @@ impl TelemetrySink {
         }
     }
 
+    /// Adds `record.count` (at least 1) faults for `record.reason` to the kernel's
+    /// `(structure_key, chosen, hw)` cell, as read back from a flush: the faulted launches are
+    /// not among the dispatches recorded for the cell. (A launch a [`DispatchHandle`] counted
+    /// that then faults is moved with [`DispatchHandle::record_fault`].) Never fails; when the
+    /// sink is full and the cell is new, the record is dropped.
+    pub fn record_fault(&self, record: &FaultRecord) {
+        let key = DispatchKeyRef {
+            structure_key: record.structure_key.as_ref(),
+            chosen: &record.chosen,
+            hw: &record.hw,
+        };
+        let hash = key.hash_with(&self.hasher);
+        if let Some(cell) = self.dispatch_cell(hash, key) {
+            cell.record_fault(Cow::Owned(record.reason.clone()), record.count, false);
+        }
+    }
+
     /// A handle to the `(structure_key, chosen, hw)` cell for recording launches without
     /// hashing or comparing keys each time. Creates the cell (with count 0, which is not
     /// flushed) if needed; if the sink is full, the handle records into the overflow count.
@@ -292,8 +314,10 @@ impl TelemetrySink {
                     key: key.intern(&self.hasher, &self.interners),
                     flat,
                     count: Counter::default(),
+                    faulted: Counter::default(),
                     candidates: Mutex::new(Vec::new()),
-                    declines: Mutex::new(Vec::new()),
+                    declines: ReasonCounts::default(),
+                    faults: ReasonCounts::default(),
                 }
             },
         )
@@ -338,7 +362,8 @@ impl TelemetrySink {
             .iter()
             .all(|cell| cell.count() == 0)
             && self.misses.snapshot().iter().all(|cell| cell.count() == 0)
-            && self.decline_cells().is_empty()
+            && self.reason_cells(|cell| &cell.declines).is_empty()
+            && self.reason_cells(|cell| &cell.faults).is_empty()
             && self.overflow() == OverflowRecord::empty()
     }
 
@@ -377,31 +402,48 @@ impl TelemetrySink {
 
     /// One record per (kernel, reason) with declines, in the order `flush_all` writes them.
     pub fn decline_records(&self) -> Vec<DeclineRecord> {
-        self.decline_cells()
+        self.reason_records(|cell| &cell.declines, DeclineRecord::from_parts)
+    }
+
+    /// One record per (kernel, reason) with faulted launches, in the order `flush_all` writes
+    /// them.
+    pub fn fault_records(&self) -> Vec<FaultRecord> {
+        self.reason_records(|cell| &cell.faults, FaultRecord::from_parts)
+    }
+
+    /// One record per (cell, reason) of the counts `of` selects, made by `make`.
+    fn reason_records<R>(
+        &self,
+        of: fn(&DispatchCell) -> &ReasonCounts,
+        make: impl Fn(Option<StructureKey>, ImplId, String, u64, HwStamp) -> R,
+    ) -> Vec<R> {
+        self.reason_cells(of)
             .into_iter()
-            .flat_map(|(cell, declines)| {
-                declines
+            .flat_map(|(cell, counts)| {
+                counts
                     .into_iter()
-                    .map(move |(reason, count)| DeclineRecord {
-                        schema: TELEMETRY_SCHEMA,
-                        structure_key: cell.key.structure_key.as_ref().map(|k| k.value.clone()),
-                        chosen: cell.key.chosen.value.clone(),
-                        reason: reason.into_owned(),
-                        count,
-                        hw: cell.key.hw.value.clone(),
+                    .map(|(reason, count)| {
+                        make(
+                            cell.key.structure_key.as_ref().map(|k| k.value.clone()),
+                            cell.key.chosen.value.clone(),
+                            reason.into_owned(),
+                            count,
+                            cell.key.hw.value.clone(),
+                        )
                     })
+                    .collect::<Vec<_>>()
             })
             .collect()
     }
 
-    /// The cells with declines, in key order, each with its declines read once.
-    fn decline_cells(&self) -> Vec<DeclineCell> {
+    /// The cells with counts in `of`, in key order, each with its counts read once.
+    fn reason_cells(&self, of: fn(&DispatchCell) -> &ReasonCounts) -> Vec<ReasonCell> {
         self.dispatches
             .snapshot()
             .into_iter()
             .filter_map(|cell| {
-                let declines = cell.declines();
-                (!declines.is_empty()).then_some((cell, declines))
+                let counts = of(&cell).sorted();
+                (!counts.is_empty()).then_some((cell, counts))
             })
             .collect()
     }
@@ -416,7 +458,8 @@ impl TelemetrySink {
         recorded(self.misses.snapshot(), MissCell::count)
     }
 
-    /// Writes `dispatches.jsonl`, `misses.jsonl`, `declines.jsonl` and `overflow.json` into
+    /// Writes `dispatches.jsonl`, `misses.jsonl`, `declines.jsonl`, `faults.jsonl` and
+    /// `overflow.json` into
     /// `dir` (created if needed) as one set: one compact JSON object per line, sorted by cell key.
     ///
     /// The set is a new generation directory, named current by the manifest
@@ -439,7 +482,8 @@ impl TelemetrySink {
 
         let dispatches = self.dispatch_records_sorted();
         let misses = self.miss_records_sorted();
-        let declines = self.decline_cells();
+        let declines = self.reason_cells(|cell| &cell.declines);
+        let faults = self.reason_cells(|cell| &cell.faults);
         let overflow = self.overflow();
 
         layout::write_set(
@@ -450,7 +494,8 @@ impl TelemetrySink {
                     write_dispatch_lines(&dispatches, out)
                 }),
                 (MISSES_FILE, &|out| write_miss_lines(&misses, out)),
-                (DECLINES_FILE, &|out| write_decline_lines(&declines, out)),
+                (DECLINES_FILE, &|out| write_reason_lines(&declines, out)),
+                (FAULTS_FILE, &|out| write_reason_lines(&faults, out)),
                 (OVERFLOW_FILE, &|out| write_line(out, &overflow)),
             ],
         )?;
@@ -458,6 +503,7 @@ impl TelemetrySink {
             dispatch_lines: dispatches.len(),
             miss_lines: misses.len(),
             decline_lines: declines.iter().map(|(_, d)| d.len()).sum(),
+            fault_lines: faults.iter().map(|(_, f)| f.len()).sum(),
             overflow,
         })
     }
@@ -523,12 +569,13 @@ fn write_miss_lines<W: Write>(cells: &[(Arc<MissCell>, u64)], out: &mut W) -> io
     Ok(())
 }
 
-/// A dispatch cell and its declines by reason.
-type DeclineCell = (Arc<DispatchCell>, Vec<(Cow<'static, str>, u64)>);
+/// A dispatch cell and its declines (or faults) by reason.
+type ReasonCell = (Arc<DispatchCell>, Vec<(Cow<'static, str>, u64)>);
 
-fn write_decline_lines<W: Write>(cells: &[DeclineCell], out: &mut W) -> io::Result<()> {
-    for (cell, declines) in cells {
-        for (reason, count) in declines {
+/// One line per (cell, reason): `declines.jsonl` and `faults.jsonl` have the same fields.
+fn write_reason_lines<W: Write>(cells: &[ReasonCell], out: &mut W) -> io::Result<()> {
+    for (cell, counts) in cells {
+        for (reason, count) in counts {
             let line = DeclineLine {
                 schema: TELEMETRY_SCHEMA,
                 structure_key: cell.key.structure_key.as_deref(),

@@ -29,31 +29,34 @@ pub trait Hold: Sync {
     fn until_waiting(&self, stream: &Stream, timeout: Duration);
 }
 
-struct Kernels {
+pub struct Kernels {
     neg: Kernel<Erased, DeviceBound>,
     add: Kernel<Erased, DeviceBound>,
 }
 
-fn kernels(device: &Device) -> Kernels {
+pub fn kernels(device: &Device) -> Kernels {
     Kernels {
         neg: launch_suite::bind(device, NEG_F32),
         add: launch_suite::bind(device, ADD_F32),
     }
 }
 
-fn filled(device: &Device, value: f32) -> DeviceBuffer<f32> {
+/// `N` elements of `value`, written and synchronized.
+pub fn filled(device: &Device, value: f32) -> DeviceBuffer<f32> {
     let buffer = device.upload(&vec![value; N]).unwrap();
     device.synchronize().unwrap();
     buffer
 }
 
-fn neg(k: &Kernels, stream: &Stream, x: &DeviceBuffer<f32>, y: &mut DeviceBuffer<f32>) {
+/// `y = -x` over `N` elements on `stream`.
+pub fn neg(k: &Kernels, stream: &Stream, x: &DeviceBuffer<f32>, y: &mut DeviceBuffer<f32>) {
     k.neg
         .launch(stream, &[x.into()], &mut [y.into()], &[N], &[])
         .unwrap();
 }
 
-fn assert_all(what: &str, stream: &Stream, buffer: &DeviceBuffer<f32>, want: f32) {
+/// Every element of `buffer` (read on `stream`) has exactly the bits of `want`.
+pub fn assert_all(what: &str, stream: &Stream, buffer: &DeviceBuffer<f32>, want: f32) {
     let got = stream.read(buffer).unwrap();
     let wrong = got
         .iter()
@@ -67,7 +70,8 @@ fn assert_all(what: &str, stream: &Stream, buffer: &DeviceBuffer<f32>, want: f32
     );
 }
 
-fn streams<const K: usize>(device: &Device) -> [Stream; K] {
+/// `K` new streams of `device`.
+pub fn streams<const K: usize>(device: &Device) -> [Stream; K] {
     std::array::from_fn(|_| device.new_stream().unwrap())
 }
 
@@ -228,6 +232,32 @@ pub fn poll(timeout: Duration, mut ready: impl FnMut() -> bool) {
     let start = Instant::now();
     while !ready() && start.elapsed() < timeout {
         std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Holds a stream by pausing its emulator worker: deterministic, so a missing wait always shows.
+pub struct Paused(pub std::sync::Arc<jitseam::device::EmulatorBackend>);
+
+impl Paused {
+    /// A fresh emulator device and the hold on its streams.
+    pub fn emulator() -> (Device, Self) {
+        let backend = std::sync::Arc::new(jitseam::device::EmulatorBackend::new());
+        (Device::with_backend(backend.clone()), Self(backend))
+    }
+}
+
+impl Hold for Paused {
+    fn hold(&self, stream: &Stream) {
+        self.0.pause(stream).unwrap();
+    }
+    fn release(&self, stream: &Stream) {
+        self.0.resume(stream).unwrap();
+    }
+    fn settle(&self, stream: &Stream) {
+        self.0.settle(stream).unwrap();
+    }
+    fn until_waiting(&self, stream: &Stream, timeout: Duration) {
+        poll(timeout, || self.0.is_waiting(stream).unwrap());
     }
 }
 

@@ -9,12 +9,14 @@
 
 #[cfg(target_os = "linux")]
 pub mod cuda_model;
+pub mod fake;
+pub mod faulty;
 pub mod fixtures;
 pub mod hazards;
 pub mod interop;
 pub mod launch_suite;
-pub mod noop;
+pub mod memory_suite;
 pub mod nvrtc_env;
-pub mod recording;
 pub mod synth_matrix;
+pub mod telemetry;
 pub mod verify_corpus;

@@ -185,15 +185,15 @@ mod tests {
     fn compiler_output_clears_nothing() {
         for (src, entry) in [
             (
-                include_str!("../../../tests/fixtures/add_f32_scalar.ptx"),
+                include_str!("testdata/add_f32_scalar.ptx"),
                 "baracuda_gen_add_f32_scalar",
             ),
             (
-                include_str!("../../../tests/fixtures/add_f32_co_v4.ptx"),
+                include_str!("testdata/add_f32_co_v4.ptx"),
                 "baracuda_gen_add_f32_co_v4",
             ),
             (
-                include_str!("../../../tests/fixtures/silu_f32_scalar.ptx"),
+                include_str!("testdata/silu_f32_scalar.ptx"),
                 "baracuda_gen_silu_f32_scalar",
             ),
         ] {

@@ -85,6 +85,7 @@ impl ::jitseam::__private::Declared for Saxpy {
         )
     };
     const SYMBOL: &'static str = "saxpy_out_first";
+    const NAMES: &'static [&'static str] = &["x", "out", "n", "a"];
     type Args<'a> = SaxpyArgs<'a>;
     fn launch(
         launch: ::jitseam::__private::Launch<'_>,

@@ -54,6 +54,7 @@ impl ::jitseam::__private::Declared for AddSub {
         &[::jitseam::__private::ElementKind::U32, ::jitseam::__private::ElementKind::I64],
     );
     const SYMBOL: &'static str = "add_sub";
+    const NAMES: &'static [&'static str] = &["a", "b", "sum", "diff", "count", "seed"];
     type Args<'a> = AddSubArgs<'a>;
     fn launch(
         launch: ::jitseam::__private::Launch<'_>,

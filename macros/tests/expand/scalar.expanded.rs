@@ -38,6 +38,7 @@ impl ::jitseam::__private::Declared for Axpb {
         &[::jitseam::__private::ElementKind::F32, ::jitseam::__private::ElementKind::F32],
     );
     const SYMBOL: &'static str = "baracuda_gen_add_scalar_mul_scalar_f32_scalar";
+    const NAMES: &'static [&'static str] = &["x", "out", "scale", "shift"];
     type Args<'a> = AxpbArgs<'a>;
     fn launch(
         launch: ::jitseam::__private::Launch<'_>,

@@ -35,6 +35,7 @@ impl ::jitseam::__private::Declared for MulScalar {
         &[::jitseam::__private::ElementKind::F64],
     );
     const SYMBOL: &'static str = "mul_scalar";
+    const NAMES: &'static [&'static str] = &["x", "out", "factor"];
     type Args<'a> = MulScalarArgs<'a>;
     fn launch(
         launch: ::jitseam::__private::Launch<'_>,

@@ -41,6 +41,7 @@ impl ::jitseam::__private::Declared for ReluAdd {
         &[::jitseam::__private::ElementKind::F32],
     );
     const SYMBOL: &'static str = "relu_add";
+    const NAMES: &'static [&'static str] = &["a", "b", "out", "alpha"];
     type Args<'a> = ReluAddArgs<'a>;
     fn launch(
         launch: ::jitseam::__private::Launch<'_>,

@@ -2,12 +2,13 @@
 //! concern (memory, streams, modules, launches).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use cudarc::driver::CudaContext;
 
 use super::context::properties_of;
 use super::shared::Shared;
-use super::{event, launch, memory, module, stream};
+use super::{event, launch, memory, module, on_device, stream};
 use crate::abi::ArgPacket;
 use crate::device::{
     Backend, BackendEvent, BackendFunction, BackendStream, DeviceProperties, Geometry,
@@ -82,6 +83,41 @@ impl Backend for CudaBackend {
 
     fn event_complete(&self, event: &dyn BackendEvent) -> Result<bool, Error> {
         event::is_complete(&self.shared, event)
+    }
+
+    fn fill_bytes(
+        &self,
+        stream: &dyn BackendStream,
+        address: u64,
+        bytes: usize,
+        value: u8,
+    ) -> Result<(), Error> {
+        on_device::fill(&self.shared, stream, address, bytes, value)
+    }
+
+    fn copy(
+        &self,
+        stream: &dyn BackendStream,
+        src: u64,
+        dst: u64,
+        bytes: usize,
+    ) -> Result<(), Error> {
+        on_device::copy(&self.shared, stream, src, dst, bytes)
+    }
+
+    fn record_timed_event(
+        &self,
+        stream: &dyn BackendStream,
+    ) -> Result<Arc<dyn BackendEvent>, Error> {
+        event::record_timed(&self.shared, stream)
+    }
+
+    fn event_elapsed(
+        &self,
+        start: &dyn BackendEvent,
+        end: &dyn BackendEvent,
+    ) -> Result<Duration, Error> {
+        event::elapsed(&self.shared, start, end)
     }
 
     fn load_function(&self, ptx: &str, symbol: &str) -> Result<Arc<dyn BackendFunction>, Error> {

@@ -8,7 +8,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use cudarc::driver::result::DriverError;
 
-use crate::error::Error;
+use crate::error::{DriverCode, Error};
 
 /// Recorded cleanup errors kept for the next `synchronize`; more are counted, not kept.
 const MAX_DEFERRED: usize = 16;
@@ -25,10 +25,29 @@ pub(super) fn describe(error: DriverError) -> String {
     }
 }
 
+/// `error` as [`Error::Driver`]: its code, and the driver's description of it.
 pub(super) fn driver_error(stage: impl Into<String>, error: DriverError) -> Error {
-    Error::Device {
+    // The bindings' `CUresult` is a `#[repr(u32)]` enum of the C codes.
+    let code = DriverCode(error.0 as u32);
+    let message = error
+        .error_string()
+        .map(|text| text.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Error::Driver {
         stage: stage.into(),
-        message: describe(error),
+        code,
+        message,
+    }
+}
+
+/// A status the driver returned as a plain integer (through a symbol jitseam resolved itself,
+/// so never turned into the bindings' enum, which must not hold a value it does not declare),
+/// as [`Error::Driver`] without a description.
+pub(super) fn driver_code_error(stage: impl Into<String>, code: u32) -> Error {
+    Error::Driver {
+        stage: stage.into(),
+        code: DriverCode(code),
+        message: String::new(),
     }
 }
 

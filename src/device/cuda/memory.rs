@@ -159,7 +159,12 @@ fn read_pageable(stream: &CudaStream, address: u64, dst: &mut [u8]) -> Result<()
 }
 
 /// Refuses a copy that is not inside one live allocation of this backend.
-fn check_range(shared: &Shared, address: u64, len: usize, stage: &str) -> Result<(), Error> {
+pub(super) fn check_range(
+    shared: &Shared,
+    address: u64,
+    len: usize,
+    stage: &str,
+) -> Result<(), Error> {
     let allocations = lock(&shared.allocations);
     let inside = allocations
         .range(..=address)

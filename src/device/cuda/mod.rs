@@ -12,8 +12,9 @@
 //! | `error.rs` | driver errors as [`Error`]s, the log of errors raised in `Drop` |
 //! | `shared.rs` | the state the backend and its function handles hold together |
 //! | `memory.rs` | allocation, free, host↔device copies |
+//! | `on_device.rs` | fills and device-to-device copies |
 //! | `frees.rs` | deferred free: allocations parked until their work has finished |
-//! | `event.rs` | events: record, device-side wait, host wait, query |
+//! | `event.rs` | events: record, device-side wait, host wait, query, elapsed time |
 //! | `stream.rs` | stream handles: creating, resolving, synchronizing |
 //! | `module.rs` | module load, function handles, the driver's parameter info |
 //! | `launch.rs` | the kernel-parameter pointer array and `cuLaunchKernel` |
@@ -77,6 +78,7 @@ mod interop;
 mod launch;
 mod memory;
 mod module;
+mod on_device;
 mod probe;
 mod registry;
 mod shadow;

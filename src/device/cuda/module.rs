@@ -14,11 +14,11 @@ use cudarc::driver::CudaStream;
 use cudarc::driver::result::{self, DriverError};
 use cudarc::driver::sys::{self, CUresult};
 
-use super::error::{describe, driver_error, lock};
-use super::probe::param_info_available;
+use super::error::{describe, driver_code_error, driver_error, lock};
+use super::probe::param_info_fn;
 use super::shared::Shared;
 use crate::device::BackendFunction;
-use crate::error::Error;
+use crate::error::{DriverCode, Error};
 
 /// No stream handle is `usize::MAX` (the default stream is 0).
 const NO_STREAM: usize = usize::MAX;
@@ -206,9 +206,9 @@ impl BackendFunction for CudaFunction {
     }
 
     fn param_info(&self) -> Result<Option<Vec<(usize, usize)>>, Error> {
-        if !param_info_available() {
+        let Some(param_info) = param_info_fn() else {
             return Ok(None);
-        }
+        };
         let stage = || format!("query the parameters of kernel `{}`", self.symbol);
         self.shared.bind(stage())?;
         let mut params = Vec::new();
@@ -216,16 +216,16 @@ impl BackendFunction for CudaFunction {
         // driver that never reports the end.
         for index in 0..=crate::abi::MAX_PARAM_BYTES {
             let (mut offset, mut size) = (0usize, 0usize);
-            // SAFETY: `function` is a live handle of this (current) context — the module is
-            // unloaded only after this handle drops — and both out-pointers are live locals.
-            let status =
-                unsafe { sys::cuFuncGetParamInfo(self.function, index, &mut offset, &mut size) };
-            match status {
-                CUresult::CUDA_SUCCESS => params.push((offset, size)),
+            // SAFETY: `param_info` is the driver's `cuFuncGetParamInfo` (see `param_info_fn`);
+            // `function` is a live handle of this (current) context — the module is unloaded
+            // only after this handle drops — and both out-pointers are live locals.
+            let status = unsafe { param_info(self.function, index, &mut offset, &mut size) };
+            match DriverCode(status) {
+                DriverCode(0) => params.push((offset, size)),
                 // The documented answer for an index past the last parameter.
-                CUresult::CUDA_ERROR_INVALID_VALUE => return Ok(Some(params)),
-                CUresult::CUDA_ERROR_NOT_SUPPORTED => return Ok(None),
-                other => return Err(driver_error(stage(), DriverError(other))),
+                DriverCode::INVALID_VALUE => return Ok(Some(params)),
+                DriverCode::NOT_SUPPORTED => return Ok(None),
+                _ => return Err(driver_code_error(stage(), status)),
             }
         }
         Err(Error::Device {

@@ -36,6 +36,8 @@ const REQUIRED_SYMBOLS: &[&str] = &[
     "cuMemcpyHtoDAsync_v2",
     "cuMemcpyDtoHAsync_v2",
     "cuPointerGetAttribute",
+    "cuMemcpyDtoDAsync_v2",
+    "cuMemsetD8Async",
     "cuModuleLoadData",
     "cuModuleGetFunction",
     "cuModuleUnload",
@@ -121,12 +123,57 @@ pub(super) fn format_version(version: i32) -> String {
     format!("{}.{}", version / 1000, (version % 1000) / 10)
 }
 
-/// Whether this driver offers `cuFuncGetParamInfo`: new enough, and the symbol exported (cudarc
-/// would panic resolving a missing one). Decided once per process.
-pub(super) fn param_info_available() -> bool {
-    static AVAILABLE: OnceLock<bool> = OnceLock::new();
-    *AVAILABLE.get_or_init(|| {
-        driver_version().is_ok_and(|v| v >= PARAM_INFO_MIN_DRIVER) && has_symbol(PARAM_INFO_SYMBOL)
+/// `cuFuncGetParamInfo`'s C signature. Statuses of the entry points resolved here are read as
+/// the plain integers the C functions return: a code this build's bindings do not list must
+/// not become an invalid enum value.
+pub(super) type ParamInfoFn =
+    unsafe extern "C" fn(sys::CUfunction, usize, *mut usize, *mut usize) -> u32;
+
+/// `cuEventElapsedTime`'s (and `cuEventElapsedTime_v2`'s) C signature.
+pub(super) type ElapsedFn = unsafe extern "C" fn(*mut f32, sys::CUevent, sys::CUevent) -> u32;
+
+/// The driver's entry point `name`, as a function of type `F`; `None` when it lacks one.
+///
+/// Entry points resolved here rather than through cudarc's bindings work whatever CUDA version
+/// jitseam was built for (a binding may be missing from older versions' bindings, or renamed
+/// in newer ones), and are simply absent on a driver that lacks them, where cudarc would panic.
+///
+/// # Safety
+/// `F` is the C declaration of `name` in `cuda.h`. Call only after [`probe_library`] succeeded.
+unsafe fn entry_point<F: Copy>(name: &str) -> Option<F> {
+    // SAFETY: as in `has_symbol`, `culib` runs only after `probe_library` found the library.
+    let library = unsafe { sys::culib() };
+    // SAFETY: `F` is the symbol's C type (this fn's contract). The library is cudarc's
+    // process-wide handle, never unloaded, so the pointer stays valid for the life of the
+    // process.
+    let symbol = unsafe { library.get::<F>(name.as_bytes()) };
+    symbol.ok().map(|f| *f)
+}
+
+/// `cuFuncGetParamInfo`, when this driver offers it: new enough, and the symbol exported.
+/// Decided once per process.
+pub(super) fn param_info_fn() -> Option<ParamInfoFn> {
+    static RESOLVED: OnceLock<Option<ParamInfoFn>> = OnceLock::new();
+    *RESOLVED.get_or_init(|| {
+        if !driver_version().is_ok_and(|v| v >= PARAM_INFO_MIN_DRIVER) {
+            return None;
+        }
+        // SAFETY: `ParamInfoFn` is `cuFuncGetParamInfo`'s declaration; only called once a
+        // device opened, after the probe.
+        unsafe { entry_point::<ParamInfoFn>(PARAM_INFO_SYMBOL) }
+    })
+}
+
+/// `cuEventElapsedTime_v2` (CUDA 12.8 on), else `cuEventElapsedTime` (removed in 13.0): the
+/// same function under the name this driver has. Decided once per process.
+pub(super) fn elapsed_fn() -> Option<ElapsedFn> {
+    static RESOLVED: OnceLock<Option<ElapsedFn>> = OnceLock::new();
+    *RESOLVED.get_or_init(|| {
+        ["cuEventElapsedTime_v2", "cuEventElapsedTime"]
+            .into_iter()
+            // SAFETY: `ElapsedFn` is the declaration of both names; only called once a device
+            // opened, after the probe.
+            .find_map(|name| unsafe { entry_point::<ElapsedFn>(name) })
     })
 }
 

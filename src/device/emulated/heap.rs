@@ -145,6 +145,58 @@ impl Heap {
         }
     }
 
+    /// Sets the `len` bytes at `address` to `value`; false (nothing written) when they fit no
+    /// allocation.
+    pub(super) fn fill(&self, address: u64, len: usize, value: u8) -> bool {
+        let Some((block, start)) = self.find(address, len) else {
+            return false;
+        };
+        let mut bytes = write_lock(&block.bytes);
+        match bytes.get_mut(start..start + len) {
+            Some(dst) => {
+                dst.fill(value);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Copies the `len` bytes at `src` to `dst`, which do not overlap; false (nothing copied)
+    /// when either fits no allocation. Two allocations are locked in address order, as a
+    /// launch locks them, so a copy and a launch never wait for each other in a circle.
+    pub(super) fn copy(&self, src: u64, dst: u64, len: usize) -> bool {
+        let (Some((from, from_start)), Some((to, to_start))) =
+            (self.find(src, len), self.find(dst, len))
+        else {
+            return false;
+        };
+        if Arc::ptr_eq(&from, &to) {
+            let mut bytes = write_lock(&to.bytes);
+            if from_start.max(to_start) + len > bytes.len() {
+                return false;
+            }
+            bytes.copy_within(from_start..from_start + len, to_start);
+            return true;
+        }
+        let copy = |source: &[u8], target: &mut [u8]| match (
+            source.get(from_start..from_start + len),
+            target.get_mut(to_start..to_start + len),
+        ) {
+            (Some(source), Some(target)) => {
+                target.copy_from_slice(source);
+                true
+            }
+            _ => false,
+        };
+        if src < dst {
+            let source = read_lock(&from.bytes);
+            copy(&source, &mut write_lock(&to.bytes))
+        } else {
+            let mut target = write_lock(&to.bytes);
+            copy(&read_lock(&from.bytes), &mut target)
+        }
+    }
+
     /// What a launch whose operands reach `ranges` may touch: each range (merged where operands
     /// share bytes, writable where any of them is an output) clipped to the live allocations,
     /// so that bytes an operand claims beyond its allocation stay unmapped and fault.

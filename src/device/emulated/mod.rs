@@ -49,10 +49,12 @@
 //!
 //! Each stream executes its queue in order on its own worker thread (started with the first
 //! work queued), so that a missing wait between streams is a wrong result here as it is on a
-//! GPU. `launch`, `write` (from a copy of the host data) and `free` are queued and return at
-//! once; `synchronize` and `read` wait for the stream. Events are real: an event recorded on a
-//! stream completes once that stream has finished the work queued before it, and a stream that
-//! waits for an event stops there until it does. A free whose memory other streams may still
+//! GPU. `launch`, `write` (from a copy of the host data), fills, device-to-device copies and
+//! `free` are queued and return at once; `synchronize` and `read` wait for the stream. Events
+//! are real: an event recorded on a stream completes once that stream has finished the work
+//! queued before it, and a stream that waits for an event stops there until it does. A timed
+//! event (what [`Stream::record_event`] makes) is a queued stamp of the wall time at which the
+//! stream's worker reached it, so the time between two is the time the worker took. A free whose memory other streams may still
 //! use goes to an internal stream that waits for them, so it delays no user stream.
 //!
 //! # Faults are sticky, and reported later
@@ -86,7 +88,8 @@ mod run;
 use std::any::Any;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
 
 use jitseam_emu::DecodeError;
 
@@ -228,6 +231,18 @@ enum Op {
         address: u64,
         data: Vec<u8>,
     },
+    Fill {
+        address: u64,
+        len: usize,
+        value: u8,
+    },
+    Copy {
+        src: u64,
+        dst: u64,
+        len: usize,
+    },
+    /// Notes when the stream got here: a timed event's completion.
+    Stamp(Arc<OnceLock<Instant>>),
     Free {
         address: u64,
     },
@@ -278,8 +293,9 @@ impl Queue {
         lock(&self.state)
     }
 
-    /// Queues `op`, starting the worker with the first.
-    fn push(self: &Arc<Self>, op: Op) -> Result<(), Error> {
+    /// Queues `op`, starting the worker with the first. Answers the op's place in the queue:
+    /// an event recorded right after it has this target.
+    fn push(self: &Arc<Self>, op: Op) -> Result<u64, Error> {
         let mut state = self.lock();
         if !state.started {
             let queue = Arc::clone(self);
@@ -294,9 +310,10 @@ impl Queue {
         }
         state.ops.push_back(op);
         state.queued += 1;
+        let target = state.queued;
         drop(state);
         self.changed.notify_all();
-        Ok(())
+        Ok(target)
     }
 
     /// Blocks until the work queued before `target` has finished.
@@ -374,6 +391,18 @@ impl Queue {
             }
             Op::Write { address, data } => (!self.shared.heap.write(address, &data))
                 .then(|| copy_error("copy to device", address, data.len())),
+            Op::Fill {
+                address,
+                len,
+                value,
+            } => (!self.shared.heap.fill(address, len, value))
+                .then(|| copy_error("fill on the device", address, len)),
+            Op::Copy { src, dst, len } => (!self.shared.heap.copy(src, dst, len))
+                .then(|| copy_error("copy on the device", src, len)),
+            Op::Stamp(time) => {
+                let _ = time.set(Instant::now());
+                None
+            }
             Op::Free { address } => {
                 self.shared.heap.free(address);
                 None
@@ -437,6 +466,8 @@ fn queue_of<'s>(stream: &'s dyn BackendStream, stage: &str) -> Result<&'s Emulat
 struct EmulatedEvent {
     queue: Arc<Queue>,
     target: u64,
+    /// For a timed event: when the stream reached it (set by its [`Op::Stamp`]).
+    time: Option<Arc<OnceLock<Instant>>>,
 }
 
 impl BackendEvent for EmulatedEvent {
@@ -512,7 +543,9 @@ impl Backend for EmulatorBackend {
                 self.reaper.queue.push(Op::Wait(Arc::new(EmulatedEvent {
                     queue: Arc::clone(&stream.queue),
                     target,
-                })))
+                    time: None,
+                })))?;
+                Ok(())
             })
             .and_then(|()| self.reaper.queue.push(Op::Free { address }));
         if let Err(error) = queued {
@@ -538,7 +571,51 @@ impl Backend for EmulatorBackend {
         stream.queue.push(Op::Write {
             address,
             data: src.to_vec(),
-        })
+        })?;
+        Ok(())
+    }
+
+    fn fill_bytes(
+        &self,
+        stream: &dyn BackendStream,
+        address: u64,
+        bytes: usize,
+        value: u8,
+    ) -> Result<(), Error> {
+        const STAGE: &str = "fill on the device";
+        let stream = queue_of(stream, STAGE)?;
+        // Refused now if it fits no allocation, as a write is; checked again when it runs.
+        if !self.shared.heap.contains(address, bytes) {
+            return Err(copy_error(STAGE, address, bytes));
+        }
+        stream.queue.push(Op::Fill {
+            address,
+            len: bytes,
+            value,
+        })?;
+        Ok(())
+    }
+
+    fn copy(
+        &self,
+        stream: &dyn BackendStream,
+        src: u64,
+        dst: u64,
+        bytes: usize,
+    ) -> Result<(), Error> {
+        const STAGE: &str = "copy on the device";
+        let stream = queue_of(stream, STAGE)?;
+        for address in [src, dst] {
+            if !self.shared.heap.contains(address, bytes) {
+                return Err(copy_error(STAGE, address, bytes));
+            }
+        }
+        stream.queue.push(Op::Copy {
+            src,
+            dst,
+            len: bytes,
+        })?;
+        Ok(())
     }
 
     fn read(&self, stream: &dyn BackendStream, address: u64, dst: &mut [u8]) -> Result<(), Error> {
@@ -556,7 +633,50 @@ impl Backend for EmulatorBackend {
         Ok(Arc::new(EmulatedEvent {
             queue: Arc::clone(&stream.queue),
             target,
+            time: None,
         }))
+    }
+
+    /// Queues a stamp: the event completes, and records the wall time, when the stream's
+    /// worker reaches it.
+    fn record_timed_event(
+        &self,
+        stream: &dyn BackendStream,
+    ) -> Result<Arc<dyn BackendEvent>, Error> {
+        let stream = queue_of(stream, "record an event")?;
+        let time = Arc::new(OnceLock::new());
+        let target = stream.queue.push(Op::Stamp(Arc::clone(&time)))?;
+        Ok(Arc::new(EmulatedEvent {
+            queue: Arc::clone(&stream.queue),
+            target,
+            time: Some(time),
+        }))
+    }
+
+    fn event_elapsed(
+        &self,
+        start: &dyn BackendEvent,
+        end: &dyn BackendEvent,
+    ) -> Result<Duration, Error> {
+        let [start, end] = [start, end].map(|event| {
+            let event = event_of(event)?;
+            drop(event.queue.wait_done(event.target));
+            event
+                .time
+                .as_ref()
+                .and_then(|time| time.get().copied())
+                .ok_or_else(|| Error::EventTiming {
+                    reason: "an event was recorded without timing".to_owned(),
+                })
+        });
+        let (start, end) = (start?, end?);
+        end.checked_duration_since(start)
+            .ok_or_else(|| Error::EventTiming {
+                reason: format!(
+                    "the later event completed {:?} before the earlier one",
+                    start.duration_since(end)
+                ),
+            })
     }
 
     fn wait_event(
@@ -573,7 +693,9 @@ impl Backend for EmulatorBackend {
         stream.queue.push(Op::Wait(Arc::new(EmulatedEvent {
             queue: Arc::clone(&event.queue),
             target: event.target,
-        })))
+            time: None,
+        })))?;
+        Ok(())
     }
 
     fn synchronize_event(&self, event: &dyn BackendEvent) -> Result<(), Error> {
@@ -658,7 +780,8 @@ impl Backend for EmulatorBackend {
             packet: packet.bytes().to_vec(),
             operands,
             geometry: grid_for(geometry, packet.grid_stride(), &self.shared.config),
-        })
+        })?;
+        Ok(())
     }
 
     fn synchronize(&self, stream: &dyn BackendStream) -> Result<(), Error> {

@@ -94,6 +94,7 @@ pub const IMPLEMENTED: &[&str] = &[
     "cuLaunchKernel",
     "cuGetErrorString",
     "cuGetErrorName",
+    "cuGetExportTable",
 ];
 
 /// Runs `f`, turning a panic into `CUDA_ERROR_UNKNOWN`.
@@ -972,5 +973,27 @@ pub unsafe extern "C" fn cuGetErrorName(error: c_uint, pStr: *mut *const c_char)
         // SAFETY: the caller's contract (module docs) covers the out-parameter.
         unsafe { put(pStr, name.unwrap_or(std::ptr::null())) }?;
         name.map(drop).ok_or(CUDA_ERROR_INVALID_VALUE)
+    })
+}
+
+// ---- what NVIDIA's own libraries ask of the driver ------------------------------------------
+
+/// `cuGetExportTable`: the driver's private interface tables, which NVIDIA's own libraries look
+/// up by UUID. NVRTC opens `libcuda.so.1` while it compiles and asks for one; it copes with a
+/// driver that has none, but not with a `libcuda` that lacks the entry point altogether (it
+/// then dereferences a table it never got). The model has no table to give: it answers
+/// `CUDA_ERROR_NOT_SUPPORTED`, with the table pointer null, and NVRTC compiles as it does on a
+/// machine without a driver.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuGetExportTable(
+    ppExportTable: *mut *const c_void,
+    _pExportTableId: *const c_void,
+) -> CUresult {
+    guard(|| {
+        if !ppExportTable.is_null() {
+            // SAFETY: non-null, and writable by the caller's contract (module docs).
+            unsafe { put(ppExportTable, std::ptr::null())? };
+        }
+        Err(CUDA_ERROR_NOT_SUPPORTED)
     })
 }

@@ -17,6 +17,9 @@
 //! # What it implements
 //! The entry points in [`api::IMPLEMENTED`]; every other symbol cudarc's safe and result layers
 //! may resolve is exported as a stub answering `CUDA_ERROR_NOT_SUPPORTED` ([`stubs::STUBS`]).
+//! NVRTC, which opens `libcuda.so.1` while it compiles, finds what it looks up (`cuInit`, and
+//! `cuGetExportTable`, which answers that the model has no private tables), so a process can
+//! compile CUDA C with NVRTC while it runs against the model.
 //! One device (ordinal 0, compute capability 9.0) with its primary context; device memory is
 //! host memory behind a checked allocation table; only PTX text loads.
 //!
