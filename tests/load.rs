@@ -435,3 +435,50 @@ fn deeply_nested_artifact_json_is_an_error_on_a_small_stack() {
         assert!(parsed, "{field}");
     }
 }
+
+/// A missing entry's name is demangled to suggest `extern "C"`; the demangler recurses once per
+/// level of nesting in the name, which on a small stack (an unoptimized build's frames are
+/// large) overflowed at a dozen levels. Names nested 200 deep are declined plainly on a 256 KiB
+/// stack, and a name nested a few levels still gets its hint.
+#[test]
+fn deeply_nested_mangled_names_are_declined_on_a_small_stack() {
+    let module = |name: &str| {
+        format!(
+            ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry {name}(\
+             .param .u64 a, .param .u64 b, .param .u64 c)\n{{\n\tret;\n}}\n"
+        )
+    };
+    let levels = 200;
+    for name in [
+        format!("_Z8my_saxpy{}v", "P".repeat(levels)),
+        format!("_Z8my_saxpyI{}iEv", "1aI".repeat(levels)),
+        format!("_Z8my_saxpy{}v", "PFv".repeat(levels)),
+        format!("_Z8my_saxpy{}iE", "N1a".repeat(levels)),
+    ] {
+        let text = module(&name);
+        let declined = on_a_small_stack(move || {
+            let spec = AbiSpec::new(AbiKind::Scalar, &[F32], &[F32], &[]);
+            load(Artifact::ptx(text, "my_saxpy", spec)).err()
+        });
+        assert!(
+            matches!(declined, Some(Error::EntryNotFound { .. })),
+            "{declined:?}"
+        );
+    }
+    let mangled = "_Z8my_saxpyPPPKfPfx";
+    let text = module(mangled);
+    let declined = on_a_small_stack(move || {
+        let spec = AbiSpec::new(AbiKind::Scalar, &[F32], &[F32], &[]);
+        load(Artifact::ptx(text, "my_saxpy", spec)).err()
+    });
+    match declined {
+        Some(Error::EntryNotFound {
+            mangled: Some(found),
+            ..
+        }) => assert_eq!(
+            found.demangled,
+            "my_saxpy(float const***, float*, long long)"
+        ),
+        other => panic!("unexpected {other:?}"),
+    }
+}
