@@ -570,3 +570,40 @@ fn totals_that_overflow_are_reported_as_overflowing() {
     assert_eq!(merged.dispatches.len(), 1);
     assert_eq!(merged.total_dispatches(), None);
 }
+
+/// A line nested 100,000 levels deep is an error or is skipped, never a stack overflow:
+/// serde_json skips a field the record does not know without recursing, and refuses nesting
+/// where a value belongs past its recursion limit. Read on a 256 KiB stack.
+#[test]
+fn deeply_nested_lines_are_read_on_a_small_stack() {
+    let deep = 100_000;
+    let record = line(&dispatch("a", "x", 1).with_candidates(vec![Candidate {
+        impl_id: kernel("y"),
+        latency_ns: None,
+    }]));
+    assert!(record.contains("\"candidates\":["), "{record}");
+    let ignored = record.replacen(
+        '{',
+        &format!("{{\"later\":{}1{},", "[".repeat(deep), "]".repeat(deep)),
+        1,
+    );
+    let misplaced = record.replacen(
+        "\"candidates\":[",
+        &format!("\"candidates\":[{}", "[".repeat(deep)),
+        1,
+    );
+    let unclosed = format!("{{\"later\":{}", "{\"a\":".repeat(deep));
+    let read = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || {
+            (
+                parse_dispatches(&ignored, "d").map(|r| r.len()).ok(),
+                parse_dispatches(&misplaced, "d").is_err(),
+                parse_dispatches(&unclosed, "d").is_err(),
+            )
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(read, (Some(1), true, true));
+}

@@ -120,3 +120,28 @@ fn run_launches_on_a_2d_grid_and_refuses_a_block_over_the_limit() {
         "{text}"
     );
 }
+
+/// A signature nested 20,000 levels deep (the input of the report that found the extent
+/// parser's overflow), in an extent and in `--covers`, is refused with the limit it passes.
+#[test]
+fn a_deeply_nested_signature_is_refused_by_its_limit() {
+    let nested = format!("{}n{}", "(".repeat(20_000), ")".repeat(20_000));
+    let signature = format!("out: out f32[{nested}], x: in f32[n], n: i32, a: f32");
+    for (signature, covers) in [(signature.as_str(), "n"), (SAXPY, nested.as_str())] {
+        let (code, text) = jitseam(&[
+            "check",
+            PTX,
+            "--entry",
+            "saxpy_out_first",
+            "--signature",
+            signature,
+            "--covers",
+            covers,
+        ]);
+        assert_eq!(code, 2, "{text}");
+        assert!(
+            text.contains("nests parentheses and calls more than 32 levels deep"),
+            "{text}"
+        );
+    }
+}

@@ -10,6 +10,7 @@
 #[cfg(target_os = "linux")]
 pub mod cuda_model;
 pub mod fixtures;
+pub mod fuzz;
 pub mod hazards;
 pub mod interop;
 pub mod launch_suite;
