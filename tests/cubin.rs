@@ -328,8 +328,9 @@ fn synthetic_cubin(kernels: usize) -> Vec<u8> {
         data.extend_from_slice(bytes);
         (at, bytes.len() as u64)
     };
-    // (name, type, link, entsize, placed)
-    let mut sections: Vec<(u32, u32, u32, u64, (u64, u64))> = vec![
+    /// A section header's fields: name, type, link, entry size, (offset, size).
+    type Header = (u32, u32, u32, u64, (u64, u64));
+    let mut sections: Vec<Header> = vec![
         (0, 0, 0, 0, (0, 0)),
         (1, 3, 0, 0, place(&shstrtab)),
         (11, 3, 0, 0, place(&strtab)),

@@ -543,7 +543,8 @@ impl TelemetryReport {
                 DISPATCHES_FILE => report.dispatches = parse_dispatches(bytes, &origin)?,
                 MISSES_FILE => report.misses = parse_misses(bytes, &origin)?,
                 DECLINES_FILE => report.declines = parse_declines(bytes, &origin)?,
-                _ => report.overflow = parse_overflow(bytes, &origin)?,
+                OVERFLOW_FILE => report.overflow = parse_overflow(bytes, &origin)?,
+                _ => {}
             }
         }
         Ok(SetRead::Whole(report))
