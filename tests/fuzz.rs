@@ -142,6 +142,12 @@ const PTX_DICT: &[&[u8]] = &[
     b"\n",
     b"$L__BB0_1",
     b"$L__BB0_1:",
+    // Entry names the C++ demangler reads when the symbol is missing, nested a little and a lot.
+    b"_Z8my_saxpyPKfPfx",
+    b"_Z1kPPPPPPPPv",
+    b"I1aI1aI1aI1a",
+    b"PFvPFvPFv",
+    b"N1aN1aN1a",
 ];
 
 /// Every PTX text the tests carry: the NVRTC fixtures, the verifier corpus, the custom-ABI
@@ -368,6 +374,22 @@ fn load(case: LoadCase) -> Verdict {
     }
 }
 
+/// `text` with its entry `entry` renamed to a C++-mangled name of it (what NVRTC makes without
+/// `extern "C"`), nested a little or a lot: the missing entry's name is then demangled.
+fn mangle_entry(rng: &mut Rng, text: &str, entry: &str) -> String {
+    let levels = rng.size(9);
+    let tail = match rng.below(4) {
+        0 => "PKfPfx".to_owned(),
+        1 => format!("{}v", "P".repeat(levels)),
+        2 => format!("I{}iEv", "1aI".repeat(levels)),
+        _ => format!("{}v", "PFv".repeat(levels)),
+    };
+    text.replace(
+        &format!(".entry {entry}("),
+        &format!(".entry _Z{}{entry}{tail}(", entry.len()),
+    )
+}
+
 #[test]
 fn load_ptx() {
     let seeds = load_seeds();
@@ -376,7 +398,11 @@ fn load_ptx() {
         |rng| {
             let seed = rng.pick(seeds).clone();
             let text = std::str::from_utf8(&seed.bytes).unwrap_or_default();
-            let bytes = mutate_text(rng, text, PTX_DICT, &texts, 1 << 20).into_bytes();
+            let mut text = mutate_text(rng, text, PTX_DICT, &texts, 1 << 20);
+            if rng.one_in(8) {
+                text = mangle_entry(rng, &text, &seed.entry);
+            }
+            let bytes = text.into_bytes();
             let spec = some_spec(rng, &seed.spec);
             LoadCase {
                 bytes,
