@@ -274,3 +274,142 @@ proptest! {
         let _ = load_vouched(artifact);
     }
 }
+
+/// A minimal CUDA ELF: `kernels` entry symbols `k0, k1, …`, each with an `.nv.info.kN` section
+/// holding one 8-byte parameter, and a module-wide `.nv.info` with each kernel's register
+/// count. Laid out by hand: the reader must take it like `ptxas` output.
+fn synthetic_cubin(kernels: usize) -> Vec<u8> {
+    fn u16le(out: &mut Vec<u8>, v: u16) {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u32le(out: &mut Vec<u8>, v: u32) {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u64le(out: &mut Vec<u8>, v: u64) {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    let mut shstrtab = b"\0.shstrtab\0.strtab\0.symtab\0.nv.info\0".to_vec();
+    let mut strtab = vec![0u8];
+    let mut symtab = vec![0u8; 24];
+    let mut module_info = Vec::new();
+    // (name offset in .shstrtab, section bytes)
+    let mut infos: Vec<(u32, Vec<u8>)> = Vec::new();
+    for k in 0..kernels {
+        let name = format!("k{k}");
+        let symbol = u32::try_from(strtab.len()).unwrap();
+        strtab.extend_from_slice(name.as_bytes());
+        strtab.push(0);
+        u32le(&mut symtab, symbol);
+        symtab.push(0x12); // STB_GLOBAL, STT_FUNC
+        symtab.push(0x10); // STO_CUDA_ENTRY
+        u16le(&mut symtab, 1);
+        u64le(&mut symtab, 0);
+        u64le(&mut symtab, 0);
+        // EIATTR_REGCOUNT: (symbol index, registers).
+        module_info.extend_from_slice(&[0x04, 0x2f, 8, 0]);
+        u32le(&mut module_info, u32::try_from(k + 1).unwrap());
+        u32le(&mut module_info, 16);
+        // EIATTR_KPARAM_INFO: index, ordinal 0, offset 0, size 8 in the top 14 bits.
+        let mut info = vec![0x04, 0x17, 12, 0];
+        u32le(&mut info, 0);
+        u16le(&mut info, 0);
+        u16le(&mut info, 0);
+        u32le(&mut info, 8 << 18);
+        let section_name = u32::try_from(shstrtab.len()).unwrap();
+        shstrtab.extend_from_slice(format!(".nv.info.{name}\0").as_bytes());
+        infos.push((section_name, info));
+    }
+    // Contents after the 64-byte header, then the section headers.
+    let mut data = Vec::new();
+    // Every piece 8-byte aligned, as the reader's headers and symbols want.
+    let mut place = |bytes: &[u8]| {
+        data.resize(data.len().next_multiple_of(8), 0);
+        let at = 64 + data.len() as u64;
+        data.extend_from_slice(bytes);
+        (at, bytes.len() as u64)
+    };
+    /// A section header's fields: name, type, link, entry size, (offset, size).
+    type Header = (u32, u32, u32, u64, (u64, u64));
+    let mut sections: Vec<Header> = vec![
+        (0, 0, 0, 0, (0, 0)),
+        (1, 3, 0, 0, place(&shstrtab)),
+        (11, 3, 0, 0, place(&strtab)),
+        (19, 2, 2, 24, place(&symtab)),
+        (27, 0x7000_0000, 0, 0, place(&module_info)),
+    ];
+    for (name, info) in &infos {
+        sections.push((*name, 0x7000_0000, 0, 0, place(info)));
+    }
+    data.resize(data.len().next_multiple_of(8), 0);
+    let shoff = 64 + data.len() as u64;
+    let mut elf = Vec::new();
+    elf.extend_from_slice(b"\x7fELF\x02\x01\x01\x33\x07\0\0\0\0\0\0\0");
+    u16le(&mut elf, 2);
+    u16le(&mut elf, 190);
+    u32le(&mut elf, 1);
+    u64le(&mut elf, 0);
+    u64le(&mut elf, 0);
+    u64le(&mut elf, shoff);
+    u32le(&mut elf, 0x5a_055a);
+    u16le(&mut elf, 64);
+    u16le(&mut elf, 56);
+    u16le(&mut elf, 0);
+    u16le(&mut elf, 64);
+    u16le(&mut elf, u16::try_from(sections.len()).unwrap_or(0));
+    u16le(&mut elf, 1);
+    elf.extend_from_slice(&data);
+    for (name, kind, link, entsize, (offset, size)) in sections {
+        u32le(&mut elf, name);
+        u32le(&mut elf, kind);
+        u64le(&mut elf, 0);
+        u64le(&mut elf, 0);
+        u64le(&mut elf, offset);
+        u64le(&mut elf, size);
+        u32le(&mut elf, link);
+        u32le(&mut elf, 1); // sh_info: the first global symbol
+        u64le(&mut elf, 1);
+        u64le(&mut elf, entsize);
+    }
+    elf
+}
+
+#[test]
+fn a_synthetic_cubin_reads_like_one_from_ptxas() {
+    let cubin = parse_cubin(&synthetic_cubin(3)).unwrap();
+    assert_eq!(cubin.arch.to_string(), "sm_90");
+    assert_eq!(cubin.entry_names().collect::<Vec<_>>(), ["k0", "k1", "k2"]);
+    let k1 = cubin.entry("k1").unwrap();
+    assert_eq!(
+        k1.params,
+        [CubinParam {
+            ordinal: 0,
+            offset: 0,
+            size: 8
+        }]
+    );
+    assert_eq!(k1.registers, Some(16));
+}
+
+/// Each section and register record finds its kernel by name at once: a cubin with 60,000
+/// kernels, each with its own section, is read in well under the watchdog's ten seconds (a
+/// search through every kernel for every section took minutes).
+#[test]
+fn many_kernels_with_a_section_each_are_read_without_a_search_per_section() {
+    let kernels = 60_000;
+    let bytes = synthetic_cubin(kernels);
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(parse_cubin(&bytes).map(|cubin| {
+            let read = cubin
+                .entries
+                .iter()
+                .filter(|e| e.params.len() == 1 && e.registers == Some(16))
+                .count();
+            (cubin.entries.len(), read)
+        }));
+    });
+    let parsed = result
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("the cubin is read within ten seconds");
+    assert_eq!(parsed, Ok((kernels, kernels)));
+}

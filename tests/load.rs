@@ -344,3 +344,141 @@ fn an_entry_compiled_without_extern_c_is_named_with_the_fix() {
         "{message}"
     );
 }
+
+/// Runs `work` on a thread with a 256 KiB stack: a parser that recursed once per level of its
+/// input without a limit would overflow it (aborting the test binary).
+fn on_a_small_stack<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(work)
+        .unwrap()
+        .join()
+        .unwrap()
+}
+
+/// Operands and initializers nested ten times past the body parser's limits, and as deep as the
+/// report that found the overflow (30,000 levels), are declined by `load()` with the limit in
+/// the message, on a small stack. A module-scope variable's initializer is read where the
+/// variable is needed: binding on the emulator declines it (the verifier refuses any access
+/// through a variable it cannot read).
+#[test]
+fn nesting_past_the_parsers_limits_is_declined_on_a_small_stack() {
+    use jitseam_ptx::body::{MAX_INITIALIZER_NESTING, MAX_OPERAND_NESTING};
+    let nested =
+        |levels: usize, inner: &str| format!("{}{inner}{}", "{".repeat(levels), "}".repeat(levels));
+    let module = |global: &str, statement: &str| {
+        format!(
+            ".version 8.0\n.target sm_80\n.address_size 64\n{global}\n\
+             .visible .entry k(.param .u64 k_out, .param .u64 k_n)\n{{\n\t.reg .b32 %r<2>;\n\t{statement}\n\tret;\n}}\n"
+        )
+    };
+    let spec = || AbiSpec::new(AbiKind::Scalar, &[], &[F32], &[]);
+    let in_body = [
+        (
+            format!("mov.b32 {};", nested(10 * MAX_OPERAND_NESTING, "%r1")),
+            MAX_OPERAND_NESTING,
+        ),
+        (
+            format!("mov.b32 {};", nested(30_000, "%r1")),
+            MAX_OPERAND_NESTING,
+        ),
+        (
+            format!(
+                ".local .u32 l[1] = {};",
+                nested(10 * MAX_INITIALIZER_NESTING, "1")
+            ),
+            MAX_INITIALIZER_NESTING,
+        ),
+    ];
+    for (statement, limit) in in_body {
+        let text = module("", &statement);
+        let declined = on_a_small_stack(move || load(Artifact::ptx(text, "k", spec())).err());
+        let shown = declined.as_ref().map(ToString::to_string);
+        assert!(declined.is_some_and(|e| e.is_decline()), "{shown:?}");
+        let shown = shown.unwrap_or_default();
+        assert!(
+            shown.contains(&format!("nested more than {limit} levels deep")),
+            "{shown}"
+        );
+    }
+    for levels in [10 * MAX_INITIALIZER_NESTING, 30_000] {
+        let text = module(&format!(".global .u32 g[1] = {};", nested(levels, "1")), "");
+        let bound = on_a_small_stack(move || {
+            let loaded = load(Artifact::ptx(text, "k", spec())).map_err(|e| e.to_string())?;
+            loaded
+                .bind(&jitseam::Device::emulator())
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        });
+        let shown = bound.err().unwrap_or_default();
+        assert!(
+            shown.contains(&format!(
+                "nested more than {MAX_INITIALIZER_NESTING} levels deep"
+            )),
+            "{shown}"
+        );
+    }
+}
+
+/// A deeply nested artifact in JSON is an error, not a stack overflow: serde_json skips a
+/// field the artifact ignores without recursing, and refuses nesting where a value belongs
+/// before it recurses further than its recursion limit (128). (The input need not be closed:
+/// either happens first.)
+#[test]
+fn deeply_nested_artifact_json_is_an_error_on_a_small_stack() {
+    let f = fixtures::by_entry("baracuda_gen_add_scalar_mul_scalar_f32_scalar");
+    let json = serde_json::to_string(&f.artifact()).unwrap();
+    let deep = "[".repeat(100_000);
+    for field in ["later", "abi", "bytes", "link", "provenance"] {
+        let text = json.replacen('{', &format!("{{\"{field}\":{deep}"), 1);
+        let parsed = on_a_small_stack(move || serde_json::from_str::<Artifact>(&text).is_err());
+        assert!(parsed, "{field}");
+    }
+}
+
+/// A missing entry's name is demangled to suggest `extern "C"`; the demangler recurses once per
+/// level of nesting in the name, which on a small stack (an unoptimized build's frames are
+/// large) overflowed at a dozen levels. Names nested 200 deep are declined plainly on a 256 KiB
+/// stack, and a name nested a few levels still gets its hint.
+#[test]
+fn deeply_nested_mangled_names_are_declined_on_a_small_stack() {
+    let module = |name: &str| {
+        format!(
+            ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry {name}(\
+             .param .u64 a, .param .u64 b, .param .u64 c)\n{{\n\tret;\n}}\n"
+        )
+    };
+    let levels = 200;
+    for name in [
+        format!("_Z8my_saxpy{}v", "P".repeat(levels)),
+        format!("_Z8my_saxpyI{}iEv", "1aI".repeat(levels)),
+        format!("_Z8my_saxpy{}v", "PFv".repeat(levels)),
+        format!("_Z8my_saxpy{}iE", "N1a".repeat(levels)),
+    ] {
+        let text = module(&name);
+        let declined = on_a_small_stack(move || {
+            let spec = AbiSpec::new(AbiKind::Scalar, &[F32], &[F32], &[]);
+            load(Artifact::ptx(text, "my_saxpy", spec)).err()
+        });
+        assert!(
+            matches!(declined, Some(Error::EntryNotFound { .. })),
+            "{declined:?}"
+        );
+    }
+    let mangled = "_Z8my_saxpyPPPKfPfx";
+    let text = module(mangled);
+    let declined = on_a_small_stack(move || {
+        let spec = AbiSpec::new(AbiKind::Scalar, &[F32], &[F32], &[]);
+        load(Artifact::ptx(text, "my_saxpy", spec)).err()
+    });
+    match declined {
+        Some(Error::EntryNotFound {
+            mangled: Some(found),
+            ..
+        }) => assert_eq!(
+            found.demangled,
+            "my_saxpy(float const***, float*, long long)"
+        ),
+        other => panic!("unexpected {other:?}"),
+    }
+}

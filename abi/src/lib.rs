@@ -50,7 +50,8 @@ mod value;
 pub use custom::{
     CustomAbi, CustomKind, CustomParam, ExtentCompiler, ExtentEnv, ExtentError, ExtentLexer,
     ExtentNames, ExtentOp, ExtentProblem, ExtentSite, ExtentToken, MAX_EXTENT_DEPTH,
-    MAX_EXTENT_NESTING, SignatureError, SignatureProblem, eval_next, parse_extent,
+    MAX_EXTENT_NESTING, MAX_EXTENT_STEPS, SignatureError, SignatureProblem, eval_next,
+    parse_extent,
 };
 pub use element::ElementKind;
 pub use kind::{

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use jitseam::telemetry::{
     DeclineRecord, DispatchRecord, FaultRecord, HwStamp, ImplId, MissRecord, OverflowRecord,
-    TelemetryReport,
+    ReadConfig, TelemetryReport,
 };
 use serde::Serialize;
 
@@ -31,6 +31,9 @@ pub(crate) struct SummaryArgs {
     /// Print JSON instead of a table
     #[arg(long)]
     json: bool,
+    /// The most bytes one telemetry file may hold; a larger one is refused
+    #[arg(long, value_name = "BYTES", default_value_t = ReadConfig::DEFAULT.max_file_bytes)]
+    max_file_bytes: u64,
 }
 
 pub(crate) fn run(command: TelemetryCommand) -> ExitCode {
@@ -42,7 +45,8 @@ pub(crate) fn run(command: TelemetryCommand) -> ExitCode {
 fn summary(args: &SummaryArgs) -> ExitCode {
     let mut reports = Vec::with_capacity(args.dirs.len());
     for dir in &args.dirs {
-        match TelemetryReport::read_dir(dir) {
+        let config = ReadConfig::DEFAULT.with_max_file_bytes(args.max_file_bytes);
+        match TelemetryReport::read_dir_with(dir, config) {
             Ok(report) => reports.push(report),
             Err(error) => {
                 eprintln!("error: {error}");
@@ -84,32 +88,45 @@ struct Summary<'a> {
 #[derive(Serialize)]
 struct Section<'a, T> {
     cells: usize,
-    launches: u64,
+    /// `null` when the total overflows (then `launches_overflow` is true).
+    launches: Option<u64>,
+    launches_overflow: bool,
     top: Vec<&'a T>,
+}
+
+impl<'a, T> Section<'a, T> {
+    fn new(cells: usize, launches: Option<u64>, top: Vec<&'a T>) -> Self {
+        Self {
+            cells,
+            launches,
+            launches_overflow: launches.is_none(),
+            top,
+        }
+    }
 }
 
 fn render_json(report: &TelemetryReport, top: usize) -> String {
     let summary = Summary {
-        dispatches: Section {
-            cells: report.dispatches.len(),
-            launches: report.total_dispatches(),
-            top: report.top_dispatches(top),
-        },
-        misses: Section {
-            cells: report.misses.len(),
-            launches: report.total_misses(),
-            top: report.top_misses(top),
-        },
-        declines: Section {
-            cells: report.declines.len(),
-            launches: report.total_declines(),
-            top: report.top_declines(top),
-        },
-        faults: Section {
-            cells: report.faults.len(),
-            launches: report.total_faults(),
-            top: report.top_faults(top),
-        },
+        dispatches: Section::new(
+            report.dispatches.len(),
+            report.total_dispatches(),
+            report.top_dispatches(top),
+        ),
+        misses: Section::new(
+            report.misses.len(),
+            report.total_misses(),
+            report.top_misses(top),
+        ),
+        declines: Section::new(
+            report.declines.len(),
+            report.total_declines(),
+            report.top_declines(top),
+        ),
+        faults: Section::new(
+            report.faults.len(),
+            report.total_faults(),
+            report.top_faults(top),
+        ),
         overflow: report.overflow,
     };
     let mut text = serde_json::to_string_pretty(&summary).unwrap_or_else(|error| {
@@ -121,14 +138,35 @@ fn render_json(report: &TelemetryReport, top: usize) -> String {
 }
 
 fn plural(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
+    format!("{} {}", count(n), if n == 1 { one } else { many })
 }
 
-fn share(count: u64, total: u64) -> String {
-    if total == 0 {
-        return "-".to_owned();
+/// A count as written; one that reached `u64::MAX` stopped there (counters saturate), so it
+/// stands for at least that many.
+fn count(n: u64) -> String {
+    if n == u64::MAX {
+        format!("≥{n}")
+    } else {
+        n.to_string()
     }
-    format!("{:.1}%", count as f64 * 100.0 / total as f64)
+}
+
+/// A total of launches: its count, or that it overflows a 64-bit count (then it is at least
+/// `u64::MAX`: the sum exceeds it, or one count saturated there).
+fn launches(total: Option<u64>) -> String {
+    match total {
+        Some(total) => plural(total, "launch", "launches"),
+        None => format!("{} launches (the total overflows)", count(u64::MAX)),
+    }
+}
+
+/// `count`'s share of `total`; none when the total is zero or overflows (a share of an unknown
+/// total would be a guess).
+fn share(count: u64, total: Option<u64>) -> String {
+    match total {
+        Some(total) if total > 0 => format!("{:.1}%", count as f64 * 100.0 / total as f64),
+        _ => "-".to_owned(),
+    }
 }
 
 fn render_table(report: &TelemetryReport, top: usize) -> String {
@@ -137,7 +175,7 @@ fn render_table(report: &TelemetryReport, top: usize) -> String {
     let _ = writeln!(
         out,
         "dispatches: {} in {}",
-        plural(total, "launch", "launches"),
+        launches(total),
         plural(report.dispatches.len() as u64, "cell", "cells")
     );
     let rows: Vec<Vec<String>> = report
@@ -145,7 +183,7 @@ fn render_table(report: &TelemetryReport, top: usize) -> String {
         .into_iter()
         .map(|record: &DispatchRecord| {
             vec![
-                record.count.to_string(),
+                count(record.count),
                 share(record.count, total),
                 record
                     .structure_key
@@ -166,7 +204,7 @@ fn render_table(report: &TelemetryReport, top: usize) -> String {
     let _ = writeln!(
         out,
         "\nmisses: {} in {}",
-        plural(total, "launch", "launches"),
+        launches(total),
         plural(report.misses.len() as u64, "cell", "cells")
     );
     let rows: Vec<Vec<String>> = report
@@ -174,7 +212,7 @@ fn render_table(report: &TelemetryReport, top: usize) -> String {
         .into_iter()
         .map(|record: &MissRecord| {
             vec![
-                record.count.to_string(),
+                count(record.count),
                 share(record.count, total),
                 record.wanted.to_string(),
                 record.fallback.to_string(),
@@ -215,7 +253,9 @@ fn render_table(report: &TelemetryReport, top: usize) -> String {
         let _ = writeln!(
             out,
             "\noverflow: {} dispatch, {} miss and {} declined launches found no cell (the sink was full)",
-            overflow.dispatch_records, overflow.miss_records, overflow.decline_records
+            count(overflow.dispatch_records),
+            count(overflow.miss_records),
+            count(overflow.decline_records)
         );
     }
     out
@@ -226,20 +266,20 @@ fn render_table(report: &TelemetryReport, top: usize) -> String {
 fn push_reasons<'r>(
     out: &mut String,
     what: &str,
-    (title, cells, total): (&str, usize, u64),
+    (title, cells, total): (&str, usize, Option<u64>),
     rows: impl Iterator<Item = (u64, &'r str, &'r ImplId, &'r HwStamp)>,
 ) {
     let _ = writeln!(
         out,
         "\n{title}: {} {what} in {}",
-        plural(total, "launch", "launches"),
+        launches(total),
         plural(cells as u64, "cell", "cells")
     );
     let rows: Vec<Vec<String>> = rows
-        .map(|(count, reason, chosen, hw)| {
+        .map(|(n, reason, chosen, hw)| {
             vec![
-                count.to_string(),
-                share(count, total),
+                count(n),
+                share(n, total),
                 reason.to_owned(),
                 chosen.to_string(),
                 hw.to_string(),
@@ -372,5 +412,77 @@ overflow: 2 dispatch, 0 miss and 0 declined launches found no cell (the sink was
         let schema = text.find("\"schema\"").unwrap_or(usize::MAX);
         let chosen = text.find("\"chosen\"").unwrap_or(0);
         assert!(schema < chosen, "{text}");
+    }
+
+    /// Two cells whose counts add past `u64::MAX`, and one whose count saturated: before totals
+    /// knew they could overflow, the total saturated and each row printed a share of it, adding
+    /// up past 100 %.
+    #[test]
+    fn overflowing_totals_are_reported_as_overflowing_not_as_shares() {
+        let hw = HwStamp::cpu("emulator", "");
+        let kernel = |source: &str| ImplId::new("emulator", "add", ["f32"], source, 1);
+        let half = u64::MAX / 2 + 1;
+        let report = TelemetryReport {
+            dispatches: vec![
+                DispatchRecord::new(None, kernel("a"), hw.clone()).with_count(half),
+                DispatchRecord::new(None, kernel("b"), hw.clone()).with_count(half),
+            ],
+            misses: vec![
+                MissRecord::new(StructureKey::new("m"), kernel("g"), hw.clone())
+                    .with_count(u64::MAX),
+            ],
+            declines: vec![],
+            faults: vec![],
+            overflow: OverflowRecord {
+                schema: TELEMETRY_SCHEMA,
+                dispatch_records: u64::MAX,
+                miss_records: 0,
+                decline_records: 0,
+            },
+        };
+        let table = render_table(&report, 10);
+        assert!(
+            table.contains(
+                "dispatches: ≥18446744073709551615 launches (the total overflows) in 2 cells"
+            ),
+            "{table}"
+        );
+        assert!(
+            table
+                .contains("misses: ≥18446744073709551615 launches (the total overflows) in 1 cell"),
+            "{table}"
+        );
+        // The saturated count says it is a floor; no row claims a share of an unknown total.
+        assert!(
+            table.contains("  ≥18446744073709551615      -  m  "),
+            "{table}"
+        );
+        assert!(!table.contains('%'), "{table}");
+        assert!(
+            table.contains("overflow: ≥18446744073709551615 dispatch"),
+            "{table}"
+        );
+
+        let value: serde_json::Value =
+            serde_json::from_str(&render_json(&report, 10)).unwrap_or_default();
+        assert_eq!(value["dispatches"]["launches"], serde_json::Value::Null);
+        assert_eq!(value["dispatches"]["launches_overflow"], true);
+        assert_eq!(value["misses"]["launches_overflow"], true);
+        assert_eq!(value["declines"]["launches"], 0);
+        assert_eq!(value["declines"]["launches_overflow"], false);
+    }
+
+    /// Shares of an exact total add up to 100 % (to rounding), whatever the counts.
+    #[test]
+    fn shares_of_an_exact_total_add_up_to_a_hundred() {
+        let text = render_table(&report(), 10);
+        let dispatch_shares: f64 = text
+            .lines()
+            .skip(2)
+            .take(2)
+            .filter_map(|line| line.split_whitespace().nth(1))
+            .filter_map(|share| share.trim_end_matches('%').parse::<f64>().ok())
+            .sum();
+        assert!((dispatch_shares - 100.0).abs() < 0.11, "{text}");
     }
 }

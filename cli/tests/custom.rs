@@ -25,18 +25,23 @@ fn jitseam(args: &[&str]) -> (i32, String) {
     )
 }
 
-#[test]
-fn check_matches_the_param_list_and_proves_the_body() {
-    let (code, text) = jitseam(&[
+/// `jitseam check` of the saxpy entry with `signature` covering `covers`.
+fn check_saxpy(signature: &str, covers: &str) -> (i32, String) {
+    jitseam(&[
         "check",
         PTX,
         "--entry",
         "saxpy_out_first",
         "--signature",
-        SAXPY,
+        signature,
         "--covers",
-        "n",
-    ]);
+        covers,
+    ])
+}
+
+#[test]
+fn check_matches_the_param_list_and_proves_the_body() {
+    let (code, text) = check_saxpy(SAXPY, "n");
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("parameter list matches"), "{text}");
     assert!(text.contains("body proven safe"), "{text}");
@@ -119,4 +124,20 @@ fn run_launches_on_a_2d_grid_and_refuses_a_block_over_the_limit() {
         text.contains("block.x = 2048 exceeds the device's limit of 1024"),
         "{text}"
     );
+}
+
+/// A signature nested 20,000 levels deep (the input of the report that found the extent
+/// parser's overflow), in an extent and in `--covers`, is refused with the limit it passes.
+#[test]
+fn a_deeply_nested_signature_is_refused_by_its_limit() {
+    let nested = format!("{}n{}", "(".repeat(20_000), ")".repeat(20_000));
+    let signature = format!("out: out f32[{nested}], x: in f32[n], n: i32, a: f32");
+    for (signature, covers) in [(signature.as_str(), "n"), (SAXPY, nested.as_str())] {
+        let (code, text) = check_saxpy(signature, covers);
+        assert_eq!(code, 2, "{text}");
+        assert!(
+            text.contains("nests parentheses and calls more than 32 levels deep"),
+            "{text}"
+        );
+    }
 }

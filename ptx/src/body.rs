@@ -441,27 +441,32 @@ impl<'a> BodyParser<'a> {
             }
             Some(TokenKind::Int | TokenKind::Float) => self.number(),
             Some(TokenKind::Punct(Punct::LBracket)) => {
+                let open = self.cur.start();
                 self.cur.advance()?;
-                self.address()
+                self.address(open)
             }
             Some(TokenKind::Punct(Punct::LBrace)) => {
+                let open = self.cur.start();
                 self.cur.advance()?;
-                let items = self.items(Punct::RBrace)?;
+                let items = self.items(open, Punct::RBrace)?;
                 Ok(Operand::Vector(items))
             }
             Some(TokenKind::Punct(Punct::LParen)) => {
+                let open = self.cur.start();
                 self.cur.advance()?;
-                let items = self.items(Punct::RParen)?;
+                let items = self.items(open, Punct::RParen)?;
                 Ok(Operand::List(items))
             }
             _ => Err(self.cur.unexpected("an operand")),
         }
     }
 
-    fn items(&mut self, close: Punct) -> PResult<Vec<Operand<'a>>> {
+    /// The items of a list whose opening token is at `open`, through `close`; refused at `open`
+    /// one level past the limit, before descending into it.
+    fn items(&mut self, open: usize, close: Punct) -> PResult<Vec<Operand<'a>>> {
         if self.depth >= MAX_OPERAND_NESTING {
             return Err(self.cur.error(
-                self.cur.start(),
+                open,
                 ParseErrorKind::NestedTooDeep {
                     limit: MAX_OPERAND_NESTING,
                 },
@@ -503,8 +508,8 @@ impl<'a> BodyParser<'a> {
     }
 
     /// After `[`: `base`, `base+imm`, `base-imm`, `base+-imm` or `imm`, then `]`; or a
-    /// texture/surface operand `[tex, sampler, {coordinates}]`.
-    fn address(&mut self) -> PResult<Operand<'a>> {
+    /// texture/surface operand `[tex, sampler, {coordinates}]`; `open` is the `[`.
+    fn address(&mut self, open: usize) -> PResult<Operand<'a>> {
         let base = if self.cur.kind == Some(TokenKind::Ident) {
             let name = self.cur.text();
             self.cur.advance()?;
@@ -517,7 +522,7 @@ impl<'a> BodyParser<'a> {
         {
             self.cur.advance()?;
             let mut items = vec![Operand::Name(name)];
-            items.extend(self.items(Punct::RBracket)?);
+            items.extend(self.items(open, Punct::RBracket)?);
             return Ok(Operand::Texture(items));
         }
         let mut offset: i64 = 0;

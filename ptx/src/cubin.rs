@@ -23,6 +23,8 @@
 //!
 //! Nothing here panics on any input: a truncated or damaged image is a [`CubinError`].
 
+use std::collections::HashMap;
+
 use object::elf;
 use object::read::elf::{FileHeader, SectionHeader, Sym};
 
@@ -209,6 +211,12 @@ pub fn parse_cubin(data: &[u8]) -> Result<Cubin, CubinError> {
         }
     }
 
+    // Kernels by name, so that each section finds its kernel at once: a cubin with many kernels
+    // and as many sections must not cost their product.
+    let mut by_name: HashMap<String, usize> = HashMap::with_capacity(names.len());
+    for (index, name) in names.iter().enumerate() {
+        by_name.entry(name.clone()).or_insert(index);
+    }
     let mut entries: Vec<CubinEntry> = names
         .into_iter()
         .map(|name| CubinEntry {
@@ -227,7 +235,7 @@ pub fn parse_cubin(data: &[u8]) -> Result<Cubin, CubinError> {
         let name = sections.section_name(endian, section).map_err(elf_error)?;
         let name = String::from_utf8_lossy(name);
         if let Some(kernel) = name.strip_prefix(".nv.info.") {
-            let Some(entry) = entries.iter_mut().find(|e| e.name == kernel) else {
+            let Some(entry) = by_name.get(kernel).and_then(|&i| entries.get_mut(i)) else {
                 continue;
             };
             let bytes = section.data(endian, data).map_err(elf_error)?;
@@ -242,16 +250,17 @@ pub fn parse_cubin(data: &[u8]) -> Result<Cubin, CubinError> {
                         .symbol(object::SymbolIndex(symbol as usize))
                         .map_err(elf_error)?;
                     let symbol_name = symbols.symbol_name(endian, symbol).map_err(elf_error)?;
-                    if let Some(entry) = entries
-                        .iter_mut()
-                        .find(|e| e.name.as_bytes() == symbol_name)
+                    let symbol_name = String::from_utf8_lossy(symbol_name);
+                    if let Some(entry) = by_name
+                        .get(symbol_name.as_ref())
+                        .and_then(|&i| entries.get_mut(i))
                     {
                         entry.registers = Some(registers);
                     }
                 }
             }
         } else if let Some(kernel) = name.strip_prefix(".nv.shared.")
-            && let Some(entry) = entries.iter_mut().find(|e| e.name == kernel)
+            && let Some(entry) = by_name.get(kernel).and_then(|&i| entries.get_mut(i))
         {
             entry.shared_bytes = section.sh_size(endian);
         }

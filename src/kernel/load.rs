@@ -341,16 +341,28 @@ fn load_fatbin(
     Ok(loaded(facts, cubin_arch, expected, image, trust))
 }
 
+/// How deep the demangler may recurse: kernels' names nest a few levels (a template's
+/// arguments, a pointer's pointee); the demangler's own defaults (96 and 128) need more stack
+/// than a small thread has in an unoptimized build.
+#[cfg(feature = "demangle")]
+const DEMANGLE_DEPTH: u32 = 16;
+
 /// `name` and what it demangles to, when it is a C++-mangled function whose unqualified name is
 /// `symbol`: the kernel was compiled without `extern "C"`.
+///
+/// Only a name that spells `symbol` as a source name (`<length><symbol>`) can demangle to it, so
+/// others are not demangled at all; and the demangler, which recurses once per level of nesting
+/// in the name, is held to [`DEMANGLE_DEPTH`] levels so that a caller's small stack suffices.
 #[cfg(feature = "demangle")]
 fn demangles_to(name: &str, symbol: &str) -> Option<Box<MangledEntry>> {
-    if !name.starts_with("_Z") {
+    if !name.starts_with("_Z") || !name.contains(&format!("{}{symbol}", symbol.len())) {
         return None;
     }
-    let demangled = cpp_demangle::Symbol::new(name.as_bytes())
+    let parse = cpp_demangle::ParseOptions::default().recursion_limit(DEMANGLE_DEPTH);
+    let print = cpp_demangle::DemangleOptions::new().recursion_limit(DEMANGLE_DEPTH);
+    let demangled = cpp_demangle::Symbol::new_with_options(name.as_bytes(), &parse)
         .ok()?
-        .demangle()
+        .demangle_with_options(&print)
         .ok()?;
     let function = demangled.split('(').next()?;
     let unqualified = function.rsplit("::").next()?;

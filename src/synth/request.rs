@@ -317,4 +317,40 @@ mod tests {
         let back: Option<JitRequest> = serde_json::from_str(&json).ok();
         assert_eq!(back, Some(req));
     }
+
+    /// A region is a tree, so its JSON can nest without end: serde_json refuses it past its
+    /// recursion limit (128) before recursing further, so a request nested 100,000 levels deep
+    /// is an error on a 256 KiB stack, not an overflow.
+    #[test]
+    fn a_region_nested_past_serde_json_s_limit_is_an_error_on_a_small_stack() {
+        let levels = 100_000;
+        let json = format!(
+            r#"{{"region":{}{{"kind":"bind","index":0}}{},"operands":[],"arch":{{"sm":80}},"budget":{{"max_compile_us":5000}}}}"#,
+            r#"{"kind":"op","op":"neg","operands":["#.repeat(levels),
+            "]}".repeat(levels)
+        );
+        let parsed = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || serde_json::from_str::<JitRequest>(&json).map_err(|e| e.to_string()))
+            .map(|thread| thread.join());
+        let error = match parsed {
+            Ok(Ok(Err(error))) => error,
+            other => format!("{other:?}"),
+        };
+        assert!(error.contains("recursion limit exceeded"), "{error}");
+        // Within the limit, a nested region reads back whole.
+        let mut region = Region::bind(0);
+        for _ in 0..40 {
+            region = Region::op("neg", vec![region]);
+        }
+        let req = JitRequest {
+            region,
+            operands: vec![OperandDesc::contiguous(ElementKind::F32, &[4], 4); 2],
+            arch: Arch::sm(80),
+            budget: JitBudget::millis(5),
+        };
+        let json = serde_json::to_string(&req).unwrap_or_default();
+        let back: Option<JitRequest> = serde_json::from_str(&json).ok();
+        assert_eq!(back, Some(req));
+    }
 }

@@ -204,15 +204,9 @@ fn writer_gone(_pid: u32, modified: Option<SystemTime>) -> bool {
         .is_some_and(|age| age > STALE_AFTER)
 }
 
-/// The current generation of `dir`: its manifest and directory; `None` when `dir` has no
-/// manifest (nothing flushed yet, or a layout-1 directory).
-pub(crate) fn current(dir: &Path) -> io::Result<Option<(Manifest, PathBuf)>> {
-    let bytes = match fs::read(dir.join(MANIFEST_FILE)) {
-        Ok(bytes) => bytes,
-        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(error),
-    };
-    let manifest: Manifest = serde_json::from_slice(&bytes).map_err(|error| {
+/// The manifest of `dir` from its bytes, and the generation directory it names.
+pub(crate) fn parse_manifest(dir: &Path, bytes: &[u8]) -> io::Result<(Manifest, PathBuf)> {
+    let manifest: Manifest = serde_json::from_slice(bytes).map_err(|error| {
         io::Error::new(
             io::ErrorKind::InvalidData,
             format!("malformed manifest: {error}"),
@@ -237,7 +231,7 @@ pub(crate) fn current(dir: &Path) -> io::Result<Option<(Manifest, PathBuf)>> {
         ));
     }
     let path = dir.join(&manifest.generation);
-    Ok(Some((manifest, path)))
+    Ok((manifest, path))
 }
 
 /// How often a reader follows a manifest again when its generation vanished under it.

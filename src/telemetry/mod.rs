@@ -53,7 +53,7 @@ mod sink;
 
 pub use handle::{DispatchHandle, MissHandle};
 pub use layout::{MANIFEST_FILE, TELEMETRY_LAYOUT};
-pub use reader::{ReadError, RecordKind, TelemetryReport};
+pub use reader::{ReadConfig, ReadError, RecordKind, TelemetryReport};
 pub use record::{
     Candidate, DeclineRecord, DispatchRecord, FaultRecord, HwStamp, ImplId, MissRecord,
     OverflowRecord, StructureKey, TELEMETRY_SCHEMA,

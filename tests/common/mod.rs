@@ -12,6 +12,7 @@ pub mod cuda_model;
 pub mod fake;
 pub mod faulty;
 pub mod fixtures;
+pub mod fuzz;
 pub mod hazards;
 pub mod interop;
 pub mod launch_suite;

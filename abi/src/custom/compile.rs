@@ -15,6 +15,11 @@ use crate::{CustomKind, CustomParam, ElementKind, ExtentOp, MAX_EXTENT_DEPTH};
 /// level, and refuse the level past this one before descending into it.
 pub const MAX_EXTENT_NESTING: usize = 32;
 
+/// Most steps one extent's program may have: far more than an extent written by hand needs, and
+/// few enough that printing one back as text (which rebuilds each subexpression's text) stays
+/// cheap. Refused as the front end reports the step past it.
+pub const MAX_EXTENT_STEPS: usize = 256;
+
 /// Where an extent sits, which decides what it may name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ExtentSite {
@@ -131,6 +136,12 @@ pub enum ExtentError {
     #[error("this extent nests parentheses and calls more than {limit} levels deep")]
     TooNested {
         /// [`MAX_EXTENT_NESTING`].
+        limit: usize,
+    },
+    /// An extent whose program has more than [`MAX_EXTENT_STEPS`] steps.
+    #[error("this extent is too long: it has more than {limit} values and operators")]
+    TooLong {
+        /// [`MAX_EXTENT_STEPS`].
         limit: usize,
     },
     /// An operator the language lacks: `%`, `<<`, `==`.
@@ -328,8 +339,14 @@ impl<'n, 'p> ExtentCompiler<'n, 'p> {
 
     /// Appends one step with every rule a step has: a param that exists and is an integer, an
     /// axis that is x, y or z and not in the covered count, an operator with two values to
-    /// take, a stack no deeper than [`MAX_EXTENT_DEPTH`]. `End` is [`finish`](Self::finish)'s.
+    /// take, a stack no deeper than [`MAX_EXTENT_DEPTH`], a program no longer than
+    /// [`MAX_EXTENT_STEPS`]. `End` is [`finish`](Self::finish)'s.
     pub fn push(&mut self, op: ExtentOp) -> Result<(), ExtentError> {
+        if self.code.len() >= MAX_EXTENT_STEPS {
+            return Err(ExtentError::TooLong {
+                limit: MAX_EXTENT_STEPS,
+            });
+        }
         match op {
             ExtentOp::Lit(_) => {}
             ExtentOp::Param(index) => self.check_param(index)?,

@@ -19,7 +19,9 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-pub use compile::{ExtentCompiler, ExtentError, ExtentNames, ExtentSite, MAX_EXTENT_NESTING};
+pub use compile::{
+    ExtentCompiler, ExtentError, ExtentNames, ExtentSite, MAX_EXTENT_NESTING, MAX_EXTENT_STEPS,
+};
 use extent::write_infix;
 pub use extent::{ExtentEnv, ExtentOp, ExtentProblem, MAX_EXTENT_DEPTH, eval_next};
 pub use grammar::{ExtentLexer, ExtentToken, parse_extent};

@@ -311,8 +311,8 @@ fn extent_token(token: Token<'_>) -> ExtentToken {
 #[cfg(test)]
 mod tests {
     use crate::{
-        AbiSpec, CustomAbi, ExtentError, MAX_EXTENT_DEPTH, MAX_EXTENT_NESTING, SignatureError,
-        SignatureProblem,
+        AbiKind, AbiSpec, CustomAbi, ExtentError, MAX_EXTENT_DEPTH, MAX_EXTENT_NESTING,
+        MAX_EXTENT_STEPS, SignatureError, SignatureProblem,
     };
 
     #[test]
@@ -457,5 +457,46 @@ mod tests {
         let brackets = format!("x: out f32[{}], n: u32", nested(20_000, "[", "n", "]"));
         let parsed = on_a_small_stack(move || AbiSpec::parse_custom(&brackets, None));
         assert!(parsed.is_err());
+    }
+
+    /// `n + n + … + n`: never deep, but a long program is printed back (the signature's text,
+    /// serde) by rebuilding each subexpression's text, which costs the square of its length —
+    /// 40,000 terms took a third of a second, 400,000 half a minute. Ten times the limit is
+    /// refused while parsing; at the limit the text prints back and parses to the same spec.
+    #[test]
+    fn an_extent_ten_times_the_longest_is_refused_while_parsing() {
+        let terms = |n: usize| vec!["n"; n].join(" + ");
+        // Each term after the first adds two steps: the name and its `+`.
+        let signature = format!("x: in f32[{}], n: u32", terms(10 * MAX_EXTENT_STEPS));
+        let parsed = on_a_small_stack(move || AbiSpec::parse_custom(&signature, None));
+        assert_eq!(
+            parsed.err().map(|e| e.problem),
+            refused_for(ExtentError::TooLong {
+                limit: MAX_EXTENT_STEPS
+            })
+        );
+        let covers = terms(10 * MAX_EXTENT_STEPS);
+        let parsed =
+            on_a_small_stack(move || AbiSpec::parse_custom("x: out f32[n], n: u32", Some(&covers)));
+        assert!(matches!(
+            parsed.err().map(|e| e.problem),
+            Some(SignatureProblem::Extent(ExtentError::TooLong { .. }))
+        ));
+        let longest = terms(MAX_EXTENT_STEPS.div_ceil(2));
+        let spec = AbiSpec::parse_custom(&format!("x: in f32[{longest}], n: u32"), None)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let AbiKind::Custom(custom) = &spec.abi else {
+            panic!("a custom spec")
+        };
+        assert_eq!(custom.code.len(), MAX_EXTENT_STEPS);
+        assert_eq!(custom.extent_texts(), [longest]);
+        let message = ExtentError::TooLong {
+            limit: MAX_EXTENT_STEPS,
+        }
+        .to_string();
+        assert_eq!(
+            message,
+            "this extent is too long: it has more than 256 values and operators"
+        );
     }
 }
