@@ -195,18 +195,10 @@ fn read_ptx(src: &str) -> Verdict {
         .filter_map(|e| e.body.clone())
         .chain(module.functions.iter().filter_map(|f| f.body.clone()));
     let mut verdict = Verdict::Accepted;
-    let mut huge_ranges = false;
     for body in bodies {
-        match parse_body(src, body) {
-            Ok(statements) => huge_ranges |= ranged_registers(&statements) > 65_535,
-            Err(_) => verdict = Verdict::Refused,
+        if parse_body(src, body).is_err() {
+            verdict = Verdict::Refused;
         }
-    }
-    // Known and reported: the resolver declares a range's registers one by one, so `%r<N>` for
-    // a large N exhausts memory (tests/fuzz_found.rs,
-    // `the_resolver_bounds_a_register_range_before_declaring_it`).
-    if huge_ranges {
-        return Verdict::Skipped;
     }
     match ResolvedModule::new(src) {
         Ok(resolved) => {
@@ -222,19 +214,6 @@ fn read_ptx(src: &str) -> Verdict {
         Err(_) => verdict = Verdict::Refused,
     }
     verdict
-}
-
-/// How many registers a body's `.reg .b32 %r<N>;` ranges declare, together.
-fn ranged_registers(statements: &[jitseam_ptx::body::Statement<'_>]) -> u64 {
-    statements
-        .iter()
-        .filter_map(|statement| match statement {
-            jitseam_ptx::body::Statement::Reg { names, .. } => Some(names),
-            _ => None,
-        })
-        .flatten()
-        .map(|name| u64::from(name.count.unwrap_or(0)))
-        .sum()
 }
 
 #[test]
@@ -920,10 +899,9 @@ fn telemetry_dirs() {
 
 // Failures found (by the campaigns above, or by reading the code they fuzz), each kept as a
 // test. These exhaust memory or the stack, which aborts a test binary, so each runs in a child
-// process of this binary capped at 4 GiB of address space and 60 seconds, and is ignored until
-// fixed: run them with `cargo test --test fuzz -- --ignored`.
+// process of this binary capped at 4 GiB of address space and 60 seconds.
 
-/// Runs the ignored test `name` of this binary in a child process under a memory cap; fails if
+/// Runs the test `name` of this binary in a child process under a memory cap; fails if
 /// the child fails, aborts or outlives the cap's minute. In the child (`JITSEAM_FUZZ_CHILD`
 /// set), runs `body` itself.
 fn in_a_capped_child(name: &str, body: impl FnOnce()) {
@@ -935,7 +913,7 @@ fn in_a_capped_child(name: &str, body: impl FnOnce()) {
     let mut child = std::process::Command::new("sh")
         .arg("-c")
         .arg(
-            r#"ulimit -v 4194304 && exec "$0" --exact "$1" --ignored --nocapture --test-threads 1"#,
+            r#"ulimit -v 4194304 && exec "$0" --exact "$1" --include-ignored --nocapture --test-threads 1"#,
         )
         .arg(&exe)
         .arg(name)
@@ -977,8 +955,6 @@ fn small_and_quick<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static)
 /// `Body::regs.len() as u32` would wrap past that. The verifier and the emulator refuse the same
 /// text at once ("too many registers", "more than 65535 register slots").
 #[test]
-#[ignore = "exhausts memory, aborting the test binary: the resolver (ptx/src/resolve.rs, \
-            `Statement::Reg`) must bound a range before declaring it; the lead's resolver"]
 fn the_resolver_bounds_a_register_range_before_declaring_it() {
     in_a_capped_child(
         "the_resolver_bounds_a_register_range_before_declaring_it",
@@ -1000,9 +976,6 @@ fn the_resolver_bounds_a_register_range_before_declaring_it() {
 /// by chance): each instruction makes a predicate tree of two copies of the last one, so 22
 /// lines take 15 s to prove and 40 would take 2^40 nodes.
 #[test]
-#[ignore = "exhausts memory and time: the body verifier's predicate values (verify/src/value.rs \
-            `PredVal`, built in verify/src/transfer.rs `Kind::Pred` and `setp` with `combine`) \
-            double with each self-combining instruction; the lead's verifier"]
 fn combining_a_predicate_with_itself_does_not_double_the_proof() {
     in_a_capped_child(
         "combining_a_predicate_with_itself_does_not_double_the_proof",
@@ -1023,9 +996,6 @@ fn combining_a_predicate_with_itself_does_not_double_the_proof() {
 /// the verifier walks (and drops) it recursively — a 256 KiB stack overflows at about 3,000 —
 /// and copies it at each step, so the chain costs its square (10,000 lines took 21 s).
 #[test]
-#[ignore = "overflows the stack, aborting the test binary: the body verifier recurses over \
-            predicate values as deep as the program makes them (verify/src/transfer.rs \
-            `refine`, `PredVal` drops); the lead's verifier"]
 fn a_long_chain_of_predicates_is_proved_on_a_small_stack() {
     in_a_capped_child(
         "a_long_chain_of_predicates_is_proved_on_a_small_stack",

@@ -135,6 +135,12 @@ pub enum ParseErrorKind {
         /// The deepest nesting read.
         limit: usize,
     },
+    /// A body that declares more registers than any compiler emits.
+    #[error("more than {limit} registers in one body")]
+    TooManyRegisters {
+        /// The most registers a body may declare.
+        limit: u64,
+    },
     /// The named entry does not exist in the module.
     #[error("no entry `{name}` in the module")]
     NoSuchEntry {

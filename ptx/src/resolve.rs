@@ -44,6 +44,11 @@ pub enum RegOrigin {
     Return(u32),
 }
 
+/// The most registers one body may declare (counting each component of a vector register):
+/// far above what a compiler emits (NVRTC names a few hundred), and low enough that a range
+/// like `%f<4294967295>` is refused before it is declared.
+pub const MAX_BODY_REGISTERS: u64 = 1 << 20;
+
 /// One register of a body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegDecl {
@@ -480,9 +485,22 @@ impl<'r> Resolver<'r> {
                 }
             }
             Statement::Reg {
-                ty, vector, names, ..
+                ty,
+                vector,
+                names,
+                offset,
             } => {
                 for name in names {
+                    let adding = u64::from(name.count.unwrap_or(1))
+                        .saturating_mul(u64::from(vector.unwrap_or(1).max(1)));
+                    if (b.body.regs.len() as u64).saturating_add(adding) > MAX_BODY_REGISTERS {
+                        return Err(self.error(
+                            offset,
+                            ParseErrorKind::TooManyRegisters {
+                                limit: MAX_BODY_REGISTERS,
+                            },
+                        ));
+                    }
                     match name.count {
                         Some(count) => {
                             let first = b.body.regs.len() as u32;

@@ -290,8 +290,8 @@ impl Analyzer<'_> {
                         };
                         let other = if *neg { other.not() } else { other };
                         let with = |x: PredVal| match op {
-                            PredOp::And => PredVal::And(Box::new(x), Box::new(other.clone())),
-                            PredOp::Or => PredVal::Or(Box::new(x), Box::new(other.clone())),
+                            PredOp::And => PredVal::and(x, other.clone()),
+                            PredOp::Or => PredVal::or(x, other.clone()),
                             _ => PredVal::Unknown,
                         };
                         (with(t.clone()), with(t.not()))
@@ -316,8 +316,8 @@ impl Analyzer<'_> {
                 let out = match (op, pb) {
                     (PredOp::Mov, _) => pa,
                     (PredOp::Not, _) => pa.not(),
-                    (PredOp::And, Some(pb)) => PredVal::And(Box::new(pa), Box::new(pb)),
-                    (PredOp::Or, Some(pb)) => PredVal::Or(Box::new(pa), Box::new(pb)),
+                    (PredOp::And, Some(pb)) => PredVal::and(pa, pb),
+                    (PredOp::Or, Some(pb)) => PredVal::or(pa, pb),
                     _ => PredVal::Unknown,
                 };
                 st.set(*d, Val::Pred(out));

@@ -52,7 +52,39 @@ pub(crate) enum PredVal {
     Or(Box<PredVal>, Box<PredVal>),
 }
 
+/// The most nodes a predicate's meaning keeps. Past it the meaning is forgotten
+/// ([`PredVal::Unknown`], which claims nothing): a chain of `and.pred %p, %p, %q` would
+/// otherwise grow the tree with every line (and `and.pred %p, %p, %p` double it), and every walk
+/// over it (refinement, comparison, drop) recurses as deep as it is.
+pub(crate) const MAX_PRED_NODES: usize = 32;
+
 impl PredVal {
+    /// `a ∧ b`, or unknown when that would be larger than [`MAX_PRED_NODES`].
+    pub(crate) fn and(a: PredVal, b: PredVal) -> PredVal {
+        Self::bounded(a, b, PredVal::And)
+    }
+
+    /// `a ∨ b`, or unknown when that would be larger than [`MAX_PRED_NODES`].
+    pub(crate) fn or(a: PredVal, b: PredVal) -> PredVal {
+        Self::bounded(a, b, PredVal::Or)
+    }
+
+    fn bounded(a: PredVal, b: PredVal, node: fn(Box<PredVal>, Box<PredVal>) -> PredVal) -> PredVal {
+        if a.nodes() + b.nodes() + 1 > MAX_PRED_NODES {
+            return PredVal::Unknown;
+        }
+        node(Box::new(a), Box::new(b))
+    }
+
+    /// Nodes of the tree (bounded by construction, so the recursion is shallow).
+    fn nodes(&self) -> usize {
+        match self {
+            PredVal::Not(x) => 1 + x.nodes(),
+            PredVal::And(x, y) | PredVal::Or(x, y) => 1 + x.nodes() + y.nodes(),
+            PredVal::Unknown | PredVal::Cmp { .. } | PredVal::HiZero(..) => 1,
+        }
+    }
+
     pub(crate) fn not(self) -> PredVal {
         match self {
             PredVal::Not(x) => *x,
