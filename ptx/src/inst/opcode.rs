@@ -8,8 +8,10 @@ macro_rules! opcodes {
         /// `st.async`, `brx.idx`, `cvt.pack`) are the opcode before the first dot; the rest are
         /// modifiers. [`Opcode::Unknown`] is every name the model does not know: each reader of
         /// the model refuses it.
+        ///
+        /// Not `#[non_exhaustive]`: every reader matches it exhaustively, so that a new opcode
+        /// is a compile error in each until it says what the opcode means.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        #[non_exhaustive]
         pub enum Opcode {
             $($(#[$doc])* $variant,)*
             /// A name that is no PTX opcode this model knows.
