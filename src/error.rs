@@ -308,6 +308,16 @@ pub enum Error {
         /// What about it is unsupported.
         reason: &'static str,
     },
+    /// The kernel has an instruction with a part (its opcode, a modifier) that jitseam's
+    /// instruction model does not know; every reader of the model (the emulator, the body
+    /// verifier) refuses it with this same description, before anything ran.
+    #[error("kernel `{entry}`: {form}")]
+    UnknownForm {
+        /// Entry point.
+        entry: String,
+        /// The instruction, its line and what about it is unknown.
+        form: jitseam_ptx::inst::UnknownForm,
+    },
     /// A kernel running on the emulator accessed memory outside the bytes its operands reach,
     /// stored into an input, or accessed memory misaligned for the access's width. The launch
     /// stopped at that access: writes before it (in the emulator's lockstep order, see
@@ -326,6 +336,34 @@ pub enum Error {
         /// Where a thread was running when the budget ran out. Boxed to keep `Error` small.
         at: Box<KernelSite>,
         /// The budget, in steps (one instruction run by one lockstep group of threads).
+        budget: u64,
+    },
+    /// A launch on the emulator ran past its deadline (`EmulatorConfig::timeout`). The launch
+    /// stopped; what it wrote before stays.
+    #[error(
+        "kernel `{}`: the launch ran past its {timeout:?} deadline {at}",
+        at.entry
+    )]
+    DeadlineExceeded {
+        /// Where a thread was running when the deadline passed. Boxed to keep `Error` small.
+        at: Box<KernelSite>,
+        /// The time the launch was given.
+        timeout: std::time::Duration,
+    },
+    /// A launch on the emulator was refused before it ran: starting its blocks and thread
+    /// groups alone would cost more steps than its budget (`EmulatorConfig::budget`), so it
+    /// could never finish.
+    #[error(
+        "kernel `{entry}`: a launch of {groups} thread groups costs at least {cost} steps, more than its budget of {budget}"
+    )]
+    LaunchTooCostly {
+        /// Entry point.
+        entry: String,
+        /// Lockstep groups of threads the launch has.
+        groups: u64,
+        /// The least the launch costs, in steps.
+        cost: u64,
+        /// The budget, in steps.
         budget: u64,
     },
     /// A kernel on the emulator executed `trap` (or `brkpt`); the launch stopped there.
@@ -725,6 +763,9 @@ impl Error {
             Self::BodyRejected { .. } => "body_rejected",
             Self::LaunchCondition { .. } => "launch_condition",
             Self::BudgetExceeded { .. } => "budget_exceeded",
+            Self::DeadlineExceeded { .. } => "deadline_exceeded",
+            Self::LaunchTooCostly { .. } => "launch_too_costly",
+            Self::UnknownForm { .. } => "unknown_form",
             Self::Trap { .. } => "trap",
             Self::Cancelled { .. } => "cancelled",
             Self::NvrtcUnavailable { .. } => "nvrtc_unavailable",
@@ -762,9 +803,10 @@ impl Error {
     }
 
     /// True when jitseam refused before touching a device: the input was wrong, nothing ran.
-    /// [`Error::Unsupported`] counts as a decline (the emulator refused at load, nothing ran);
-    /// [`Error::MemoryFault`], [`Error::BudgetExceeded`], [`Error::Trap`] and
-    /// [`Error::Cancelled`] do not (they happened while the kernel ran).
+    /// [`Error::Unsupported`] and [`Error::UnknownForm`] count as declines (refused at load,
+    /// nothing ran); [`Error::MemoryFault`], [`Error::BudgetExceeded`],
+    /// [`Error::DeadlineExceeded`], [`Error::LaunchTooCostly`], [`Error::Trap`] and
+    /// [`Error::Cancelled`] do not (they are reported by the launch, on its stream).
     pub fn is_decline(&self) -> bool {
         !matches!(
             self,
@@ -775,6 +817,8 @@ impl Error {
                 | Self::Device { .. }
                 | Self::MemoryFault(_)
                 | Self::BudgetExceeded { .. }
+                | Self::DeadlineExceeded { .. }
+                | Self::LaunchTooCostly { .. }
                 | Self::Trap { .. }
                 | Self::Cancelled { .. }
         )

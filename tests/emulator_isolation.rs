@@ -207,8 +207,9 @@ fn operands_sharing_one_allocation_are_lent_apart() {
 #[test]
 fn a_kernel_that_never_ends_stops_at_its_budget_naming_the_loop() {
     let device = Device::emulator_with(EmulatorConfig {
-        budget: 1 << 16,
+        budget: Some(1 << 16),
         workers: 0,
+        ..EmulatorConfig::default()
     });
     let k = bind(&device, "spin", SPIN);
     let a = device.upload(&[0.0f32; 1024]).unwrap();
@@ -283,8 +284,9 @@ fn a_spinning_launch_blocks_no_alloc_copy_or_free_elsewhere() {
     // A budget far beyond the test's length: the spin runs until the device is dropped, which
     // cancels it.
     let device = Device::emulator_with(EmulatorConfig {
-        budget: u64::MAX,
+        budget: Some(u64::MAX),
         workers: 1,
+        ..EmulatorConfig::default()
     });
     let k = bind(&device, "spin", SPIN);
     let a = device.upload(&[0.0f32; 256]).unwrap();
@@ -325,8 +327,9 @@ fn a_spinning_launch_blocks_no_alloc_copy_or_free_elsewhere() {
 #[test]
 fn dropping_the_device_cancels_a_launch_that_never_ends() {
     let backend = Arc::new(EmulatorBackend::with_config(EmulatorConfig {
-        budget: u64::MAX,
+        budget: Some(u64::MAX),
         workers: 1,
+        ..EmulatorConfig::default()
     }));
     let device = Device::with_backend(backend.clone());
     let k = bind(&device, "spin", SPIN);

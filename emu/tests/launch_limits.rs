@@ -61,7 +61,7 @@ DONE:
 /// Small enough for an unoptimized build to spend in well under five seconds.
 fn small_budget() -> RunOptions<'static> {
     RunOptions {
-        budget: 1 << 18,
+        budget: Some(1 << 18),
         ..RunOptions::default()
     }
 }
@@ -124,9 +124,10 @@ fn a_cancelled_launch_ends() {
     let memory = Regions::new(Vec::new());
     let cancel = AtomicBool::new(false);
     let options = RunOptions {
-        budget: u64::MAX,
+        budget: Some(u64::MAX),
         workers: 2,
         cancel: Some(&cancel),
+        ..RunOptions::default()
     };
     let err = std::thread::scope(|s| {
         let handle = s.spawn(|| run_with(&p, &[], LaunchDims::linear(8, 64), &memory, &options));
