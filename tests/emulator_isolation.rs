@@ -248,6 +248,89 @@ fn a_kernel_that_never_ends_stops_at_its_budget_naming_the_loop() {
 }
 
 #[test]
+fn a_kernel_of_four_threads_that_never_ends_stops_at_the_default_budget() {
+    // The default configuration: a budget scaled with the launch, the least for a few threads.
+    let device = Device::emulator();
+    let k = bind(&device, "spin", SPIN);
+    let a = device.upload(&[0.0f32; 4]).unwrap();
+    let mut out = device.alloc::<f32>(4).unwrap();
+    let stream = device.default_stream();
+    k.launch(&stream, &[(&a).into()], &mut [(&mut out).into()], &[4], &[])
+        .unwrap();
+    match stream.synchronize() {
+        Err(ref e @ Error::BudgetExceeded { ref at, budget }) => {
+            assert_eq!(budget, jitseam_emu::interp::MIN_BUDGET);
+            assert_eq!(at.line, line_of(SPIN, "bra"));
+            assert_eq!(e.kind_name(), "budget_exceeded");
+        }
+        other => panic!("expected the budget error, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_timeout_ends_a_launch_that_its_budget_would_not() {
+    let device = Device::emulator_with(EmulatorConfig {
+        budget: Some(u64::MAX),
+        timeout: Some(Duration::from_millis(100)),
+        ..EmulatorConfig::default()
+    });
+    let k = bind(&device, "spin", SPIN);
+    let a = device.upload(&[0.0f32; 1024]).unwrap();
+    let mut out = device.alloc::<f32>(1024).unwrap();
+    let stream = device.default_stream();
+    k.launch(
+        &stream,
+        &[(&a).into()],
+        &mut [(&mut out).into()],
+        &[1024],
+        &[],
+    )
+    .unwrap();
+    match stream.synchronize() {
+        Err(ref e @ Error::DeadlineExceeded { ref at, timeout }) => {
+            assert_eq!(timeout, Duration::from_millis(100));
+            assert_eq!(at.entry, "spin");
+            assert_eq!(at.line, line_of(SPIN, "bra"));
+            assert!(!e.is_decline());
+            assert_eq!(e.kind_name(), "deadline_exceeded");
+            assert!(e.to_string().contains("deadline"), "{e}");
+        }
+        other => panic!("expected the deadline error, got {other:?}"),
+    }
+    // The device goes on working.
+    assert_eq!(stream.read(&a).unwrap(), vec![0.0f32; 1024]);
+}
+
+#[test]
+fn a_launch_that_could_never_finish_within_its_budget_is_refused_before_it_runs() {
+    let device = Device::emulator_with(EmulatorConfig {
+        budget: Some(100),
+        ..EmulatorConfig::default()
+    });
+    let k = bind(&device, "spin", SPIN);
+    let a = device.upload(&[0.0f32; 1 << 16]).unwrap();
+    let mut out = device.alloc::<f32>(1 << 16).unwrap();
+    let stream = device.default_stream();
+    k.launch(
+        &stream,
+        &[(&a).into()],
+        &mut [(&mut out).into()],
+        &[1 << 16],
+        &[],
+    )
+    .unwrap();
+    match stream.synchronize() {
+        Err(ref e @ Error::LaunchTooCostly { budget, cost, .. }) => {
+            assert_eq!(budget, 100);
+            assert!(cost > budget, "{e}");
+            assert!(!e.is_decline());
+            assert_eq!(e.kind_name(), "launch_too_costly");
+        }
+        other => panic!("expected the up-front refusal, got {other:?}"),
+    }
+}
+
+#[test]
 fn trap_is_a_typed_error_with_its_line() {
     let device = Device::emulator();
     let k = bind(&device, "trapper", TRAP);

@@ -39,14 +39,14 @@ pub(crate) const SLICE: u64 = 1 << 12;
 /// Steps charged for starting a lockstep group: placing its up to [`LANES`](super::LANES)
 /// threads and resetting its state (plus the registers it clears and its local frames, see
 /// [`group_steps`]).
-pub(crate) const GROUP_STEPS: u64 = 16;
+pub const GROUP_STEPS: u64 = 16;
 
 /// Steps charged for starting a block of a block-scoped launch: its barriers and its shared
 /// memory (plus one step per [`SHARED_BYTES_PER_STEP`] bytes of it).
-pub(crate) const BLOCK_STEPS: u64 = 32;
+pub const BLOCK_STEPS: u64 = 32;
 
 /// Bytes of shared memory, local frames or cleared registers reset per step charged.
-pub(crate) const SHARED_BYTES_PER_STEP: u64 = 4096;
+pub const SHARED_BYTES_PER_STEP: u64 = 4096;
 
 /// What starting a group of `program` costs, in steps: [`GROUP_STEPS`], and one step for each
 /// [`SHARED_BYTES_PER_STEP`] bytes of registers cleared and local frames reset.

@@ -123,22 +123,23 @@ use crate::decode::Program;
 
 pub use crate::decode::MAX_SHARED_BYTES;
 pub use lanes::LANES;
+pub use meter::{BLOCK_STEPS, GROUP_STEPS, SHARED_BYTES_PER_STEP};
 
 /// The least default budget of a launch, in steps (one step: one decoded instruction run by one
-/// lockstep group of up to [`LANES`] threads): 2^27, a second or so of a loop that never ends
+/// lockstep group of up to [`LANES`] threads): 2^25, a second or so of a loop that never ends
 /// on one core.
-pub const MIN_BUDGET: u64 = 1 << 27;
+pub const MIN_BUDGET: u64 = 1 << 25;
 
-/// Steps of the default budget for each thread of a launch: 2^8, as many as 16384
-/// instructions of every thread in lockstep, or 256 with every thread diverging.
-pub const BUDGET_PER_THREAD: u64 = 1 << 8;
+/// Steps of the default budget for each thread of a launch: 2^6, as many as 4096 instructions
+/// of every thread in lockstep, or 64 with every thread diverging.
+pub const BUDGET_PER_THREAD: u64 = 1 << 6;
 
 /// The most default budget of a launch: 2^36 steps.
 pub const MAX_BUDGET: u64 = 1 << 36;
 
 /// The default budget of a launch of `threads` threads: [`BUDGET_PER_THREAD`] steps each, at
 /// least [`MIN_BUDGET`] and at most [`MAX_BUDGET`]. A kernel that never ends stops within about a
-/// second when it has few threads; a launch of 2^26 threads may run 2^34 steps.
+/// second when it has up to 2^19 threads; a launch of 2^26 threads may run 2^32 steps.
 pub fn default_budget(threads: u128) -> u64 {
     let scaled = threads.saturating_mul(u128::from(BUDGET_PER_THREAD));
     u64::try_from(scaled)
