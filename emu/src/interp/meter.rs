@@ -37,8 +37,8 @@ impl From<ExecError> for Halt {
 pub(crate) const SLICE: u64 = 1 << 12;
 
 /// Steps charged for starting a lockstep group: placing its up to [`LANES`](super::LANES)
-/// threads and resetting its state (plus the registers it clears and its local frames, see
-/// [`group_steps`]).
+/// threads and resetting its state (plus one step per [`SHARED_BYTES_PER_STEP`] bytes of the
+/// registers it clears and the local frames it resets).
 pub const GROUP_STEPS: u64 = 16;
 
 /// Steps charged for starting a block of a block-scoped launch: its barriers and its shared
