@@ -353,6 +353,19 @@ fn a_128_bit_add_and_subtract_from_64_bit_halves() {
     }
 }
 
+/// `%v0..%v3` widened into the results `%o0..%o3`.
+const WIDEN: &str = "
+    cvt.u64.u32 %o0, %v0;
+    cvt.u64.u32 %o1, %v1;
+    cvt.u64.u32 %o2, %v2;
+    cvt.u64.u32 %o3, %v3;
+";
+
+/// The four 32-bit words of `x`, lowest first.
+fn words(x: u128) -> [u64; 4] {
+    [0, 1, 2, 3].map(|k| ((x >> (32 * k)) & 0xffff_ffff) as u64)
+}
+
 #[test]
 fn a_96_bit_add_from_three_32_bit_words() {
     let body = "
@@ -360,10 +373,6 @@ fn a_96_bit_add_from_three_32_bit_words() {
     addc.cc.u32 %v1, %w1, %w5;
     addc.cc.u32 %v2, %w2, %w6;
     addc.u32 %v3, 0, 0;
-    cvt.u64.u32 %o0, %v0;
-    cvt.u64.u32 %o1, %v1;
-    cvt.u64.u32 %o2, %v2;
-    cvt.u64.u32 %o3, %v3;
     ";
     let mut rows = rows(300, 3);
     for row in &mut rows {
@@ -371,14 +380,12 @@ fn a_96_bit_add_from_three_32_bit_words() {
         row[5] = row[0] ^ row[2];
         row[6] = !row[1];
     }
-    let got = run(body, &rows);
+    let got = run(&format!("{body}{WIDEN}"), &rows);
     let mask = |v: u64| u128::from(v & 0xffff_ffff);
     for (row, got) in rows.iter().zip(&got) {
         let a = mask(row[0]) | mask(row[1]) << 32 | mask(row[2]) << 64;
         let b = mask(row[4]) | mask(row[5]) << 32 | mask(row[6]) << 64;
-        let sum = a + b;
-        let want = [0, 1, 2, 3].map(|k| ((sum >> (32 * k)) & 0xffff_ffff) as u64);
-        assert_eq!(*got, want, "{a:#x} + {b:#x}");
+        assert_eq!(*got, words(a + b), "{a:#x} + {b:#x}");
     }
 }
 
@@ -395,10 +402,6 @@ fn a_64_by_64_bit_product_from_32_bit_limbs() {
     addc.u32 %v3, 0, 0;
     mad.lo.cc.u32 %v2, %w1, %w5, %v2;
     madc.hi.u32 %v3, %w1, %w5, %v3;
-    cvt.u64.u32 %o0, %v0;
-    cvt.u64.u32 %o1, %v1;
-    cvt.u64.u32 %o2, %v2;
-    cvt.u64.u32 %o3, %v3;
     ";
     let mut rows = rows(300, 4);
     for row in &mut rows {
@@ -406,13 +409,15 @@ fn a_64_by_64_bit_product_from_32_bit_limbs() {
         row[5] = row[2] >> 32 ^ row[3];
         row[1] >>= 32 * (row[3] & 1);
     }
-    let got = run(body, &rows);
+    let got = run(&format!("{body}{WIDEN}"), &rows);
     for (row, got) in rows.iter().zip(&got) {
         let a = (row[0] & 0xffff_ffff) | row[1] << 32;
         let b = (row[4] & 0xffff_ffff) | row[5] << 32;
-        let product = u128::from(a) * u128::from(b);
-        let want = [0, 1, 2, 3].map(|k| ((product >> (32 * k)) & 0xffff_ffff) as u64);
-        assert_eq!(*got, want, "{a:#x} * {b:#x}");
+        assert_eq!(
+            *got,
+            words(u128::from(a) * u128::from(b)),
+            "{a:#x} * {b:#x}"
+        );
     }
 }
 

@@ -406,16 +406,14 @@ fn the_default_budget_scales_with_the_launchs_threads() {
     );
 }
 
-#[test]
-fn starting_a_group_is_charged_so_a_grid_of_short_groups_stops_at_the_budget() {
-    // 2^14 groups of 64 threads of 7 moves and `ret`: 8 instructions each. Charged for its
-    // instructions alone, the launch would cost 8 steps a group and finish within 12 a group;
-    // charged for every group's start too, it cannot.
-    let groups = 1u64 << 14;
-    let p = program(&straight(7, false), "k");
+/// Runs 7 moves and `ret` (8 instructions a thread) over `dims`, whose `units` (groups or
+/// blocks) cost at least `least` steps each and `real` in fact: charged for the instructions
+/// alone it would finish within 12 steps a unit, so that budget refuses or stops it; between
+/// `least` and `real` it starts and is stopped while it runs; with `real` it runs.
+fn charged_per_unit(shared: bool, dims: LaunchDims, units: u64, least: u64, real: u64) {
+    let p = program(&straight(7, shared), "k");
     let memory = Regions::new(Vec::new());
-    let dims = LaunchDims::linear(groups as u32, 64);
-    let err = run_with(&p, &[], dims, &memory, &one_worker(groups * 12)).unwrap_err();
+    let err = run_with(&p, &[], dims, &memory, &one_worker(units * 12)).unwrap_err();
     assert!(
         matches!(
             err,
@@ -423,43 +421,31 @@ fn starting_a_group_is_charged_so_a_grid_of_short_groups_stops_at_the_budget() {
         ),
         "{err}"
     );
-    // Between the least it can cost and what it costs, it starts and is stopped while it runs.
-    let budget = groups * (GROUP_STEPS + 1 + GROUP_STEPS + 8) / 2;
+    let budget = units * (least + real) / 2;
     let err = run_with(&p, &[], dims, &memory, &one_worker(budget)).unwrap_err();
     assert!(
         matches!(err, ExecError::BudgetExceeded { budget: b, .. } if b == budget),
         "{err}"
     );
-    // With what it really costs, it runs.
-    let real = groups * (GROUP_STEPS + 8) + 8192;
-    run_with(&p, &[], dims, &memory, &one_worker(real)).unwrap();
+    run_with(&p, &[], dims, &memory, &one_worker(units * real + 8192)).unwrap();
+}
+
+#[test]
+fn starting_a_group_is_charged_so_a_grid_of_short_groups_stops_at_the_budget() {
+    // 2^14 groups of 64 threads: each costs its start and its 8 steps.
+    let groups = 1u64 << 14;
+    let dims = LaunchDims::linear(groups as u32, 64);
+    charged_per_unit(false, dims, groups, GROUP_STEPS + 1, GROUP_STEPS + 8);
 }
 
 #[test]
 fn starting_a_block_is_charged_so_a_grid_of_one_thread_blocks_stops_at_the_budget() {
-    // 2^14 block-scoped blocks of one thread, 8 instructions each: a block costs its start,
-    // its one group's start and the 8 steps, not the 8 steps alone.
+    // 2^14 block-scoped blocks of one thread: each costs its start, its one group's start and
+    // the 8 steps.
     let blocks = 1u64 << 14;
-    let p = program(&straight(7, true), "k");
-    let memory = Regions::new(Vec::new());
     let dims = LaunchDims::linear(blocks as u32, 1);
-    let err = run_with(&p, &[], dims, &memory, &one_worker(blocks * 12)).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            ExecError::BudgetExceeded { .. } | ExecError::TooCostly { .. }
-        ),
-        "{err}"
-    );
-    let least = BLOCK_STEPS + GROUP_STEPS + 1;
-    let real = BLOCK_STEPS + GROUP_STEPS + 8;
-    let budget = blocks * (least + real) / 2;
-    let err = run_with(&p, &[], dims, &memory, &one_worker(budget)).unwrap_err();
-    assert!(
-        matches!(err, ExecError::BudgetExceeded { budget: b, .. } if b == budget),
-        "{err}"
-    );
-    run_with(&p, &[], dims, &memory, &one_worker(blocks * real + 8192)).unwrap();
+    let group = BLOCK_STEPS + GROUP_STEPS;
+    charged_per_unit(true, dims, blocks, group + 1, group + 8);
 }
 
 #[test]

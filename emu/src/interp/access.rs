@@ -23,7 +23,7 @@ use super::local::LocalFrames;
 use super::memory::Memory;
 use super::shared::{SharedMemory, to_generic};
 use super::spaces;
-use crate::decode::Inst;
+use crate::decode::{Inst, Op};
 
 /// The access of one lane that stopped a memory instruction.
 #[derive(Debug, Clone, Copy)]
@@ -37,6 +37,68 @@ pub(super) struct LaneFault {
     pub(super) kind: FaultKind,
 }
 
+impl LaneFault {
+    /// Lane `lane`'s `size`-byte `access` at `addr`, refused for `kind`.
+    #[cold]
+    pub(super) fn new(
+        lane: usize,
+        addr: u64,
+        size: usize,
+        access: Access,
+        kind: FaultKind,
+    ) -> Self {
+        Self {
+            lane,
+            addr,
+            size,
+            access,
+            kind,
+        }
+    }
+}
+
+/// Lane `lane`'s address `[a + imm]` (`addrs` is `a`'s row), refused unless it is aligned to
+/// the access's whole `width`.
+#[inline(always)]
+pub(super) fn address(
+    addrs: &Row,
+    lane: usize,
+    inst: &Inst,
+    width: usize,
+    access: Access,
+) -> Result<u64, LaneFault> {
+    let addr = addrs[lane].wrapping_add(inst.imm as u64);
+    if addr & (width as u64 - 1) != 0 {
+        return Err(LaneFault::new(
+            lane,
+            addr,
+            width,
+            access,
+            FaultKind::Misaligned,
+        ));
+    }
+    Ok(addr)
+}
+
+/// A load or store, scalar or vector ([`Op::LdGlobal`], [`Op::LdGlobalV`], [`Op::StGlobal`],
+/// [`Op::StGlobalV`]), on the lanes of `eff`.
+#[inline(always)]
+pub(super) fn access<M: Memory>(
+    regs: &mut Registers,
+    eff: u64,
+    inst: &Inst,
+    lanes: &[u32],
+    hint: &mut u32,
+    to: &mut Spaces<'_, M>,
+) -> Result<(), LaneFault> {
+    match inst.op {
+        Op::LdGlobal => load(regs, eff, inst, hint, to),
+        Op::LdGlobalV => load_vector(regs, eff, inst, lanes, hint, to),
+        Op::StGlobal => store(regs, eff, inst, hint, to),
+        _ => store_vector(regs, eff, inst, lanes, hint, to),
+    }
+}
+
 /// Where the lanes of a memory instruction go: the launch's memory, the group's local frames
 /// and the block's shared memory.
 pub(super) struct Spaces<'s, M> {
@@ -47,7 +109,7 @@ pub(super) struct Spaces<'s, M> {
 
 /// `ld` of `w` bytes at `[a + imm]` in space `k` into `d`, for the lanes of `eff`.
 #[inline(always)]
-pub(super) fn load<M: Memory>(
+fn load<M: Memory>(
     regs: &mut Registers,
     eff: u64,
     inst: &Inst,
@@ -73,10 +135,7 @@ pub(super) fn load<M: Memory>(
         kind,
     };
     for lane in lanes_in(eff) {
-        let addr = addrs[lane].wrapping_add(inst.imm as u64);
-        if addr & (size as u64 - 1) != 0 {
-            return Err(fault(lane, addr, FaultKind::Misaligned));
-        }
+        let addr = address(addrs, lane, inst, size, Access::Load)?;
         match spaces::load(
             to.memory, to.local, to.shared, inst.k, lane, addr, size, hint,
         ) {
@@ -87,21 +146,29 @@ pub(super) fn load<M: Memory>(
     Ok(())
 }
 
-/// The register rows of the `c` (at most 4) vector elements listed in `lanes` from `start`.
+/// A vector access's shape: its element size and count (at most 4), its whole width, and the
+/// register rows of the elements listed in `lanes` from `start`.
 #[inline(always)]
-fn element_rows(regs: &Registers, lanes: &[u32], start: u32, count: usize) -> [usize; 4] {
+fn vector(
+    regs: &Registers,
+    inst: &Inst,
+    lanes: &[u32],
+    start: u32,
+) -> (usize, usize, usize, [usize; 4]) {
+    let size = usize::from(inst.w);
+    let count = (inst.c as usize).min(4);
     let slots = lanes.get(start as usize..).unwrap_or_default();
     let mut rows = [usize::MAX; 4];
     for (row, &slot) in rows.iter_mut().zip(slots).take(count) {
         *row = regs.ix(slot);
     }
-    rows
+    (size, count, size * count, rows)
 }
 
 /// `ld.v2`/`ld.v4`: `c` elements of `w` bytes at `[a + imm]` into the registers listed in
 /// `lanes` from `d`.
 #[inline(always)]
-pub(super) fn load_vector<M: Memory>(
+fn load_vector<M: Memory>(
     regs: &mut Registers,
     eff: u64,
     inst: &Inst,
@@ -109,26 +176,15 @@ pub(super) fn load_vector<M: Memory>(
     hint: &mut u32,
     to: &mut Spaces<'_, M>,
 ) -> Result<(), LaneFault> {
-    let size = usize::from(inst.w);
-    let count = (inst.c as usize).min(4);
-    let total = size * count;
+    let (size, count, total, rows) = vector(regs, inst, lanes, inst.d);
     let addrs = regs[inst.a];
-    let rows = element_rows(regs, lanes, inst.d, count);
+    let addrs = &addrs;
     let rows = rows.get(..count).unwrap_or_default();
     let mut values = [0u64; 4];
     let values = values.get_mut(..count).unwrap_or_default();
-    let fault = |lane, addr, kind| LaneFault {
-        lane,
-        addr,
-        size: total,
-        access: Access::Load,
-        kind,
-    };
+    let fault = |lane, addr, kind| LaneFault::new(lane, addr, total, Access::Load, kind);
     for lane in lanes_in(eff) {
-        let addr = addrs[lane].wrapping_add(inst.imm as u64);
-        if addr & (total as u64 - 1) != 0 {
-            return Err(fault(lane, addr, FaultKind::Misaligned));
-        }
+        let addr = address(addrs, lane, inst, total, Access::Load)?;
         if let Err(kind) = spaces::load_many(
             to.memory, to.local, to.shared, inst.k, lane, addr, size, values, hint,
         ) {
@@ -145,7 +201,7 @@ pub(super) fn load_vector<M: Memory>(
 
 /// `st` of the low `w` bytes of `b` at `[a + imm]` in space `k`, for the lanes of `eff`.
 #[inline(always)]
-pub(super) fn store<M: Memory>(
+fn store<M: Memory>(
     regs: &Registers,
     eff: u64,
     inst: &Inst,
@@ -154,18 +210,9 @@ pub(super) fn store<M: Memory>(
 ) -> Result<(), LaneFault> {
     let size = usize::from(inst.w);
     let (addrs, values) = (&regs[inst.a], &regs[inst.b]);
-    let fault = |lane, addr, kind| LaneFault {
-        lane,
-        addr,
-        size,
-        access: Access::Store,
-        kind,
-    };
+    let fault = |lane, addr, kind| LaneFault::new(lane, addr, size, Access::Store, kind);
     for lane in lanes_in(eff) {
-        let addr = addrs[lane].wrapping_add(inst.imm as u64);
-        if addr & (size as u64 - 1) != 0 {
-            return Err(fault(lane, addr, FaultKind::Misaligned));
-        }
+        let addr = address(addrs, lane, inst, size, Access::Store)?;
         if let Err(kind) = spaces::store(
             to.memory,
             to.local,
@@ -185,7 +232,7 @@ pub(super) fn store<M: Memory>(
 
 /// `st.v2`/`st.v4`: the `c` registers listed in `lanes` from `b` at `[a + imm]`.
 #[inline(always)]
-pub(super) fn store_vector<M: Memory>(
+fn store_vector<M: Memory>(
     regs: &Registers,
     eff: u64,
     inst: &Inst,
@@ -193,26 +240,14 @@ pub(super) fn store_vector<M: Memory>(
     hint: &mut u32,
     to: &mut Spaces<'_, M>,
 ) -> Result<(), LaneFault> {
-    let size = usize::from(inst.w);
-    let count = (inst.c as usize).min(4);
-    let total = size * count;
+    let (size, count, total, rows) = vector(regs, inst, lanes, inst.b);
     let addrs = &regs[inst.a];
-    let rows = element_rows(regs, lanes, inst.b, count);
     let rows = rows.get(..count).unwrap_or_default();
     let mut values = [0u64; 4];
     let values = values.get_mut(..count).unwrap_or_default();
-    let fault = |lane, addr, kind| LaneFault {
-        lane,
-        addr,
-        size: total,
-        access: Access::Store,
-        kind,
-    };
+    let fault = |lane, addr, kind| LaneFault::new(lane, addr, total, Access::Store, kind);
     for lane in lanes_in(eff) {
-        let addr = addrs[lane].wrapping_add(inst.imm as u64);
-        if addr & (total as u64 - 1) != 0 {
-            return Err(fault(lane, addr, FaultKind::Misaligned));
-        }
+        let addr = address(addrs, lane, inst, total, Access::Store)?;
         for (value, &row) in values.iter_mut().zip(rows) {
             *value = regs.rows.get(row).map_or(0, |row| row[lane]);
         }

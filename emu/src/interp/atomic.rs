@@ -5,9 +5,9 @@
 //! with: it goes through [`Memory::update`](super::memory::Memory::update), never a load then a
 //! store.
 
-use super::access::LaneFault;
+use super::access::{LaneFault, address};
 use super::alu::{f32b, f32v, f64v, mask, sext};
-use super::fault::{Access, FaultKind};
+use super::fault::Access;
 use super::float::ftz;
 use super::lanes::{Registers, bits};
 use super::memory::Memory;
@@ -30,18 +30,9 @@ pub(super) fn atom<M: Memory>(
     shared: &SharedMemory,
 ) -> Result<(), LaneFault> {
     let size = usize::from(inst.w);
-    let fault = |lane, addr, kind| LaneFault {
-        lane,
-        addr,
-        size,
-        access: Access::Store,
-        kind,
-    };
+    let fault = |lane, addr, kind| LaneFault::new(lane, addr, size, Access::Store, kind);
     for lane in bits(eff) {
-        let addr = regs[inst.a][lane].wrapping_add(inst.imm as u64);
-        if addr & (size as u64 - 1) != 0 {
-            return Err(fault(lane, addr, FaultKind::Misaligned));
-        }
+        let addr = address(&regs[inst.a], lane, inst, size, Access::Store)?;
         let (b, c) = (regs[inst.b][lane], regs[inst.c][lane]);
         let mut op = |old: u64| atomic_op(inst, old, b, c);
         match spaces::update(memory, shared, addr, size, hint, &mut op) {

@@ -311,64 +311,18 @@ impl<'p> Machine<'p> {
                                 }
                                 Flow::Scatter { exited }
                             }
-                            Op::LdGlobal => match access::load(
-                                regs,
-                                eff,
-                                inst,
-                                hints.get_mut(pc).unwrap_or(&mut spare),
-                                &mut Spaces {
+                            Op::LdGlobal | Op::LdGlobalV | Op::StGlobal | Op::StGlobalV => {
+                                let to = &mut Spaces {
                                     memory,
                                     local: &mut *local,
                                     shared,
-                                },
-                            ) {
-                                Ok(()) => Flow::Next,
-                                Err(f) => fault!(f),
-                            },
-                            Op::LdGlobalV => match access::load_vector(
-                                regs,
-                                eff,
-                                inst,
-                                lanes,
-                                hints.get_mut(pc).unwrap_or(&mut spare),
-                                &mut Spaces {
-                                    memory,
-                                    local: &mut *local,
-                                    shared,
-                                },
-                            ) {
-                                Ok(()) => Flow::Next,
-                                Err(f) => fault!(f),
-                            },
-                            Op::StGlobal => match access::store(
-                                regs,
-                                eff,
-                                inst,
-                                hints.get_mut(pc).unwrap_or(&mut spare),
-                                &mut Spaces {
-                                    memory,
-                                    local: &mut *local,
-                                    shared,
-                                },
-                            ) {
-                                Ok(()) => Flow::Next,
-                                Err(f) => fault!(f),
-                            },
-                            Op::StGlobalV => match access::store_vector(
-                                regs,
-                                eff,
-                                inst,
-                                lanes,
-                                hints.get_mut(pc).unwrap_or(&mut spare),
-                                &mut Spaces {
-                                    memory,
-                                    local: &mut *local,
-                                    shared,
-                                },
-                            ) {
-                                Ok(()) => Flow::Next,
-                                Err(f) => fault!(f),
-                            },
+                                };
+                                let hint = hints.get_mut(pc).unwrap_or(&mut spare);
+                                match access::access(regs, eff, inst, lanes, hint, to) {
+                                    Ok(()) => Flow::Next,
+                                    Err(f) => fault!(f),
+                                }
+                            }
                             Op::LdKParam => {
                                 if access::load_param(regs, eff, inst, params).is_none() {
                                     return Err(Halt::Fail(ExecError::ShortPacket {
