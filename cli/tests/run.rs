@@ -36,12 +36,12 @@ fn f32s(bytes: &[u8]) -> Vec<f32> {
         .collect()
 }
 
-#[test]
-fn run_with_iota_inputs_writes_the_output_file() {
-    let dir = scratch("iota");
-    let (code, text) = jitseam(&[
+/// `jitseam run` of the two-output add/sub fixture on 300 generated elements, with `extra`.
+fn run_add_sub(dir: &TempDir, extra: &[&str]) -> (i32, String) {
+    let fixture = fixture("add_sub_f32_mo2_scalar.ptx");
+    let mut args = vec![
         "run",
-        &fixture("add_sub_f32_mo2_scalar.ptx"),
+        &fixture,
         "--entry",
         "baracuda_gen_add_sub_f32_mo2_scalar",
         "--abi",
@@ -54,7 +54,15 @@ fn run_with_iota_inputs_writes_the_output_file() {
         "300",
         "--output-dir",
         dir.path().to_str().unwrap(),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    jitseam(&args)
+}
+
+#[test]
+fn run_with_iota_inputs_writes_the_output_file() {
+    let dir = scratch("iota");
+    let (code, text) = run_add_sub(&dir, &[]);
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("on emulator: 300 elements"), "{text}");
     let sum = f32s(&std::fs::read(dir.path().join("out0.bin")).unwrap());
@@ -367,26 +375,7 @@ fn timeout_ends_a_launch_that_its_budget_would_not() {
 #[test]
 fn a_legitimate_kernel_runs_under_a_budget_and_a_timeout() {
     let dir = scratch("limits-ok");
-    let (code, text) = jitseam(&[
-        "run",
-        &fixture("add_sub_f32_mo2_scalar.ptx"),
-        "--entry",
-        "baracuda_gen_add_sub_f32_mo2_scalar",
-        "--abi",
-        "scalar",
-        "--inputs",
-        "f32,f32",
-        "--outputs",
-        "f32,f32",
-        "--shape",
-        "300",
-        "--output-dir",
-        dir.path().to_str().unwrap(),
-        "--budget",
-        "100000",
-        "--timeout",
-        "60",
-    ]);
+    let (code, text) = run_add_sub(&dir, &["--budget", "100000", "--timeout", "60"]);
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("on emulator: 300 elements"), "{text}");
 }
