@@ -714,8 +714,12 @@ fn ranges_of_vector_registers_name_one_vector_each() {
     ",
     );
     assert_eq!(run(&ptx, &[], 1, 1).unwrap(), [1 + 2 + 5]);
-    let bad = kernel("", "", ".reg .v2 .u32 %w<3>;
-mov.u32 %r1, %w3.x;");
+    let bad = kernel(
+        "",
+        "",
+        ".reg .v2 .u32 %w<3>;
+mov.u32 %r1, %w3.x;",
+    );
     assert!(matches!(program(&bad), Err(DecodeError::Parse(_))));
 }
 

@@ -24,11 +24,13 @@ pub(super) fn bool_code(m: &Modifiers) -> i64 {
 }
 
 impl Decoder<'_> {
-    /// The operand count, combining operation, comparison and modifiers `setp` and `set` share.
-    fn comparison(&self, ctx: &Ctx<'_>, name: &'static str) -> EResult<(usize, Compare)> {
+    /// The operand count and the comparison of `setp` or `set`, with the checks of the
+    /// combining operation and the modifiers both share; `missing` says what is wrong without
+    /// a comparison.
+    fn comparison(&self, ctx: &Ctx<'_>, missing: &'static str) -> EResult<(usize, Compare)> {
         let ins = ctx.ins;
         let m = &ins.mods;
-        let n = ctx.ins.operands.len();
+        let n = ins.operands.len();
         if n != 3 && n != 4 {
             return Err(self.invalid(ctx, "wrong number of operands"));
         }
@@ -36,7 +38,7 @@ impl Decoder<'_> {
             return Err(self.invalid(ctx, "a combining predicate goes with .and, .or or .xor"));
         }
         let Some(cmp) = m.cmp else {
-            return Err(self.invalid(ctx, name));
+            return Err(self.invalid(ctx, missing));
         };
         if !m.flags_within(&[Flag::Ftz]) || m.rounding.is_some() || m.int_rounding.is_some() {
             return bad("this modifier on a comparison");
@@ -52,6 +54,9 @@ impl Decoder<'_> {
         let mut inst = Inst::new(Op::SetpI);
         match class(ty) {
             Class::Int { bits, signed } => {
+                if m.has(Flag::Ftz) {
+                    return bad(".ftz on an integer comparison");
+                }
                 let (code, force_unsigned) = self.int_cmp(ctx, cmp)?;
                 inst.k = code;
                 inst.w = bits;
@@ -74,9 +79,6 @@ impl Decoder<'_> {
                 return self.setp_half(ctx, ty, cmp);
             }
             _ => return bad("comparisons of this type"),
-        }
-        if m.has(Flag::Ftz) && matches!(class(ty), Class::Int { .. }) {
-            return bad(".ftz on an integer comparison");
         }
         match self.operand(ctx, 0)? {
             Operand::Pair(p, q) => {

@@ -172,11 +172,15 @@ pub fn available_workers() -> usize {
 /// Runs `program` over the grid with argument packet `params` (laid out as
 /// [`Program::param_layout`] says) on `memory`, with the default [`RunOptions`] (every core,
 /// the default budget). Kept for callers that own their memory exclusively; see [`run_with`].
-pub fn run<M: Memory>(
+///
+/// Every entry point takes [`Regions`], not any [`Memory`]: the interpreter is compiled once,
+/// here, with this crate's optimizations, so that a caller's unoptimized (debug) build runs it
+/// at the same speed as its release build.
+pub fn run(
     program: &Program,
     params: &[u8],
     dims: LaunchDims,
-    memory: &mut M,
+    memory: &mut Regions<'_>,
 ) -> Result<(), ExecError> {
     run_with(program, params, dims, &*memory, &RunOptions::default())
 }
@@ -185,11 +189,11 @@ pub fn run<M: Memory>(
 /// worker threads, under `options`; the first fault in launch order stops the launch (see the
 /// module docs for exactly where). The module's `.global` variables start from their initial
 /// values for this launch alone: see [`run_in_module`] to keep them between launches.
-pub fn run_with<M: Memory>(
+pub fn run_with(
     program: &Program,
     params: &[u8],
     dims: LaunchDims,
-    memory: &M,
+    memory: &Regions<'_>,
     options: &RunOptions<'_>,
 ) -> Result<(), ExecError> {
     let mut module = program.module_memory();
@@ -199,11 +203,11 @@ pub fn run_with<M: Memory>(
 /// [`run_with`] on the module `.global` variables held in `module` (made by
 /// [`Program::module_memory`] of the same program), which keep what the launch stores in them,
 /// as a GPU keeps a loaded module's variables from one launch to the next.
-pub fn run_in_module<M: Memory>(
+pub fn run_in_module(
     program: &Program,
     params: &[u8],
     dims: LaunchDims,
-    memory: &M,
+    memory: &Regions<'_>,
     module: &mut ModuleMemory,
     options: &RunOptions<'_>,
 ) -> Result<(), ExecError> {
