@@ -340,6 +340,16 @@ pub enum Error {
         /// What about it is unsupported.
         reason: &'static str,
     },
+    /// The kernel has an instruction with a part (its opcode, a modifier) that jitseam's
+    /// instruction model does not know; every reader of the model (the emulator, the body
+    /// verifier) refuses it with this same description, before anything ran.
+    #[error("kernel `{entry}`: {form}")]
+    UnknownForm {
+        /// Entry point.
+        entry: String,
+        /// The instruction, its line and what about it is unknown.
+        form: jitseam_ptx::inst::UnknownForm,
+    },
     /// A kernel running on the emulator accessed memory outside the bytes its operands reach,
     /// stored into an input, or accessed memory misaligned for the access's width. The launch
     /// stopped at that access: writes before it (in the emulator's lockstep order, see
@@ -358,6 +368,34 @@ pub enum Error {
         /// Where a thread was running when the budget ran out. Boxed to keep `Error` small.
         at: Box<KernelSite>,
         /// The budget, in steps (one instruction run by one lockstep group of threads).
+        budget: u64,
+    },
+    /// A launch on the emulator ran past its deadline (`EmulatorConfig::timeout`). The launch
+    /// stopped; what it wrote before stays.
+    #[error(
+        "kernel `{}`: the launch ran past its {timeout:?} deadline {at}",
+        at.entry
+    )]
+    DeadlineExceeded {
+        /// Where a thread was running when the deadline passed. Boxed to keep `Error` small.
+        at: Box<KernelSite>,
+        /// The time the launch was given.
+        timeout: std::time::Duration,
+    },
+    /// A launch on the emulator was refused before it ran: starting its blocks and thread
+    /// groups alone would cost more steps than its budget (`EmulatorConfig::budget`), so it
+    /// could never finish.
+    #[error(
+        "kernel `{entry}`: a launch of {groups} thread groups costs at least {cost} steps, more than its budget of {budget}"
+    )]
+    LaunchTooCostly {
+        /// Entry point.
+        entry: String,
+        /// Lockstep groups of threads the launch has.
+        groups: u64,
+        /// The least the launch costs, in steps.
+        cost: u64,
+        /// The budget, in steps.
         budget: u64,
     },
     /// A kernel on the emulator executed `trap` (or `brkpt`); the launch stopped there.
@@ -774,6 +812,9 @@ impl Error {
             Self::BodyRejected { .. } => "body_rejected",
             Self::LaunchCondition { .. } => "launch_condition",
             Self::BudgetExceeded { .. } => "budget_exceeded",
+            Self::DeadlineExceeded { .. } => "deadline_exceeded",
+            Self::LaunchTooCostly { .. } => "launch_too_costly",
+            Self::UnknownForm { .. } => "unknown_form",
             Self::Trap { .. } => "trap",
             Self::Cancelled { .. } => "cancelled",
             Self::NvrtcUnavailable { .. } => "nvrtc_unavailable",
@@ -813,10 +854,12 @@ impl Error {
     }
 
     /// True when jitseam refused before touching a device: the input was wrong, nothing ran.
-    /// [`Error::Unsupported`] counts as a decline (the emulator refused at load, nothing ran);
-    /// [`Error::MemoryFault`], [`Error::BudgetExceeded`], [`Error::Trap`] and
-    /// [`Error::Cancelled`] do not (they happened while the kernel ran), nor do failures of the
-    /// driver, NVRTC's library or a device ([`Error::Driver`], [`Error::Device`], …).
+    /// [`Error::Unsupported`] and [`Error::UnknownForm`] count as declines (refused at load,
+    /// nothing ran); [`Error::MemoryFault`], [`Error::BudgetExceeded`],
+    /// [`Error::DeadlineExceeded`], [`Error::LaunchTooCostly`], [`Error::Trap`] and
+    /// [`Error::Cancelled`] do not (they are reported by the launch, on its stream), nor do
+    /// failures of the driver, NVRTC's library or a device ([`Error::Driver`],
+    /// [`Error::Device`], …).
     ///
     /// A positive list: a variant added later is not a decline until it is named here.
     pub fn is_decline(&self) -> bool {
@@ -843,6 +886,7 @@ impl Error {
                 | Self::DriverParamMismatch { .. }
                 | Self::DriverParamCount { .. }
                 | Self::Unsupported { .. }
+                | Self::UnknownForm { .. }
                 | Self::Compile { .. }
                 | Self::CompileOptions { .. }
                 | Self::DeviceMismatch { .. }

@@ -159,6 +159,34 @@ fn unsupported_instruction_is_refused_at_bind_with_its_line() {
 }
 
 #[test]
+fn an_instruction_the_model_does_not_know_is_refused_at_bind_as_unknown() {
+    let ptx = ".version 8.8\n.target sm_80\n.address_size 64\n\
+               .visible .entry k(.param .u64 a, .param .u64 o, .param .u64 n)\n{\n\
+               .reg .b32 %r<2>;\n\tadd.frobnicate.u32 %r1, %r0, 1;\n\tret;\n}\n";
+    let spec = AbiSpec::new(
+        AbiKind::Scalar,
+        &[ElementKind::F32],
+        &[ElementKind::F32],
+        &[],
+    );
+    let described = Kernel::describe(Artifact::ptx(ptx, "k", spec)).unwrap();
+    // SAFETY: the body is never run: the emulator refuses it when the function is loaded, which
+    // is what is under test (without the body verifier, which refuses it the same way).
+    let loaded = unsafe { described.load_unverified() }.unwrap();
+    let err = loaded.bind(&Device::emulator()).unwrap_err().error;
+    match &err {
+        Error::UnknownForm { entry, form } => {
+            assert_eq!(entry, "k");
+            assert_eq!(form.line, 7);
+            assert!(form.to_string().contains("`.frobnicate`"), "{form}");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    assert!(err.is_decline());
+    assert_eq!(err.kind_name(), "unknown_form");
+}
+
+#[test]
 fn emulator_reports_its_param_layout_and_properties() {
     let device = Device::emulator();
     assert_eq!(device.properties().backend, BackendKind::Emulator);

@@ -207,8 +207,9 @@ fn operands_sharing_one_allocation_are_lent_apart() {
 #[test]
 fn a_kernel_that_never_ends_stops_at_its_budget_naming_the_loop() {
     let device = Device::emulator_with(EmulatorConfig {
-        budget: 1 << 16,
+        budget: Some(1 << 16),
         workers: 0,
+        ..EmulatorConfig::default()
     });
     let k = bind(&device, "spin", SPIN);
     let a = device.upload(&[0.0f32; 1024]).unwrap();
@@ -244,6 +245,69 @@ fn a_kernel_that_never_ends_stops_at_its_budget_naming_the_loop() {
     }
     // The device goes on working.
     assert_eq!(stream.read(&a).unwrap(), vec![0.0f32; 1024]);
+}
+
+/// Launches [`SPIN`] on `n` elements of `device` and waits for it to end.
+fn spin_on(device: &Device, n: usize) -> Result<(), Error> {
+    let k = bind(device, "spin", SPIN);
+    let a = device.upload(&vec![0.0f32; n]).unwrap();
+    let mut out = device.alloc::<f32>(n).unwrap();
+    let stream = device.default_stream();
+    k.launch(&stream, &[(&a).into()], &mut [(&mut out).into()], &[n], &[])
+        .unwrap();
+    stream.synchronize()
+}
+
+#[test]
+fn a_kernel_of_four_threads_that_never_ends_stops_at_the_default_budget() {
+    // The default configuration: a budget scaled with the launch, the least for a few threads.
+    match spin_on(&Device::emulator(), 4) {
+        Err(ref e @ Error::BudgetExceeded { ref at, budget }) => {
+            assert_eq!(budget, jitseam_emu::interp::MIN_BUDGET);
+            assert_eq!(at.line, line_of(SPIN, "bra"));
+            assert_eq!(e.kind_name(), "budget_exceeded");
+        }
+        other => panic!("expected the budget error, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_timeout_ends_a_launch_that_its_budget_would_not() {
+    let device = Device::emulator_with(EmulatorConfig {
+        budget: Some(u64::MAX),
+        timeout: Some(Duration::from_millis(100)),
+        ..EmulatorConfig::default()
+    });
+    match spin_on(&device, 1024) {
+        Err(ref e @ Error::DeadlineExceeded { ref at, timeout }) => {
+            assert_eq!(timeout, Duration::from_millis(100));
+            assert_eq!(at.entry, "spin");
+            assert_eq!(at.line, line_of(SPIN, "bra"));
+            assert!(!e.is_decline());
+            assert_eq!(e.kind_name(), "deadline_exceeded");
+            assert!(e.to_string().contains("deadline"), "{e}");
+        }
+        other => panic!("expected the deadline error, got {other:?}"),
+    }
+    // The device goes on working.
+    assert_eq!(device.upload(&[1u8; 8]).unwrap().len(), 8);
+}
+
+#[test]
+fn a_launch_that_could_never_finish_within_its_budget_is_refused_before_it_runs() {
+    let device = Device::emulator_with(EmulatorConfig {
+        budget: Some(100),
+        ..EmulatorConfig::default()
+    });
+    match spin_on(&device, 1 << 16) {
+        Err(ref e @ Error::LaunchTooCostly { budget, cost, .. }) => {
+            assert_eq!(budget, 100);
+            assert!(cost > budget, "{e}");
+            assert!(!e.is_decline());
+            assert_eq!(e.kind_name(), "launch_too_costly");
+        }
+        other => panic!("expected the up-front refusal, got {other:?}"),
+    }
 }
 
 #[test]
@@ -283,8 +347,9 @@ fn a_spinning_launch_blocks_no_alloc_copy_or_free_elsewhere() {
     // A budget far beyond the test's length: the spin runs until the device is dropped, which
     // cancels it.
     let device = Device::emulator_with(EmulatorConfig {
-        budget: u64::MAX,
+        budget: Some(u64::MAX),
         workers: 1,
+        ..EmulatorConfig::default()
     });
     let k = bind(&device, "spin", SPIN);
     let a = device.upload(&[0.0f32; 256]).unwrap();
@@ -325,8 +390,9 @@ fn a_spinning_launch_blocks_no_alloc_copy_or_free_elsewhere() {
 #[test]
 fn dropping_the_device_cancels_a_launch_that_never_ends() {
     let backend = Arc::new(EmulatorBackend::with_config(EmulatorConfig {
-        budget: u64::MAX,
+        budget: Some(u64::MAX),
         workers: 1,
+        ..EmulatorConfig::default()
     }));
     let device = Device::with_backend(backend.clone());
     let k = bind(&device, "spin", SPIN);

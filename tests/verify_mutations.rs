@@ -707,8 +707,9 @@ fn run(
 /// smallest), and a budget that ends a mutant that no longer terminates quickly.
 fn emulator() -> Device {
     Device::emulator_with(EmulatorConfig {
-        budget: 20_000,
+        budget: Some(20_000),
         workers: 1,
+        ..EmulatorConfig::default()
     })
 }
 

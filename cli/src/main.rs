@@ -27,6 +27,8 @@ struct Cli {
     command: Command,
 }
 
+// One `Command` is parsed per process: the size of its largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Print a PTX module's header and every entry's parameters and directives (with `--abi`,

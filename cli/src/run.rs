@@ -14,15 +14,17 @@
 //! holds exactly its declared extent for the given params and geometry.
 //!
 //! Every size the command line implies is computed with checked arithmetic and bounded by
-//! `--max-host-bytes` before anything is read or allocated.
+//! `--max-host-bytes` before anything is read or allocated. On the emulator, a launch ends at
+//! its budget of steps (`--budget`, by default scaled with its threads) or its deadline
+//! (`--timeout SECONDS`), whichever comes first, with an error naming the line it was at.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use half::{bf16, f16};
 use jitseam::abi::{CustomKind, ExtentEnv};
-use jitseam::device::{Arg, ArgMut};
+use jitseam::device::{Arg, ArgMut, EmulatorConfig};
 use jitseam::{
     AbiKind, Artifact, Device, DeviceBuffer, Element, ElementKind, Kernel, LaunchConfig,
 };
@@ -85,6 +87,38 @@ pub(crate) struct Args {
     /// larger shape is refused before anything is allocated).
     #[arg(long, default_value_t = 4 << 30)]
     max_host_bytes: u64,
+    /// Emulator: the most steps the launch may run (one step: one instruction of one group of
+    /// up to 64 threads, or the work of starting a group or block); by default it scales with
+    /// the launch's threads, so that a kernel that never ends stops within seconds.
+    #[arg(long, conflicts_with = "best")]
+    budget: Option<u64>,
+    /// Emulator: the most seconds the launch may run (e.g. `2.5`); past them it ends with an
+    /// error naming the line it was at.
+    #[arg(long, conflicts_with = "best", value_parser = seconds)]
+    timeout: Option<Duration>,
+}
+
+/// `--timeout`: a non-negative, finite number of seconds.
+fn seconds(text: &str) -> Result<Duration, String> {
+    text.parse::<f64>()
+        .ok()
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .ok_or_else(|| format!("`{text}` is not a number of seconds"))
+}
+
+/// The device the launch runs on, and how it was chosen: the best available with `--best`, else
+/// the emulator with `--budget` and `--timeout`.
+fn device(args: &Args) -> (Device, String) {
+    if args.best {
+        let choice = Device::best_available();
+        return (choice.device, choice.reason);
+    }
+    let config = EmulatorConfig {
+        budget: args.budget,
+        timeout: args.timeout,
+        ..EmulatorConfig::default()
+    };
+    (Device::emulator_with(config), "emulator".to_owned())
 }
 
 /// Bytes of `count` elements of `kind`, refused past `limit` (or past what `usize` holds) so that
@@ -377,12 +411,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
             }
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let (device, how) = if args.best {
-        let choice = Device::best_available();
-        (choice.device, choice.reason)
-    } else {
-        (Device::emulator(), "emulator".to_owned())
-    };
+    let (device, how) = device(args);
     let outcome = (|| -> Result<(usize, std::time::Duration, Vec<AnyBuffer>), jitseam::Error> {
         let described: Kernel<Erased, _> = Kernel::describe(artifact)?;
         let loaded = if args.unverified {
@@ -581,12 +610,7 @@ fn run_custom(
             }
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let (device, how) = if args.best {
-        let choice = Device::best_available();
-        (choice.device, choice.reason)
-    } else {
-        (Device::emulator(), "emulator".to_owned())
-    };
+    let (device, how) = device(args);
     let outcome = (|| -> Result<(std::time::Duration, Vec<AnyBuffer>), jitseam::Error> {
         let described: Kernel<Erased, _> = Kernel::describe(artifact)?;
         let loaded = if args.unverified {

@@ -1,5 +1,7 @@
 //! `jitseam run` as a user runs it: generated and file inputs, outputs written as raw
-//! little-endian files, refusals with their reason.
+//! little-endian files, refusals with their reason, and a kernel that never ends stopped at its
+//! budget of steps (by default scaled with the launch's threads, `--budget` to set it) or at
+//! `--timeout`, naming the line it was spinning at.
 
 use std::process::Command;
 
@@ -34,12 +36,12 @@ fn f32s(bytes: &[u8]) -> Vec<f32> {
         .collect()
 }
 
-#[test]
-fn run_with_iota_inputs_writes_the_output_file() {
-    let dir = scratch("iota");
-    let (code, text) = jitseam(&[
+/// `jitseam run` of the two-output add/sub fixture on 300 generated elements, with `extra`.
+fn run_add_sub(dir: &TempDir, extra: &[&str]) -> (i32, String) {
+    let fixture = fixture("add_sub_f32_mo2_scalar.ptx");
+    let mut args = vec![
         "run",
-        &fixture("add_sub_f32_mo2_scalar.ptx"),
+        &fixture,
         "--entry",
         "baracuda_gen_add_sub_f32_mo2_scalar",
         "--abi",
@@ -52,7 +54,15 @@ fn run_with_iota_inputs_writes_the_output_file() {
         "300",
         "--output-dir",
         dir.path().to_str().unwrap(),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    jitseam(&args)
+}
+
+#[test]
+fn run_with_iota_inputs_writes_the_output_file() {
+    let dir = scratch("iota");
+    let (code, text) = run_add_sub(&dir, &[]);
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("on emulator: 300 elements"), "{text}");
     let sum = f32s(&std::fs::read(dir.path().join("out0.bin")).unwrap());
@@ -288,4 +298,84 @@ fn run_unverified_shows_the_memory_checker_catching_a_store_into_an_input() {
     let (code, text) = jitseam(&["run", "--help"]);
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("For debugging"), "{text}");
+}
+
+/// A scalar-abi kernel whose every thread spins at line 6 (`L: bra L;`).
+const SPIN: &str = ".version 8.8\n.target sm_80\n.address_size 64\n\
+    .visible .entry spin(.param .u64 a, .param .u64 o, .param .u64 n)\n{\n\
+    L: bra L;\nret;\n}\n";
+
+/// `jitseam run` of `SPIN` on 4 elements, with `extra` flags.
+fn run_spin(extra: &[&str]) -> (i32, String) {
+    let dir = scratch("limits");
+    let ptx = dir.path().join("spin.ptx");
+    std::fs::write(&ptx, SPIN).unwrap();
+    let out_dir = dir.path().to_str().unwrap().to_owned();
+    let mut args = vec![
+        "run",
+        ptx.to_str().unwrap(),
+        "--entry",
+        "spin",
+        "--abi",
+        "scalar",
+        "--inputs",
+        "f32",
+        "--outputs",
+        "f32",
+        "--shape",
+        "4",
+        "--output-dir",
+        &out_dir,
+        // The body verifier would refuse a body that never stores its output.
+        "--unverified",
+    ];
+    args.extend_from_slice(extra);
+    jitseam(&args)
+}
+
+#[test]
+fn a_kernel_that_never_ends_stops_at_its_default_budget() {
+    let (code, text) = run_spin(&[]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains(&format!(
+            "instruction budget of {} steps exceeded",
+            jitseam_emu::interp::MIN_BUDGET
+        )),
+        "{text}"
+    );
+    assert!(text.contains("line 6"), "{text}");
+}
+
+#[test]
+fn budget_sets_the_steps_a_launch_may_run() {
+    let (code, text) = run_spin(&["--budget", "100000"]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("instruction budget of 100000 steps exceeded"),
+        "{text}"
+    );
+    let (code, text) = run_spin(&["--budget", "lots"]);
+    assert_eq!(code, 2, "{text}");
+}
+
+#[test]
+fn timeout_ends_a_launch_that_its_budget_would_not() {
+    let (code, text) = run_spin(&["--budget", &u64::MAX.to_string(), "--timeout", "0.2"]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("deadline"), "{text}");
+    assert!(text.contains("200ms"), "{text}");
+    assert!(text.contains("line 6"), "{text}");
+    for bad in ["-1", "soon", "inf"] {
+        let (code, text) = run_spin(&["--timeout", bad]);
+        assert_eq!(code, 2, "{bad}: {text}");
+    }
+}
+
+#[test]
+fn a_legitimate_kernel_runs_under_a_budget_and_a_timeout() {
+    let dir = scratch("limits-ok");
+    let (code, text) = run_add_sub(&dir, &["--budget", "100000", "--timeout", "60"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("on emulator: 300 elements"), "{text}");
 }

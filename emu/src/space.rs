@@ -53,16 +53,18 @@ pub(crate) enum Space {
 }
 
 impl Space {
-    /// `".local"` → `Local`; `None` (no space) → `Generic`.
-    pub(crate) fn from_modifier(modifier: Option<&str>) -> Option<Self> {
-        Some(match modifier {
-            None | Some(".generic") => Self::Generic,
-            Some(".global") => Self::Global,
-            Some(".local") => Self::Local,
-            Some(".shared") => Self::Shared,
-            Some(".const") => Self::Const,
-            Some(".param") => Self::Param,
-            Some(_) => return None,
+    /// The space an instruction names (`None`, no space: `Generic`); `None` for the spaces the
+    /// emulator does not hold (`.tex`, `.shared::cluster`).
+    pub(crate) fn of(space: Option<jitseam_ptx::inst::Space>) -> Option<Self> {
+        use jitseam_ptx::inst::Space as S;
+        Some(match space {
+            None | Some(S::Generic) => Self::Generic,
+            Some(S::Global) => Self::Global,
+            Some(S::Local) => Self::Local,
+            Some(S::Shared) => Self::Shared,
+            Some(S::Const) => Self::Const,
+            Some(S::Param) => Self::Param,
+            Some(S::SharedCluster | S::Tex) => return None,
         })
     }
 

@@ -373,3 +373,17 @@ fn vector_parameter_loads() {
     // v2.s16 at +4: 0x8002 sign-extends, 0xffff sign-extends to -1.
     assert_eq!(words, vec![4, 3, 0xffff_8002, 1, 0xffff_8002, 0xffff_ffff]);
 }
+
+#[test]
+fn integer_min_and_max_with_relu_clamp_at_zero() {
+    let n = |v: i32| u64::from(v as u32);
+    let rows = [
+        [n(-5), n(3), 0, 0],
+        [n(5), n(3), 0, 0],
+        [n(-5), n(-3), 0, 0],
+        [n(7), n(-9), 0, 0],
+    ];
+    // min.relu: max(min(a, b), 0); max.relu: max(max(a, b), 0).
+    assert_eq!(run32("min.relu.s32 %q, %r0, %r1;", &rows), [0, 3, 0, 0]);
+    assert_eq!(run32("max.relu.s32 %q, %r0, %r1;", &rows), [3, 5, 0, 7]);
+}

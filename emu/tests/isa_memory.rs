@@ -698,6 +698,32 @@ fn vector_registers_and_their_components() {
 }
 
 #[test]
+fn ranges_of_vector_registers_name_one_vector_each() {
+    // `.reg .v2 .u32 %w<3>` declares the vectors `%w0`, `%w1`, `%w2`, each with its components.
+    let ptx = kernel(
+        ".global .align 8 .b8 src[8] = {1, 0, 0, 0, 2, 0, 0, 0};",
+        "",
+        "
+    .reg .v2 .u32 %w<3>;
+    ld.global.v2.u32 %w2, [src];
+    mov.u32 %w0.y, 5;
+    mov.u32 %w1.x, 100;
+    add.u32 %r5, %w2.x, %w2.y;
+    add.u32 %r5, %r5, %w0.y;
+    cvt.u64.u32 %out, %r5;
+    ",
+    );
+    assert_eq!(run(&ptx, &[], 1, 1).unwrap(), [1 + 2 + 5]);
+    let bad = kernel(
+        "",
+        "",
+        ".reg .v2 .u32 %w<3>;
+mov.u32 %r1, %w3.x;",
+    );
+    assert!(matches!(program(&bad), Err(DecodeError::Parse(_))));
+}
+
+#[test]
 fn address_initializers_hold_the_variables_addresses() {
     // `.global .u64 p = generic(x);` as nvcc emits for `__device__ int *p = &x;`, and an
     // array of addresses with offsets, naming variables declared before and after.

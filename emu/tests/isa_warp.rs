@@ -451,7 +451,7 @@ END:
     let mut params = IN.to_le_bytes().to_vec();
     params.extend_from_slice(&OUT.to_le_bytes());
     let options = RunOptions {
-        budget: 1 << 16,
+        budget: Some(1 << 16),
         workers: 1,
         ..RunOptions::default()
     };

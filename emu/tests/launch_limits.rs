@@ -1,12 +1,14 @@
-//! What a launch may do and how it ends when it does not: the instruction budget and
-//! cancellation (nothing hangs), exactly the lent byte ranges (inputs read-only), registers
-//! that were never written, and workers on several cores giving the one-core result.
+//! What a launch may do and how it ends when it does not: the budget of steps (charged for
+//! every piece of work, scaled with the launch), the deadline and cancellation (nothing hangs,
+//! nothing runs for long), exactly the lent byte ranges (inputs read-only), registers that
+//! were never written, and workers on several cores giving the one-core result.
 
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use jitseam_emu::interp::{
-    Access, ExecError, FaultKind, LaunchDims, Region, Regions, RunOptions, merge_ranges, run_with,
+    Access, BLOCK_STEPS, BUDGET_PER_THREAD, ExecError, FaultKind, GROUP_STEPS, LaunchDims,
+    MAX_BUDGET, MIN_BUDGET, Region, Regions, RunOptions, default_budget, merge_ranges, run_with,
 };
 use jitseam_emu::{Program, decode};
 use jitseam_ptx::parse_module;
@@ -61,7 +63,7 @@ DONE:
 /// Small enough for an unoptimized build to spend in well under five seconds.
 fn small_budget() -> RunOptions<'static> {
     RunOptions {
-        budget: 1 << 18,
+        budget: Some(1 << 18),
         ..RunOptions::default()
     }
 }
@@ -124,9 +126,10 @@ fn a_cancelled_launch_ends() {
     let memory = Regions::new(Vec::new());
     let cancel = AtomicBool::new(false);
     let options = RunOptions {
-        budget: u64::MAX,
+        budget: Some(u64::MAX),
         workers: 2,
         cancel: Some(&cancel),
+        ..RunOptions::default()
     };
     let err = std::thread::scope(|s| {
         let handle = s.spawn(|| run_with(&p, &[], LaunchDims::linear(8, 64), &memory, &options));
@@ -331,4 +334,238 @@ fn every_worker_count_reports_the_same_fault() {
     };
     assert_eq!(f.block[0] * 96 + f.thread[0], 77_777);
     assert_eq!(f.address, 0);
+}
+
+/// A body of `count` moves then `ret`: every group costs its start and `count + 1` steps.
+fn straight(count: usize, shared: bool) -> String {
+    let decl = if shared {
+        // Declaring shared memory makes every block its own (block-scoped).
+        ".shared .align 4 .b8 s[4];"
+    } else {
+        ""
+    };
+    let moves = "mov.u32 %r1, 1;\n".repeat(count);
+    format!(
+        ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{{\n\
+         .reg .b32 %r<2>;\n{decl}\n{moves}ret;\n}}\n"
+    )
+}
+
+fn one_worker(budget: u64) -> RunOptions<'static> {
+    RunOptions {
+        budget: Some(budget),
+        workers: 1,
+        ..RunOptions::default()
+    }
+}
+
+#[test]
+fn a_never_ending_kernel_of_four_threads_stops_at_its_default_budget() {
+    let p = program(SPIN, "spin");
+    let memory = Regions::new(Vec::new());
+    let err = run_with(
+        &p,
+        &[],
+        LaunchDims::linear(1, 4),
+        &memory,
+        &RunOptions::default(),
+    )
+    .unwrap_err();
+    let ExecError::BudgetExceeded { at, budget } = &err else {
+        panic!("{err}");
+    };
+    assert_eq!(
+        *budget, MIN_BUDGET,
+        "four threads get the least default budget"
+    );
+    assert_eq!(*budget, default_budget(4));
+    assert_eq!(at.line, 8);
+}
+
+#[test]
+fn the_default_budget_scales_with_the_launchs_threads() {
+    assert_eq!(default_budget(0), MIN_BUDGET);
+    assert_eq!(default_budget(1 << 19), MIN_BUDGET);
+    assert_eq!(default_budget(1 << 20), (1 << 20) * BUDGET_PER_THREAD);
+    assert_eq!(default_budget(1 << 40), MAX_BUDGET);
+    assert_eq!(default_budget(u128::MAX), MAX_BUDGET);
+    // A launch of 2^20 threads that never ends is given (and reaches) its scaled budget.
+    let p = program(SPIN, "spin");
+    let memory = Regions::new(Vec::new());
+    let err = run_with(
+        &p,
+        &[],
+        LaunchDims::linear(1 << 12, 256),
+        &memory,
+        &RunOptions::default(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, ExecError::BudgetExceeded { budget, .. } if budget == default_budget(1 << 20)),
+        "{err}"
+    );
+}
+
+/// Runs 7 moves and `ret` (8 instructions a thread) over `dims`, whose `units` (groups or
+/// blocks) cost at least `least` steps each and `real` in fact: charged for the instructions
+/// alone it would finish within 12 steps a unit, so that budget refuses or stops it; between
+/// `least` and `real` it starts and is stopped while it runs; with `real` it runs.
+fn charged_per_unit(shared: bool, dims: LaunchDims, units: u64, least: u64, real: u64) {
+    let p = program(&straight(7, shared), "k");
+    let memory = Regions::new(Vec::new());
+    let err = run_with(&p, &[], dims, &memory, &one_worker(units * 12)).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ExecError::BudgetExceeded { .. } | ExecError::TooCostly { .. }
+        ),
+        "{err}"
+    );
+    let budget = units * (least + real) / 2;
+    let err = run_with(&p, &[], dims, &memory, &one_worker(budget)).unwrap_err();
+    assert!(
+        matches!(err, ExecError::BudgetExceeded { budget: b, .. } if b == budget),
+        "{err}"
+    );
+    run_with(&p, &[], dims, &memory, &one_worker(units * real + 8192)).unwrap();
+}
+
+#[test]
+fn starting_a_group_is_charged_so_a_grid_of_short_groups_stops_at_the_budget() {
+    // 2^14 groups of 64 threads: each costs its start and its 8 steps.
+    let groups = 1u64 << 14;
+    let dims = LaunchDims::linear(groups as u32, 64);
+    charged_per_unit(false, dims, groups, GROUP_STEPS + 1, GROUP_STEPS + 8);
+}
+
+#[test]
+fn starting_a_block_is_charged_so_a_grid_of_one_thread_blocks_stops_at_the_budget() {
+    // 2^14 block-scoped blocks of one thread: each costs its start, its one group's start and
+    // the 8 steps.
+    let blocks = 1u64 << 14;
+    let dims = LaunchDims::linear(blocks as u32, 1);
+    let group = BLOCK_STEPS + GROUP_STEPS;
+    charged_per_unit(true, dims, blocks, group + 1, group + 8);
+}
+
+#[test]
+fn a_launch_that_cannot_finish_within_its_budget_is_refused_before_it_runs() {
+    let p = program(&straight(0, false), "k");
+    let memory = Regions::new(Vec::new());
+    // The largest legal launch: (2^31 − 1) × 65535 × 65535 blocks of 1024 threads.
+    let largest = LaunchDims {
+        grid: [i32::MAX as u32, 65_535, 65_535],
+        block: [1024, 1, 1],
+        dynamic_shared_bytes: 0,
+    };
+    let start = Instant::now();
+    let err = run_with(&p, &[], largest, &memory, &RunOptions::default()).unwrap_err();
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "refused up front"
+    );
+    let ExecError::TooCostly {
+        groups,
+        cost,
+        budget,
+        ..
+    } = &err
+    else {
+        panic!("{err}");
+    };
+    assert_eq!(*budget, MAX_BUDGET);
+    assert!(cost > budget && *groups > 0, "{err}");
+    // A small explicit budget refuses a modest launch the same way, and says so.
+    let err = run_with(
+        &p,
+        &[],
+        LaunchDims::linear(1024, 64),
+        &memory,
+        &one_worker(1000),
+    )
+    .unwrap_err();
+    assert!(matches!(err, ExecError::TooCostly { .. }), "{err}");
+    assert!(err.to_string().contains("1024 thread groups"), "{err}");
+}
+
+#[test]
+fn a_wide_launch_of_a_ret_only_kernel_runs() {
+    // 134 M blocks of one thread (2^21 groups): charged its group starts, well inside its
+    // scaled budget.
+    let p = program(&straight(0, false), "k");
+    let memory = Regions::new(Vec::new());
+    run_with(
+        &p,
+        &[],
+        LaunchDims::linear(134_217_728, 1),
+        &memory,
+        &RunOptions::default(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_deadline_ends_a_launch_its_budget_would_not() {
+    let p = program(SPIN, "spin");
+    let memory = Regions::new(Vec::new());
+    let options = RunOptions {
+        budget: Some(u64::MAX),
+        timeout: Some(Duration::from_millis(100)),
+        workers: 2,
+        ..RunOptions::default()
+    };
+    let err = run_with(&p, &[], LaunchDims::linear(8, 64), &memory, &options).unwrap_err();
+    let ExecError::DeadlineExceeded { at, timeout } = &err else {
+        panic!("{err}");
+    };
+    assert_eq!(*timeout, Duration::from_millis(100));
+    assert_eq!(at.line, 8);
+    assert!(err.to_string().contains("deadline"), "{err}");
+}
+
+#[test]
+fn a_legitimate_kernel_runs_far_inside_its_default_budget() {
+    // The grid-stride fill and the NVRTC scalar add, each with a 256th of its default budget.
+    let n = 100_003u32;
+    let p = program(FILL, "fill");
+    let mut out = vec![0u8; 4 * n as usize];
+    {
+        let memory = Regions::new(vec![(0x1000_0000, &mut out[..])]);
+        let mut params = packet(&[0x1000_0000]);
+        params.extend_from_slice(&n.to_le_bytes());
+        params.extend_from_slice(&u32::MAX.to_le_bytes());
+        let dims = LaunchDims::linear(n.div_ceil(96), 96);
+        let budget = default_budget(dims.threads()) / 256;
+        run_with(&p, &params, dims, &memory, &one_worker(budget)).unwrap();
+    }
+    assert_eq!(
+        u32::from_le_bytes(out[4 * 77..4 * 78].try_into().unwrap()),
+        77 * 3 + 1
+    );
+
+    let src = include_str!("../../tests/fixtures/add_f32_scalar.ptx");
+    let p = program(src, "baracuda_gen_add_f32_scalar");
+    let n = 1usize << 16;
+    let (a, b): (Vec<u8>, Vec<u8>) = (
+        (0..n).flat_map(|i| (i as f32).to_le_bytes()).collect(),
+        (0..n)
+            .flat_map(|i| (2.0 * i as f32).to_le_bytes())
+            .collect(),
+    );
+    let mut sum = vec![0u8; 4 * n];
+    {
+        let memory = Regions::from_regions(vec![
+            Region::read_only(0x1000_0000, &a),
+            Region::read_only(0x2000_0000, &b),
+            Region::read_write(0x3000_0000, &mut sum),
+        ]);
+        let params = packet(&[0x1000_0000, 0x2000_0000, 0x3000_0000, n as u64]);
+        let dims = LaunchDims::linear((n / 256) as u32, 256);
+        let budget = default_budget(dims.threads()) / 256;
+        run_with(&p, &params, dims, &memory, &one_worker(budget)).unwrap();
+    }
+    assert_eq!(
+        f32::from_le_bytes(sum[4 * 999..4 * 1000].try_into().unwrap()),
+        2997.0
+    );
 }

@@ -21,6 +21,15 @@ impl LineIndex {
         Self { line_starts }
     }
 
+    /// The 1-based line of `offset` (offsets past the last line start are on the last line).
+    pub fn line(&self, offset: usize) -> u32 {
+        saturate(
+            self.line_starts
+                .partition_point(|&start| start <= offset)
+                .max(1),
+        )
+    }
+
     /// The 1-based (line, column) of `offset` in `src` (the text this index was built from).
     /// Offsets past the end are clamped to the end.
     pub fn line_col(&self, src: &str, offset: usize) -> (u32, u32) {

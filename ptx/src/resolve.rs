@@ -31,6 +31,8 @@ pub struct ResolvedModule {
     pub module: Module,
     /// Every module-scope variable, in source order ([`VarRef::Module`] indexes it).
     pub vars: Vec<Variable>,
+    /// Where the lines of the text start: every body's positions are read from it.
+    lines: LineIndex,
 }
 
 /// Where a register comes from.
@@ -260,7 +262,17 @@ impl ResolvedModule {
     /// The same, for a header already parsed from `src`.
     pub fn with_module(src: &str, module: Module) -> Result<Self, ParseError> {
         let vars = module_variables(src)?;
-        Ok(Self { module, vars })
+        Ok(Self {
+            module,
+            vars,
+            lines: LineIndex::new(src),
+        })
+    }
+
+    /// The 1-based line of byte `offset` of the text: where a declaration the model keeps by
+    /// offset (a [`Variable`], a [`ParamDecl`], a function) is, for a reader's messages.
+    pub fn line(&self, offset: usize) -> u32 {
+        self.lines.line(offset)
     }
 
     /// Resolves the body of the entry named `entry` in `src` (the text this module was read
@@ -286,10 +298,9 @@ impl ResolvedModule {
                 },
             ));
         };
-        let lines = LineIndex::new(src);
         let resolver = Resolver {
             src,
-            lines: &lines,
+            lines: &self.lines,
             globals: self.global_names(),
         };
         let owner = Owner::Entry(index as u32);
@@ -391,7 +402,7 @@ struct Building<'r> {
 
 impl<'r> Resolver<'r> {
     fn line(&self, offset: usize) -> u32 {
-        self.lines.line_col(self.src, offset).0
+        self.lines.line(offset)
     }
 
     fn error(&self, offset: usize, kind: ParseErrorKind) -> ParseError {
@@ -600,7 +611,7 @@ impl<'r> Resolver<'r> {
             ins.opcode,
             &ins.modifiers,
             operands,
-            self.line(at),
+            self.lines.line_col(self.src, at),
             ins.range.clone(),
             normalize(text),
         );

@@ -291,3 +291,54 @@ fn a_destination_that_cannot_be_written_is_refused() {
     // Where operand 0 is a source, it may be anything a source may be.
     entry_body("bar.sync 0;\n.reg .b32 %r;\nnanosleep.u32 %r;\n");
 }
+
+#[test]
+fn an_instruction_knows_its_written_opcode_and_position() {
+    let src = module(
+        ".reg .pred %p;\n.reg .b32 %r;\n  @!%p add.cc.u32 %r, %r, 1;\n\tret;\n.reg .b64 %rd;\n",
+    );
+    let resolved = ResolvedModule::new(&src).unwrap();
+    let entry = resolved.entry(&src, "k").unwrap();
+    let body = &entry.bodies[0];
+    let ins = instructions(body);
+    assert_eq!(
+        ins[0].opcode_text(),
+        "add.cc.u32",
+        "the guard is not part of it"
+    );
+    assert_eq!(ins[1].opcode_text(), "ret", "nor the `;`");
+    let add_line = src.lines().position(|l| l.contains("add.cc")).unwrap() as u32 + 1;
+    assert_eq!(ins[0].line, add_line);
+    assert_eq!(
+        ins[0].col, 3,
+        "the guard starts the instruction, after two spaces"
+    );
+    assert_eq!(ins[1].col, 2, "a tab is one column");
+    // A declaration the model keeps by offset has its line from the module.
+    let table = &resolved.vars[0];
+    let table_line = src
+        .lines()
+        .position(|l| l.contains(".global .u32 table"))
+        .unwrap() as u32
+        + 1;
+    assert_eq!(resolved.line(table.offset), table_line);
+    assert_eq!(
+        resolved.line(src.len() + 10),
+        resolved.line(src.len()),
+        "past the end is the last line"
+    );
+}
+
+#[test]
+fn texture_geometries_are_known_modifiers() {
+    let body = entry_body(
+        ".reg .f32 %t<4>;\n.reg .s32 %x, %y;\n\
+         tex.2d.v4.f32.s32 {%t0, %t1, %t2, %t3}, [table, {%x, %y}];\n\
+         tex.a2dms.v4.f32.s32 {%t0, %t1, %t2, %t3}, [table, {%x, %y}];\n",
+    );
+    let ins = instructions(&body);
+    assert!(ins[0].unknown().is_none(), "{:?}", ins[0].unknown());
+    assert!(ins[0].mods.has(Flag::D2));
+    assert!(ins[1].mods.has(Flag::A2dms) && !ins[1].mods.has(Flag::D2));
+    assert_eq!(ins[0].defs().len(), 4);
+}

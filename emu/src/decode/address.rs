@@ -2,50 +2,39 @@
 //! make of a variable or a kernel parameter, per state space; and `isspacep`, which tells the
 //! window of a generic address.
 
-use super::decoder::{Ctx, Decoder, Sym, lookup};
-use super::mods::Mods;
-use super::operands::{EResult, bad};
+use super::decoder::{Ctx, Decoder, Sym};
+use super::operands::{EResult, bad, full};
 use super::{CMP_GE, CMP_LT, Inst, NONE, Op};
 use crate::space::{
     CONST_VARS, GLOBAL_VARS, LOCAL_WINDOW, PARAM_WINDOW, RESERVED, SHARED_WINDOW, Space,
     WINDOW_BYTES,
 };
 use jitseam_ptx::ScalarType;
-use jitseam_ptx::{ParseErrorKind, excerpt};
 
-impl<'a> Decoder<'a> {
-    /// The address `name` stands for: in `space` (the generic address for
+impl Decoder<'_> {
+    /// The address `sym` stands for: in `space` (the generic address for
     /// [`Space::Generic`]), or in the name's own state space for `None`.
     pub(super) fn symbol_address(
         &self,
-        ctx: &Ctx<'_, 'a, '_>,
-        name: &str,
+        ctx: &Ctx<'_>,
+        sym: Sym,
         space: Option<Space>,
     ) -> EResult<u64> {
-        let (own, addr) = match lookup(ctx.scopes, name) {
-            Some(Sym::Var { space, addr }) => (space, addr),
-            Some(Sym::KParam { offset, .. }) => (Space::Param, PARAM_WINDOW + offset as u64),
+        let (own, addr) = match sym {
+            Sym::Var { space, addr } => (space, addr),
+            Sym::KParam { offset, .. } => (Space::Param, PARAM_WINDOW + offset as u64),
             // The PTX ISA: the address of a function's parameter is in the `.local` space.
-            Some(Sym::ParamMem { addr, .. }) => (Space::Local, addr),
-            Some(Sym::ParamSlot { .. }) => return bad("addresses of function parameters"),
-            Some(Sym::Refused(reason)) => return bad(reason),
-            Some(Sym::Shared(_)) => {
+            Sym::ParamMem { addr, .. } => (Space::Local, addr),
+            Sym::ParamSlot { .. } => return bad("addresses of function parameters"),
+            Sym::Refused(reason) => return bad(reason),
+            Sym::Shared(_) => {
                 return bad("a shared variable's name outside the shared state space");
             }
-            Some(Sym::Reg(_) | Sym::VecReg { .. }) => {
+            Sym::Reg(_) => {
                 return Err(self.invalid(ctx, "a register used as a symbol"));
             }
-            None if self.module.functions.iter().any(|f| f.name == name) => {
-                return bad("addresses of functions");
-            }
-            None => {
-                return Err(Ok(self.parse_error(
-                    ctx.instruction.range.start,
-                    ParseErrorKind::Undeclared {
-                        name: excerpt(name),
-                    },
-                )));
-            }
+            Sym::Func => return bad("addresses of functions"),
+            Sym::Label => return bad("addresses of labels"),
         };
         match space {
             None => Ok(addr),
@@ -59,31 +48,32 @@ impl<'a> Decoder<'a> {
     /// holding the variable's address (0 for `[imm]`).
     pub(super) fn base_slot(
         &mut self,
-        ctx: &Ctx<'_, 'a, '_>,
+        ctx: &Ctx<'_>,
         space: Space,
-        base: Option<&'a str>,
+        base: Option<Sym>,
     ) -> EResult<u32> {
         match base {
-            None => self.const_slot(0).map_err(Ok),
-            Some(name) => match lookup(ctx.scopes, name) {
-                Some(Sym::Reg(slot)) => Ok(slot),
-                // Its slot holds its shared-space address.
-                Some(Sym::Shared(slot)) if space == Space::Shared => Ok(slot),
-                _ => {
-                    let addr = self.symbol_address(ctx, name, Some(space))?;
-                    self.const_slot(addr).map_err(Ok)
-                }
-            },
+            None => full(self.const_slot(0)),
+            Some(Sym::Reg(slot)) => Ok(slot),
+            // Its slot holds its shared-space address.
+            Some(Sym::Shared(slot)) if space == Space::Shared => Ok(slot),
+            Some(sym) => {
+                let addr = self.symbol_address(ctx, sym, Some(space))?;
+                full(self.const_slot(addr))
+            }
         }
     }
 }
 
-impl<'a> Decoder<'a> {
+impl Decoder<'_> {
     /// `isspacep.space p, a`: whether the generic address `a` lies in `space`'s window; for
     /// `.global`, whether it lies outside every window but the module's `.global` variables'.
-    pub(super) fn isspacep(&mut self, ctx: &mut Ctx<'_, 'a, '_>, m: &Mods<'a>) -> EResult<()> {
+    pub(super) fn isspacep(&mut self, ctx: &mut Ctx<'_>) -> EResult<()> {
+        if !ctx.ins.mods.flags_within(&[]) {
+            return bad("this modifier on isspacep");
+        }
         self.expect_count(ctx, 2)?;
-        let space = match Space::from_modifier(m.space) {
+        let space = match Space::of(ctx.ins.mods.space) {
             Some(Space::Generic) | None => {
                 return Err(self.invalid(ctx, "isspacep needs a state space"));
             }
@@ -101,7 +91,7 @@ impl<'a> Decoder<'a> {
         if space != Space::Global {
             return self.below(ctx, a, base, WINDOW_BYTES, CMP_LT, p, None);
         }
-        let vars = self.alloc(1).map_err(Ok)?;
+        let vars = full(self.alloc(1))?;
         self.below(ctx, a, GLOBAL_VARS, WINDOW_BYTES, CMP_LT, vars, None)?;
         let span = RESERVED.end - RESERVED.start;
         // Outside the reserved span, or a module variable.
@@ -112,7 +102,7 @@ impl<'a> Decoder<'a> {
     #[allow(clippy::too_many_arguments)]
     fn below(
         &mut self,
-        ctx: &mut Ctx<'_, 'a, '_>,
+        ctx: &mut Ctx<'_>,
         a: u32,
         base: u64,
         span: u64,
@@ -120,17 +110,17 @@ impl<'a> Decoder<'a> {
         p: u32,
         or: Option<u32>,
     ) -> EResult<()> {
-        let offset = self.alloc(1).map_err(Ok)?;
+        let offset = full(self.alloc(1))?;
         let mut sub = Inst::new(Op::Sub);
         sub.d = offset;
         sub.a = a;
-        sub.b = self.const_slot(base).map_err(Ok)?;
+        sub.b = full(self.const_slot(base))?;
         sub.w = 64;
         self.push(ctx, sub);
         let mut setp = Inst::new(Op::SetpI);
         setp.d = p;
         setp.a = offset;
-        setp.b = self.const_slot(span).map_err(Ok)?;
+        setp.b = full(self.const_slot(span))?;
         setp.k = cmp;
         setp.w = 64;
         if let Some(q) = or {

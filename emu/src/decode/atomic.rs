@@ -3,40 +3,42 @@
 
 use super::class::{Class, class};
 use super::decoder::{Ctx, Decoder};
-use super::mods::Mods;
 use super::operands::{EResult, bad};
 use super::{
     ATOM_ADD, ATOM_ADD_F32, ATOM_ADD_F64, ATOM_AND, ATOM_CAS, ATOM_DEC, ATOM_EXCH, ATOM_INC,
     ATOM_MAX, ATOM_MIN, ATOM_OR, ATOM_XOR, F_SIGNED, Inst, Op,
 };
 use crate::space::Space;
-use jitseam_ptx::body::Operand;
+use jitseam_ptx::inst::{BoolOp, Flag, Opcode, Operand, Space as Written};
 
-impl<'a> Decoder<'a> {
-    pub(super) fn atomic(
-        &mut self,
-        ctx: &mut Ctx<'_, 'a, '_>,
-        m: &Mods<'a>,
-        opcode: &str,
-    ) -> EResult<()> {
+impl Decoder<'_> {
+    pub(super) fn atomic(&mut self, ctx: &mut Ctx<'_>) -> EResult<()> {
+        let ins = ctx.ins;
+        let (m, opcode) = (&ins.mods, ins.opcode);
         // `.shared` reaches here from `shared_atomic`, which converts the address after.
         let space = match m.space {
-            None | Some(".global") => Space::Global,
-            Some(".shared") => Space::Shared,
+            None | Some(Written::Global) => Space::Global,
+            Some(Written::Shared) => Space::Shared,
             Some(_) => return bad("atomics outside global and shared memory"),
         };
-        if m.vec != 1 {
+        if m.vector != 1 {
             return bad("vector atomics");
         }
-        let ty = self.one_type(ctx, m)?;
-        let has = |w: &str| m.extra.contains(&w);
+        use Flag as F;
+        let operations = [F::Add, F::Min, F::Max, F::Inc, F::Dec, F::Cas, F::Exch];
+        let ordering = [F::Acquire, F::Release, F::AcqRel];
+        if !m.flags_within(&[&operations[..], &ordering[..]].concat()) {
+            return bad("this modifier on an atomic");
+        }
+        let ty = self.one_type(ctx)?;
+        let has = |f: Flag| m.has(f);
         let (float, bits, signed) = match class(ty) {
             Class::Int { bits, signed } if bits >= 32 => (false, bits, signed),
             Class::F32 => (true, 32, false),
             Class::F64 => (true, 64, false),
             _ => return bad("this atomic type"),
         };
-        let k = if has(".add") {
+        let k = if has(F::Add) {
             match (float, bits) {
                 (false, _) => ATOM_ADD,
                 (true, 32) => ATOM_ADD_F32,
@@ -44,36 +46,37 @@ impl<'a> Decoder<'a> {
             }
         } else if float {
             return bad("float atomics other than add");
-        } else if has(".min") {
+        } else if has(F::Min) {
             ATOM_MIN
-        } else if has(".max") {
+        } else if has(F::Max) {
             ATOM_MAX
-        } else if has(".inc") {
+        } else if has(F::Inc) {
             ATOM_INC
-        } else if has(".dec") {
+        } else if has(F::Dec) {
             ATOM_DEC
-        } else if has(".cas") {
+        } else if has(F::Cas) {
             ATOM_CAS
-        } else if has(".exch") {
+        } else if has(F::Exch) {
             ATOM_EXCH
         } else {
             match m.bool_op {
-                1 => ATOM_AND,
-                2 => ATOM_OR,
-                3 => ATOM_XOR,
-                _ => return Err(self.invalid(ctx, "an atomic needs an operation")),
+                Some(BoolOp::And) => ATOM_AND,
+                Some(BoolOp::Or) => ATOM_OR,
+                Some(BoolOp::Xor) => ATOM_XOR,
+                None => return Err(self.invalid(ctx, "an atomic needs an operation")),
             }
         };
         if matches!(k, ATOM_INC | ATOM_DEC) && bits != 32 {
             return bad("64-bit atom.inc/atom.dec");
         }
-        let red = opcode == "red";
+        let red = opcode == Opcode::Red;
         let first = usize::from(!red);
         let sources = if k == ATOM_CAS { 2 } else { 1 };
         self.expect_count(ctx, first + 1 + sources)?;
-        let Operand::Address { base, offset } = self.operand(ctx, first)?.clone() else {
+        let Operand::Address { base, offset } = *self.operand(ctx, first)? else {
             return Err(self.invalid(ctx, "an atomic needs an address"));
         };
+        let base = self.base_sym(ctx, base)?;
         let mut inst = Inst::new(Op::Atom);
         inst.k = k;
         inst.w = bits / 8;

@@ -1,6 +1,9 @@
-//! How an instruction computes on a type: integers by width and signedness, floats by format.
+//! How an instruction computes on a type (integers by width and signedness, floats by format)
+//! and with its rounding and result modifiers, read from the typed model's [`Modifiers`].
 
+use super::{F_FTZ, F_SAT, Inst, RM, RN, RP, RZ};
 use jitseam_ptx::ScalarType;
+use jitseam_ptx::inst::{Flag, Modifiers, Rounding};
 
 pub(super) enum Class {
     Int { bits: u8, signed: bool },
@@ -39,5 +42,35 @@ pub(super) fn int_type(bits: u8) -> ScalarType {
         16 => ScalarType::B16,
         32 => ScalarType::B32,
         _ => ScalarType::B64,
+    }
+}
+
+/// The `RN`/`RZ`/`RM`/`RP` code of a float rounding modifier (`.rn`, …), if one is written.
+/// (`.rna` and `.rs` never reach a family: every instruction refuses them first.)
+pub(super) fn rnd(m: &Modifiers) -> Option<u8> {
+    m.rounding.map(code)
+}
+
+/// The code of an integer rounding modifier (`.rni`, …), if one is written.
+pub(super) fn irnd(m: &Modifiers) -> Option<u8> {
+    m.int_rounding.map(code)
+}
+
+fn code(r: Rounding) -> u8 {
+    match r {
+        Rounding::Nearest | Rounding::NearestAway | Rounding::Stochastic => RN,
+        Rounding::Zero => RZ,
+        Rounding::Down => RM,
+        Rounding::Up => RP,
+    }
+}
+
+/// `.ftz` and `.sat` as instruction flags.
+pub(super) fn float_flags(inst: &mut Inst, m: &Modifiers) {
+    if m.has(Flag::Ftz) {
+        inst.f |= F_FTZ;
+    }
+    if m.has(Flag::Sat) {
+        inst.f |= F_SAT;
     }
 }

@@ -4,7 +4,6 @@
 use super::class::{Class, class};
 use super::decoder::{Ctx, Decoder};
 use super::half::half_format;
-use super::mods::Mods;
 use super::operands::{EResult, bad};
 use super::{
     CMP_EQ, CMP_GE, CMP_GT, CMP_LE, CMP_LT, CMP_NAN, CMP_NE, CMP_NUM, CMP_UNORDERED, F_FTZ,
@@ -12,27 +11,52 @@ use super::{
     SET_F16, SET_F32, SET_INT16, SET_INT32, SET_PRED,
 };
 use jitseam_ptx::ScalarType;
-use jitseam_ptx::body::Operand;
+use jitseam_ptx::inst::{BoolOp, Compare, Flag, Modifiers, Operand};
 
-impl<'a> Decoder<'a> {
-    pub(super) fn setp(&mut self, ctx: &mut Ctx<'_, 'a, '_>, m: &Mods<'a>) -> EResult<()> {
-        let ty = self.one_type(ctx, m)?;
-        let n = ctx.instruction.operands.len();
+/// The `imm` code of a combining operation: 0 none, 1 and, 2 or, 3 xor.
+pub(super) fn bool_code(m: &Modifiers) -> i64 {
+    match m.bool_op {
+        None => 0,
+        Some(BoolOp::And) => 1,
+        Some(BoolOp::Or) => 2,
+        Some(BoolOp::Xor) => 3,
+    }
+}
+
+impl Decoder<'_> {
+    /// The operand count and the comparison of `setp` or `set`, with the checks of the
+    /// combining operation and the modifiers both share; `missing` says what is wrong without
+    /// a comparison.
+    fn comparison(&self, ctx: &Ctx<'_>, missing: &'static str) -> EResult<(usize, Compare)> {
+        let ins = ctx.ins;
+        let m = &ins.mods;
+        let n = ins.operands.len();
         if n != 3 && n != 4 {
             return Err(self.invalid(ctx, "wrong number of operands"));
         }
-        if (n == 4) != (m.bool_op != 0) {
+        if (n == 4) != m.bool_op.is_some() {
             return Err(self.invalid(ctx, "a combining predicate goes with .and, .or or .xor"));
         }
         let Some(cmp) = m.cmp else {
-            return Err(self.invalid(ctx, "setp needs a comparison"));
+            return Err(self.invalid(ctx, missing));
         };
-        if !m.extra.is_empty() || m.rnd.is_some() || m.irnd.is_some() || m.sat || m.approx {
+        if !m.flags_within(&[Flag::Ftz]) || m.rounding.is_some() || m.int_rounding.is_some() {
             return bad("this modifier on a comparison");
         }
+        Ok((n, cmp))
+    }
+
+    pub(super) fn setp(&mut self, ctx: &mut Ctx<'_>) -> EResult<()> {
+        let ins = ctx.ins;
+        let m = &ins.mods;
+        let ty = self.one_type(ctx)?;
+        let (n, cmp) = self.comparison(ctx, "setp needs a comparison")?;
         let mut inst = Inst::new(Op::SetpI);
         match class(ty) {
             Class::Int { bits, signed } => {
+                if m.has(Flag::Ftz) {
+                    return bad(".ftz on an integer comparison");
+                }
                 let (code, force_unsigned) = self.int_cmp(ctx, cmp)?;
                 inst.k = code;
                 inst.w = bits;
@@ -47,23 +71,21 @@ impl<'a> Decoder<'a> {
                     Op::SetpF64
                 };
                 inst.k = self.float_cmp(ctx, cmp)?;
-                if m.ftz {
+                if m.has(Flag::Ftz) {
                     inst.f |= F_FTZ;
                 }
             }
             Class::F16 | Class::BF16 | Class::F16x2 | Class::BF16x2 => {
-                return self.setp_half(ctx, m, ty, cmp);
+                return self.setp_half(ctx, ty, cmp);
             }
             _ => return bad("comparisons of this type"),
         }
-        match self.operand(ctx, 0)?.clone() {
-            Operand::PredPair(p, q) => {
-                let at = ctx.instruction.range.start;
-                inst.d = self.reg(ctx.scopes, p, at).map_err(Ok)?;
-                inst.e = if q == "_" {
-                    NONE
-                } else {
-                    self.reg(ctx.scopes, q, at).map_err(Ok)?
+        match self.operand(ctx, 0)? {
+            Operand::Pair(p, q) => {
+                inst.d = self.reg_slot(ctx, *p)?;
+                inst.e = match q {
+                    None => NONE,
+                    Some(q) => self.reg_slot(ctx, *q)?,
                 };
             }
             _ => inst.d = self.dst(ctx, 0)?,
@@ -76,7 +98,7 @@ impl<'a> Decoder<'a> {
             if negated {
                 inst.f |= F_NEG_C;
             }
-            inst.imm = m.bool_op;
+            inst.imm = bool_code(m);
         }
         self.push(ctx, inst);
         Ok(())
@@ -84,76 +106,77 @@ impl<'a> Decoder<'a> {
 
     /// `CMP_*` code of a comparison of integers, and whether it compares as unsigned whatever
     /// the type (`.lo`, `.ls`, `.hi`, `.hs`).
-    fn int_cmp(&self, ctx: &Ctx<'_, 'a, '_>, cmp: &str) -> EResult<(u8, bool)> {
+    fn int_cmp(&self, ctx: &Ctx<'_>, cmp: Compare) -> EResult<(u8, bool)> {
+        use Compare as C;
         Ok(match cmp {
-            ".eq" => (CMP_EQ, false),
-            ".ne" => (CMP_NE, false),
-            ".lt" => (CMP_LT, false),
-            ".le" => (CMP_LE, false),
-            ".gt" => (CMP_GT, false),
-            ".ge" => (CMP_GE, false),
-            ".lo" => (CMP_LT, true),
-            ".ls" => (CMP_LE, true),
-            ".hi" => (CMP_GT, true),
-            ".hs" => (CMP_GE, true),
-            _ => return Err(self.invalid(ctx, "a float comparison on integers")),
+            C::Eq => (CMP_EQ, false),
+            C::Ne => (CMP_NE, false),
+            C::Lt => (CMP_LT, false),
+            C::Le => (CMP_LE, false),
+            C::Gt => (CMP_GT, false),
+            C::Ge => (CMP_GE, false),
+            C::Lo => (CMP_LT, true),
+            C::Ls => (CMP_LE, true),
+            C::Hi => (CMP_GT, true),
+            C::Hs => (CMP_GE, true),
+            C::Equ | C::Neu | C::Ltu | C::Leu | C::Gtu | C::Geu | C::Num | C::Nan => {
+                return Err(self.invalid(ctx, "a float comparison on integers"));
+            }
         })
     }
 
-    fn float_cmp(&self, ctx: &Ctx<'_, 'a, '_>, cmp: &str) -> EResult<u8> {
+    fn float_cmp(&self, ctx: &Ctx<'_>, cmp: Compare) -> EResult<u8> {
+        use Compare as C;
         Ok(match cmp {
-            ".eq" => CMP_EQ,
-            ".ne" => CMP_NE,
-            ".lt" => CMP_LT,
-            ".le" => CMP_LE,
-            ".gt" => CMP_GT,
-            ".ge" => CMP_GE,
-            ".equ" => CMP_EQ + CMP_UNORDERED,
-            ".neu" => CMP_NE + CMP_UNORDERED,
-            ".ltu" => CMP_LT + CMP_UNORDERED,
-            ".leu" => CMP_LE + CMP_UNORDERED,
-            ".gtu" => CMP_GT + CMP_UNORDERED,
-            ".geu" => CMP_GE + CMP_UNORDERED,
-            ".num" => CMP_NUM,
-            ".nan" => CMP_NAN,
-            _ => return Err(self.invalid(ctx, "an integer comparison on floats")),
+            C::Eq => CMP_EQ,
+            C::Ne => CMP_NE,
+            C::Lt => CMP_LT,
+            C::Le => CMP_LE,
+            C::Gt => CMP_GT,
+            C::Ge => CMP_GE,
+            C::Equ => CMP_EQ + CMP_UNORDERED,
+            C::Neu => CMP_NE + CMP_UNORDERED,
+            C::Ltu => CMP_LT + CMP_UNORDERED,
+            C::Leu => CMP_LE + CMP_UNORDERED,
+            C::Gtu => CMP_GT + CMP_UNORDERED,
+            C::Geu => CMP_GE + CMP_UNORDERED,
+            C::Num => CMP_NUM,
+            C::Nan => CMP_NAN,
+            C::Lo | C::Ls | C::Hi | C::Hs => {
+                return Err(self.invalid(ctx, "an integer comparison on floats"));
+            }
         })
     }
 
     /// `setp` on f16/bf16: one predicate; on `x2` types `p|q`, `p` from the low halves and `q`
     /// from the high halves, each combined with `c` on its own.
-    fn setp_half(
-        &mut self,
-        ctx: &mut Ctx<'_, 'a, '_>,
-        m: &Mods<'a>,
-        ty: ScalarType,
-        cmp: &str,
-    ) -> EResult<()> {
+    fn setp_half(&mut self, ctx: &mut Ctx<'_>, ty: ScalarType, cmp: Compare) -> EResult<()> {
+        let ins = ctx.ins;
+        let m = &ins.mods;
         let Some((fmt, x2)) = half_format(ty) else {
             return bad("comparisons of this type");
         };
-        if m.ftz && fmt == FMT_BF16 {
+        let ftz = m.has(Flag::Ftz);
+        if ftz && fmt == FMT_BF16 {
             return bad(".ftz on bf16");
         }
         let mut inst = Inst::new(Op::Set);
         inst.k = self.float_cmp(ctx, cmp)?;
         inst.w = fmt;
-        if m.ftz {
+        if ftz {
             inst.f |= F_FTZ;
         }
-        inst.imm = m.bool_op | (SET_PRED << 8);
-        let at = ctx.instruction.range.start;
-        let (p, q) = match self.operand(ctx, 0)?.clone() {
-            Operand::PredPair(p, q) if x2 => {
-                let p = self.reg(ctx.scopes, p, at).map_err(Ok)?;
-                let q = if q == "_" {
-                    self.sink
-                } else {
-                    self.reg(ctx.scopes, q, at).map_err(Ok)?
+        inst.imm = bool_code(m) | (SET_PRED << 8);
+        let (p, q) = match self.operand(ctx, 0)? {
+            Operand::Pair(p, q) if x2 => {
+                let p = self.reg_slot(ctx, *p)?;
+                let q = match q {
+                    None => self.sink,
+                    Some(q) => self.reg_slot(ctx, *q)?,
                 };
                 (p, q)
             }
-            Operand::PredPair(..) => {
+            Operand::Pair(..) => {
                 return Err(self.invalid(ctx, "a scalar half-precision setp writes one predicate"));
             }
             _ if x2 => return Err(self.invalid(ctx, "an x2 setp writes p|q")),
@@ -161,7 +184,7 @@ impl<'a> Decoder<'a> {
         };
         inst.a = self.src(ctx, 1, ty)?;
         inst.b = self.src(ctx, 2, ty)?;
-        if ctx.instruction.operands.len() == 4 {
+        if ctx.ins.operands.len() == 4 {
             let (c, negated) = self.pred_src(ctx, 3)?;
             inst.c = c;
             if negated {
@@ -192,24 +215,14 @@ impl<'a> Decoder<'a> {
 
     /// `set`: a comparison written as a value of the destination type (all ones or 1.0 for
     /// true, zero for false), per half for `x2` sources.
-    pub(super) fn set(&mut self, ctx: &mut Ctx<'_, 'a, '_>, m: &Mods<'a>) -> EResult<()> {
+    pub(super) fn set(&mut self, ctx: &mut Ctx<'_>) -> EResult<()> {
+        let ins = ctx.ins;
+        let m = &ins.mods;
         let [dty, sty] = m.types.as_slice() else {
             return Err(self.invalid(ctx, "set needs a destination and a source type"));
         };
         let (dty, sty) = (*dty, *sty);
-        let n = ctx.instruction.operands.len();
-        if n != 3 && n != 4 {
-            return Err(self.invalid(ctx, "wrong number of operands"));
-        }
-        if (n == 4) != (m.bool_op != 0) {
-            return Err(self.invalid(ctx, "a combining predicate goes with .and, .or or .xor"));
-        }
-        let Some(cmp) = m.cmp else {
-            return Err(self.invalid(ctx, "set needs a comparison"));
-        };
-        if !m.extra.is_empty() || m.rnd.is_some() || m.irnd.is_some() || m.sat || m.approx {
-            return bad("this modifier on a comparison");
-        }
+        let (n, cmp) = self.comparison(ctx, "set needs a comparison")?;
         let mut inst = Inst::new(Op::Set);
         let ftz_ok;
         let x2 = match class(sty) {
@@ -236,10 +249,11 @@ impl<'a> Decoder<'a> {
             }
             _ => return bad("comparisons of this type"),
         };
-        if m.ftz && !ftz_ok {
+        let ftz = m.has(Flag::Ftz);
+        if ftz && !ftz_ok {
             return bad(".ftz on this comparison");
         }
-        if m.ftz {
+        if ftz {
             inst.f |= F_FTZ;
         }
         use ScalarType as S;
@@ -256,7 +270,7 @@ impl<'a> Decoder<'a> {
         if x2 {
             inst.f |= F_X2;
         }
-        inst.imm = m.bool_op | (out << 8);
+        inst.imm = bool_code(m) | (out << 8);
         let d = self.dst(ctx, 0)?;
         inst.d = d;
         inst.a = self.src(ctx, 1, sty)?;
@@ -273,8 +287,11 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
-    pub(super) fn selp(&mut self, ctx: &mut Ctx<'_, 'a, '_>, m: &Mods<'a>) -> EResult<()> {
-        let ty = self.one_type(ctx, m)?;
+    pub(super) fn selp(&mut self, ctx: &mut Ctx<'_>) -> EResult<()> {
+        let ty = self.one_type(ctx)?;
+        if !ctx.ins.mods.flags_within(&[]) {
+            return bad("this modifier on selp");
+        }
         self.expect_count(ctx, 4)?;
         let mut inst = Inst::new(Op::Selp);
         inst.d = self.dst(ctx, 0)?;

@@ -1,61 +1,75 @@
-//! Control flow: `bra` (resolved to a label after the body), `ret`/`exit`, and `call`, which
+//! Control flow: `bra` (resolved to its label after the body), `ret`/`exit`, and `call`, which
 //! becomes argument moves, the call and return-value moves.
 
 use super::class::int_type;
-use super::decoder::{Ctx, Decoder, Sym, lookup};
-use super::operands::{EResult, bad};
+use super::decoder::{Ctx, Decoder, Sym};
+use super::operands::{EResult, bad, full};
 use super::{Inst, Op};
 use crate::space::Space;
-use jitseam_ptx::body::Operand;
-use jitseam_ptx::{ParseErrorKind, excerpt};
+use jitseam_ptx::inst::{Name, Operand};
 
-impl<'a> Decoder<'a> {
-    pub(super) fn bra(&mut self, ctx: &mut Ctx<'_, 'a, '_>) -> EResult<()> {
+impl Decoder<'_> {
+    pub(super) fn bra(&mut self, ctx: &mut Ctx<'_>) -> EResult<()> {
+        if !ctx.ins.mods.flags_within(&[]) {
+            return bad("this modifier on bra");
+        }
         self.expect_count(ctx, 1)?;
-        let Operand::Name(label) = self.operand(ctx, 0)? else {
+        let Operand::Name(Name::Label(label)) = self.operand(ctx, 0)? else {
             return bad("indirect branches");
         };
-        let label = *label;
-        let at = ctx.code.insts.len();
-        ctx.fixups.push((at, label, ctx.instruction.range.start));
+        ctx.branch = Some((ctx.code.insts.len(), *label));
         self.push(ctx, Inst::new(Op::Bra));
         Ok(())
     }
 
     /// `ret`, or `exit` (`imm` 1): in a `.func`, `exit` ends the thread rather than returning.
-    pub(super) fn ret(&mut self, ctx: &mut Ctx<'_, 'a, '_>, exit: bool) -> EResult<()> {
+    pub(super) fn ret(&mut self, ctx: &mut Ctx<'_>, exit: bool) -> EResult<()> {
+        if !ctx.ins.mods.flags_within(&[]) {
+            return bad("this modifier on ret or exit");
+        }
         let mut inst = Inst::new(Op::Ret);
         inst.imm = i64::from(exit);
         self.push(ctx, inst);
         Ok(())
     }
 
-    pub(super) fn call(&mut self, ctx: &mut Ctx<'_, 'a, '_>) -> EResult<()> {
-        let ops = ctx.instruction.operands.clone();
-        let at = ctx.instruction.range.start;
-        let mut iter = ops.iter().peekable();
-        let returns = match iter.peek() {
+    pub(super) fn call(&mut self, ctx: &mut Ctx<'_>) -> EResult<()> {
+        let ins = ctx.ins;
+        if !ins.mods.flags_within(&[]) {
+            return bad("this modifier on call");
+        }
+        let mut iter = ins.operands.iter().peekable();
+        let returns: &[Operand] = match iter.peek() {
             Some(Operand::List(items)) => {
                 iter.next();
-                items.clone()
+                items
             }
-            _ => Vec::new(),
+            _ => &[],
         };
-        let Some(Operand::Name(func)) = iter.next() else {
-            return bad("indirect calls");
+        let func = match iter.next() {
+            Some(Operand::Name(Name::Func(func))) => *func,
+            _ => return bad("indirect calls"),
         };
-        let args = match iter.next() {
-            Some(Operand::List(items)) => items.clone(),
-            None => Vec::new(),
+        let args: &[Operand] = match iter.next() {
+            Some(Operand::List(items)) => items,
+            None => &[],
             Some(_) => return bad("calls with a prototype"),
         };
         if iter.next().is_some() {
             return bad("calls with a prototype");
         }
-        let index = self.signature(func, at).map_err(Ok)?;
-        let (params, rets) = match self.sigs.get(&index) {
+        let (params, rets) = match self.sigs.get(&func) {
             Some(sig) => (sig.params.clone(), sig.returns.clone()),
-            None => return bad("this call"),
+            None => {
+                let module = self.module;
+                let name = module
+                    .module
+                    .functions
+                    .get(func as usize)
+                    .map_or("?", |f| f.name.as_str());
+                // A function declared without a body is no function the entry can reach.
+                return Err(Ok(self.undeclared(ctx, name)));
+            }
         };
         if params.len() != args.len() || rets.len() != returns.len() {
             return Err(self.invalid(ctx, "argument count differs from the function's"));
@@ -72,27 +86,21 @@ impl<'a> Decoder<'a> {
                 _ => return bad("this call"),
             };
             let src = match arg {
-                Operand::Name(name) => match lookup(ctx.scopes, name) {
-                    Some(Sym::ParamSlot { slot, .. } | Sym::Reg(slot)) => slot,
-                    Some(Sym::KParam { .. }) => return bad("passing kernel parameters directly"),
-                    Some(Sym::ParamMem { .. }) => {
+                Operand::Name(name) => match self.sym(ctx, *name)? {
+                    Sym::ParamSlot { slot, .. } | Sym::Reg(slot) => slot,
+                    Sym::KParam { .. } => return bad("passing kernel parameters directly"),
+                    Sym::ParamMem { .. } => {
                         return Err(self.invalid(ctx, "an array argument for a scalar parameter"));
                     }
-                    Some(Sym::Var { .. }) => return bad("passing a variable as an argument"),
-                    Some(Sym::VecReg { .. }) => {
-                        return Err(self.invalid(ctx, "a vector register as an argument"));
-                    }
-                    Some(Sym::Refused(reason)) => return bad(reason),
-                    Some(Sym::Shared(_)) => return bad("passing a shared variable's address"),
-                    None => {
-                        return Err(Ok(self.parse_error(
-                            at,
-                            ParseErrorKind::Undeclared {
-                                name: excerpt(name),
-                            },
-                        )));
-                    }
+                    Sym::Var { .. } => return bad("passing a variable as an argument"),
+                    Sym::Refused(reason) => return bad(reason),
+                    Sym::Shared(_) => return bad("passing a shared variable's address"),
+                    Sym::Func => return bad("passing a function as an argument"),
+                    Sym::Label => return bad("passing a label as an argument"),
                 },
+                Operand::Vector(_) => {
+                    return Err(self.invalid(ctx, "a vector register as an argument"));
+                }
                 other => self.src_operand(ctx, other, int_type((size * 8).min(64) as u8))?,
             };
             let mut inst = Inst::new(Op::MovMask);
@@ -101,9 +109,11 @@ impl<'a> Decoder<'a> {
             inst.w = (size * 8).min(64) as u8;
             self.push(ctx, inst);
         }
+        self.clear_carry(ctx)?;
         let call_at = ctx.code.insts.len();
-        ctx.code.calls.push((call_at, index));
+        ctx.code.calls.push((call_at, func));
         self.push(ctx, Inst::new(Op::Call));
+        self.clear_carry(ctx)?;
         for (ret, &pass) in returns.iter().zip(&rets) {
             let slot = match pass {
                 Sym::ParamSlot { slot, .. } | Sym::Reg(slot) => slot,
@@ -115,8 +125,9 @@ impl<'a> Decoder<'a> {
                 _ => return bad("this call"),
             };
             let dst = match ret {
-                Operand::Name(name) => match lookup(ctx.scopes, name) {
-                    Some(Sym::ParamSlot { slot, .. } | Sym::Reg(slot)) => slot,
+                Operand::Reg(r) => self.reg_slot(ctx, *r)?,
+                Operand::Name(name) => match self.sym(ctx, *name)? {
+                    Sym::ParamSlot { slot, .. } | Sym::Reg(slot) => slot,
                     _ => return Err(self.invalid(ctx, "a return value must go to a .param")),
                 },
                 _ => return Err(self.invalid(ctx, "a return value must go to a .param")),
@@ -126,53 +137,30 @@ impl<'a> Decoder<'a> {
             inst.a = slot;
             self.push(ctx, inst);
         }
-        // Record the call-graph edge for the recursion check.
-        let caller = self.current_function();
-        match caller {
-            Some(f) => {
-                if let Some(sig) = self.sigs.get_mut(&f)
-                    && !sig.callees.contains(&index)
-                {
-                    sig.callees.push(index);
-                }
-            }
-            None => {
-                if !self.entry_callees.contains(&index) {
-                    self.entry_callees.push(index);
-                }
-            }
-        }
         Ok(())
     }
-}
 
-impl<'a> Decoder<'a> {
     /// The frame offset of the `.param` array `operand` names, which must hold `size` bytes
     /// (the PTX ISA: an argument matches its parameter's size).
-    fn frame_param(&self, ctx: &Ctx<'_, 'a, '_>, operand: &Operand<'a>, size: u32) -> EResult<u64> {
-        match operand {
-            Operand::Name(name) => match lookup(ctx.scopes, name) {
-                Some(Sym::ParamMem { addr, size: own }) if own == size => Ok(addr),
-                Some(Sym::ParamMem { .. }) => {
-                    Err(self.invalid(ctx, "an array argument of another size than its parameter"))
-                }
-                _ => Err(self.invalid(ctx, "an array parameter needs a .param array argument")),
-            },
+    fn frame_param(&self, ctx: &Ctx<'_>, operand: &Operand, size: u32) -> EResult<u64> {
+        let sym = match operand {
+            Operand::Name(name) => ctx.tables.sym(*name),
+            _ => None,
+        };
+        match sym {
+            Some(Sym::ParamMem { addr, size: own }) if own == size => Ok(addr),
+            Some(Sym::ParamMem { .. }) => {
+                Err(self.invalid(ctx, "an array argument of another size than its parameter"))
+            }
             _ => Err(self.invalid(ctx, "an array parameter needs a .param array argument")),
         }
     }
 
     /// Copies `size` bytes of the frame from offset `from` to offset `to`, in the widest
     /// pieces both alignments allow.
-    fn copy_in_frame(
-        &mut self,
-        ctx: &mut Ctx<'_, 'a, '_>,
-        to: u64,
-        from: u64,
-        size: u32,
-    ) -> EResult<()> {
-        let zero = self.const_slot(0).map_err(Ok)?;
-        let temp = self.alloc(1).map_err(Ok)?;
+    fn copy_in_frame(&mut self, ctx: &mut Ctx<'_>, to: u64, from: u64, size: u32) -> EResult<()> {
+        let zero = full(self.const_slot(0))?;
+        let temp = full(self.alloc(1))?;
         let mut at = 0u64;
         let size = u64::from(size);
         while at < size {

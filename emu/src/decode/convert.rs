@@ -1,29 +1,27 @@
 //! Moves and conversions: `mov` (including vector pack and unpack), `cvta`, `cvt` (with
 //! `.relu`/`.satfinite` and the two-lane `f16x2`/`bf16x2` packing).
 
-use super::class::{Class, class, int_type};
-use super::decoder::{Ctx, Decoder, Sym, lookup};
-use super::mods::Mods;
-use super::operands::{EResult, bad, is_special};
+use super::class::{Class, class, float_flags, int_type, irnd, rnd};
+use super::decoder::{Ctx, Decoder};
+use super::operands::{EResult, bad, full};
 use super::{
     F_FTZ, F_SAT, F_SIGNED, FMT_BF16, FMT_F16, FMT_F32, FMT_F64, HM_RELU, HM_SATFINITE, Inst, Op,
     RN, RZ,
 };
 use crate::space::Space;
 use jitseam_ptx::ScalarType;
-use jitseam_ptx::body::Operand;
+use jitseam_ptx::inst::{Flag, Operand};
 
-impl<'a> Decoder<'a> {
-    pub(super) fn mov(&mut self, ctx: &mut Ctx<'_, 'a, '_>, m: &Mods<'a>) -> EResult<()> {
-        let ty = self.one_type(ctx, m)?;
+impl Decoder<'_> {
+    pub(super) fn mov(&mut self, ctx: &mut Ctx<'_>) -> EResult<()> {
+        let ins = ctx.ins;
+        let ty = self.one_type(ctx)?;
+        if !ins.mods.flags_within(&[]) {
+            return bad("this modifier on mov");
+        }
         self.expect_count(ctx, 2)?;
         let bits = (ty.bytes() * 8) as u8;
-        let as_vector = |this: &Self, operand: &Operand<'a>| {
-            this.vector_parts(ctx, operand)
-                .map_or_else(|| operand.clone(), Operand::Vector)
-        };
         let (d, a) = (self.operand(ctx, 0)?, self.operand(ctx, 1)?);
-        let (d, a) = (as_vector(self, d), as_vector(self, a));
         match (d, a) {
             (Operand::Vector(_), Operand::Vector(_)) => bad("vector to vector moves"),
             (Operand::Vector(parts), _) => {
@@ -31,7 +29,7 @@ impl<'a> Decoder<'a> {
                     self.invalid(ctx, "a vector that does not split the type evenly")
                 })?;
                 let start = self.lanes.len() as u32;
-                for part in &parts {
+                for part in parts {
                     let slot = self.dst_operand(ctx, part)?;
                     self.lanes.push(slot);
                 }
@@ -49,7 +47,7 @@ impl<'a> Decoder<'a> {
                 })?;
                 let lane_ty = int_type(lane_bits);
                 let mut slots = Vec::with_capacity(parts.len());
-                for part in &parts {
+                for part in parts {
                     slots.push(self.src_operand(ctx, part, lane_ty)?);
                 }
                 let start = self.lanes.len() as u32;
@@ -62,17 +60,16 @@ impl<'a> Decoder<'a> {
                 self.push(ctx, inst);
                 Ok(())
             }
-            (_, Operand::Name(name))
-                if !matches!(lookup(ctx.scopes, name), Some(Sym::Reg(_))) && !is_special(name) =>
-            {
+            (_, Operand::Name(name)) => {
                 // The variable's (or kernel parameter's) address in its own state space.
-                let addr = self.symbol_address(ctx, name, None)?;
+                let sym = self.sym(ctx, *name)?;
+                let addr = self.symbol_address(ctx, sym, None)?;
                 if bits != 64 {
                     return bad("32-bit addresses");
                 }
                 let mut inst = Inst::new(Op::Mov);
                 inst.d = self.dst(ctx, 0)?;
-                inst.a = self.const_slot(addr).map_err(Ok)?;
+                inst.a = full(self.const_slot(addr))?;
                 self.push(ctx, inst);
                 Ok(())
             }
@@ -92,9 +89,15 @@ impl<'a> Decoder<'a> {
     /// `cvta.space` makes an address of `space` generic, `cvta.to.space` the reverse: the
     /// window's base added or taken away (nothing for the spaces whose addresses are already
     /// generic). A variable's name converts its address.
-    pub(super) fn cvta(&mut self, ctx: &mut Ctx<'_, 'a, '_>, m: &Mods<'a>) -> EResult<()> {
-        let ty = self.one_type(ctx, m)?;
-        let space = match Space::from_modifier(m.space) {
+    pub(super) fn cvta(&mut self, ctx: &mut Ctx<'_>) -> EResult<()> {
+        let ins = ctx.ins;
+        let m = &ins.mods;
+        let ty = self.one_type(ctx)?;
+        if !m.flags_within(&[Flag::To]) {
+            return bad("this modifier on cvta");
+        }
+        let to = m.has(Flag::To);
+        let space = match Space::of(m.space) {
             Some(Space::Generic) | None => {
                 return Err(self.invalid(ctx, "cvta needs a state space"));
             }
@@ -108,43 +111,43 @@ impl<'a> Decoder<'a> {
         let mut inst = Inst::new(Op::Add);
         inst.d = d;
         inst.w = 64;
-        match self.operand(ctx, 1)?.clone() {
-            Operand::Name(name) if !matches!(lookup(ctx.scopes, name), Some(Sym::Reg(_))) => {
-                if m.to {
+        match self.operand(ctx, 1)? {
+            Operand::Name(name) => {
+                if to {
                     return bad("cvta.to of a variable");
                 }
-                let addr = self.symbol_address(ctx, name, Some(space))?;
+                let sym = self.sym(ctx, *name)?;
+                let addr = self.symbol_address(ctx, sym, Some(space))?;
                 inst.op = Op::Mov;
-                inst.a = self
-                    .const_slot(space.generic_base().wrapping_add(addr))
-                    .map_err(Ok)?;
+                inst.a = full(self.const_slot(space.generic_base().wrapping_add(addr)))?;
             }
             operand => {
                 let base = space.generic_base();
-                inst.a = self.src_operand(ctx, &operand, ty)?;
-                inst.b = self
-                    .const_slot(if m.to { base.wrapping_neg() } else { base })
-                    .map_err(Ok)?;
+                inst.a = self.src_operand(ctx, operand, ty)?;
+                inst.b = full(self.const_slot(if to { base.wrapping_neg() } else { base }))?;
             }
         }
         self.push(ctx, inst);
         Ok(())
     }
 
-    pub(super) fn cvt(&mut self, ctx: &mut Ctx<'_, 'a, '_>, m: &Mods<'a>) -> EResult<()> {
+    pub(super) fn cvt(&mut self, ctx: &mut Ctx<'_>) -> EResult<()> {
+        let ins = ctx.ins;
+        let m = &ins.mods;
         let [dty, sty] = m.types.as_slice() else {
             return Err(self.invalid(ctx, "cvt needs a destination and a source type"));
         };
         let (dty, sty) = (*dty, *sty);
-        if !m.extra_within(&[".relu", ".satfinite"]) {
+        if !m.flags_within(&[Flag::Relu, Flag::Satfinite, Flag::Ftz, Flag::Sat]) {
             return bad("this modifier on a conversion");
         }
-        if m.has(".relu")
-            || m.has(".satfinite")
+        if m.has(Flag::Relu)
+            || m.has(Flag::Satfinite)
             || matches!(dty, ScalarType::F16x2 | ScalarType::BF16x2)
         {
-            return self.cvt_half(ctx, m, dty, sty);
+            return self.cvt_half(ctx, dty, sty);
         }
+        let (m_rnd, m_irnd, ftz, sat) = (rnd(m), irnd(m), m.has(Flag::Ftz), m.has(Flag::Sat));
         self.expect_count(ctx, 2)?;
         let mut inst = Inst::new(Op::Mov);
         let fmt = |c: &Class| match c {
@@ -166,7 +169,7 @@ impl<'a> Decoder<'a> {
                     signed: ss,
                 },
             ) => {
-                if m.rnd.is_some() || m.irnd.is_some() || m.ftz {
+                if m_rnd.is_some() || m_irnd.is_some() || ftz {
                     return bad("these modifiers on integer conversions");
                 }
                 inst.op = Op::CvtInt;
@@ -175,7 +178,7 @@ impl<'a> Decoder<'a> {
                 if *ss {
                     inst.f |= F_SIGNED;
                 }
-                if m.sat {
+                if sat {
                     // `.sat` clamps to the destination type's range, so its signedness counts.
                     inst.f |= F_SAT;
                     inst.k = u8::from(*ds);
@@ -185,17 +188,17 @@ impl<'a> Decoder<'a> {
                 let Some(df) = fmt(&dc) else {
                     return bad("this conversion");
                 };
-                if m.irnd.is_some() || m.ftz {
+                if m_irnd.is_some() || ftz {
                     return bad("these modifiers on int-to-float conversions");
                 }
                 inst.op = Op::CvtIntToFloat;
                 inst.w = *bits;
                 inst.k = df;
-                inst.imm = i64::from(m.rnd.unwrap_or(RN));
+                inst.imm = i64::from(m_rnd.unwrap_or(RN));
                 if *signed {
                     inst.f |= F_SIGNED;
                 }
-                if m.sat {
+                if sat {
                     inst.f |= F_SAT;
                 }
             }
@@ -203,12 +206,12 @@ impl<'a> Decoder<'a> {
                 let Some(sf) = fmt(&sc) else {
                     return bad("this conversion");
                 };
-                let Some(r) = m.irnd else {
+                let Some(r) = m_irnd else {
                     return Err(
                         self.invalid(ctx, "float-to-int conversions need .rni/.rzi/.rmi/.rpi")
                     );
                 };
-                if m.rnd.is_some() {
+                if m_rnd.is_some() {
                     return Err(self.invalid(ctx, "float-to-int conversions need integer rounding"));
                 }
                 inst.op = Op::CvtFloatToInt;
@@ -218,7 +221,7 @@ impl<'a> Decoder<'a> {
                 if *signed {
                     inst.f |= F_SIGNED;
                 }
-                if m.ftz {
+                if ftz {
                     inst.f |= F_FTZ;
                 }
             }
@@ -226,31 +229,31 @@ impl<'a> Decoder<'a> {
                 let (Some(df), Some(sf)) = (fmt(&dc), fmt(&sc)) else {
                     return bad("this conversion");
                 };
-                if m.rnd.is_some() && m.irnd.is_some() {
+                if m_rnd.is_some() && m_irnd.is_some() {
                     return Err(self.invalid(ctx, "two rounding modes"));
                 }
                 let narrowing = df < sf || (df == FMT_BF16 && sf == FMT_F16);
-                if m.irnd.is_some() && df != sf {
+                if m_irnd.is_some() && df != sf {
                     return Err(self.invalid(ctx, "integer rounding needs equal types"));
                 }
                 // A rounding mode on a widening conversion (the ISA's own examples write
                 // `cvt.f64.bf16.rp`) changes nothing: the value is exact.
-                if narrowing && m.rnd.is_none() {
+                if narrowing && m_rnd.is_none() {
                     return Err(self.invalid(ctx, "a narrowing conversion needs a rounding mode"));
                 }
-                if m.ftz && (df != FMT_F32 && sf != FMT_F32) {
+                if ftz && (df != FMT_F32 && sf != FMT_F32) {
                     return bad(".ftz without f32");
                 }
                 inst.op = Op::CvtFloat;
                 inst.k = sf;
                 inst.w = df;
                 // imm: 0..3 rounding of a narrowing conversion; 4..7 integer rounding; 8 exact.
-                inst.imm = match (m.rnd, m.irnd) {
+                inst.imm = match (m_rnd, m_irnd) {
                     (Some(r), _) => i64::from(r),
                     (None, Some(r)) => 4 + i64::from(r),
                     (None, None) => 8,
                 };
-                self.float_flags(&mut inst, m);
+                float_flags(&mut inst, m);
             }
         }
         let d = self.dst(ctx, 0)?;
@@ -263,13 +266,9 @@ impl<'a> Decoder<'a> {
 
     /// `cvt.{rn,rz}{.relu}{.satfinite}` from f32 to f16/bf16, and to `f16x2`/`bf16x2` from two
     /// f32s (`d, a, b`: `a` to the upper half).
-    fn cvt_half(
-        &mut self,
-        ctx: &mut Ctx<'_, 'a, '_>,
-        m: &Mods<'a>,
-        dty: ScalarType,
-        sty: ScalarType,
-    ) -> EResult<()> {
+    fn cvt_half(&mut self, ctx: &mut Ctx<'_>, dty: ScalarType, sty: ScalarType) -> EResult<()> {
+        let ins = ctx.ins;
+        let m = &ins.mods;
         let (fmt, x2) = match dty {
             ScalarType::F16 => (FMT_F16, false),
             ScalarType::BF16 => (FMT_BF16, false),
@@ -280,20 +279,20 @@ impl<'a> Decoder<'a> {
         if sty != ScalarType::F32 {
             return bad("this conversion to half precision with .relu, .satfinite or x2");
         }
-        if m.ftz || m.sat || m.irnd.is_some() {
+        if m.has(Flag::Ftz) || m.has(Flag::Sat) || irnd(m).is_some() {
             return Err(self.invalid(ctx, "a modifier this conversion does not take"));
         }
         let mut inst = Inst::new(Op::CvtHalf);
-        inst.k = match m.rnd {
+        inst.k = match rnd(m) {
             Some(r @ (RN | RZ)) => r,
             Some(_) => return bad("this rounding of a conversion to half precision"),
             None => return Err(self.invalid(ctx, "this conversion needs .rn or .rz")),
         };
         inst.w = fmt;
-        if m.has(".relu") {
+        if m.has(Flag::Relu) {
             inst.imm |= HM_RELU;
         }
-        if m.has(".satfinite") {
+        if m.has(Flag::Satfinite) {
             inst.imm |= HM_SATFINITE;
         }
         self.expect_count(ctx, if x2 { 3 } else { 2 })?;

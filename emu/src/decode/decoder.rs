@@ -1,61 +1,71 @@
-//! The driver: a body becomes function-relative code, statement by statement (scopes, register
-//! slots, labels), and the entry plus every called `.func` are linked into one [`Program`].
+//! The driver: each resolved body becomes function-relative code, statement by statement
+//! (register slots, variables, `.param`s, labels), and the entry plus every called `.func` are
+//! linked into one [`Program`].
+//!
+//! Names are never looked up by their text here: the resolver has already said what every name
+//! means ([`Name`], [`RegId`]), and a body's [`Tables`] say where each of those lives in the
+//! emulator (a slot, a kernel parameter, a place in the frame, an address).
 
 use std::collections::HashMap;
-use std::ops::Range;
 
 use super::{
     DecodeError, F_BRANCH, F_BRANCH_NEG, F_GUARD_NEG, Inst, MAX_SLOTS, ModuleImage, NONE, Op,
     Program, SPECIAL_SLOTS, Site,
 };
 use crate::space::Space;
-use jitseam_ptx::LineIndex;
-use jitseam_ptx::body::{Instruction, Statement, parse_body};
-use jitseam_ptx::{Module, Param, ScalarType};
-use jitseam_ptx::{ParseError, ParseErrorKind, excerpt};
+use jitseam_ptx::inst::{Instruction, Name, RegId, VarRef};
+use jitseam_ptx::resolve::{Body, Owner, RegOrigin, ResolvedEntry, ResolvedModule, Stmt};
+use jitseam_ptx::{Module, Param, ParseError, ParseErrorKind, ScalarType, excerpt};
 
-/// Parses the body of `entry` (and of every `.func` it calls) and pre-decodes it.
+/// Parses the body of `entry` in `src` (and of every `.func` it calls) and pre-decodes it: the
+/// convenience form of [`decode_entry`], for a module header already parsed from `src`.
 pub fn decode(src: &str, module: &Module, entry: &str) -> Result<Program, DecodeError> {
-    let Some(found) = module.entry(entry) else {
-        return Err(DecodeError::Parse(ParseError::new(
-            src,
-            0,
-            ParseErrorKind::NoSuchEntry {
-                name: entry.to_owned(),
+    let resolved = ResolvedModule::with_module(src, module.clone())?;
+    let found = resolved.entry(src, entry)?;
+    decode_entry(&resolved, &found)
+}
+
+/// Pre-decodes a resolved entry (its body and the body of every `.func` it calls) of `module`.
+pub fn decode_entry(
+    module: &ResolvedModule,
+    entry: &ResolvedEntry,
+) -> Result<Program, DecodeError> {
+    let Some(found) = module.module.entries.get(entry.entry as usize) else {
+        return Err(DecodeError::Parse(ParseError {
+            offset: 0,
+            line: 1,
+            col: 1,
+            kind: ParseErrorKind::NoSuchEntry {
+                name: format!("#{}", entry.entry),
             },
-        )));
+        }));
     };
-    let Some(body) = found.body.clone() else {
-        return Err(DecodeError::Parse(ParseError::new(
-            src,
-            found.offset,
-            ParseErrorKind::InvalidInstruction {
-                instruction: excerpt(entry),
-                reason: "the entry has no body",
-            },
-        )));
-    };
-    let mut decoder = Decoder::new(src, module, entry);
+    let mut decoder = Decoder::new(module, &found.name);
     decoder.module_variables()?;
+    decoder.carry_slot(entry)?;
     let (params, param_bytes) = kernel_layout(&found.params);
-    let mut root = Scope::default();
-    for (param, &(offset, size)) in found.params.iter().zip(&params) {
-        root.names
-            .insert(param.name.clone(), Sym::KParam { offset, size });
+    // Every called function's parameter and return slots, before any body names them.
+    for body in &entry.bodies {
+        if let Owner::Func(index) = body.owner {
+            decoder.signature(index)?;
+        }
     }
-    let code = decoder.function(body, root)?;
-    let mut funcs = Vec::new();
-    let mut next = 0;
-    while next < decoder.pending.len() {
-        let index = decoder.pending[next];
-        next += 1;
-        decoder.compiling = Some(index);
-        let (body, scope) = decoder.func_scope(index)?;
-        let code = decoder.function(body, scope)?;
-        funcs.push((index, code));
+    let kernel: Vec<Sym> = params
+        .iter()
+        .map(|&(offset, size)| Sym::KParam { offset, size })
+        .collect();
+    let mut codes = Vec::with_capacity(entry.bodies.len());
+    for body in &entry.bodies {
+        let code = decoder.function(body, &kernel)?;
+        codes.push((body.owner, code));
     }
-    let max_depth = decoder.call_depth()?;
-    decoder.link(code, funcs, params, param_bytes, max_depth)
+    let max_depth = entry
+        .call_depth(&module.module)
+        .map_err(|r| decoder.unsupported_line(r.line, &r.name, "recursive calls"))?;
+    let mut always = std::mem::take(&mut decoder.unwritten);
+    always.extend(decoder.carry);
+    let zero_slots = super::undefined::zero_slots(&entry.bodies, &decoder.body_regs, always);
+    decoder.link(codes, params, param_bytes, max_depth, zero_slots)
 }
 
 /// Kernel parameter offsets by the C rule: each at the next multiple of its alignment.
@@ -74,6 +84,7 @@ fn kernel_layout(params: &[Param]) -> (Vec<(usize, usize)>, usize) {
     (placed, offset)
 }
 
+/// Where something a body names lives in the emulator.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Sym {
     Reg(u32),
@@ -86,11 +97,6 @@ pub(super) enum Sym {
     KParam {
         offset: usize,
         size: usize,
-    },
-    /// A `.v2`/`.v4` vector register: `len` consecutive slots from `base`, one per component.
-    VecReg {
-        base: u32,
-        len: u8,
     },
     /// A `.param` array (of a function or of a call sequence), held in the thread's local
     /// frame at offset `addr`.
@@ -107,84 +113,117 @@ pub(super) enum Sym {
     Refused(&'static str),
     /// A `.shared` variable: the slot holding its shared-space address.
     Shared(u32),
+    /// A `.func` of the module, named as a value.
+    Func,
+    /// A label of the body, named as a value.
+    Label,
 }
 
-#[derive(Debug, Default, Clone)]
-pub(super) struct Scope<'a> {
-    pub(super) names: HashMap<String, Sym>,
-    /// `prefix<count>` ranges: prefix, count, first slot.
-    ranges: Vec<(&'a str, u32, u32)>,
+/// Where each name of one body lives: filled as the body's declarations are met, read by its
+/// instructions.
+pub(super) struct Tables {
+    /// [`RegId`] → slot.
+    regs: Vec<u32>,
+    /// The body's variables ([`VarRef::Body`]), once declared.
+    vars: Vec<Option<Sym>>,
+    /// The body's `.param` variables ([`Name::LocalParam`]), once declared.
+    params: Vec<Option<Sym>>,
+    /// The function's own parameters ([`Name::Param`]) and return values ([`Name::Return`]).
+    own_params: Vec<Sym>,
+    own_returns: Vec<Sym>,
+    /// The module's variables ([`VarRef::Module`]).
+    module: Vec<Sym>,
+}
+
+impl Tables {
+    /// The slot of register `r`.
+    pub(super) fn reg(&self, r: RegId) -> Option<u32> {
+        self.regs.get(r.0 as usize).copied()
+    }
+
+    /// What `name` stands for, once declared.
+    pub(super) fn sym(&self, name: Name) -> Option<Sym> {
+        let at = |list: &[Sym], i: u32| list.get(i as usize).copied();
+        match name {
+            Name::Reg(r) => self.reg(r).map(Sym::Reg),
+            Name::Param(i) => at(&self.own_params, i),
+            Name::Return(i) => at(&self.own_returns, i),
+            Name::LocalParam(i) => self.params.get(i as usize).copied().flatten(),
+            Name::Var(VarRef::Module(i)) => at(&self.module, i),
+            Name::Var(VarRef::Body(i)) => self.vars.get(i as usize).copied().flatten(),
+            Name::Func(_) => Some(Sym::Func),
+            Name::Label(_) => Some(Sym::Label),
+        }
+    }
 }
 
 /// A function's instructions before linking; branch targets are function-relative.
-pub(super) struct Code<'a> {
+pub(super) struct Code {
     pub(super) insts: Vec<Inst>,
     pub(super) sites: Vec<Site>,
     /// Call instructions and the function index they call.
-    pub(super) calls: Vec<(usize, usize)>,
-    _marker: std::marker::PhantomData<&'a ()>,
+    pub(super) calls: Vec<(usize, u32)>,
 }
 
+/// How a function's parameters and return values are passed: [`Sym::ParamSlot`],
+/// [`Sym::Reg`] or [`Sym::ParamMem`] each.
+#[derive(Debug, Clone)]
 pub(super) struct FuncSig {
-    /// How each parameter and return value is passed: [`Sym::ParamSlot`], [`Sym::Reg`] or
-    /// [`Sym::ParamMem`].
     pub(super) params: Vec<Sym>,
     pub(super) returns: Vec<Sym>,
-    pub(super) callees: Vec<usize>,
 }
 
 pub(super) struct Decoder<'a> {
-    pub(super) src: &'a str,
-    pub(super) module: &'a Module,
+    pub(super) module: &'a ResolvedModule,
     pub(super) entry: &'a str,
-    lines: LineIndex,
     num_regs: u32,
     consts: HashMap<u64, u32>,
     pub(super) lanes: Vec<u32>,
     pub(super) sink: u32,
-    /// Function index (into `module.functions`) → its slots, once referenced.
-    pub(super) sigs: HashMap<usize, FuncSig>,
-    pub(super) pending: Vec<usize>,
-    /// Callees of the entry.
-    pub(super) entry_callees: Vec<usize>,
-    /// The function being compiled; `None` for the entry.
-    pub(super) compiling: Option<usize>,
+    /// Function index (into the module's functions) → its slots.
+    pub(super) sigs: HashMap<u32, FuncSig>,
     /// Declared width in bits of every register slot (0 for slots that are not registers).
     pub(super) reg_bits: Vec<u8>,
     /// Instructions the current instruction needs run just before it (special registers).
     pub(super) pre: Vec<Inst>,
     /// Bytes of the `.local` frame laid out so far.
     pub(super) local_bytes: u64,
-    /// The module's variables: their bytes, and their names.
+    /// The module's variables: their bytes, and where each lives.
     pub(super) image: ModuleImage,
-    pub(super) module_syms: HashMap<String, Sym>,
+    pub(super) module_syms: Vec<Sym>,
     /// The block's shared memory.
     pub(super) shared: super::layout::SharedLayout,
+    /// The thread's carry flag, when some instruction reads or writes it.
+    pub(super) carry: Option<u32>,
+    /// Slots that are not registers of any body but may be read before a write (the
+    /// `.param` slots of calls): cleared for every group.
+    pub(super) unwritten: Vec<u32>,
+    /// For each body compiled, its register slots (by [`RegId`]), for the analysis of reads
+    /// before writes.
+    pub(super) body_regs: Vec<Vec<u32>>,
 }
 
 pub(super) type DResult<T> = Result<T, DecodeError>;
 
 impl<'a> Decoder<'a> {
-    fn new(src: &'a str, module: &'a Module, entry: &'a str) -> Self {
+    fn new(module: &'a ResolvedModule, entry: &'a str) -> Self {
         Self {
-            src,
             module,
             entry,
-            lines: LineIndex::new(src),
             num_regs: SPECIAL_SLOTS + 1,
             consts: HashMap::new(),
             lanes: Vec::new(),
             sink: SPECIAL_SLOTS,
             sigs: HashMap::new(),
-            pending: Vec::new(),
-            entry_callees: Vec::new(),
-            compiling: None,
             reg_bits: Vec::new(),
             pre: Vec::new(),
             local_bytes: 0,
             image: ModuleImage::default(),
-            module_syms: HashMap::new(),
+            module_syms: Vec::new(),
             shared: Default::default(),
+            carry: None,
+            unwritten: Vec::new(),
+            body_regs: Vec::new(),
         }
     }
 
@@ -193,7 +232,9 @@ impl<'a> Decoder<'a> {
         self.num_regs = base
             .checked_add(count)
             .filter(|&n| n <= MAX_SLOTS)
-            .ok_or_else(|| self.unsupported_at(0, "registers", "more than 65535 register slots"))?;
+            .ok_or_else(|| {
+                self.unsupported_line(1, "registers", "more than 65535 register slots")
+            })?;
         Ok(base)
     }
 
@@ -218,26 +259,33 @@ impl<'a> Decoder<'a> {
         self.reg_bits.get(slot as usize).copied().unwrap_or(0)
     }
 
+    /// The 1-based line of byte `offset` of the module's text.
     pub(super) fn line(&self, offset: usize) -> u32 {
-        self.lines.line_col(self.src, offset).0
+        self.module.line(offset)
     }
 
+    /// `what`, at byte `offset`, is valid PTX the emulator does not run.
     pub(super) fn unsupported_at(
         &self,
         offset: usize,
         what: &str,
         reason: &'static str,
     ) -> DecodeError {
+        self.unsupported_line(self.line(offset), what, reason)
+    }
+
+    pub(super) fn unsupported_line(
+        &self,
+        line: u32,
+        what: &str,
+        reason: &'static str,
+    ) -> DecodeError {
         DecodeError::Unsupported {
             entry: self.entry.to_owned(),
             instruction: excerpt(what),
-            line: self.line(offset),
+            line,
             reason,
         }
-    }
-
-    pub(super) fn parse_error(&self, offset: usize, kind: ParseErrorKind) -> DecodeError {
-        DecodeError::Parse(ParseError::new(self.src, offset, kind))
     }
 
     pub(super) fn const_slot(&mut self, bits: u64) -> DResult<u32> {
@@ -249,23 +297,34 @@ impl<'a> Decoder<'a> {
         Ok(slot)
     }
 
+    /// A slot for the thread's carry flag when some instruction of the entry (or of a function
+    /// it calls) reads or writes it, as the model says.
+    fn carry_slot(&mut self, entry: &ResolvedEntry) -> DResult<()> {
+        let uses = entry.bodies.iter().flat_map(Body::instructions).any(|ins| {
+            let carry = ins.carry();
+            carry.reads || carry.writes
+        });
+        if uses {
+            self.carry = Some(self.alloc(1)?);
+        }
+        Ok(())
+    }
+
     fn link(
         mut self,
-        entry: Code<'a>,
-        funcs: Vec<(usize, Code<'a>)>,
+        codes: Vec<(Owner, Code)>,
         params: Vec<(usize, usize)>,
         param_bytes: usize,
         max_depth: usize,
+        zero_slots: Vec<u32>,
     ) -> DResult<Program> {
         let mut insts = Vec::new();
         let mut sites = Vec::new();
-        let mut starts: HashMap<usize, i64> = HashMap::new();
-        let mut pieces = vec![(None, entry)];
-        pieces.extend(funcs.into_iter().map(|(i, c)| (Some(i), c)));
+        let mut starts: HashMap<u32, i64> = HashMap::new();
         let mut calls = Vec::new();
-        for (index, code) in pieces {
+        for (owner, code) in codes {
             let base = insts.len();
-            if let Some(index) = index {
+            if let Owner::Func(index) = owner {
                 starts.insert(index, base as i64);
             }
             for mut inst in code.insts {
@@ -288,9 +347,6 @@ impl<'a> Decoder<'a> {
         let mut consts: Vec<(u32, u64)> = self.consts.drain().map(|(v, s)| (s, v)).collect();
         consts.extend(shared.dynamic_const);
         consts.sort_unstable();
-        let const_slots: Vec<u32> = consts.iter().map(|&(s, _)| s).collect();
-        let zero_slots =
-            super::undefined::zero_slots(&insts, &self.lanes, self.num_regs as usize, &const_slots);
         Ok(Program {
             insts,
             sites,
@@ -311,153 +367,143 @@ impl<'a> Decoder<'a> {
         })
     }
 
-    /// Compiles one body. The first scope holds the function's parameters.
-    fn function(&mut self, body: Range<usize>, mut root: Scope<'a>) -> DResult<Code<'a>> {
-        let statements = parse_body(self.src, body)?;
-        for (name, &sym) in &self.module_syms {
-            root.names.entry(name.clone()).or_insert(sym);
+    /// The slots of `body`'s registers: a fresh slot for each declared one, the function's
+    /// own slot for each parameter or return value declared in the `.reg` space.
+    fn register_slots(&mut self, body: &Body) -> DResult<Vec<u32>> {
+        let sig = match body.owner {
+            Owner::Func(f) => self.sigs.get(&f).cloned(),
+            Owner::Entry(_) => None,
+        };
+        let passed = |list: Option<&Vec<Sym>>, i: u32| match list.and_then(|l| l.get(i as usize)) {
+            Some(Sym::Reg(slot)) => Some(*slot),
+            _ => None,
+        };
+        let mut slots = Vec::with_capacity(body.regs.len());
+        for decl in &body.regs {
+            let slot = match decl.origin {
+                RegOrigin::Declared => {
+                    let slot = self.alloc(1)?;
+                    self.set_reg_bits(slot, 1, decl.ty);
+                    Some(slot)
+                }
+                RegOrigin::Param(i) => passed(sig.as_ref().map(|s| &s.params), i),
+                RegOrigin::Return(i) => passed(sig.as_ref().map(|s| &s.returns), i),
+            };
+            let Some(slot) = slot else {
+                return Err(self.unsupported_line(
+                    body.line,
+                    &decl.name,
+                    "this register parameter",
+                ));
+            };
+            slots.push(slot);
         }
-        let mut scopes = vec![root];
+        Ok(slots)
+    }
+
+    /// Compiles one body; `kernel` is where the entry's parameters are.
+    fn function(&mut self, body: &Body, kernel: &[Sym]) -> DResult<Code> {
+        let (own_params, own_returns) = match body.owner {
+            Owner::Entry(_) => (kernel.to_vec(), Vec::new()),
+            Owner::Func(f) => match self.sigs.get(&f) {
+                Some(sig) => (sig.params.clone(), sig.returns.clone()),
+                None => (Vec::new(), Vec::new()),
+            },
+        };
+        let mut tables = Tables {
+            regs: self.register_slots(body)?,
+            vars: vec![None; body.vars.len()],
+            params: vec![None; body.params.len()],
+            own_params,
+            own_returns,
+            module: self.module_syms.clone(),
+        };
         let mut code = Code {
             insts: Vec::new(),
             sites: Vec::new(),
             calls: Vec::new(),
-            _marker: std::marker::PhantomData,
         };
-        let mut labels: HashMap<&'a str, i64> = HashMap::new();
-        let mut fixups: Vec<(usize, &'a str, usize)> = Vec::new();
-        for statement in statements {
+        let mut labels: Vec<Option<i64>> = vec![None; body.labels.len()];
+        let mut fixups: Vec<(usize, u32, &Instruction)> = Vec::new();
+        for statement in &body.statements {
             match statement {
-                Statement::Open { .. } => scopes.push(Scope::default()),
-                Statement::Close { offset } => {
-                    if scopes.len() <= 1 {
-                        return Err(self.parse_error(
-                            offset,
-                            ParseErrorKind::UnexpectedToken {
-                                expected: "a statement",
-                                found: "}".to_owned(),
-                            },
-                        ));
-                    }
-                    scopes.pop();
-                }
-                Statement::Label { name, offset } => {
-                    if labels.insert(name, code.insts.len() as i64).is_some() {
-                        return Err(self.parse_error(
-                            offset,
-                            ParseErrorKind::DuplicateLabel {
-                                name: excerpt(name),
-                            },
-                        ));
+                Stmt::Label(id) => {
+                    if let Some(at) = labels.get_mut(*id as usize) {
+                        *at = Some(code.insts.len() as i64);
                     }
                 }
-                Statement::Reg {
-                    ty,
-                    vector,
-                    names,
-                    offset,
-                } => {
-                    if let Some(len) = vector {
-                        for name in names {
-                            if name.count.is_some() {
-                                return Err(self.unsupported_at(
-                                    offset,
-                                    ".reg",
-                                    "ranges of vector registers",
-                                ));
-                            }
-                            let base = self.alloc(u32::from(len))?;
-                            self.set_reg_bits(base, u32::from(len), ty);
-                            if let Some(scope) = scopes.last_mut() {
-                                scope
-                                    .names
-                                    .insert(name.name.to_owned(), Sym::VecReg { base, len });
-                            }
-                        }
-                        continue;
-                    }
-                    for name in names {
-                        let count = name.count.unwrap_or(1);
-                        let base = self.alloc(count)?;
-                        self.set_reg_bits(base, count, ty);
-                        let Some(scope) = scopes.last_mut() else {
+                Stmt::Vars(start, end) => {
+                    for i in *start..*end {
+                        let Some(var) = body.vars.get(i as usize) else {
                             continue;
                         };
-                        match name.count {
-                            Some(n) => scope.ranges.push((name.name, n, base)),
-                            None => {
-                                scope.names.insert(name.name.to_owned(), Sym::Reg(base));
-                            }
+                        let sym = self.declare(var)?;
+                        if let Some(place) = tables.vars.get_mut(i as usize) {
+                            *place = Some(sym);
                         }
                     }
                 }
-                Statement::Param {
-                    ty,
-                    name,
-                    array_len: Some(len),
-                    offset,
-                    align,
-                } => {
-                    let sym = self.param_array(ty, len, align, offset, name)?;
-                    if let Some(scope) = scopes.last_mut() {
-                        scope.names.insert(name.to_owned(), sym);
+                Stmt::Param(i) => {
+                    let Some(param) = body.params.get(*i as usize) else {
+                        continue;
+                    };
+                    let sym = match param.array_len {
+                        Some(len) => {
+                            self.param_array(param.ty, len, param.align, param.offset, &param.name)?
+                        }
+                        None => {
+                            let size = param.ty.bytes();
+                            if size > 8 {
+                                return Err(self.unsupported_at(
+                                    param.offset,
+                                    &param.name,
+                                    "parameters larger than 8 bytes",
+                                ));
+                            }
+                            let slot = self.alloc(1)?;
+                            self.unwritten.push(slot);
+                            Sym::ParamSlot { slot, size }
+                        }
+                    };
+                    if let Some(place) = tables.params.get_mut(*i as usize) {
+                        *place = Some(sym);
                     }
                 }
-                Statement::Param {
-                    ty,
-                    name,
-                    array_len: None,
-                    offset,
-                    ..
-                } => {
-                    let size = ty.bytes();
-                    if size > 8 {
-                        return Err(self.unsupported_at(
-                            offset,
-                            name,
-                            "parameters larger than 8 bytes",
-                        ));
-                    }
-                    let slot = self.alloc(1)?;
-                    if let Some(scope) = scopes.last_mut() {
-                        scope
-                            .names
-                            .insert(name.to_owned(), Sym::ParamSlot { slot, size });
-                    }
-                }
-                Statement::Variables(vars) => {
-                    if let Some(scope) = scopes.last_mut() {
-                        self.declare(&vars, scope)?;
-                    }
-                }
-                Statement::Directive { name, offset, .. } => {
-                    let reason = match name {
+                Stmt::Directive { name, line } => {
+                    let reason = match name.as_str() {
                         ".shared" => "shared memory",
                         ".local" => "local memory",
                         ".global" | ".const" => "module variables",
                         _ => "this directive",
                     };
-                    return Err(self.unsupported_at(offset, name, reason));
+                    return Err(self.unsupported_line(*line, name, reason));
                 }
-                Statement::Instruction(instruction) => {
+                Stmt::Instruction(ins) => {
                     let mut ctx = Ctx {
-                        scopes: &scopes,
+                        ins,
+                        tables: &tables,
                         code: &mut code,
-                        fixups: &mut fixups,
-                        instruction: &instruction,
+                        branch: None,
                     };
                     self.instruction(&mut ctx)?;
+                    if let Some((at, label)) = ctx.branch {
+                        fixups.push((at, label, ins));
+                    }
                 }
             }
         }
-        for (at, label, offset) in fixups {
-            let Some(&target) = labels.get(label) else {
-                return Err(self.parse_error(
-                    offset,
+        for (at, label, ins) in fixups {
+            let Some(target) = labels.get(label as usize).copied().flatten() else {
+                let name = body
+                    .labels
+                    .get(label as usize)
+                    .map_or("?", |l| l.name.as_str());
+                return Err(DecodeError::Parse(parse_error(
+                    ins,
                     ParseErrorKind::Undeclared {
-                        name: excerpt(label),
+                        name: excerpt(name),
                     },
-                ));
+                )));
             };
             if let Some(inst) = code.insts.get_mut(at) {
                 inst.imm = target;
@@ -469,38 +515,28 @@ impl<'a> Decoder<'a> {
             text: "(end of body)".to_owned(),
             line: 0,
         });
+        self.body_regs.push(tables.regs);
         Ok(code)
     }
 }
 
-pub(super) struct Ctx<'s, 'a, 'c> {
-    pub(super) scopes: &'s [Scope<'a>],
-    pub(super) code: &'c mut Code<'a>,
-    pub(super) fixups: &'c mut Vec<(usize, &'a str, usize)>,
-    pub(super) instruction: &'s Instruction<'a>,
+/// What the decoder needs of one instruction while it emits it.
+pub(super) struct Ctx<'c> {
+    pub(super) ins: &'c Instruction,
+    pub(super) tables: &'c Tables,
+    pub(super) code: &'c mut Code,
+    /// A branch emitted at this index to this label, to be resolved after the body.
+    pub(super) branch: Option<(usize, u32)>,
 }
 
-pub(super) fn lookup<'a>(scopes: &[Scope<'a>], name: &str) -> Option<Sym> {
-    for scope in scopes.iter().rev() {
-        if let Some(&sym) = scope.names.get(name) {
-            return Some(sym);
-        }
-        if !scope.ranges.is_empty() {
-            let digits = name.len() - name.bytes().rev().take_while(u8::is_ascii_digit).count();
-            if digits < name.len() {
-                let (prefix, number) = name.split_at(digits);
-                let Ok(index) = number.parse::<u32>() else {
-                    continue;
-                };
-                for &(range_prefix, count, base) in scope.ranges.iter().rev() {
-                    if range_prefix == prefix && index < count {
-                        return Some(Sym::Reg(base + index));
-                    }
-                }
-            }
-        }
+/// A [`ParseError`] of kind `kind` at instruction `ins`.
+pub(super) fn parse_error(ins: &Instruction, kind: ParseErrorKind) -> ParseError {
+    ParseError {
+        offset: ins.range.start,
+        line: ins.line,
+        col: ins.col,
+        kind,
     }
-    None
 }
 
 /// Marks every unguarded, uncombined `setp p` followed by `@p bra` / `@!p bra` so that the

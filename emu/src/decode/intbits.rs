@@ -4,10 +4,10 @@
 
 use super::class::{Class, class};
 use super::decoder::{Ctx, Decoder};
-use super::mods::Mods;
 use super::operands::{EResult, bad};
 use super::{F_SIGNED, Inst, Op};
 use jitseam_ptx::ScalarType;
+use jitseam_ptx::inst::{Flag, Opcode};
 
 /// Sub-kinds of [`Op::Bits`] (in `k`).
 pub(crate) const BITS_BFE: u8 = 0;
@@ -43,16 +43,39 @@ pub(crate) const TESTP_NORMAL: i64 = 4;
 /// (Any other value: subnormal.)
 pub(crate) const TESTP_SUBNORMAL: i64 = 5;
 
-impl<'a> Decoder<'a> {
-    pub(super) fn int_bits(
-        &mut self,
-        ctx: &mut Ctx<'_, 'a, '_>,
-        m: &Mods<'a>,
-        opcode: &str,
-    ) -> EResult<()> {
+impl Decoder<'_> {
+    pub(super) fn int_bits(&mut self, ctx: &mut Ctx<'_>) -> EResult<()> {
+        let ins = ctx.ins;
+        let (m, opcode) = (&ins.mods, ins.opcode);
+        use Flag as F;
+        let known: &[Flag] = match opcode {
+            Opcode::Shf => &[F::L, F::R, F::Wrap, F::Clamp],
+            Opcode::Bfind => &[F::Shiftamt],
+            Opcode::Mul24 | Opcode::Mad24 => &[F::Lo, F::Hi, F::Sat],
+            Opcode::Dp2a => &[F::Lo, F::Hi],
+            Opcode::Testp => &[
+                F::Finite,
+                F::Infinite,
+                F::Number,
+                F::Notanumber,
+                F::Normal,
+                F::Subnormal,
+            ],
+            _ => &[],
+        };
+        if !m.flags_within(known) {
+            return bad(if opcode == Opcode::Prmt {
+                "prmt modes other than the default"
+            } else {
+                "this modifier on a bit manipulation"
+            });
+        }
+        if m.rounding.is_some() || m.int_rounding.is_some() {
+            return bad("a rounding modifier on a bit manipulation");
+        }
         let mut inst = Inst::new(Op::Bits);
         let ty = match (opcode, m.types.as_slice()) {
-            ("dp4a" | "dp2a", [a, b]) => {
+            (Opcode::Dp4a | Opcode::Dp2a, [a, b]) => {
                 if matches!(a, ScalarType::S32) {
                     inst.imm |= BITS_A_SIGNED;
                 }
@@ -79,88 +102,83 @@ impl<'a> Decoder<'a> {
             Class::F64 => (64, false, true),
             _ => return bad("this type"),
         };
-        if float != matches!(opcode, "copysign" | "testp") {
+        if float != matches!(opcode, Opcode::Copysign | Opcode::Testp) {
             return bad("this type");
         }
         inst.w = bits;
         if signed {
             inst.f |= F_SIGNED;
         }
-        let has = |word: &str| m.extra.contains(&word);
+        let has = |f: Flag| m.has(f);
         let u32t = ScalarType::U32;
         // (kind, source types) — the destination is operand 0.
         let (k, sources): (u8, Vec<ScalarType>) = match opcode {
-            "bfe" if bits >= 32 => (BITS_BFE, vec![ty, u32t, u32t]),
-            "bfi" if bits >= 32 => (BITS_BFI, vec![ty, ty, u32t, u32t]),
-            "prmt" if bits == 32 => {
-                if !m.extra.is_empty() {
-                    return bad("prmt modes other than the default");
-                }
-                (BITS_PRMT, vec![ty, ty, ty])
-            }
-            "shf" if bits == 32 => {
-                let k = if has(".l") {
+            Opcode::Bfe if bits >= 32 => (BITS_BFE, vec![ty, u32t, u32t]),
+            Opcode::Bfi if bits >= 32 => (BITS_BFI, vec![ty, ty, u32t, u32t]),
+            Opcode::Prmt if bits == 32 => (BITS_PRMT, vec![ty, ty, ty]),
+            Opcode::Shf if bits == 32 => {
+                let k = if has(F::L) {
                     BITS_SHF_L
-                } else if has(".r") {
+                } else if has(F::R) {
                     BITS_SHF_R
                 } else {
                     return Err(self.invalid(ctx, "shf needs .l or .r"));
                 };
-                if has(".clamp") {
+                if has(F::Clamp) {
                     inst.imm |= BITS_MODE;
-                } else if !has(".wrap") {
+                } else if !has(F::Wrap) {
                     return Err(self.invalid(ctx, "shf needs .wrap or .clamp"));
                 }
                 (k, vec![ty, ty, u32t])
             }
-            "brev" if bits >= 32 => (BITS_BREV, vec![ty]),
-            "clz" if bits >= 32 => (BITS_CLZ, vec![ty]),
-            "popc" if bits >= 32 => (BITS_POPC, vec![ty]),
-            "bfind" if bits >= 32 => {
-                if has(".shiftamt") {
+            Opcode::Brev if bits >= 32 => (BITS_BREV, vec![ty]),
+            Opcode::Clz if bits >= 32 => (BITS_CLZ, vec![ty]),
+            Opcode::Popc if bits >= 32 => (BITS_POPC, vec![ty]),
+            Opcode::Bfind if bits >= 32 => {
+                if has(F::Shiftamt) {
                     inst.imm |= BITS_MODE;
                 }
                 (BITS_BFIND, vec![ty])
             }
-            "mul24" | "mad24" if bits == 32 => {
-                if m.hi {
+            Opcode::Mul24 | Opcode::Mad24 if bits == 32 => {
+                if has(F::Hi) {
                     inst.imm |= BITS_MODE;
-                } else if !m.lo {
+                } else if !has(F::Lo) {
                     return Err(self.invalid(ctx, "needs .lo or .hi"));
                 }
-                if m.sat {
+                if has(F::Sat) {
                     return bad("mad24.sat");
                 }
-                if opcode == "mad24" {
+                if opcode == Opcode::Mad24 {
                     inst.imm |= BITS_ADD;
                     (BITS_MUL24, vec![ty, ty, ty])
                 } else {
                     (BITS_MUL24, vec![ty, ty])
                 }
             }
-            "sad" if bits >= 16 => (BITS_SAD, vec![ty, ty, ty]),
-            "dp4a" => (BITS_DP4A, vec![u32t, u32t, ty]),
-            "dp2a" => {
-                if m.hi {
+            Opcode::Sad if bits >= 16 => (BITS_SAD, vec![ty, ty, ty]),
+            Opcode::Dp4a => (BITS_DP4A, vec![u32t, u32t, ty]),
+            Opcode::Dp2a => {
+                if has(F::Hi) {
                     inst.imm |= BITS_MODE;
-                } else if !m.lo {
+                } else if !has(F::Lo) {
                     return Err(self.invalid(ctx, "needs .lo or .hi"));
                 }
                 (BITS_DP2A, vec![u32t, u32t, ty])
             }
-            "copysign" => (BITS_COPYSIGN, vec![ty, ty]),
-            "testp" => {
-                let test = if has(".finite") {
+            Opcode::Copysign => (BITS_COPYSIGN, vec![ty, ty]),
+            Opcode::Testp => {
+                let test = if has(F::Finite) {
                     TESTP_FINITE
-                } else if has(".infinite") {
+                } else if has(F::Infinite) {
                     TESTP_INFINITE
-                } else if has(".number") {
+                } else if has(F::Number) {
                     TESTP_NUMBER
-                } else if has(".notanumber") {
+                } else if has(F::Notanumber) {
                     TESTP_NAN
-                } else if has(".normal") {
+                } else if has(F::Normal) {
                     TESTP_NORMAL
-                } else if has(".subnormal") {
+                } else if has(F::Subnormal) {
                     TESTP_SUBNORMAL
                 } else {
                     return Err(self.invalid(ctx, "testp needs a test"));

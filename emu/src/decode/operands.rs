@@ -1,19 +1,17 @@
-//! Operands become slots: registers by scope lookup, immediates as constant slots (one per
-//! distinct bit pattern), special registers (`%tid.x`, …) as their fixed slots.
+//! Operands become slots: registers through the body's table, immediates as constant slots (one
+//! per distinct bit pattern), special registers (`%tid.x`, …) as their fixed slots or computed
+//! just before the instruction.
 
 use super::class::{Class, class};
-use super::decoder::{Ctx, DResult, Decoder, Scope, Sym, lookup};
-use super::mods::Mods;
+use super::decoder::{Ctx, DResult, Decoder, Sym, parse_error};
 use super::{
     DecodeError, F_SIGNED, Inst, Op, SPECIAL_CLOCK, SPECIAL_CLOCK64, SPECIAL_GLOBALTIMER,
     SPECIAL_LANEID, SPECIAL_LANEMASK_EQ, SPECIAL_LANEMASK_GE, SPECIAL_LANEMASK_GT,
     SPECIAL_LANEMASK_LE, SPECIAL_LANEMASK_LT, SPECIAL_NWARPID, SPECIAL_ONE, SPECIAL_WARPID,
     SPECIAL_ZERO,
 };
-use jitseam_ptx::FloatValue;
-use jitseam_ptx::ScalarType;
-use jitseam_ptx::body::Operand;
-use jitseam_ptx::{ParseErrorKind, excerpt};
+use jitseam_ptx::inst::{AddrBase, Name, Operand, RegId, Special};
+use jitseam_ptx::{FloatValue, ParseErrorKind, ScalarType, excerpt};
 
 /// An emission failure: a full error, or just the reason something is unsupported (the caller
 /// adds the instruction and line).
@@ -23,180 +21,168 @@ pub(super) fn bad<T>(reason: &'static str) -> EResult<T> {
     Err(Err(reason))
 }
 
-impl<'a> Decoder<'a> {
-    pub(super) fn reg(&self, scopes: &[Scope<'a>], name: &str, offset: usize) -> DResult<u32> {
-        match lookup(scopes, name) {
-            Some(Sym::Reg(slot)) => Ok(slot),
-            Some(_) => Err(self.parse_error(
-                offset,
-                ParseErrorKind::InvalidInstruction {
-                    instruction: excerpt(name),
-                    reason: "a parameter used as a register",
-                },
-            )),
-            None => Err(self.parse_error(
-                offset,
-                ParseErrorKind::Undeclared {
-                    name: excerpt(name),
-                },
-            )),
-        }
-    }
-
+impl Decoder<'_> {
+    /// The instruction is not valid PTX: `reason` says why.
     pub(super) fn invalid(
         &self,
-        ctx: &Ctx<'_, 'a, '_>,
+        ctx: &Ctx<'_>,
         reason: &'static str,
     ) -> Result<DecodeError, &'static str> {
-        Ok(self.parse_error(
-            ctx.instruction.range.start,
+        Ok(DecodeError::Parse(parse_error(
+            ctx.ins,
             ParseErrorKind::InvalidInstruction {
-                instruction: excerpt(&ctx.instruction.full_opcode()),
+                instruction: excerpt(ctx.ins.opcode_text()),
                 reason,
             },
-        ))
+        )))
     }
 
-    pub(super) fn operand<'o>(
-        &self,
-        ctx: &'o Ctx<'_, 'a, '_>,
-        i: usize,
-    ) -> EResult<&'o Operand<'a>> {
-        ctx.instruction
-            .operands
+    /// Operand `i` of the instruction (borrowed from the instruction, not from `ctx`).
+    pub(super) fn operand<'o>(&self, ctx: &Ctx<'o>, i: usize) -> EResult<&'o Operand> {
+        let ins: &'o jitseam_ptx::inst::Instruction = ctx.ins;
+        ins.operands
             .get(i)
             .ok_or_else(|| self.invalid(ctx, "too few operands"))
     }
 
-    pub(super) fn expect_count(&self, ctx: &Ctx<'_, 'a, '_>, n: usize) -> EResult<()> {
-        if ctx.instruction.operands.len() == n {
+    pub(super) fn expect_count(&self, ctx: &Ctx<'_>, n: usize) -> EResult<()> {
+        if ctx.ins.operands.len() == n {
             Ok(())
         } else {
             Err(self.invalid(ctx, "wrong number of operands"))
         }
     }
 
+    /// The slot of register `r`.
+    pub(super) fn reg_slot(&self, ctx: &Ctx<'_>, r: RegId) -> EResult<u32> {
+        ctx.tables
+            .reg(r)
+            .ok_or_else(|| self.invalid(ctx, "a register the body does not declare"))
+    }
+
+    /// What `name` stands for.
+    pub(super) fn sym(&self, ctx: &Ctx<'_>, name: Name) -> EResult<Sym> {
+        ctx.tables
+            .sym(name)
+            .ok_or_else(|| self.invalid(ctx, "a name used before its declaration"))
+    }
+
+    /// What the base of an address stands for: `None` for an absolute address.
+    pub(super) fn base_sym(&self, ctx: &Ctx<'_>, base: AddrBase) -> EResult<Option<Sym>> {
+        Ok(match base {
+            AddrBase::Absolute => None,
+            AddrBase::Reg(r) => Some(Sym::Reg(self.reg_slot(ctx, r)?)),
+            AddrBase::Name(name) => Some(self.sym(ctx, name)?),
+        })
+    }
+
     /// A destination register.
-    pub(super) fn dst(&self, ctx: &Ctx<'_, 'a, '_>, i: usize) -> EResult<u32> {
+    pub(super) fn dst(&self, ctx: &Ctx<'_>, i: usize) -> EResult<u32> {
         let operand = self.operand(ctx, i)?;
         self.dst_operand(ctx, operand)
     }
 
     /// A destination register (or a vector register's component, or the sink `_`).
-    pub(super) fn dst_operand(&self, ctx: &Ctx<'_, 'a, '_>, operand: &Operand<'a>) -> EResult<u32> {
+    pub(super) fn dst_operand(&self, ctx: &Ctx<'_>, operand: &Operand) -> EResult<u32> {
         match operand {
-            Operand::Name("_") => Ok(self.sink),
-            Operand::Name(name) => self
-                .reg(ctx.scopes, name, ctx.instruction.range.start)
-                .map_err(Ok),
-            Operand::Special(name, dim) => match self.component(ctx, name, *dim)? {
-                Some(slot) => Ok(slot),
-                None => Err(self.invalid(ctx, "the destination must be a register")),
-            },
+            Operand::Sink => Ok(self.sink),
+            Operand::Reg(r) => self.reg_slot(ctx, *r),
+            Operand::Name(_) => Err(self.invalid(ctx, "a parameter used as a register")),
             _ => Err(self.invalid(ctx, "the destination must be a register")),
-        }
-    }
-
-    /// The slot of component `dim` (`.x` = 0, …) of `name` if it is a vector register.
-    fn component(&self, ctx: &Ctx<'_, 'a, '_>, name: &str, dim: u8) -> EResult<Option<u32>> {
-        match lookup(ctx.scopes, name) {
-            Some(Sym::VecReg { base, len }) if dim < len => Ok(Some(base + u32::from(dim))),
-            Some(Sym::VecReg { .. }) => Err(self.invalid(ctx, "a component the vector lacks")),
-            _ => Ok(None),
         }
     }
 
     /// The elements of a vector operand: `{a, b, …}` as written, or a vector register's
     /// components; `None` for anything else.
-    pub(super) fn vector_parts(
-        &self,
-        ctx: &Ctx<'_, 'a, '_>,
-        operand: &Operand<'a>,
-    ) -> Option<Vec<Operand<'a>>> {
+    pub(super) fn vector_parts<'o>(&self, operand: &'o Operand) -> Option<&'o [Operand]> {
         match operand {
-            Operand::Vector(parts) => Some(parts.clone()),
-            Operand::Name(name) => match lookup(ctx.scopes, name) {
-                Some(Sym::VecReg { len, .. }) => {
-                    Some((0..len).map(|i| Operand::Special(name, i)).collect())
-                }
-                _ => None,
-            },
+            Operand::Vector(parts) => Some(parts),
             _ => None,
         }
     }
 
     /// A source operand of type `ty`: a register, an immediate or a special register.
-    pub(super) fn src(&mut self, ctx: &Ctx<'_, 'a, '_>, i: usize, ty: ScalarType) -> EResult<u32> {
-        let operand = self.operand(ctx, i)?.clone();
-        self.src_operand(ctx, &operand, ty)
+    pub(super) fn src(&mut self, ctx: &Ctx<'_>, i: usize, ty: ScalarType) -> EResult<u32> {
+        let operand = self.operand(ctx, i)?;
+        self.src_operand(ctx, operand, ty)
     }
 
     pub(super) fn src_operand(
         &mut self,
-        ctx: &Ctx<'_, 'a, '_>,
-        operand: &Operand<'a>,
+        ctx: &Ctx<'_>,
+        operand: &Operand,
         ty: ScalarType,
     ) -> EResult<u32> {
         match operand {
-            Operand::Name(name) if lookup(ctx.scopes, name).is_none() => match special_kind(name) {
-                Some(Special::Constant(v)) => self.const_slot(v).map_err(Ok),
-                Some(Special::PerThread(kind)) => {
-                    let slot = self.alloc(1).map_err(Ok)?;
-                    let mut inst = Inst::new(Op::Special);
-                    inst.k = kind;
-                    inst.d = slot;
-                    self.pre.push(inst);
-                    Ok(slot)
-                }
-                None => self
-                    .reg(ctx.scopes, name, ctx.instruction.range.start)
-                    .map_err(Ok),
-            },
-            Operand::Name(name) => self
-                .reg(ctx.scopes, name, ctx.instruction.range.start)
-                .map_err(Ok),
+            Operand::Reg(r) => self.reg_slot(ctx, *r),
             Operand::Int(_) | Operand::Float(_) => {
                 let bits = imm_bits(operand, ty)
                     .ok_or_else(|| self.invalid(ctx, "an immediate that does not fit the type"))?;
                 self.const_slot(bits).map_err(Ok)
             }
-            Operand::Special(name, dim) => {
-                if let Some(slot) = self.component(ctx, name, *dim)? {
-                    return Ok(slot);
-                }
-                let group = match *name {
-                    "%tid" => 0,
-                    "%ntid" => 1,
-                    "%ctaid" => 2,
-                    "%nctaid" => 3,
-                    // One cluster of one block: the cluster registers mirror the grid's.
-                    "%cluster_ctaid" | "%cluster_nctaid" => {
-                        let v = u64::from(*name == "%cluster_nctaid");
-                        return self.const_slot(v).map_err(Ok);
-                    }
-                    _ => return bad("this special register"),
-                };
-                if *dim > 2 {
-                    return Err(self.invalid(ctx, "a special register has no component .w"));
-                }
-                Ok(group * 3 + u32::from(*dim))
-            }
+            Operand::Special(special) => self.special(*special),
+            Operand::Name(_) => Err(self.invalid(ctx, "a parameter used as a register")),
             _ => Err(self.invalid(ctx, "unexpected operand kind")),
         }
     }
 
-    pub(super) fn pred_src(&mut self, ctx: &Ctx<'_, 'a, '_>, i: usize) -> EResult<(u32, bool)> {
-        match self.operand(ctx, i)?.clone() {
-            Operand::Not(name) => Ok((
-                self.reg(ctx.scopes, name, ctx.instruction.range.start)
-                    .map_err(Ok)?,
-                true,
-            )),
-            other => Ok((self.src_operand(ctx, &other, ScalarType::Pred)?, false)),
+    /// The slot a special register is read from: its own, a constant, or one computed per
+    /// thread just before the instruction.
+    fn special(&mut self, special: Special) -> EResult<u32> {
+        use Special as S;
+        let per_thread = match special {
+            S::Tid(d) => return Ok(u32::from(d)),
+            S::Ntid(d) => return Ok(3 + u32::from(d)),
+            S::Ctaid(d) => return Ok(6 + u32::from(d)),
+            S::Nctaid(d) => return Ok(9 + u32::from(d)),
+            // One cluster of one block: the cluster registers mirror the grid's.
+            S::ClusterCtaid(_) => return self.const_slot(0).map_err(Ok),
+            S::ClusterNctaid(_) => return self.const_slot(1).map_err(Ok),
+            S::WarpSz => return self.const_slot(32).map_err(Ok),
+            S::Laneid => SPECIAL_LANEID,
+            S::Warpid => SPECIAL_WARPID,
+            S::Nwarpid => SPECIAL_NWARPID,
+            S::LanemaskEq => SPECIAL_LANEMASK_EQ,
+            S::LanemaskLt => SPECIAL_LANEMASK_LT,
+            S::LanemaskLe => SPECIAL_LANEMASK_LE,
+            S::LanemaskGt => SPECIAL_LANEMASK_GT,
+            S::LanemaskGe => SPECIAL_LANEMASK_GE,
+            S::Clock => SPECIAL_CLOCK,
+            S::Clock64 => SPECIAL_CLOCK64,
+            S::Globaltimer => SPECIAL_GLOBALTIMER,
+            // The emulator is one SM running one grid.
+            S::Smid | S::Gridid => SPECIAL_ZERO,
+            S::Nsmid => SPECIAL_ONE,
+            S::Clusterid(_)
+            | S::Nclusterid(_)
+            | S::ClockHi
+            | S::GlobaltimerLo
+            | S::GlobaltimerHi
+            | S::ClusterCtarank
+            | S::ClusterNctarank
+            | S::IsExplicitCluster
+            | S::TotalSmemSize
+            | S::DynamicSmemSize
+            | S::AggrSmemSize
+            | S::Envreg(_)
+            | S::Pm(_) => return bad("this special register"),
+        };
+        let slot = self.alloc(1).map_err(Ok)?;
+        let mut inst = Inst::new(Op::Special);
+        inst.k = per_thread;
+        inst.d = slot;
+        self.pre.push(inst);
+        Ok(slot)
+    }
+
+    pub(super) fn pred_src(&mut self, ctx: &Ctx<'_>, i: usize) -> EResult<(u32, bool)> {
+        match self.operand(ctx, i)? {
+            Operand::Not(r) => Ok((self.reg_slot(ctx, *r)?, true)),
+            other => Ok((self.src_operand(ctx, other, ScalarType::Pred)?, false)),
         }
     }
 
-    pub(super) fn push(&mut self, ctx: &mut Ctx<'_, 'a, '_>, inst: Inst) {
+    pub(super) fn push(&mut self, ctx: &mut Ctx<'_>, inst: Inst) {
         ctx.code.insts.push(inst);
     }
 
@@ -204,7 +190,7 @@ impl<'a> Decoder<'a> {
     /// sign-extended to the register's width, as the PTX rules for destination operands wider
     /// than the instruction type say (`ld`, `cvt`, `mov`). Every other result is already
     /// zero-extended (registers hold their value in the low bits, the rest zero).
-    pub(super) fn sign_extend_dst(&mut self, ctx: &mut Ctx<'_, 'a, '_>, d: u32, ty: ScalarType) {
+    pub(super) fn sign_extend_dst(&mut self, ctx: &mut Ctx<'_>, d: u32, ty: ScalarType) {
         let bits = (ty.bytes() * 8) as u8;
         let signed = matches!(
             ty,
@@ -222,12 +208,27 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    pub(super) fn one_type(&self, ctx: &Ctx<'_, 'a, '_>, m: &Mods<'a>) -> EResult<ScalarType> {
-        match m.types.as_slice() {
-            [ty] => Ok(*ty),
-            _ => Err(self.invalid(ctx, "expected exactly one type")),
-        }
+    pub(super) fn one_type(&self, ctx: &Ctx<'_>) -> EResult<ScalarType> {
+        ctx.ins
+            .mods
+            .one_type()
+            .ok_or_else(|| self.invalid(ctx, "expected exactly one type"))
     }
+
+    /// A [`DecodeError::Parse`] that `name` is not declared, at the instruction.
+    pub(super) fn undeclared(&self, ctx: &Ctx<'_>, name: &str) -> DecodeError {
+        DecodeError::Parse(parse_error(
+            ctx.ins,
+            ParseErrorKind::Undeclared {
+                name: excerpt(name),
+            },
+        ))
+    }
+}
+
+/// Whether a `DResult` failure is an error to pass on as it is.
+pub(super) fn full<T>(result: DResult<T>) -> EResult<T> {
+    result.map_err(Ok)
 }
 
 fn mask(bits: u8) -> u64 {
@@ -239,7 +240,7 @@ fn mask(bits: u8) -> u64 {
 }
 
 /// The bits of an immediate used as type `ty`.
-fn imm_bits(operand: &Operand<'_>, ty: ScalarType) -> Option<u64> {
+fn imm_bits(operand: &Operand, ty: ScalarType) -> Option<u64> {
     let bits = (ty.bytes() * 8) as u8;
     match (operand, class(ty)) {
         (Operand::Int(v), Class::F32) => Some(u64::from((*v as i64 as f32).to_bits())),
@@ -258,37 +259,4 @@ fn imm_bits(operand: &Operand<'_>, ty: ScalarType) -> Option<u64> {
         }
         _ => None,
     }
-}
-
-/// A special register that is not `%tid`-like: a constant, or computed per thread.
-enum Special {
-    Constant(u64),
-    PerThread(u8),
-}
-
-/// Whether `name` is a special register or constant that is not a `%tid`-like vector.
-pub(super) fn is_special(name: &str) -> bool {
-    special_kind(name).is_some()
-}
-
-fn special_kind(name: &str) -> Option<Special> {
-    use Special::{Constant, PerThread};
-    Some(match name {
-        "WARP_SZ" => Constant(32),
-        "%laneid" => PerThread(SPECIAL_LANEID),
-        "%warpid" => PerThread(SPECIAL_WARPID),
-        "%nwarpid" => PerThread(SPECIAL_NWARPID),
-        "%lanemask_eq" => PerThread(SPECIAL_LANEMASK_EQ),
-        "%lanemask_lt" => PerThread(SPECIAL_LANEMASK_LT),
-        "%lanemask_le" => PerThread(SPECIAL_LANEMASK_LE),
-        "%lanemask_gt" => PerThread(SPECIAL_LANEMASK_GT),
-        "%lanemask_ge" => PerThread(SPECIAL_LANEMASK_GE),
-        "%clock" => PerThread(SPECIAL_CLOCK),
-        "%clock64" => PerThread(SPECIAL_CLOCK64),
-        "%globaltimer" => PerThread(SPECIAL_GLOBALTIMER),
-        // The emulator is one SM running one grid.
-        "%smid" | "%gridid" => PerThread(SPECIAL_ZERO),
-        "%nsmid" => PerThread(SPECIAL_ONE),
-        _ => return None,
-    })
 }

@@ -3,6 +3,7 @@
 use thiserror::Error;
 
 use jitseam_ptx::ParseError;
+use jitseam_ptx::inst::UnknownForm;
 
 /// No slot (an absent operand or guard).
 pub(crate) const NONE: u32 = u32::MAX;
@@ -161,6 +162,11 @@ pub(crate) enum Op {
     /// Integer bit manipulation, `copysign`, `testp`: `k` is a `BITS_*` kind; up to four
     /// sources `a`, `b`, `c`, `e`.
     Bits,
+    /// Extended-precision integer arithmetic (and `mad.hi`): `d = x + y + cin` or
+    /// `d = x - y - cin` on `w` bits, where `x, y` are `a, b` or, for a multiply-add, a half of
+    /// `a · b` (signed with [`F_SIGNED`]) and `c`; `k` holds `CARRY_*` bits, `e` the carry flag's
+    /// slot (read for `CARRY_IN`, written with the carry or borrow out for `CARRY_OUT`).
+    Carry,
     /// `d` = a special register computed per thread (`%laneid`, `%warpid`, `%lanemask_*`,
     /// `%clock`, …): `k` is a `SPECIAL_*` kind.
     Special,
@@ -186,6 +192,16 @@ pub(crate) enum Op {
     /// `imm` the slot of its predicate result, or [`NONE`]; `w` the width in bits of `match`.
     Warp,
 }
+
+/// Bits of `k` of [`Op::Carry`]: the carry flag is added in (`addc`, `madc`; taken away for
+/// `subc`), and written.
+pub(crate) const CARRY_IN: u8 = 1;
+pub(crate) const CARRY_OUT: u8 = 2;
+/// A subtraction: the flag is a borrow.
+pub(crate) const CARRY_SUB: u8 = 4;
+/// A multiply-add of the low or the high half of the product.
+pub(crate) const CARRY_MUL_LO: u8 = 8;
+pub(crate) const CARRY_MUL_HI: u8 = 16;
 
 /// Kinds of [`Op::Barrier`].
 pub(crate) const BAR_SYNC: u8 = 0;
@@ -394,6 +410,10 @@ pub enum DecodeError {
     /// The text is not valid PTX (including undeclared names and malformed operands).
     #[error(transparent)]
     Parse(#[from] ParseError),
+    /// An instruction with a part (its opcode, a modifier) that jitseam's instruction model
+    /// does not know: the body verifier refuses it with the same error.
+    #[error(transparent)]
+    Unknown(#[from] UnknownForm),
     /// Valid PTX that the interpreter does not run.
     #[error(
         "entry `{entry}`: line {line}: `{instruction}` is not supported by the emulator: {reason}"

@@ -15,14 +15,13 @@
 //! the address against the block's shared memory (faulting with the shared address) and
 //! converts it to a generic one in the shared window, followed by the generic atomic.
 
-use super::decoder::{Ctx, DResult, Decoder, Sym, lookup};
-use super::mods::Mods;
-use super::operands::{EResult, bad};
+use super::decoder::{Ctx, DResult, Decoder, Sym};
+use super::operands::{EResult, bad, full};
 use super::{Inst, MAX_SHARED_BYTES, Op};
 use crate::space::SHARED_WINDOW;
 use jitseam_ptx::ScalarType;
-use jitseam_ptx::body::Operand;
 use jitseam_ptx::body::Variable;
+use jitseam_ptx::inst::{AddrBase, Flag, Opcode, Operand, Space};
 
 /// One declared variable.
 struct Decl<'a> {
@@ -33,7 +32,7 @@ struct Decl<'a> {
     external: bool,
 }
 
-impl<'a> Decoder<'a> {
+impl Decoder<'_> {
     /// A `.shared` variable (in a body or at module scope): its name stands for the slot of
     /// its shared-space address.
     pub(super) fn shared_var(&mut self, var: &Variable) -> DResult<Sym> {
@@ -103,27 +102,25 @@ impl<'a> Decoder<'a> {
     /// The shared-memory forms of `ld`, `st`, `atom`, `red`, `cvta` and `mov`, emitted; `None`
     /// for every other instruction. A global or generic access through a shared variable's
     /// name is refused.
-    pub(super) fn shared_dispatch(
-        &mut self,
-        ctx: &mut Ctx<'_, 'a, '_>,
-        m: &Mods<'a>,
-        opcode: &str,
-    ) -> Option<EResult<()>> {
-        let shared = m.space == Some(".shared");
-        match opcode {
-            "ld" | "st" if shared => {
+    pub(super) fn shared_dispatch(&mut self, ctx: &mut Ctx<'_>) -> Option<EResult<()>> {
+        let ins = ctx.ins;
+        let shared = ins.mods.space == Some(Space::Shared);
+        match ins.opcode {
+            Opcode::Ld | Opcode::St if shared => {
                 // The access itself is every space's; the block's threads must run together.
                 self.shared.block_scoped = true;
                 None
             }
-            "atom" | "red" if shared => Some(self.shared_atomic(ctx, m, opcode)),
-            "cvta" if shared => Some(self.shared_cvta(ctx, m)),
-            "mov" => {
-                let Some(Operand::Name(name)) = ctx.instruction.operands.get(1) else {
+            Opcode::Atom | Opcode::Red if shared => Some(self.shared_atomic(ctx)),
+            Opcode::Cvta if shared => Some(self.shared_cvta(ctx)),
+            Opcode::Mov => {
+                let Some(Operand::Name(name)) = ins.operands.get(1) else {
                     return None;
                 };
-                let slot = Self::shared_symbol(ctx, name)?;
-                Some(self.shared_address(ctx, m, slot))
+                let Some(Sym::Shared(slot)) = ctx.tables.sym(*name) else {
+                    return None;
+                };
+                Some(self.shared_address(ctx, slot))
             }
             _ if !shared => match self.check_shared_names(ctx) {
                 Ok(()) => None,
@@ -134,15 +131,10 @@ impl<'a> Decoder<'a> {
     }
 
     /// `atom` or `red` on `.shared`: the generic form, its address converted first.
-    pub(super) fn shared_atomic(
-        &mut self,
-        ctx: &mut Ctx<'_, 'a, '_>,
-        m: &Mods<'a>,
-        opcode: &str,
-    ) -> EResult<()> {
+    pub(super) fn shared_atomic(&mut self, ctx: &mut Ctx<'_>) -> EResult<()> {
         self.shared.block_scoped = true;
         let before = ctx.code.insts.len();
-        self.atomic(ctx, m, opcode)?;
+        self.atomic(ctx)?;
         let found = ctx
             .code
             .insts
@@ -154,7 +146,7 @@ impl<'a> Decoder<'a> {
         let Some((at, access)) = found else {
             return bad("this shared-memory access");
         };
-        let tmp = self.alloc(1).map_err(Ok)?;
+        let tmp = full(self.alloc(1))?;
         let mut check = Inst::new(Op::ToShared);
         check.d = tmp;
         check.a = access.a;
@@ -171,38 +163,41 @@ impl<'a> Decoder<'a> {
 
     /// `cvta.shared` (shared to generic) and `cvta.to.shared` (generic to shared), on 64-bit
     /// addresses; the source may be a shared variable's name.
-    pub(super) fn shared_cvta(&mut self, ctx: &mut Ctx<'_, 'a, '_>, m: &Mods<'a>) -> EResult<()> {
-        let ty = self.one_type(ctx, m)?;
+    pub(super) fn shared_cvta(&mut self, ctx: &mut Ctx<'_>) -> EResult<()> {
+        let ins = ctx.ins;
+        let ty = self.one_type(ctx)?;
+        if !ins.mods.flags_within(&[Flag::To]) {
+            return bad("this modifier on cvta");
+        }
+        let to = ins.mods.has(Flag::To);
         if ty.bytes() != 8 {
             return bad("32-bit shared address conversion");
         }
         self.expect_count(ctx, 2)?;
         self.shared.block_scoped = true;
-        let a = match self.operand(ctx, 1)?.clone() {
-            Operand::Name(name) => match lookup(ctx.scopes, name) {
-                Some(Sym::Shared(slot)) if !m.to => slot,
-                Some(Sym::Shared(_)) => return bad("cvta.to of a variable"),
+        let a = match self.operand(ctx, 1)? {
+            Operand::Name(name) => match self.sym(ctx, *name)? {
+                Sym::Shared(slot) if !to => slot,
+                Sym::Shared(_) => return bad("cvta.to of a variable"),
                 _ => self.src(ctx, 1, ty)?,
             },
             _ => self.src(ctx, 1, ty)?,
         };
-        let mut inst = Inst::new(if m.to { Op::Sub } else { Op::Add });
+        let mut inst = Inst::new(if to { Op::Sub } else { Op::Add });
         inst.d = self.dst(ctx, 0)?;
         inst.a = a;
-        inst.b = self.const_slot(SHARED_WINDOW).map_err(Ok)?;
+        inst.b = full(self.const_slot(SHARED_WINDOW))?;
         inst.w = 64;
         self.push(ctx, inst);
         Ok(())
     }
 
     /// `mov d, var` of a shared variable: its shared-space address.
-    pub(super) fn shared_address(
-        &mut self,
-        ctx: &mut Ctx<'_, 'a, '_>,
-        m: &Mods<'a>,
-        slot: u32,
-    ) -> EResult<()> {
-        let ty = self.one_type(ctx, m)?;
+    pub(super) fn shared_address(&mut self, ctx: &mut Ctx<'_>, slot: u32) -> EResult<()> {
+        let ty = self.one_type(ctx)?;
+        if !ctx.ins.mods.flags_within(&[]) {
+            return bad("this modifier on mov");
+        }
         if !matches!(
             ty,
             ScalarType::U32 | ScalarType::U64 | ScalarType::B32 | ScalarType::B64
@@ -218,22 +213,15 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
-    /// The slot of a shared variable named `name`, if it is one.
-    pub(super) fn shared_symbol(ctx: &Ctx<'_, 'a, '_>, name: &str) -> Option<u32> {
-        match lookup(ctx.scopes, name) {
-            Some(Sym::Shared(slot)) => Some(slot),
-            _ => None,
-        }
-    }
-
     /// Refuses a generic or global access through a shared variable's name: the name stands
     /// for a shared-space address, which is not a generic one.
-    pub(super) fn check_shared_names(&self, ctx: &Ctx<'_, 'a, '_>) -> EResult<()> {
-        for operand in &ctx.instruction.operands {
+    pub(super) fn check_shared_names(&self, ctx: &Ctx<'_>) -> EResult<()> {
+        for operand in &ctx.ins.operands {
             if let Operand::Address {
-                base: Some(name), ..
+                base: AddrBase::Name(name),
+                ..
             } = operand
-                && Self::shared_symbol(ctx, name).is_some()
+                && matches!(ctx.tables.sym(*name), Some(Sym::Shared(_)))
             {
                 return bad("a shared variable's name outside the shared state space");
             }

@@ -3,147 +3,127 @@
 //! definition; PTX leaves it undefined), so the interpreter clears exactly these registers at
 //! the start of every group of threads; all the others are always written before they are read.
 //!
-//! A forward "definitely written" analysis over the linked program, one bit set per
-//! instruction: the entry starts with nothing written, so does every `.func` (conservatively:
-//! its parameters are then cleared too, which changes nothing, as the caller writes them); a
-//! call's effects on its caller's registers are ignored (conservative again); a guarded
-//! instruction writes nothing for sure. Programs too large for the sets clear every register.
+//! A forward "definitely written" analysis over each resolved body, on the registers the typed
+//! model says each instruction reads ([`Instruction::uses`]) and writes
+//! ([`Instruction::defs`]) — the very facts the body verifier reads, so the two never disagree
+//! on them. The entry starts with nothing written; a `.func` with its `.reg` parameters
+//! written (every call writes them all first); a call's effects on its caller's registers are
+//! its return values; a guarded instruction writes nothing for sure. What no body names as a
+//! register but a thread may still read before a write — a call's `.param` slots, a
+//! function's return values as its caller reads them, the carry flag — is cleared always.
+//! Bodies too large for the sets clear every register.
 
-use super::{F_BRANCH, Inst, NONE, Op, SPECIAL_SLOTS};
+use jitseam_ptx::inst::{Instruction, Name, Opcode, Operand};
+use jitseam_ptx::resolve::{Body, Owner, RegOrigin, Stmt};
 
-/// Bit-set words the analysis may hold at once before it gives up and clears everything.
+/// Bit-set words the analysis may hold at once for one body before it gives up and clears
+/// every register of the body.
 const MAX_WORDS: usize = 1 << 24;
 
-/// The register slots to clear at the start of every group.
-pub(super) fn zero_slots(
-    insts: &[Inst],
-    lanes: &[u32],
-    num_regs: usize,
-    consts: &[u32],
-) -> Vec<u32> {
-    let mut tracked = vec![true; num_regs];
-    for t in tracked.iter_mut().take(SPECIAL_SLOTS as usize) {
-        *t = false;
+/// The register slots to clear at the start of every group: those of every register of
+/// `bodies` (whose slots `slots` gives, body by body, by register) that some path may read
+/// before writing, and the slots of `always`.
+pub(super) fn zero_slots(bodies: &[Body], slots: &[Vec<u32>], always: Vec<u32>) -> Vec<u32> {
+    let mut out = always;
+    for (body, regs) in bodies.iter().zip(slots) {
+        out.extend(
+            read_before_written(body)
+                .into_iter()
+                .filter_map(|r| regs.get(r).copied()),
+        );
     }
-    for &c in consts {
-        if let Some(t) = tracked.get_mut(c as usize) {
-            *t = false;
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The registers of `body` (indices into its registers) that some path may read before any
+/// write to them.
+fn read_before_written(body: &Body) -> Vec<usize> {
+    let mut insts: Vec<&Instruction> = Vec::new();
+    let mut label_at = vec![usize::MAX; body.labels.len()];
+    for statement in &body.statements {
+        match statement {
+            Stmt::Instruction(ins) => insts.push(ins),
+            Stmt::Label(l) => {
+                if let Some(at) = label_at.get_mut(*l as usize) {
+                    *at = insts.len();
+                }
+            }
+            Stmt::Vars(..) | Stmt::Param(_) | Stmt::Directive { .. } => {}
         }
     }
-    let words = num_regs.div_ceil(64).max(1);
+    let regs = body.regs.len();
+    let words = regs.div_ceil(64).max(1);
     if insts.len().saturating_mul(words) > MAX_WORDS {
-        return (0..num_regs as u32)
-            .filter(|&s| tracked.get(s as usize).copied().unwrap_or(false))
-            .collect();
+        return (0..regs).collect();
     }
 
+    let mut start = vec![0u64; words];
+    if matches!(body.owner, Owner::Func(_)) {
+        for (r, decl) in body.regs.iter().enumerate() {
+            if matches!(decl.origin, RegOrigin::Param(_)) {
+                set(&mut start, r);
+            }
+        }
+    }
     // `state[pc]`: registers written on every path to `pc`; `None` while unreached.
     let mut state: Vec<Option<Vec<u64>>> = vec![None; insts.len() + 1];
     let mut work: Vec<usize> = Vec::new();
-    let mut flagged = vec![false; num_regs];
-    let empty = vec![0u64; words];
-    merge(&mut state, &mut work, 0, &empty);
-    // Every function start: nothing written.
-    for inst in insts.iter().filter(|i| i.op == Op::Call) {
-        merge(&mut state, &mut work, inst.imm as usize, &empty);
-    }
-
-    let mut reads: Vec<u32> = Vec::new();
-    let mut writes: Vec<u32> = Vec::new();
+    let mut flagged = vec![false; regs];
+    merge(&mut state, &mut work, 0, &start);
     while let Some(pc) = work.pop() {
-        let (Some(inst), Some(Some(input))) = (insts.get(pc), state.get(pc)) else {
+        let (Some(ins), Some(Some(input))) = (insts.get(pc), state.get(pc)) else {
             continue;
         };
         let mut s = input.clone();
-        reads.clear();
-        writes.clear();
-        operands(inst, lanes, &mut reads, &mut writes);
-        for &r in &reads {
-            let r = r as usize;
-            if r < num_regs && tracked[r] && (s[r / 64] >> (r % 64)) & 1 == 0 {
+        for &r in ins.uses() {
+            let r = r.0 as usize;
+            if r < regs && !get(&s, r) {
                 flagged[r] = true;
             }
         }
-        if inst.guard == NONE {
-            for &w in &writes {
-                let w = w as usize;
-                if w < num_regs {
-                    s[w / 64] |= 1 << (w % 64);
+        let guarded = ins.guard.is_some();
+        if !guarded {
+            for &r in ins.defs() {
+                if (r.0 as usize) < regs {
+                    set(&mut s, r.0 as usize);
                 }
             }
         }
-        let guarded = inst.guard != NONE;
-        match inst.op {
-            Op::Bra => {
-                merge(&mut state, &mut work, inst.imm as usize, &s);
-                if guarded {
-                    merge(&mut state, &mut work, pc + 1, &s);
-                }
-            }
-            Op::Ret => {
-                if guarded {
-                    merge(&mut state, &mut work, pc + 1, &s);
-                }
-            }
-            _ => {
-                if inst.f & F_BRANCH != 0
-                    && matches!(inst.op, Op::SetpI | Op::SetpF32 | Op::SetpF64)
+        match ins.opcode {
+            Opcode::Bra => {
+                if let Some(Operand::Name(Name::Label(l))) = ins.operands.first()
+                    && let Some(&target) = label_at.get(*l as usize)
                 {
-                    merge(&mut state, &mut work, inst.imm as usize, &s);
-                    merge(&mut state, &mut work, pc + 2, &s);
+                    merge(&mut state, &mut work, target, &s);
+                } else {
+                    merge(&mut state, &mut work, pc + 1, &s);
                 }
-                merge(&mut state, &mut work, pc + 1, &s);
+                if guarded {
+                    merge(&mut state, &mut work, pc + 1, &s);
+                }
             }
+            Opcode::Ret | Opcode::Exit => {
+                if guarded {
+                    merge(&mut state, &mut work, pc + 1, &s);
+                }
+            }
+            _ => merge(&mut state, &mut work, pc + 1, &s),
         }
     }
-    (0..num_regs as u32)
-        .filter(|&slot| flagged.get(slot as usize).copied().unwrap_or(false))
+    (0..regs)
+        .filter(|&r| flagged.get(r).copied().unwrap_or(false))
         .collect()
 }
 
-/// The slots `inst` reads and the slots it writes (for sure, when it runs).
-fn operands(inst: &Inst, lanes: &[u32], reads: &mut Vec<u32>, writes: &mut Vec<u32>) {
-    let list = |start: u32, count: u32| -> &[u32] {
-        lanes
-            .get(start as usize..(start as usize).saturating_add(count as usize))
-            .unwrap_or_default()
-    };
-    let some = |slots: &[u32], out: &mut Vec<u32>| {
-        out.extend(slots.iter().copied().filter(|&s| s != NONE));
-    };
-    some(&[inst.guard], reads);
-    match inst.op {
-        Op::Bra | Op::Ret | Op::Call => {}
-        Op::LdGlobalV => {
-            some(&[inst.a], reads);
-            some(list(inst.d, inst.c), writes);
-        }
-        Op::StGlobalV => {
-            some(&[inst.a], reads);
-            some(list(inst.b, inst.c), reads);
-        }
-        Op::Pack => {
-            some(list(inst.b, inst.c), reads);
-            some(&[inst.d], writes);
-        }
-        Op::Unpack => {
-            some(&[inst.a], reads);
-            some(list(inst.b, inst.c), writes);
-        }
-        Op::StGlobal => some(&[inst.a, inst.b], reads),
-        Op::Atom => {
-            some(&[inst.a, inst.b, inst.c], reads);
-            some(&[inst.d], writes);
-        }
-        Op::LdKParam => some(&[inst.d], writes),
-        Op::SetpI | Op::SetpF32 | Op::SetpF64 => {
-            some(&[inst.a, inst.b, inst.c], reads);
-            some(&[inst.d, inst.e], writes);
-        }
-        _ => {
-            some(&[inst.a, inst.b, inst.c, inst.e], reads);
-            some(&[inst.d], writes);
-        }
+fn get(s: &[u64], r: usize) -> bool {
+    s.get(r / 64).is_some_and(|w| (w >> (r % 64)) & 1 != 0)
+}
+
+fn set(s: &mut [u64], r: usize) {
+    if let Some(w) = s.get_mut(r / 64) {
+        *w |= 1 << (r % 64);
     }
 }
 

@@ -9,10 +9,12 @@
 //! called function get disjoint, fixed offsets: recursion is refused, so no function is ever
 //! active twice at once and one static frame per thread holds them all.
 
-use super::decoder::{DResult, Decoder, Scope, Sym};
+use std::collections::HashMap;
+
+use super::decoder::{DResult, Decoder, Sym};
 use crate::space::{CONST_VARS, GLOBAL_VARS, Space};
 use jitseam_ptx::body::{Initializer, Variable};
-use jitseam_ptx::{FloatValue, ScalarType, StateSpace, module_variables};
+use jitseam_ptx::{FloatValue, ScalarType, StateSpace};
 
 /// The most `.local` bytes a thread may use (CUDA's limit per thread).
 const MAX_LOCAL: u64 = 512 * 1024;
@@ -20,12 +22,13 @@ const MAX_LOCAL: u64 = 512 * 1024;
 /// The most bytes of `.global` (and of `.const`) module variables.
 const MAX_MODULE: u64 = 1 << 30;
 
-impl<'a> Decoder<'a> {
-    /// Reads the module's variables, lays out the `.global` and `.const` ones and names them
-    /// all.
+impl Decoder<'_> {
+    /// Lays out the module's `.global` and `.const` variables and gives every module variable
+    /// its place.
     pub(super) fn module_variables(&mut self) -> DResult<()> {
-        let vars = module_variables(self.src)?;
-        for var in &vars {
+        let module = self.module;
+        let vars = &module.vars;
+        for var in vars {
             let sym = match var.space {
                 _ if var.opaque => Sym::Refused("textures, samplers and surfaces"),
                 StateSpace::Shared => self.shared_var(var)?,
@@ -40,12 +43,19 @@ impl<'a> Decoder<'a> {
                     self.place(var).unwrap_or_else(Sym::Refused)
                 }
             };
-            self.module_syms.insert(var.name.clone(), sym);
+            self.module_syms.push(sym);
         }
+        // An initializer names a variable by its text: the last declaration of the name is
+        // the one it means, as at module scope.
+        let by_name: HashMap<&str, usize> = vars
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (v.name.as_str(), i))
+            .collect();
         // Every variable has its address now, so initializers may name any of them.
-        for var in &vars {
+        for (index, var) in vars.iter().enumerate() {
             let (Some(init), Some(&Sym::Var { space, addr })) =
-                (&var.init, self.module_syms.get(&var.name))
+                (&var.init, self.module_syms.get(index))
             else {
                 continue;
             };
@@ -54,7 +64,8 @@ impl<'a> Decoder<'a> {
             }
             let size = var.size_bytes().unwrap_or(0);
             let mut bytes = vec![0u8; usize::try_from(size).unwrap_or(0)];
-            let resolve = |name: &str, offset: i64| self.address_initializer(name, offset);
+            let resolve =
+                |name: &str, offset: i64| self.address_initializer(&by_name, name, offset);
             match write(init, &shape(var, size), var.ty, 0, &mut bytes, &resolve) {
                 Ok(()) => {
                     let (image, base) = if space == Space::Const {
@@ -68,8 +79,9 @@ impl<'a> Decoder<'a> {
                     }
                 }
                 Err(reason) => {
-                    self.module_syms
-                        .insert(var.name.clone(), Sym::Refused(reason));
+                    if let Some(sym) = self.module_syms.get_mut(index) {
+                        *sym = Sym::Refused(reason);
+                    }
                 }
             }
         }
@@ -79,14 +91,20 @@ impl<'a> Decoder<'a> {
     /// The value of an address initializer `name + offset` (written `name` or `generic(name)`),
     /// where `name` is a `.global` or `.const` variable (whose own addresses are generic ones
     /// here, so both forms give the same value).
-    fn address_initializer(&self, name: &str, offset: i64) -> Result<u64, &'static str> {
-        let addr = match self.module_syms.get(name) {
+    fn address_initializer(
+        &self,
+        by_name: &HashMap<&str, usize>,
+        name: &str,
+        offset: i64,
+    ) -> Result<u64, &'static str> {
+        let sym = by_name.get(name).and_then(|&i| self.module_syms.get(i));
+        let addr = match sym {
             Some(Sym::Var {
                 space: Space::Global | Space::Const,
                 addr,
             }) => *addr,
             Some(Sym::Refused(reason)) => return Err(reason),
-            _ if self.module.functions.iter().any(|f| f.name == name) => {
+            _ if self.module.module.functions.iter().any(|f| f.name == name) => {
                 return Err("addresses of functions");
             }
             _ => return Err("addresses of variables of this state space"),
@@ -94,35 +112,27 @@ impl<'a> Decoder<'a> {
         Ok(addr.wrapping_add(offset as u64))
     }
 
-    /// Declares the variables of one statement of a body in `scope`.
-    pub(super) fn declare(&mut self, vars: &[Variable], scope: &mut Scope<'a>) -> DResult<()> {
-        for var in vars {
-            let sym = match var.space {
-                StateSpace::Local if var.init.is_some() => {
-                    return Err(self.unsupported_at(
-                        var.offset,
-                        ".local",
-                        "initialized local variables",
-                    ));
-                }
-                StateSpace::Local => self.local_var(var)?,
-                StateSpace::Shared => self.shared_var(var)?,
-                StateSpace::Global | StateSpace::Const => {
-                    let what = if var.space == StateSpace::Global {
-                        ".global"
-                    } else {
-                        ".const"
-                    };
-                    return Err(self.unsupported_at(
-                        var.offset,
-                        what,
-                        "module variables declared inside a function",
-                    ));
-                }
-            };
-            scope.names.insert(var.name.to_owned(), sym);
+    /// Where a variable declared in a body lives.
+    pub(super) fn declare(&mut self, var: &Variable) -> DResult<Sym> {
+        match var.space {
+            StateSpace::Local if var.init.is_some() => {
+                Err(self.unsupported_at(var.offset, ".local", "initialized local variables"))
+            }
+            StateSpace::Local => self.local_var(var),
+            StateSpace::Shared => self.shared_var(var),
+            StateSpace::Global | StateSpace::Const => {
+                let what = if var.space == StateSpace::Global {
+                    ".global"
+                } else {
+                    ".const"
+                };
+                Err(self.unsupported_at(
+                    var.offset,
+                    what,
+                    "module variables declared inside a function",
+                ))
+            }
         }
-        Ok(())
     }
 
     /// A `.local` variable's place in the frame.

@@ -19,7 +19,7 @@ use super::fault::{ExecError, LaunchDims};
 use super::group::Group;
 use super::lanes::LANES;
 use super::memory::Memory;
-use super::meter::{Halt, Meter, thread_site};
+use super::meter::{Halt, Meter, block_steps, thread_site};
 use super::shared::SharedMemory;
 
 /// A worker's state for block-scoped launches, reused block after block.
@@ -47,6 +47,10 @@ impl BlockRunner {
         let program = machine.program;
         let [bx, by, bz] = dims.block;
         let threads = u64::from(bx) * u64::from(by) * u64::from(bz);
+        // Its shared memory and barriers are reset below: work to charge before it is done.
+        machine
+            .charge(block_steps(shared_len), meter)
+            .map_err(|stop| stop.halt(program, program.entry_pc as usize, (block, [0; 3])))?;
         let count = threads.div_ceil(LANES as u64) as usize;
         while self.groups.len() < count {
             self.groups.push(Group::new(program, dims));
@@ -96,6 +100,11 @@ impl BlockRunner {
             for group in groups.iter_mut() {
                 if group.live() == 0 {
                     continue;
+                }
+                // Looking at a group is work even when none of its lanes can go on.
+                if let Err(stop) = machine.charge(1, meter) {
+                    let (pc, lane) = group.waiting().unwrap_or((0, (block, [0; 3])));
+                    return Err(stop.halt(program, pc, lane));
                 }
                 running = true;
                 group.release(program, sync)?;

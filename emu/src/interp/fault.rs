@@ -34,6 +34,15 @@ impl LaunchDims {
         }
     }
 
+    /// Threads of the whole launch.
+    pub fn threads(&self) -> u128 {
+        self.grid
+            .iter()
+            .chain(&self.block)
+            .map(|&d| u128::from(d))
+            .product()
+    }
+
     /// The same launch with `bytes` of dynamic shared memory per block.
     pub fn with_dynamic_shared(self, bytes: u32) -> Self {
         Self {
@@ -179,6 +188,33 @@ pub enum ExecError {
         at: Box<ThreadSite>,
         /// The budget, in steps (one step: one instruction for one group of up to
         /// [`LANES`](super::LANES) threads).
+        budget: u64,
+    },
+    /// The launch ran past its deadline ([`RunOptions::timeout`](super::RunOptions::timeout)).
+    #[error(
+        "entry `{}`: the launch ran past its {timeout:?} deadline at line {}: `{}` (block ({}, {}, {}) thread ({}, {}, {}))",
+        .at.entry, .at.line, .at.instruction,
+        .at.block[0], .at.block[1], .at.block[2], .at.thread[0], .at.thread[1], .at.thread[2]
+    )]
+    DeadlineExceeded {
+        /// Where it was running when the deadline passed.
+        at: Box<ThreadSite>,
+        /// The time the launch was given.
+        timeout: std::time::Duration,
+    },
+    /// The launch was refused before it ran: starting its blocks and groups alone would cost
+    /// more steps than its budget allows.
+    #[error(
+        "entry `{entry}`: a launch of {groups} thread groups costs at least {cost} steps before any of them finishes, more than its budget of {budget}"
+    )]
+    TooCostly {
+        /// The entry point.
+        entry: String,
+        /// Lockstep groups the launch has.
+        groups: u64,
+        /// The least it costs, in steps.
+        cost: u64,
+        /// The budget, in steps.
         budget: u64,
     },
     /// The launch was cancelled through [`RunOptions::cancel`](super::RunOptions::cancel).

@@ -66,11 +66,20 @@ pub(crate) fn run_grid<M: Memory>(
         let mut runner = BlockRunner::default();
         loop {
             if let Err(stop) = meter.check() {
-                if let Stop::Cancelled = stop {
-                    let mut o = outcome.lock().unwrap_or_else(|e| e.into_inner());
-                    o.stop.get_or_insert(ExecError::Cancelled {
+                let error = match stop {
+                    Stop::Cancelled => Some(ExecError::Cancelled {
                         entry: program.entry.clone(),
-                    });
+                    }),
+                    Stop::Deadline(_) => match stop.halt(program, 0, ([0; 3], [0; 3])) {
+                        Halt::Fail(error) => Some(error),
+                        Halt::Stopped => None,
+                    },
+                    Stop::Budget(_) | Stop::Stopped => None,
+                };
+                if let Some(error) = error {
+                    let mut o = outcome.lock().unwrap_or_else(|e| e.into_inner());
+                    o.stop.get_or_insert(error);
+                    meter.stop_all();
                 }
                 return;
             }
@@ -97,7 +106,9 @@ pub(crate) fn run_grid<M: Memory>(
                 Err(Halt::Fail(error)) => {
                     let stops_all = matches!(
                         error,
-                        ExecError::BudgetExceeded { .. } | ExecError::Cancelled { .. }
+                        ExecError::BudgetExceeded { .. }
+                            | ExecError::DeadlineExceeded { .. }
+                            | ExecError::Cancelled { .. }
                     );
                     let mut o = outcome.lock().unwrap_or_else(|e| e.into_inner());
                     if stops_all {

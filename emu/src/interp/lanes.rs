@@ -1,5 +1,5 @@
-//! The lanes of a lockstep group: how many, the lane-major register file they share, and the
-//! iteration over a mask of lanes.
+//! The lanes of a lockstep group: how many, the lane-major register file they share, the
+//! iteration over a mask of lanes, and the writes of a whole row for some lanes.
 
 /// Threads in one lockstep group: they run each decoded instruction together, lane by lane.
 pub const LANES: usize = 64;
@@ -54,4 +54,33 @@ pub(crate) fn bits(mut mask: u64) -> impl Iterator<Item = usize> {
         mask &= mask - 1;
         Some(lane % LANES)
     })
+}
+
+/// Lane indices of the set bits of `mask`, lowest first, by a scan of every lane: cheaper than
+/// [`bits`] when most lanes are set, and the indices are visibly below [`LANES`].
+#[inline(always)]
+pub(crate) fn lanes_in(mask: u64) -> impl Iterator<Item = usize> {
+    (0..LANES).filter(move |&lane| (mask >> lane) & 1 != 0)
+}
+
+/// Lanes whose predicate in `row` is true.
+#[inline(always)]
+pub(crate) fn true_lanes(row: &Row) -> u64 {
+    row.iter()
+        .enumerate()
+        .fold(0u64, |m, (lane, &v)| m | (u64::from(v != 0) << lane))
+}
+
+/// Writes `out` into `row` for the lanes of `mask`.
+#[inline(always)]
+pub(crate) fn store_row(row: &mut Row, out: &Row, mask: u64) {
+    if mask == u64::MAX {
+        *row = *out;
+    } else {
+        for (lane, (r, &o)) in row.iter_mut().zip(out).enumerate() {
+            if (mask >> lane) & 1 != 0 {
+                *r = o;
+            }
+        }
+    }
 }

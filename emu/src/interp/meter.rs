@@ -1,8 +1,16 @@
-//! The launch's instruction budget and cancellation, shared by every worker: each worker charges
-//! its steps in slices of [`SLICE`], so the shared counter is touched once per slice, and the
-//! cancellation flag and the other workers' failures are noticed at the same moment.
+//! The launch's budget, deadline and cancellation, shared by every worker: each worker charges
+//! its work in slices of [`SLICE`] steps, so the shared counter is touched once per slice, and
+//! the deadline, the cancellation flag and the other workers' failures are looked at the same
+//! moment.
+//!
+//! A step is the unit every piece of work is charged in: one decoded instruction run by one
+//! lockstep group, and for the work around instructions the steps it costs about as much time
+//! as ([`GROUP_STEPS`] to start a group, [`BLOCK_STEPS`] to start a block, one step for each
+//! group a block's scheduler looks at), so that no work goes uncharged and the steps a launch
+//! runs bound its time.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use super::fault::{ExecError, ThreadSite};
 use crate::decode::Program;
@@ -24,14 +32,42 @@ impl From<ExecError> for Halt {
     }
 }
 
-/// Steps a worker runs between two charges (and two looks at the cancellation flag).
+/// Steps a worker runs between two charges (and two looks at the deadline and the
+/// cancellation flag).
 pub(crate) const SLICE: u64 = 1 << 12;
 
-/// Budget, cancellation and "stop now" for one launch.
+/// Steps charged for starting a lockstep group: placing its up to [`LANES`](super::LANES)
+/// threads and resetting its state (plus one step per [`SHARED_BYTES_PER_STEP`] bytes of the
+/// registers it clears and the local frames it resets).
+pub const GROUP_STEPS: u64 = 16;
+
+/// Steps charged for starting a block of a block-scoped launch: its barriers and its shared
+/// memory (plus one step per [`SHARED_BYTES_PER_STEP`] bytes of it).
+pub const BLOCK_STEPS: u64 = 32;
+
+/// Bytes of shared memory, local frames or cleared registers reset per step charged.
+pub const SHARED_BYTES_PER_STEP: u64 = 4096;
+
+/// What starting a group of `program` costs, in steps: [`GROUP_STEPS`], and one step for each
+/// [`SHARED_BYTES_PER_STEP`] bytes of registers cleared and local frames reset.
+pub(crate) fn group_steps(program: &Program) -> u64 {
+    let lanes = super::LANES as u64;
+    let cleared = (program.zero_slots.len() as u64).saturating_mul(8 * lanes);
+    let frames = (program.local_bytes as u64).saturating_mul(lanes);
+    GROUP_STEPS.saturating_add(cleared.saturating_add(frames) / SHARED_BYTES_PER_STEP)
+}
+
+/// What starting a block with `shared` bytes of shared memory costs, in steps.
+pub(crate) fn block_steps(shared: u64) -> u64 {
+    BLOCK_STEPS.saturating_add(shared / SHARED_BYTES_PER_STEP)
+}
+
+/// Budget, deadline, cancellation and "stop now" for one launch.
 #[derive(Debug)]
 pub(crate) struct Meter<'a> {
     used: AtomicU64,
     budget: u64,
+    deadline: Option<(Instant, Duration)>,
     cancel: Option<&'a AtomicBool>,
     stop: AtomicBool,
 }
@@ -40,30 +76,37 @@ pub(crate) struct Meter<'a> {
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Stop {
     Budget(u64),
+    Deadline(Duration),
     Cancelled,
     Stopped,
 }
 
 impl<'a> Meter<'a> {
-    pub(crate) fn new(budget: u64, cancel: Option<&'a AtomicBool>) -> Self {
+    /// A meter for a launch that may run `budget` steps and, with a `timeout`, for that long
+    /// from now.
+    pub(crate) fn new(
+        budget: u64,
+        timeout: Option<Duration>,
+        cancel: Option<&'a AtomicBool>,
+    ) -> Self {
         Self {
             used: AtomicU64::new(0),
             budget,
+            // A timeout too long to add to now is no deadline at all.
+            deadline: timeout.and_then(|t| Some((Instant::now().checked_add(t)?, t))),
             cancel,
             stop: AtomicBool::new(false),
         }
     }
 
-    /// Adds `steps` to the launch's count; refuses when the budget is spent, the launch was
-    /// cancelled, or another worker stopped it.
+    /// Adds `steps` to the launch's count; refuses when the budget is spent, the deadline has
+    /// passed, the launch was cancelled, or another worker stopped it.
     pub(crate) fn charge(&self, steps: u64) -> Result<(), Stop> {
-        if self.stop.load(Ordering::Relaxed) {
-            return Err(Stop::Stopped);
-        }
-        if self.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-            return Err(Stop::Cancelled);
-        }
-        let used = self.used.fetch_add(steps, Ordering::Relaxed) + steps;
+        self.check()?;
+        let used = self
+            .used
+            .fetch_add(steps, Ordering::Relaxed)
+            .saturating_add(steps);
         if used > self.budget {
             return Err(Stop::Budget(self.budget));
         }
@@ -77,6 +120,11 @@ impl<'a> Meter<'a> {
         }
         if self.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
             return Err(Stop::Cancelled);
+        }
+        if let Some((deadline, timeout)) = self.deadline
+            && Instant::now() >= deadline
+        {
+            return Err(Stop::Deadline(timeout));
         }
         Ok(())
     }
@@ -95,6 +143,10 @@ impl Stop {
             Self::Budget(budget) => Halt::Fail(ExecError::BudgetExceeded {
                 at: Box::new(thread_site(program, pc, lane)),
                 budget,
+            }),
+            Self::Deadline(timeout) => Halt::Fail(ExecError::DeadlineExceeded {
+                at: Box::new(thread_site(program, pc, lane)),
+                timeout,
             }),
             Self::Cancelled => Halt::Fail(ExecError::Cancelled {
                 entry: program.entry.clone(),

@@ -48,9 +48,14 @@
 //! A register that a thread reads before it ever wrote it reads zero (PTX leaves the value
 //! undefined; the emulator defines it).
 //!
-//! Nothing hangs: every launch has an instruction budget ([`RunOptions::budget`], by default
-//! [`DEFAULT_BUDGET`]) and may be cancelled ([`RunOptions::cancel`]); either ends it with a
-//! typed [`ExecError`] naming the entry, a thread and the line it was running.
+//! Nothing hangs: every launch has a budget of steps ([`RunOptions::budget`], by default
+//! [`default_budget`] of its threads), may have a deadline ([`RunOptions::timeout`]) and may be
+//! cancelled ([`RunOptions::cancel`]); each ends it with a typed [`ExecError`] naming the
+//! entry, a thread and the line it was running. Every piece of work is charged in steps — each
+//! instruction a group runs, and the start of every group and block and each look of a block's
+//! scheduler at a group — so the steps bound the time a launch takes; a launch whose groups and
+//! blocks alone would cost more than its budget is refused before it runs
+//! ([`ExecError::TooCostly`]).
 //!
 //! A fault stops the launch in that order, precisely:
 //! - every thread of an earlier group (in launch order) has run to completion;
@@ -81,6 +86,9 @@
 //! `%clock`, `%clock64` and `%globaltimer` read nanoseconds since the process first read one of
 //! them (`%clock` the low 32 bits): non-decreasing within a thread, not a cycle count.
 
+mod access;
+mod alu;
+mod atomic;
 mod barrier;
 mod bits;
 mod block;
@@ -109,39 +117,51 @@ pub use memory::{Memory, Region, Regions, merge_ranges};
 pub use crate::space::RESERVED;
 
 use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use crate::decode::Program;
 
 pub use crate::decode::MAX_SHARED_BYTES;
 pub use lanes::LANES;
+pub use meter::{BLOCK_STEPS, GROUP_STEPS, SHARED_BYTES_PER_STEP};
 
-/// The default instruction budget of a launch, in steps (one step: one decoded instruction run
-/// by one lockstep group of up to [`LANES`] threads): 2^35. A launch of 2^26 threads may run
-/// 32768 instructions per thread in lockstep, or 512 per thread with every thread diverging,
-/// before reaching it; a loop that never ends reaches it in well under a minute per core.
-pub const DEFAULT_BUDGET: u64 = 1 << 35;
+/// The least default budget of a launch, in steps (one step: one decoded instruction run by one
+/// lockstep group of up to [`LANES`] threads): 2^25, a second or so of a loop that never ends
+/// on one core.
+pub const MIN_BUDGET: u64 = 1 << 25;
 
-/// How a launch runs: its instruction budget, its worker threads and a cancellation flag.
-#[derive(Debug, Clone, Copy)]
+/// Steps of the default budget for each thread of a launch: 2^6, as many as 4096 instructions
+/// of every thread in lockstep, or 64 with every thread diverging.
+pub const BUDGET_PER_THREAD: u64 = 1 << 6;
+
+/// The most default budget of a launch: 2^36 steps.
+pub const MAX_BUDGET: u64 = 1 << 36;
+
+/// The default budget of a launch of `threads` threads: [`BUDGET_PER_THREAD`] steps each, at
+/// least [`MIN_BUDGET`] and at most [`MAX_BUDGET`]. A kernel that never ends stops within about a
+/// second when it has up to 2^19 threads; a launch of 2^26 threads may run 2^32 steps.
+pub fn default_budget(threads: u128) -> u64 {
+    let scaled = threads.saturating_mul(u128::from(BUDGET_PER_THREAD));
+    u64::try_from(scaled)
+        .unwrap_or(u64::MAX)
+        .clamp(MIN_BUDGET, MAX_BUDGET)
+}
+
+/// How a launch runs: its budget and deadline, its worker threads and a cancellation flag.
+#[derive(Debug, Clone, Copy, Default)]
 pub struct RunOptions<'a> {
-    /// Steps the whole launch may run (see [`DEFAULT_BUDGET`]); exceeding it ends the launch
-    /// with [`ExecError::BudgetExceeded`].
-    pub budget: u64,
+    /// Steps the whole launch may run; `None` (the default) is [`default_budget`] of the
+    /// launch's threads. Exceeding it ends the launch with [`ExecError::BudgetExceeded`].
+    pub budget: Option<u64>,
+    /// How long the launch may run, from when it starts; past it, the launch ends with
+    /// [`ExecError::DeadlineExceeded`] (within a slice of steps: well under a millisecond).
+    /// `None` (the default): no deadline.
+    pub timeout: Option<Duration>,
     /// Worker threads; 0 means one per available core ([`available_workers`]).
     pub workers: usize,
     /// Set to `true` (from any thread) to end the launch with [`ExecError::Cancelled`]; the
     /// workers look at it every few thousand steps.
     pub cancel: Option<&'a AtomicBool>,
-}
-
-impl Default for RunOptions<'_> {
-    fn default() -> Self {
-        Self {
-            budget: DEFAULT_BUDGET,
-            workers: 0,
-            cancel: None,
-        }
-    }
 }
 
 /// The number of cores the process may use (at least one): the default worker count.
@@ -152,11 +172,15 @@ pub fn available_workers() -> usize {
 /// Runs `program` over the grid with argument packet `params` (laid out as
 /// [`Program::param_layout`] says) on `memory`, with the default [`RunOptions`] (every core,
 /// the default budget). Kept for callers that own their memory exclusively; see [`run_with`].
-pub fn run<M: Memory>(
+///
+/// Every entry point takes [`Regions`], not any [`Memory`]: the interpreter is compiled once,
+/// here, with this crate's optimizations, so that a caller's unoptimized (debug) build runs it
+/// at the same speed as its release build.
+pub fn run(
     program: &Program,
     params: &[u8],
     dims: LaunchDims,
-    memory: &mut M,
+    memory: &mut Regions<'_>,
 ) -> Result<(), ExecError> {
     run_with(program, params, dims, &*memory, &RunOptions::default())
 }
@@ -165,11 +189,11 @@ pub fn run<M: Memory>(
 /// worker threads, under `options`; the first fault in launch order stops the launch (see the
 /// module docs for exactly where). The module's `.global` variables start from their initial
 /// values for this launch alone: see [`run_in_module`] to keep them between launches.
-pub fn run_with<M: Memory>(
+pub fn run_with(
     program: &Program,
     params: &[u8],
     dims: LaunchDims,
-    memory: &M,
+    memory: &Regions<'_>,
     options: &RunOptions<'_>,
 ) -> Result<(), ExecError> {
     let mut module = program.module_memory();
@@ -179,11 +203,11 @@ pub fn run_with<M: Memory>(
 /// [`run_with`] on the module `.global` variables held in `module` (made by
 /// [`Program::module_memory`] of the same program), which keep what the launch stores in them,
 /// as a GPU keeps a loaded module's variables from one launch to the next.
-pub fn run_in_module<M: Memory>(
+pub fn run_in_module(
     program: &Program,
     params: &[u8],
     dims: LaunchDims,
-    memory: &M,
+    memory: &Regions<'_>,
     module: &mut ModuleMemory,
     options: &RunOptions<'_>,
 ) -> Result<(), ExecError> {
@@ -208,17 +232,50 @@ pub fn run_in_module<M: Memory>(
     if program.block_scoped {
         check_shared(program, dims)?;
     }
+    let budget = options
+        .budget
+        .unwrap_or_else(|| default_budget(dims.threads()));
+    let (groups, cost) = launch_cost(program, dims);
+    if cost > budget {
+        return Err(ExecError::TooCostly {
+            entry: program.entry.clone(),
+            groups,
+            cost,
+            budget,
+        });
+    }
     let workers = match options.workers {
         0 => available_workers(),
         n => n,
     };
-    let meter = meter::Meter::new(options.budget, options.cancel);
+    let meter = meter::Meter::new(budget, options.timeout, options.cancel);
     let windows = spaces::Windows {
         global: memory,
         module: module.regions(&program.module.consts),
         params,
     };
     grid::run_grid(program, params, dims, &windows, &meter, workers)
+}
+
+/// The lockstep groups of a launch of `program` over `dims`, and the least it costs in steps:
+/// starting every group and running one instruction in it, and starting every block of a
+/// block-scoped launch.
+fn launch_cost(program: &Program, dims: LaunchDims) -> (u64, u64) {
+    let lanes = LANES as u128;
+    let per_block = dims.block.iter().map(|&d| u128::from(d)).product::<u128>();
+    let blocks = dims.grid.iter().map(|&d| u128::from(d)).product::<u128>();
+    let groups = if program.block_scoped {
+        blocks.saturating_mul(per_block.div_ceil(lanes))
+    } else {
+        blocks.saturating_mul(per_block).div_ceil(lanes)
+    };
+    let mut cost = groups.saturating_mul(u128::from(meter::group_steps(program)) + 1);
+    if program.block_scoped {
+        let shared = program.shared_bytes(u64::from(dims.dynamic_shared_bytes));
+        cost = cost.saturating_add(blocks.saturating_mul(u128::from(meter::block_steps(shared))));
+    }
+    let cap = |v: u128| u64::try_from(v).unwrap_or(u64::MAX);
+    (cap(groups), cap(cost))
 }
 
 /// Refuses a launch whose blocks would have more shared memory than a block may.

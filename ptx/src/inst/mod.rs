@@ -329,6 +329,8 @@ pub struct Instruction {
     unknown: Option<UnknownPart>,
     /// 1-based source line of the instruction.
     pub line: u32,
+    /// 1-based column (in characters) where the instruction starts.
+    pub col: u32,
     /// Byte range of the instruction (guard through `;`) in the module's text.
     pub range: Range<usize>,
     /// The instruction's text with runs of whitespace collapsed, for diagnostics.
@@ -366,7 +368,7 @@ impl Instruction {
         name: &str,
         modifiers: &[&str],
         operands: Vec<Operand>,
-        line: u32,
+        (line, col): (u32, u32),
         range: Range<usize>,
         text: String,
     ) -> Self {
@@ -388,6 +390,7 @@ impl Instruction {
             uses: Vec::new(),
             unknown,
             line,
+            col,
             range,
             text,
         };
@@ -406,6 +409,24 @@ impl Instruction {
     /// and its guard.
     pub fn uses(&self) -> &[RegId] {
         &self.uses
+    }
+
+    /// The opcode with its modifiers as written (`ld.global.nc.f32`), for messages: the first
+    /// word of [`Self::text`] after the guard.
+    pub fn opcode_text(&self) -> &str {
+        let mut rest = self.text.as_str();
+        if self.guard.is_some()
+            && let Some(guarded) = rest.strip_prefix('@')
+        {
+            // `@%p`, `@!%p`, with or without spaces between the parts.
+            let guarded = guarded.trim_start().trim_start_matches('!').trim_start();
+            let end = guarded.find(char::is_whitespace).unwrap_or(guarded.len());
+            rest = guarded.get(end..).unwrap_or("").trim_start();
+        }
+        let end = rest
+            .find(|c: char| c.is_whitespace() || c == ';')
+            .unwrap_or(rest.len());
+        rest.get(..end).unwrap_or("")
     }
 
     /// How the instruction uses the carry flag.

@@ -254,6 +254,24 @@ named! {
         Pack = ".pack",
         /// `.bulk` (of `cp.async.bulk`)
         Bulk = ".bulk",
+        /// `.1d`: the geometry of a texture or surface access (`tex`, `tld4`, `suld`, …)
+        D1 = ".1d",
+        /// `.2d`
+        D2 = ".2d",
+        /// `.3d`
+        D3 = ".3d",
+        /// `.a1d`: an array of 1-D textures
+        A1d = ".a1d",
+        /// `.a2d`
+        A2d = ".a2d",
+        /// `.cube`
+        Cube = ".cube",
+        /// `.acube`
+        Acube = ".acube",
+        /// `.2dms`: multisampled
+        D2ms = ".2dms",
+        /// `.a2dms`
+        A2dms = ".a2dms",
     }
 }
 

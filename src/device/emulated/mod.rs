@@ -33,14 +33,18 @@
 //! A launch runs its blocks on every core ([`EmulatorConfig::workers`]), and a grid-stride body
 //! ([`ArgPacket::grid_stride`]) on a grid capped at a few blocks per worker, so that per-thread
 //! setup is paid a few times per worker rather than once per element; any other body runs the
-//! full grid. Each launch has an instruction budget ([`EmulatorConfig::budget`]): a kernel that
-//! never ends stops with [`Error::BudgetExceeded`] naming its entry, a thread and the PTX line
-//! it was at; `trap` stops it with [`Error::Trap`]; dropping the device cancels a running
-//! launch ([`Error::Cancelled`]).
+//! full grid. Each launch has a budget of steps ([`EmulatorConfig::budget`], by default scaled
+//! with the threads it was launched with) that every piece of its work is charged to: a kernel
+//! that never ends stops with [`Error::BudgetExceeded`] naming its entry, a thread and the PTX
+//! line it was at, within about a second when it has few threads; a launch whose thread groups
+//! alone would cost more is refused before it runs ([`Error::LaunchTooCostly`]); a deadline
+//! ([`EmulatorConfig::timeout`]) ends any launch with [`Error::DeadlineExceeded`]; `trap` stops
+//! it with [`Error::Trap`]; dropping the device cancels a running launch ([`Error::Cancelled`]).
 //!
-//! `load_function` parses the module and pre-decodes the entry (and the `.func`s it calls)
-//! once; an instruction the interpreter does not run is refused there with
-//! [`Error::Unsupported`]. A launch reads the parameters from the very packet
+//! `load_function` resolves the module once (`jitseam-ptx`'s typed instruction model) and
+//! pre-decodes the entry (and the `.func`s it calls) from it; an instruction the interpreter
+//! does not run is refused there with [`Error::Unsupported`], one the model does not know with
+//! [`Error::UnknownForm`] (as the body verifier refuses it). A launch reads the parameters from the very packet
 //! [`crate::launch::marshal`] builds for CUDA, at the offsets the PTX parameter list implies
 //! (reported by [`BackendFunction::param_info`], so `bind` cross-checks them against the
 //! verified layout).
@@ -92,6 +96,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use jitseam_emu::DecodeError;
+use jitseam_ptx::resolve::ResolvedModule;
 
 use self::heap::{Heap, lock};
 use self::run::{LoadedKernel, grid_for, run_launch};
@@ -226,6 +231,8 @@ enum Op {
         /// What the operands reach: the only bytes the launch may touch.
         operands: Vec<OperandRange>,
         geometry: Geometry,
+        /// Threads the launch was made with (a grid-stride body's `geometry` is capped).
+        launched: u128,
     },
     Write {
         address: u64,
@@ -376,6 +383,7 @@ impl Queue {
                 packet,
                 operands,
                 geometry,
+                launched,
             } => {
                 let shared = &*self.shared;
                 run_launch(
@@ -386,6 +394,7 @@ impl Queue {
                     &packet,
                     &operands,
                     geometry,
+                    launched,
                 )
                 .err()
             }
@@ -709,15 +718,15 @@ impl Backend for EmulatorBackend {
     }
 
     fn load_function(&self, ptx: &str, symbol: &str) -> Result<Arc<dyn BackendFunction>, Error> {
-        let module = jitseam_ptx::parse_module(ptx).map_err(|detail| Error::Ptx {
+        let ptx_error = |detail| Error::Ptx {
             entry: symbol.to_owned(),
             detail,
-        })?;
-        let program = jitseam_emu::decode(ptx, &module, symbol).map_err(|error| match error {
-            DecodeError::Parse(detail) => Error::Ptx {
-                entry: symbol.to_owned(),
-                detail,
-            },
+        };
+        // The module is resolved once: its header and variables, then the entry's bodies.
+        let module = ResolvedModule::new(ptx).map_err(ptx_error)?;
+        let entry = module.entry(ptx, symbol).map_err(ptx_error)?;
+        let program = jitseam_emu::decode_entry(&module, &entry).map_err(|error| match error {
+            DecodeError::Parse(detail) => ptx_error(detail),
             DecodeError::Unsupported {
                 entry,
                 instruction,
@@ -728,6 +737,10 @@ impl Backend for EmulatorBackend {
                 instruction,
                 line,
                 reason,
+            },
+            DecodeError::Unknown(form) => Error::UnknownForm {
+                entry: symbol.to_owned(),
+                form,
             },
         })?;
         Ok(Arc::new(EmulatedFunction {
@@ -780,6 +793,7 @@ impl Backend for EmulatorBackend {
             packet: packet.bytes().to_vec(),
             operands,
             geometry: grid_for(geometry, packet.grid_stride(), &self.shared.config),
+            launched: geometry.threads(),
         })?;
         Ok(())
     }

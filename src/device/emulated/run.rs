@@ -4,10 +4,11 @@
 
 use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use jitseam_emu::Program;
 use jitseam_emu::interp::{
-    DEFAULT_BUDGET, ExecError, LaunchDims, ModuleMemory, RunOptions, ThreadSite, available_workers,
+    ExecError, LaunchDims, ModuleMemory, RunOptions, ThreadSite, available_workers, default_budget,
     run_in_module, run_with,
 };
 
@@ -17,26 +18,22 @@ use crate::device::Geometry;
 use crate::error::{Error, KernelSite, MemoryFault};
 
 /// How the emulator runs launches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct EmulatorConfig {
-    /// Instruction steps one launch may run (one step: one instruction run by one lockstep
-    /// group of up to [`jitseam_emu::interp::LANES`] threads) before it ends with
-    /// [`Error::BudgetExceeded`]. The default, [`DEFAULT_BUDGET`], is far beyond what a
-    /// legitimate kernel of 2^26 elements needs; tests that expect a kernel to spin set a small
-    /// one.
-    pub budget: u64,
+    /// Steps one launch may run (one step: one instruction run by one lockstep group of up to
+    /// [`jitseam_emu::interp::LANES`] threads, or the work of starting a group or a block)
+    /// before it ends with [`Error::BudgetExceeded`]. `None` (the default) scales with the
+    /// launch: [`default_budget`] of the threads it was launched with (before a grid-stride
+    /// body's grid is capped), so a kernel of a few threads that never ends stops within about a
+    /// second and no legitimate kernel comes near it. Tests that expect a kernel to spin set a
+    /// small one.
+    pub budget: Option<u64>,
+    /// How long one launch may run, from when its stream's worker starts it; past it, it ends
+    /// with [`Error::DeadlineExceeded`]. `None` (the default): no deadline beyond the budget.
+    pub timeout: Option<Duration>,
     /// Worker threads each launch runs its blocks on; 0 (the default) means one per available
     /// core.
     pub workers: usize,
-}
-
-impl Default for EmulatorConfig {
-    fn default() -> Self {
-        Self {
-            budget: DEFAULT_BUDGET,
-            workers: 0,
-        }
-    }
 }
 
 impl EmulatorConfig {
@@ -91,7 +88,10 @@ impl LoadedKernel {
 
 /// Runs one launch to completion over exactly the bytes its operands reach (see
 /// [`Heap::lend`]) and the module's own variables, holding only those allocations' locks and
-/// (last, so that no two launches wait for each other in a circle) the module's.
+/// (last, so that no two launches wait for each other in a circle) the module's. `launched`
+/// is the number of threads the launch was made with (its default budget's measure), which
+/// `geometry`, capped for a grid-stride body, may have fewer of.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn run_launch(
     heap: &Heap,
     config: &EmulatorConfig,
@@ -100,6 +100,7 @@ pub(super) fn run_launch(
     packet: &[u8],
     operands: &[OperandRange],
     geometry: Geometry,
+    launched: u128,
 ) -> Result<(), Error> {
     let program = &kernel.program;
     let lent = heap.lend(operands);
@@ -109,7 +110,8 @@ pub(super) fn run_launch(
         dynamic_shared_bytes: geometry.dynamic_shared_bytes,
     };
     let options = RunOptions {
-        budget: config.budget,
+        budget: Some(config.budget.unwrap_or_else(|| default_budget(launched))),
+        timeout: config.timeout,
         workers: config.workers,
         cancel: Some(cancel),
     };
@@ -156,6 +158,21 @@ fn launch_error(program: &Program, error: ExecError) -> Error {
         })),
         ExecError::BudgetExceeded { at, budget } => Error::BudgetExceeded {
             at: site(*at),
+            budget,
+        },
+        ExecError::DeadlineExceeded { at, timeout } => Error::DeadlineExceeded {
+            at: site(*at),
+            timeout,
+        },
+        ExecError::TooCostly {
+            entry,
+            groups,
+            cost,
+            budget,
+        } => Error::LaunchTooCostly {
+            entry,
+            groups,
+            cost,
             budget,
         },
         ExecError::Trap { at } => Error::Trap { at: site(*at) },

@@ -1,8 +1,9 @@
 //! Loaded modules and the functions resolved from them.
 //!
-//! `cuModuleLoadData` parses the PTX (a parse error is `CUDA_ERROR_INVALID_PTX`, as when the
-//! driver's JIT refuses it); `cuModuleGetFunction` pre-decodes the entry for the interpreter
-//! once and hands out the same handle for the same name. An entry the interpreter cannot run
+//! `cuModuleLoadData` parses the PTX and resolves its module-scope names once (a parse error is
+//! `CUDA_ERROR_INVALID_PTX`, as when the driver's JIT refuses it); `cuModuleGetFunction`
+//! resolves the entry from that and pre-decodes it for the interpreter once, and hands out the
+//! same handle for the same name. An entry the interpreter cannot run
 //! (an instruction or directive it does not support) is `CUDA_ERROR_NOT_SUPPORTED` there, with the reason on stderr:
 //! a real driver would accept it, the model cannot execute it.
 
@@ -11,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use jitseam_emu::{DecodeError, Program};
-use jitseam_ptx::Module;
+use jitseam_ptx::resolve::ResolvedModule;
 
 use crate::handle;
 use crate::lock::lock;
@@ -24,7 +25,7 @@ use crate::status::{
 pub(crate) struct LoadedModule {
     pub(crate) id: u64,
     ptx: String,
-    parsed: Module,
+    module: ResolvedModule,
     /// Function handles already resolved, by entry name.
     resolved: Mutex<HashMap<String, Arc<Function>>>,
     /// Launches of this module's functions queued and not yet finished.
@@ -42,14 +43,14 @@ pub(crate) struct Function {
 impl LoadedModule {
     /// Parses `ptx` as a module.
     pub(crate) fn load(ptx: String) -> Result<Self, CUresult> {
-        let parsed = jitseam_ptx::parse_module(&ptx).map_err(|e| {
+        let module = ResolvedModule::new(&ptx).map_err(|e| {
             eprintln!("jitseam-cuda-model: cuModuleLoadData: the PTX does not parse: {e}");
             CUDA_ERROR_INVALID_PTX
         })?;
         Ok(Self {
             id: handle::next_id(),
             ptx,
-            parsed,
+            module,
             resolved: Mutex::new(HashMap::new()),
             in_flight: AtomicUsize::new(0),
         })
@@ -61,14 +62,20 @@ impl LoadedModule {
         if let Some(function) = resolved.get(name) {
             return Ok(Arc::clone(function));
         }
-        if self.parsed.entry(name).is_none() {
+        if self.module.module.entry(name).is_none() {
             return Err(CUDA_ERROR_NOT_FOUND);
         }
-        let program = jitseam_emu::decode(&self.ptx, &self.parsed, name).map_err(|e| {
+        let entry = self.module.entry(&self.ptx, name).map_err(|e| {
+            eprintln!("jitseam-cuda-model: cuModuleGetFunction `{name}`: {e}");
+            CUDA_ERROR_INVALID_PTX
+        })?;
+        let program = jitseam_emu::decode_entry(&self.module, &entry).map_err(|e| {
             eprintln!("jitseam-cuda-model: cuModuleGetFunction `{name}`: {e}");
             match e {
                 DecodeError::Parse(_) => CUDA_ERROR_INVALID_PTX,
-                _ => CUDA_ERROR_NOT_SUPPORTED,
+                DecodeError::Unsupported { .. } | DecodeError::Unknown(_) => {
+                    CUDA_ERROR_NOT_SUPPORTED
+                }
             }
         })?;
         let function = Arc::new(Function {
@@ -88,7 +95,7 @@ impl LoadedModule {
 
     /// `.version` as `cuFuncGetAttribute(PTX_VERSION)` reports it: `10 * major + minor`.
     pub(crate) fn ptx_version(&self) -> i32 {
-        let v = self.parsed.version;
+        let v = self.module.module.version;
         i32::try_from(v.major * 10 + v.minor).unwrap_or(0)
     }
 

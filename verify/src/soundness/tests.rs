@@ -489,7 +489,6 @@ fn the_high_word_test() {
 }
 
 #[test]
-#[ignore = "the interpreter runs add.cc/addc and mad.hi once the emulator's port lands (branch emu-port)"]
 fn carries_mad_hi_and_relu() {
     let mut forms = Vec::new();
     for ty in INTS {
