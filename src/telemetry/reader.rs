@@ -552,7 +552,13 @@ impl TelemetryReport {
         let mut read: Vec<&str> = Vec::new();
         for name in files {
             let name = name.as_str();
-            let known = [DISPATCHES_FILE, MISSES_FILE, DECLINES_FILE, OVERFLOW_FILE];
+            let known = [
+                DISPATCHES_FILE,
+                MISSES_FILE,
+                DECLINES_FILE,
+                FAULTS_FILE,
+                OVERFLOW_FILE,
+            ];
             if !known.contains(&name) || read.contains(&name) {
                 continue;
             }
