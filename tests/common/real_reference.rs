@@ -1,0 +1,337 @@
+//! Rust references of the real-kernel corpus (tests/fixtures/real/): for each entry, the final
+//! contents of every output, computed from the inputs, the params and the launch the manifest
+//! gives, written from the algorithm (not from the PTX). An output element the kernel leaves
+//! alone keeps its initial contents, a sentinel unless the manifest fills it.
+#![allow(
+    dead_code,
+    unreachable_pub,
+    clippy::panic,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::needless_range_loop,
+    clippy::too_many_lines
+)]
+
+use jitseam_abi::ElementKind;
+
+use crate::real_corpus::{Case, Data, Rng, Scalar};
+
+fn out_f32(c: &Case, name: &str) -> Vec<f32> {
+    c.f32(name).to_vec()
+}
+
+fn u(v: i64) -> usize {
+    usize::try_from(v).unwrap()
+}
+
+/// Fills the pointers whose manifest fill is `custom`.
+pub fn custom_fill(entry: &str, pointer: &str, kind: ElementKind, len: usize, rng: &mut Rng) -> Data {
+    let _ = rng;
+    match (entry, pointer) {
+        ("ggml_opt_step_adamw_f32", "pars") => {
+            let t = 3;
+            let (beta1, beta2) = (0.9f64, 0.999f64);
+            let pars = [
+                0.001,
+                beta1,
+                beta2,
+                1e-8,
+                0.01,
+                1.0 / (1.0 - beta1.powi(t)),
+                1.0 / (1.0 - beta2.powi(t)),
+            ];
+            assert_eq!(len, pars.len());
+            Data::from_fn(kind, len, |i| Scalar::Float(pars[i]))
+        }
+        _ => panic!("{entry}: no custom fill for {pointer}"),
+    }
+}
+
+/// The expected outputs of `c`'s entry.
+pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
+    let grid = c.grid.map(|g| g as usize);
+    let block = c.block.map(|b| b as usize);
+    match c.entry.as_str() {
+        "ggml_clamp_f32" => {
+            let (x, lo, hi) = (c.f32("x"), c.float("min"), c.float("max"));
+            vec![("dst", Data::F32(x.iter().map(|v| v.max(lo).min(hi)).collect()))]
+        }
+        "ggml_scale_f32" => {
+            let (x, s, b) = (c.f32("x"), c.float("scale"), c.float("bias"));
+            vec![("dst", Data::F32(x.iter().map(|v| s.mul_add(*v, b)).collect()))]
+        }
+        "ggml_silu_f32" => {
+            let x = c.f32("x");
+            vec![("dst", Data::F32(x.iter().map(|v| v / (1.0 + (-v).exp())).collect()))]
+        }
+        "ggml_gelu_f32" => {
+            let x = c.f32("x");
+            let gelu = |x: f32| {
+                0.5 * x * (1.0 + (0.797_884_6 * x * (1.0 + 0.044715 * x * x)).tanh())
+            };
+            vec![("dst", Data::F32(x.iter().map(|v| gelu(*v)).collect()))]
+        }
+        "ggml_add_bcast_f32" => {
+            let (src0, src1) = (c.f32("src0"), c.f32("src1"));
+            let mut dst = out_f32(c, "dst");
+            let n = |s: &str| u(c.int(s));
+            for i3 in 0..n("ne3") {
+                for i2 in 0..n("ne2") {
+                    for i1 in 0..n("ne1") {
+                        for i0 in 0..n("ne0") {
+                            let a = src0[i3 * n("s03") + i2 * n("s02") + i1 * n("s01") + i0];
+                            let b = src1[(i3 % n("ne13")) * n("s13")
+                                + (i2 % n("ne12")) * n("s12")
+                                + (i1 % n("ne11")) * n("s11")
+                                + i0 % n("ne10")];
+                            dst[i3 * n("s3") + i2 * n("s2") + i1 * n("s1") + i0] = a + b;
+                        }
+                    }
+                }
+            }
+            vec![("dst", Data::F32(dst))]
+        }
+        "ggml_get_rows_f32" => {
+            let (src0, src1) = (c.f32("src0"), c.i32("src1"));
+            let (ne00, s1, s01) = (u(c.int("ne00")), u(c.int("s1")), u(c.int("s01")));
+            let mut dst = out_f32(c, "dst");
+            for i10 in 0..grid[0] {
+                let row = usize::try_from(src1[i10]).unwrap();
+                for i00 in 0..ne00 {
+                    dst[i10 * s1 + i00] = src0[row * s01 + i00];
+                }
+            }
+            vec![("dst", Data::F32(dst))]
+        }
+        "ggml_get_rows_back_f32" => {
+            let (grad, rows) = (c.f32("grad"), c.i32("rows"));
+            let ncols = u(c.int("ncols"));
+            let mut dst = out_f32(c, "dst");
+            for r in 0..grid[1] * block[1] {
+                for col in 0..ncols {
+                    let mut sum = 0.0f32;
+                    for (i, &row) in rows.iter().enumerate() {
+                        if usize::try_from(row).ok() == Some(r) {
+                            sum += grad[i * ncols + col];
+                        }
+                    }
+                    dst[r * ncols + col] = sum;
+                }
+            }
+            vec![("dst", Data::F32(dst))]
+        }
+        "ggml_soft_max_f32" => {
+            let (x, scale, ncols) = (c.f32("x"), c.float("scale"), u(c.int("ncols")));
+            let mut dst = out_f32(c, "dst");
+            for (row, out) in x.chunks(ncols).zip(dst.chunks_mut(ncols)) {
+                let vals: Vec<f32> = row.iter().map(|v| v * scale).collect();
+                let max = vals.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                let e: Vec<f32> = vals.iter().map(|v| (v - max).exp()).collect();
+                let sum: f32 = e.iter().sum();
+                for (o, v) in out.iter_mut().zip(e) {
+                    *o = v * (1.0 / sum);
+                }
+            }
+            vec![("dst", Data::F32(dst))]
+        }
+        "ggml_rms_norm_f32" | "ggml_norm_f32" => {
+            let x = c.f32("x");
+            let ncols = u(c.int("ncols"));
+            let (sr, sc, ss) = (
+                u(c.int("stride_row")),
+                u(c.int("stride_channel")),
+                u(c.int("stride_sample")),
+            );
+            let eps = c.float("eps");
+            let mut dst = out_f32(c, "dst");
+            for sample in 0..grid[2] {
+                for channel in 0..grid[1] {
+                    for row in 0..grid[0] {
+                        let xr = &x[sample * ss + channel * sc + row * sr..][..ncols];
+                        let at = ((sample * grid[1] + channel) * grid[0] + row) * ncols;
+                        let mean = xr.iter().map(|v| f64::from(*v)).sum::<f64>() / ncols as f64;
+                        let sq = xr.iter().map(|v| f64::from(v * v)).sum::<f64>() / ncols as f64;
+                        for col in 0..ncols {
+                            let v = f64::from(xr[col]);
+                            dst[at + col] = if c.entry == "ggml_rms_norm_f32" {
+                                (v / (sq + f64::from(eps)).sqrt()) as f32
+                            } else {
+                                ((v - mean) / (sq - mean * mean + f64::from(eps)).sqrt()) as f32
+                            };
+                        }
+                    }
+                }
+            }
+            vec![("dst", Data::F32(dst))]
+        }
+        "ggml_rope_norm_f32" => {
+            let (x, pos) = (c.f32("x"), c.i32("pos"));
+            let n = |s: &str| u(c.int(s));
+            let (ne0, ne1, nb01, nb02, n_dims) = (n("ne0"), n("ne1"), n("nb01"), n("nb02"), n("n_dims"));
+            let (freq_scale, ext_factor, attn_factor) =
+                (c.float("freq_scale"), c.float("ext_factor"), c.float("attn_factor"));
+            let (low, high, theta_scale) =
+                (c.float("corr_low"), c.float("corr_high"), c.float("theta_scale"));
+            let mut dst = out_f32(c, "dst");
+            for row_dst in 0..grid[0] * block[0] {
+                let (row_x, channel_x) = (row_dst % ne1, row_dst / ne1);
+                for i0 in (0..ne0).step_by(2) {
+                    let idst = row_dst * ne0 + i0;
+                    let ix = channel_x * nb02 + row_x * nb01 + i0;
+                    let (x0, x1) = (f64::from(x[ix]), f64::from(x[ix + 1]));
+                    if i0 >= n_dims {
+                        dst[idst] = x0 as f32;
+                        dst[idst + 1] = x1 as f32;
+                        continue;
+                    }
+                    let theta_extrap =
+                        f64::from(pos[channel_x]) * f64::from(theta_scale).powf(i0 as f64 / 2.0);
+                    let theta_interp = f64::from(freq_scale) * theta_extrap;
+                    let mut theta = theta_interp;
+                    let mut mscale = f64::from(attn_factor);
+                    if ext_factor != 0.0 {
+                        let y = ((i0 / 2) as f64 - f64::from(low))
+                            / f64::max(0.001, f64::from(high - low));
+                        let ramp = 1.0 - y.clamp(0.0, 1.0);
+                        let mix = ramp * f64::from(ext_factor);
+                        theta = theta_interp * (1.0 - mix) + theta_extrap * mix;
+                        mscale *= 1.0 + 0.1 * (1.0 / f64::from(freq_scale)).ln();
+                    }
+                    let (sin, cos) = (theta.sin() * mscale, theta.cos() * mscale);
+                    dst[idst] = (x0 * cos - x1 * sin) as f32;
+                    dst[idst + 1] = (x0 * sin + x1 * cos) as f32;
+                }
+            }
+            vec![("dst", Data::F32(dst))]
+        }
+        "ggml_concat_f32_dim0" => {
+            let (x, y) = (c.f32("x"), c.f32("y"));
+            let (ne0, ne00) = (u(c.int("ne0")), u(c.int("ne00")));
+            let mut dst = out_f32(c, "dst");
+            for z in 0..grid[2] {
+                for r in 0..grid[1] {
+                    for i in 0..ne0 {
+                        dst[i + r * ne0 + z * ne0 * grid[1]] = if i < ne00 {
+                            x[i + r * ne00 + z * ne00 * grid[1]]
+                        } else {
+                            let w = ne0 - ne00;
+                            y[(i - ne00) + r * w + z * w * grid[1]]
+                        };
+                    }
+                }
+            }
+            vec![("dst", Data::F32(dst))]
+        }
+        "ggml_pad_f32" => {
+            let x = c.f32("x");
+            let n = |s: &str| u(c.int(s));
+            let (ne0, ne00, ne01) = (n("ne0"), n("ne00"), n("ne01"));
+            let planes = n("ne02") * n("ne03");
+            let mut dst = out_f32(c, "dst");
+            for z in 0..grid[2] {
+                for r in 0..grid[1] {
+                    for i in 0..ne0 {
+                        dst[i + r * ne0 + z * ne0 * grid[1]] = if i < ne00 && r < ne01 && z < planes {
+                            x[i + r * ne00 + z * ne00 * ne01]
+                        } else {
+                            0.0
+                        };
+                    }
+                }
+            }
+            vec![("dst", Data::F32(dst))]
+        }
+        "ggml_cpy_permute_f32" => {
+            let x = c.f32("x");
+            let n = |s: &str| u(c.int(s));
+            let (ne00, ne01, ne02) = (n("ne00"), n("ne01"), n("ne02"));
+            let dst = (0..n("ne"))
+                .map(|i| {
+                    let (i00, i01) = (i % ne00, (i / ne00) % ne01);
+                    let (i02, i03) = ((i / (ne00 * ne01)) % ne02, i / (ne00 * ne01 * ne02));
+                    x[i00 * n("s00") + i01 * n("s01") + i02 * n("s02") + i03 * n("s03")]
+                })
+                .collect();
+            vec![("dst", Data::F32(dst))]
+        }
+        "ggml_argmax_f32" => {
+            let (x, ncols) = (c.f32("x"), u(c.int("ncols")));
+            let dst = x
+                .chunks(ncols)
+                .map(|row| {
+                    let mut best = 0;
+                    for (i, v) in row.iter().enumerate() {
+                        if *v > row[best] {
+                            best = i;
+                        }
+                    }
+                    i32::try_from(best).unwrap()
+                })
+                .collect();
+            vec![("dst", Data::I32(dst))]
+        }
+        "ggml_sum_rows_f32" => {
+            let (x, ncols) = (c.f32("x"), u(c.int("ncols")));
+            vec![("dst", Data::F32(x.chunks(ncols).map(|r| r.iter().sum()).collect()))]
+        }
+        "ggml_scatter_add_f32" => {
+            let (ids, src) = (c.i32("ids"), c.f32("src"));
+            let n = |s: &str| u(c.int(s));
+            let (ne00, ne01) = (n("ne00"), n("ne01"));
+            let mut dst = out_f32(c, "dst");
+            for i2 in 0..n("ne02") {
+                for i1 in 0..ne01 {
+                    for i0 in 0..ne00 {
+                        let at = (i2 * ne01 + i1) * ne00 + i0;
+                        let id = usize::try_from(ids[at]).unwrap();
+                        dst[i1 * n("s1") + i2 * n("s2") + id] += src[at];
+                    }
+                }
+            }
+            vec![("dst", Data::F32(dst))]
+        }
+        "ggml_cross_entropy_loss_f32" => {
+            let (logits, labels) = (c.f32("logits"), c.f32("labels"));
+            let (nclasses, k) = (u(c.int("nclasses")), c.int("k") as f32);
+            let dst = logits
+                .chunks(nclasses)
+                .zip(labels.chunks(nclasses))
+                .map(|(l, y)| {
+                    let max = l.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                    let sum = l.iter().map(|v| (v - max).exp()).sum::<f32>().ln();
+                    let loss: f32 = l.iter().zip(y).map(|(v, y)| (v - max - sum) * y).sum();
+                    -loss / k
+                })
+                .collect();
+            vec![("dst", Data::F32(dst))]
+        }
+        "ggml_opt_step_adamw_f32" => {
+            let (g, pars) = (c.f32("g"), c.f32("pars"));
+            let (mut x, mut gm, mut gv) = (out_f32(c, "x"), out_f32(c, "g_m"), out_f32(c, "g_v"));
+            let [alpha, beta1, beta2, eps, wd, beta1h, beta2h] = [0, 1, 2, 3, 4, 5, 6].map(|i| pars[i]);
+            for i in 0..x.len() {
+                gm[i] = gm[i] * beta1 + g[i] * (1.0 - beta1);
+                gv[i] = gv[i] * beta2 + g[i] * g[i] * (1.0 - beta2);
+                let mh = gm[i] * beta1h;
+                let vh = (gv[i] * beta2h).sqrt() + eps;
+                x[i] = x[i] * (1.0 - alpha * wd) - alpha * mh / vh;
+            }
+            vec![("x", Data::F32(x)), ("g_m", Data::F32(gm)), ("g_v", Data::F32(gv))]
+        }
+        "ggml_diag_mask_inf_f32" => {
+            let x = c.f32("x");
+            let n = |s: &str| u(c.int(s));
+            let (ncols, rpc, n_past) = (n("ncols"), n("rows_per_channel"), n("n_past"));
+            let mut dst = out_f32(c, "dst");
+            for row in 0..grid[0] * block[0] {
+                for col in 0..ncols {
+                    let i = row * ncols + col;
+                    let masked = if col > n_past + row % rpc { f32::MAX } else { 0.0 };
+                    dst[i] = x[i] - masked;
+                }
+            }
+            vec![("dst", Data::F32(dst))]
+        }
+        other => panic!("{other}: no reference"),
+    }
+}
