@@ -24,6 +24,23 @@ fn u(v: i64) -> usize {
     usize::try_from(v).unwrap()
 }
 
+/// `rows x cols` products of `a(i, k)` and `b(k, j)` summed over `k < inner`, in order.
+fn matmul(
+    rows: usize,
+    cols: usize,
+    inner: usize,
+    a: impl Fn(usize, usize) -> f32,
+    b: impl Fn(usize, usize) -> f32,
+) -> Vec<f32> {
+    let mut out = vec![0.0; rows * cols];
+    for i in 0..rows {
+        for j in 0..cols {
+            out[i * cols + j] = (0..inner).map(|k| a(i, k) * b(k, j)).sum();
+        }
+    }
+    out
+}
+
 /// Fills the pointers whose manifest fill is `custom`.
 pub fn custom_fill(entry: &str, pointer: &str, kind: ElementKind, len: usize, rng: &mut Rng) -> Data {
     let _ = rng;
@@ -331,6 +348,270 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
                 }
             }
             vec![("dst", Data::F32(dst))]
+        }
+        "llmc_encoder_forward" => {
+            let (inp, wte, wpe) = (c.i32("inp"), c.f32("wte"), c.f32("wpe"));
+            let (b_, t_, c_) = (u(c.int("B")), u(c.int("T")), u(c.int("C")));
+            let mut out = out_f32(c, "out");
+            for b in 0..b_ {
+                for t in 0..t_ {
+                    let ix = usize::try_from(inp[b * t_ + t]).unwrap();
+                    for ch in 0..c_ {
+                        out[(b * t_ + t) * c_ + ch] = wte[ix * c_ + ch] + wpe[t * c_ + ch];
+                    }
+                }
+            }
+            vec![("out", Data::F32(out))]
+        }
+        "llmc_crossentropy_forward" => {
+            let (probs, targets) = (c.f32("probs"), c.i32("targets"));
+            let v = u(c.int("V"));
+            let losses = targets
+                .iter()
+                .enumerate()
+                .map(|(i, &ix)| -probs[i * v + usize::try_from(ix).unwrap()].ln())
+                .collect();
+            vec![("losses", Data::F32(losses))]
+        }
+        "llmc_residual_forward_packed128" => {
+            let (a, b) = (c.f32("inp1"), c.f32("inp2"));
+            vec![("out", Data::F32(a.iter().zip(b).map(|(x, y)| x + y).collect()))]
+        }
+        "torch_index_select_large_index" => {
+            let (src, indices) = (c.f32("src"), c.i64("indices"));
+            let inner = u(c.int("innerSize"));
+            let dst = (0..u(c.int("totalSize")))
+                .map(|i| src[u(indices[i / inner]) * inner + i % inner])
+                .collect();
+            vec![("dst", Data::F32(dst))]
+        }
+        "vllm_paged_attention_qk" => {
+            let (q, k_cache) = (c.f32("q"), c.f32("k_cache"));
+            let (tables, lens) = (c.i32("block_tables"), c.i32("seq_lens"));
+            let n = |s: &str| u(c.int(s));
+            let (heads, hs, bs) = (n("num_heads"), n("head_size"), n("block_size"));
+            let (max_blocks, max_len) = (n("max_num_blocks_per_seq"), n("max_seq_len"));
+            let scale = c.float("scale");
+            let mut out = out_f32(c, "out_logits");
+            for seq in 0..grid[1] {
+                for head in 0..grid[0] {
+                    let qp = &q[(seq * heads + head) * hs..][..hs];
+                    for token in 0..usize::try_from(lens[seq]).unwrap() {
+                        let block = u(i64::from(tables[seq * max_blocks + token / bs]));
+                        let kp = &k_cache[((block * heads + head) * bs + token % bs) * hs..][..hs];
+                        let qk: f32 = qp.iter().zip(kp).map(|(a, b)| a * b).sum();
+                        out[(seq * heads + head) * max_len + token] = scale * qk;
+                    }
+                }
+            }
+            vec![("out_logits", Data::F32(out))]
+        }
+        "polybench_gemm" => {
+            let (a, b) = (c.f32("a"), c.f32("b"));
+            let (alpha, beta) = (c.float("alpha"), c.float("beta"));
+            let n = 24;
+            let mut out = out_f32(c, "c");
+            for i in 0..u(c.int("ni")) {
+                for j in 0..u(c.int("nj")) {
+                    let mut v = out[i * n + j] * beta;
+                    for k in 0..u(c.int("nk")) {
+                        v += alpha * a[i * n + k] * b[k * n + j];
+                    }
+                    out[i * n + j] = v;
+                }
+            }
+            vec![("c", Data::F32(out))]
+        }
+        "polybench_2mm_kernel1" => {
+            let (a, b, alpha) = (c.f32("A"), c.f32("B"), c.float("alpha"));
+            let n = 20;
+            vec![("tmp", Data::F32(matmul(n, n, n, |i, k| alpha * a[i * n + k], |k, j| b[k * n + j])))]
+        }
+        "polybench_3mm_kernel2" => {
+            let (cm, d) = (c.f32("C"), c.f32("D"));
+            let (nj, nl, nm) = (24, 14, 30);
+            vec![("F", Data::F32(matmul(nj, nl, nm, |i, k| cm[i * nm + k], |k, j| d[k * nl + j])))]
+        }
+        "polybench_atax_kernel1" => {
+            let (a, x) = (c.f32("A"), c.f32("x"));
+            let ny = 30;
+            vec![("tmp", Data::F32(matmul(40, 1, ny, |i, j| a[i * ny + j], |j, _| x[j])))]
+        }
+        "polybench_atax_kernel2" => {
+            let (a, tmp) = (c.f32("A"), c.f32("tmp"));
+            let ny = 30;
+            vec![("y", Data::F32(matmul(ny, 1, 40, |j, i| a[i * ny + j], |i, _| tmp[i])))]
+        }
+        "polybench_bicg_kernel1" => {
+            let (a, r) = (c.f32("A"), c.f32("r"));
+            let ny = 34;
+            vec![("s", Data::F32(matmul(ny, 1, 48, |j, i| r[i] * a[i * ny + j], |_, _| 1.0)))]
+        }
+        "polybench_bicg_kernel2" => {
+            let (a, p) = (c.f32("A"), c.f32("p"));
+            let ny = 34;
+            vec![("q", Data::F32(matmul(48, 1, ny, |i, j| a[i * ny + j], |j, _| p[j])))]
+        }
+        "polybench_mvt_kernel1" => {
+            let (a, y) = (c.f32("a"), c.f32("y_1"));
+            let n = 38;
+            let mut x1 = out_f32(c, "x1");
+            for i in 0..n {
+                for j in 0..n {
+                    x1[i] += a[i * n + j] * y[j];
+                }
+            }
+            vec![("x1", Data::F32(x1))]
+        }
+        "polybench_gesummv" => {
+            let (a, b, x) = (c.f32("A"), c.f32("B"), c.f32("x"));
+            let (alpha, beta) = (c.float("alpha"), c.float("beta"));
+            let n = 36;
+            let (mut tmp, mut y) = (out_f32(c, "tmp"), out_f32(c, "y"));
+            for i in 0..n {
+                for j in 0..n {
+                    tmp[i] += a[i * n + j] * x[j];
+                    y[i] += b[i * n + j] * x[j];
+                }
+                y[i] = alpha * tmp[i] + beta * y[i];
+            }
+            vec![("tmp", Data::F32(tmp)), ("y", Data::F32(y))]
+        }
+        "polybench_syrk" | "polybench_syr2k" => {
+            let (ni, nj) = if c.entry == "polybench_syrk" { (20, 24) } else { (22, 20) };
+            let a = c.f32("a");
+            let b = if c.entry == "polybench_syrk" { a } else { c.f32("b") };
+            let (alpha, beta) = (c.float("alpha"), c.float("beta"));
+            let mut out = out_f32(c, "c");
+            for i in 0..ni {
+                for j in 0..ni {
+                    let mut v = out[i * ni + j] * beta;
+                    for k in 0..nj {
+                        v += if c.entry == "polybench_syrk" {
+                            alpha * a[i * nj + k] * a[j * nj + k]
+                        } else {
+                            alpha * a[i * nj + k] * b[j * nj + k] + alpha * b[i * nj + k] * a[j * nj + k]
+                        };
+                    }
+                    out[i * ni + j] = v;
+                }
+            }
+            vec![("c", Data::F32(out))]
+        }
+        "polybench_covar_kernel" => {
+            let data = c.f32("data");
+            let (m, n) = (20, 24);
+            let mut sym = out_f32(c, "symmat");
+            for j1 in 0..m {
+                for j2 in j1..m {
+                    let v: f32 = (0..n).map(|i| data[i * m + j1] * data[i * m + j2]).sum();
+                    sym[j1 * m + j2] = v;
+                    sym[j2 * m + j1] = v;
+                }
+            }
+            vec![("symmat", Data::F32(sym))]
+        }
+        "polybench_std_kernel" => {
+            let (mean, data) = (c.f32("mean"), c.f32("data"));
+            let (m, n) = (18, 24);
+            let std = (0..m)
+                .map(|j| {
+                    let s: f32 = (0..n).map(|i| (data[i * m + j] - mean[j]).powi(2)).sum();
+                    let s = ((f64::from(s) / 3_214_212.01) as f32).sqrt();
+                    if f64::from(s) <= 0.005 { 1.0 } else { s }
+                })
+                .collect();
+            vec![("std", Data::F32(std))]
+        }
+        "polybench_convolution2d" => {
+            let a = c.f32("A");
+            let n = 34;
+            let w = [[0.2f32, -0.3, 0.4], [0.5, 0.6, 0.7], [-0.8, -0.9, 0.10]];
+            let mut b = out_f32(c, "B");
+            for i in 1..n - 1 {
+                for j in 1..n - 1 {
+                    let mut v = 0.0;
+                    for (dj, col) in w.iter().enumerate() {
+                        for (di, wt) in col.iter().enumerate() {
+                            v += wt * a[(i + di - 1) * n + (j + dj - 1)];
+                        }
+                    }
+                    b[i * n + j] = v;
+                }
+            }
+            vec![("B", Data::F32(b))]
+        }
+        "polybench_convolution3d" => {
+            let a = c.f32("A");
+            let n = 12;
+            let i = u(c.int("i"));
+            let at = |di: usize, dj: usize, dk: usize, j: usize, k: usize| {
+                a[(i + di - 1) * n * n + (j + dj - 1) * n + (k + dk - 1)]
+            };
+            let mut b = out_f32(c, "B");
+            for j in 1..n - 1 {
+                for k in 1..n - 1 {
+                    let f = |di, dj, dk| at(di, dj, dk, j, k);
+                    b[i * n * n + j * n + k] = 2.0 * f(0, 0, 0) + 4.0 * f(2, 0, 0) + 5.0 * f(0, 0, 0)
+                        + 7.0 * f(2, 0, 0) - 8.0 * f(0, 0, 0) + 10.0 * f(2, 0, 0) - 3.0 * f(1, 0, 1)
+                        + 6.0 * f(1, 1, 1) - 9.0 * f(1, 2, 1) + 2.0 * f(0, 0, 2) + 4.0 * f(2, 0, 2)
+                        + 5.0 * f(0, 1, 2) + 7.0 * f(2, 1, 2) - 8.0 * f(0, 2, 2) + 10.0 * f(2, 2, 2);
+                }
+            }
+            vec![("B", Data::F32(b))]
+        }
+        "polybench_jacobi2d_kernel1" => {
+            let a = c.f32("A");
+            let n = 34;
+            let mut b = out_f32(c, "B");
+            for i in 1..n - 1 {
+                for j in 1..n - 1 {
+                    b[i * n + j] = 0.2
+                        * (a[i * n + j] + a[i * n + j - 1] + a[i * n + j + 1] + a[(i + 1) * n + j]
+                            + a[(i - 1) * n + j]);
+                }
+            }
+            vec![("B", Data::F32(b))]
+        }
+        "polybench_fdtd_step1" => {
+            let (fict, hz) = (c.f32("_fict_"), c.f32("hz"));
+            let (nx, ny) = (20, 30);
+            let mut ey = out_f32(c, "ey");
+            for i in 0..nx {
+                for j in 0..ny {
+                    ey[i * ny + j] = if i == 0 {
+                        fict[u(c.int("t"))]
+                    } else {
+                        ey[i * ny + j] - 0.5 * (hz[i * ny + j] - hz[(i - 1) * ny + j])
+                    };
+                }
+            }
+            vec![("ey", Data::F32(ey))]
+        }
+        "polybench_fdtd_step3" => {
+            let (ex, ey) = (c.f32("ex"), c.f32("ey"));
+            let (nx, ny) = (20, 30);
+            let mut hz = out_f32(c, "hz");
+            for i in 0..nx - 1 {
+                for j in 0..ny - 1 {
+                    hz[i * ny + j] -= 0.7
+                        * (ex[i * ny + j + 1] - ex[i * ny + j] + ey[(i + 1) * ny + j] - ey[i * ny + j]);
+                }
+            }
+            vec![("hz", Data::F32(hz))]
+        }
+        "polybench_adi_kernel1" => {
+            let a = c.f32("A");
+            let n = 16;
+            let (mut b, mut x) = (out_f32(c, "B"), out_f32(c, "X"));
+            for i1 in 0..n {
+                for i2 in 1..n {
+                    let (at, prev) = (i1 * n + i2, i1 * n + i2 - 1);
+                    x[at] -= x[prev] * a[at] / b[prev];
+                    b[at] -= a[at] * a[at] / b[prev];
+                }
+            }
+            vec![("B", Data::F32(b)), ("X", Data::F32(x))]
         }
         other => panic!("{other}: no reference"),
     }
