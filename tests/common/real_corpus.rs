@@ -151,7 +151,7 @@ macro_rules! data_kinds {
     ($($variant:ident $t:ty, $get:ident;)*) => {
         impl Data {
             /// `len` elements of `kind`, each `f(i)` (a float or integer value, converted).
-            pub fn from_fn(kind: ElementKind, len: usize, f: impl Fn(usize) -> Scalar) -> Self {
+            pub fn from_fn(kind: ElementKind, len: usize, mut f: impl FnMut(usize) -> Scalar) -> Self {
                 match kind {
                     $(ElementKind::$variant => Data::$variant((0..len).map(|i| f(i).$get()).collect()),)*
                     other => panic!("no test buffers of {other}"),
@@ -392,13 +392,11 @@ pub fn prepare(e: &Entry) -> Case {
             Some((how, arg)) => match how.as_str() {
                 "uniform" => {
                     let (lo, hi) = (arg[0].as_f64().unwrap(), arg[1].as_f64().unwrap());
-                    Data::from_fn(dtype, len, |_| Scalar::Float(0.0))
-                        .refill(|_| Scalar::Float(rng.uniform(lo, hi)))
+                    Data::from_fn(dtype, len, |_| Scalar::Float(rng.uniform(lo, hi)))
                 }
                 "int" => {
                     let (lo, hi) = (arg[0].as_i64().unwrap(), arg[1].as_i64().unwrap());
-                    Data::from_fn(dtype, len, |_| Scalar::Int(0))
-                        .refill(|_| Scalar::Int(i128::from(rng.int(lo, hi))))
+                    Data::from_fn(dtype, len, |_| Scalar::Int(i128::from(rng.int(lo, hi))))
                 }
                 "zero" => Data::from_fn(dtype, len, |_| Scalar::Int(0)),
                 "ones" => Data::from_fn(dtype, len, |_| Scalar::Int(1)),
@@ -424,16 +422,6 @@ pub fn prepare(e: &Entry) -> Case {
         block: e.config.block,
         params: named,
         buffers,
-    }
-}
-
-impl Data {
-    /// The same buffer with element `i` replaced by `f(i)`, in order.
-    fn refill(mut self, mut f: impl FnMut(usize) -> Scalar) -> Self {
-        for i in 0..self.len() {
-            self.set(i, f(i));
-        }
-        self
     }
 }
 

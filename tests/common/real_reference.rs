@@ -43,7 +43,6 @@ fn matmul(
 
 /// Fills the pointers whose manifest fill is `custom`.
 pub fn custom_fill(entry: &str, pointer: &str, kind: ElementKind, len: usize, rng: &mut Rng) -> Data {
-    let _ = rng;
     match (entry, pointer) {
         ("ggml_opt_step_adamw_f32", "pars") => {
             let t = 3;
@@ -60,6 +59,46 @@ pub fn custom_fill(entry: &str, pointer: &str, kind: ElementKind, len: usize, rn
             assert_eq!(len, pars.len());
             Data::from_fn(kind, len, |i| Scalar::Float(pars[i]))
         }
+        ("rodinia_bfs_kernel", "g_graph_nodes") => {
+            let n = len / 2;
+            let mut nodes = Vec::with_capacity(len);
+            for i in 0..n {
+                nodes.push(Scalar::Int(3 * i as i128));
+                nodes.push(Scalar::Int(i128::from(rng.int(0, 4))));
+            }
+            Data::from_fn(kind, len, |i| nodes[i])
+        }
+        ("rodinia_bfs_kernel", "g_graph_mask") => {
+            Data::from_fn(kind, len, |i| Scalar::Int(i128::from([0, 5, 9, 17, 30].contains(&i))))
+        }
+        ("rodinia_bfs_kernel", "g_graph_visited") => {
+            Data::from_fn(kind, len, |i| Scalar::Int(i128::from([0, 5, 9, 17, 30].contains(&i) || i % 7 == 3)))
+        }
+        ("rodinia_bfs_kernel", "g_cost") => Data::from_fn(kind, len, |i| {
+            Scalar::Int(if [0, 5, 9, 17, 30].contains(&i) {
+                2
+            } else if i % 7 == 3 {
+                1
+            } else {
+                -1
+            })
+        }),
+        ("rodinia_lud_diagonal", "m") => {
+            let dim = 20;
+            Data::from_fn(kind, len, |i| {
+                Scalar::Float(if i / dim == i % dim { 20.0 } else { rng.uniform(0.0, 1.0) })
+            })
+        }
+        ("rodinia_gaussian_fan1", "a_cuda") => {
+            let size = 20;
+            Data::from_fn(kind, len, |i| {
+                Scalar::Float(if i / size == i % size { 10.0 } else { rng.uniform(-1.0, 1.0) })
+            })
+        }
+        ("rodinia_srad", "d_iN") => Data::from_fn(kind, len, |r| Scalar::Int(r.saturating_sub(1) as i128)),
+        ("rodinia_srad", "d_iS") => Data::from_fn(kind, len, |r| Scalar::Int((r + 1).min(len - 1) as i128)),
+        ("rodinia_srad", "d_jW") => Data::from_fn(kind, len, |c| Scalar::Int(c.saturating_sub(1) as i128)),
+        ("rodinia_srad", "d_jE") => Data::from_fn(kind, len, |c| Scalar::Int((c + 1).min(len - 1) as i128)),
         _ => panic!("{entry}: no custom fill for {pointer}"),
     }
 }
@@ -612,6 +651,244 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
                 }
             }
             vec![("B", Data::F32(b)), ("X", Data::F32(x))]
+        }
+        "rodinia_hotspot_calculate_temp" => {
+            let (power, temp) = (c.f32("power"), c.f32("temp_src"));
+            let (cols, rows) = (u(c.int("grid_cols")), u(c.int("grid_rows")));
+            let sdc = c.float("step") / c.float("Cap");
+            let (rx, ry, rz) = (1.0 / c.float("Rx"), 1.0 / c.float("Ry"), 1.0 / c.float("Rz"));
+            let mut dst = out_f32(c, "temp_dst");
+            for r in 0..rows {
+                for col in 0..cols {
+                    let t = temp[r * cols + col];
+                    let at = |rr: usize, cc: usize| temp[rr * cols + cc];
+                    let (n, s) = (at(r.saturating_sub(1), col), at((r + 1).min(rows - 1), col));
+                    let (w, e) = (at(r, col.saturating_sub(1)), at(r, (col + 1).min(cols - 1)));
+                    let t64 = f64::from(t);
+                    let v = f64::from(power[r * cols + col])
+                        + (f64::from(s + n) - 2.0 * t64) * f64::from(ry)
+                        + (f64::from(e + w) - 2.0 * t64) * f64::from(rx)
+                        + f64::from((80.0 - t) * rz);
+                    dst[r * cols + col] = (t64 + f64::from(sdc) * v) as f32;
+                }
+            }
+            vec![("temp_dst", Data::F32(dst))]
+        }
+        "rodinia_pathfinder_dynproc" => {
+            let (wall, src) = (c.i32("gpuWall"), c.i32("gpuSrc"));
+            let (cols, start) = (u(c.int("cols")), u(c.int("startStep")));
+            let mut prev = src.to_vec();
+            for i in 0..u(c.int("iteration")) {
+                prev = (0..cols)
+                    .map(|x| {
+                        let m = prev[x.saturating_sub(1)].min(prev[x]).min(prev[(x + 1).min(cols - 1)]);
+                        m + wall[cols * (start + i) + x]
+                    })
+                    .collect();
+            }
+            vec![("gpuResults", Data::I32(prev))]
+        }
+        "rodinia_needle_shared_1" => {
+            let reference = c.i32("referrence");
+            let (cols, penalty, diag) = (u(c.int("cols")), c.int("penalty") as i32, u(c.int("i")));
+            let mut m = c.i32("matrix_cuda").to_vec();
+            for bx in 0..grid[0] {
+                let (r0, c0) = (16 * (diag - 1 - bx), 16 * bx);
+                for y in 1..=16 {
+                    for x in 1..=16 {
+                        let at = (r0 + y) * cols + c0 + x;
+                        let diagonal = m[at - cols - 1] + reference[at];
+                        m[at] = diagonal.max(m[at - 1] - penalty).max(m[at - cols] - penalty);
+                    }
+                }
+            }
+            vec![("matrix_cuda", Data::I32(m))]
+        }
+        "rodinia_bfs_kernel" => {
+            let (nodes, edges, visited) = (c.i32("g_graph_nodes"), c.i32("g_graph_edges"), c.u8("g_graph_visited"));
+            let mut mask = c.u8("g_graph_mask").to_vec();
+            let mut updating = c.u8("g_updating_graph_mask").to_vec();
+            let mut cost = c.i32("g_cost").to_vec();
+            let frontier: Vec<usize> = (0..mask.len()).filter(|&t| mask[t] != 0).collect();
+            for tid in frontier {
+                mask[tid] = 0;
+                let (start, count) = (u(i64::from(nodes[2 * tid])), u(i64::from(nodes[2 * tid + 1])));
+                for &id in &edges[start..start + count] {
+                    let id = u(i64::from(id));
+                    if visited[id] == 0 {
+                        cost[id] = cost[tid] + 1;
+                        updating[id] = 1;
+                    }
+                }
+            }
+            vec![
+                ("g_graph_mask", Data::U8(mask)),
+                ("g_updating_graph_mask", Data::U8(updating)),
+                ("g_cost", Data::I32(cost)),
+            ]
+        }
+        "rodinia_bpnn_layerforward" => {
+            let input = c.f32("input_cuda");
+            let hid = u(c.int("hid"));
+            let mut ih = out_f32(c, "input_hidden_cuda");
+            let mut sums = out_f32(c, "hidden_partial_sum");
+            for by in 0..grid[1] {
+                let index = |ty: usize, tx: usize| (hid + 1) * 16 * by + (hid + 1) * ty + tx + 1 + (hid + 1);
+                let mut w = [[0.0f32; 16]; 16];
+                for ty in 0..16 {
+                    for tx in 0..16 {
+                        w[ty][tx] = ih[index(ty, tx)] * input[16 * by + ty + 1];
+                    }
+                }
+                for i in 1..=4 {
+                    let p = 1 << i;
+                    for ty in (0..16).step_by(p) {
+                        for tx in 0..16 {
+                            w[ty][tx] += w[ty + p / 2][tx];
+                        }
+                    }
+                }
+                for ty in 0..16 {
+                    for tx in 0..16 {
+                        ih[index(ty, tx)] = w[ty][tx];
+                    }
+                    sums[by * hid + ty] = w[0][ty];
+                }
+            }
+            vec![("input_hidden_cuda", Data::F32(ih)), ("hidden_partial_sum", Data::F32(sums))]
+        }
+        "rodinia_lud_diagonal" => {
+            let (dim, off) = (u(c.int("matrix_dim")), u(c.int("offset")));
+            let mut m = out_f32(c, "m");
+            let mut s = [[0.0f32; 16]; 16];
+            for i in 0..16 {
+                for t in 0..16 {
+                    s[i][t] = m[(off + i) * dim + off + t];
+                }
+            }
+            for i in 0..15 {
+                for t in i + 1..16 {
+                    for j in 0..i {
+                        s[t][i] -= s[t][j] * s[j][i];
+                    }
+                    s[t][i] /= s[i][i];
+                }
+                for t in i + 1..16 {
+                    for j in 0..=i {
+                        s[i + 1][t] -= s[i + 1][j] * s[j][t];
+                    }
+                }
+            }
+            for i in 1..16 {
+                for t in 0..16 {
+                    m[(off + i) * dim + off + t] = s[i][t];
+                }
+            }
+            vec![("m", Data::F32(m))]
+        }
+        "rodinia_gaussian_fan1" => {
+            let a = c.f32("a_cuda");
+            let (size, t) = (u(c.int("Size")), u(c.int("t")));
+            let mut m = out_f32(c, "m_cuda");
+            for x in 0..size - 1 - t {
+                m[size * (x + t + 1) + t] = a[size * (x + t + 1) + t] / a[size * t + t];
+            }
+            vec![("m_cuda", Data::F32(m))]
+        }
+        "rodinia_gaussian_fan2" => {
+            let m = c.f32("m_cuda");
+            let (size, t) = (u(c.int("Size")), u(c.int("t")));
+            let (mut a, mut b) = (out_f32(c, "a_cuda"), out_f32(c, "b_cuda"));
+            let row_t: Vec<f32> = a[size * t..size * (t + 1)].to_vec();
+            let bt = b[t];
+            for x in 0..size - 1 - t {
+                let f = m[size * (x + 1 + t) + t];
+                for y in 0..size - t {
+                    a[size * (x + 1 + t) + y + t] -= f * row_t[y + t];
+                }
+                b[x + 1 + t] -= f * bt;
+            }
+            vec![("a_cuda", Data::F32(a)), ("b_cuda", Data::F32(b))]
+        }
+        "rodinia_srad" => {
+            let img = c.f32("d_I");
+            let (i_n, i_s, j_e, j_w) = (c.i32("d_iN"), c.i32("d_iS"), c.i32("d_jE"), c.i32("d_jW"));
+            let (nr, ne) = (u(c.int("d_Nr")), u(c.int("d_Ne")));
+            let q0 = c.float("d_q0sqr");
+            let mut outs: Vec<Vec<f32>> = ["d_dN", "d_dS", "d_dW", "d_dE", "d_c"].iter().map(|n| out_f32(c, n)).collect();
+            for ei in 0..ne {
+                let (mut row, mut col) = (((ei + 1) % nr).wrapping_sub(1), (ei + 1) / nr);
+                if (ei + 1) % nr == 0 {
+                    row = nr - 1;
+                    col -= 1;
+                }
+                let jc = img[ei];
+                let d = [
+                    img[u(i64::from(i_n[row])) + nr * col] - jc,
+                    img[u(i64::from(i_s[row])) + nr * col] - jc,
+                    img[row + nr * u(i64::from(j_w[col]))] - jc,
+                    img[row + nr * u(i64::from(j_e[col]))] - jc,
+                ];
+                let g2 = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + d[3] * d[3]) / (jc * jc);
+                let l = (d[0] + d[1] + d[2] + d[3]) / jc;
+                let num = 0.5 * f64::from(g2) - (1.0 / 16.0) * f64::from(l * l);
+                let den = 1.0 + 0.25 * f64::from(l);
+                let qsqr = (num / (den * den)) as f32;
+                let den = (qsqr - q0) / (q0 * (1.0 + q0));
+                let cc = (1.0 / (1.0 + f64::from(den))) as f32;
+                for (k, v) in d.iter().enumerate() {
+                    outs[k][ei] = *v;
+                }
+                outs[4][ei] = cc.clamp(0.0, 1.0);
+            }
+            let mut outs = outs.into_iter();
+            let mut next = || Data::F32(outs.next().unwrap());
+            vec![("d_dN", next()), ("d_dS", next()), ("d_dW", next()), ("d_dE", next()), ("d_c", next())]
+        }
+        "rodinia_nn_euclid" => {
+            let loc = c.f32("d_locations");
+            let (lat, lng) = (c.float("lat"), c.float("lng"));
+            let d = loc
+                .chunks(2)
+                .map(|p| ((lat - p[0]) * (lat - p[0]) + (lng - p[1]) * (lng - p[1])).sqrt())
+                .collect();
+            vec![("d_distances", Data::F32(d))]
+        }
+        "rodinia_kmeans_point" => {
+            let (f, cl) = (c.f32("features"), c.f32("clusters"));
+            let (nf, np, nc) = (u(c.int("nfeatures")), u(c.int("npoints")), u(c.int("nclusters")));
+            let membership = (0..np)
+                .map(|p| {
+                    let mut best = (-1, f32::MAX);
+                    for i in 0..nc {
+                        let d: f32 = (0..nf).map(|j| (f[p + j * np] - cl[i * nf + j]).powi(2)).sum();
+                        if d < best.1 {
+                            best = (i as i32, d);
+                        }
+                    }
+                    best.0
+                })
+                .collect();
+            vec![("membership", Data::I32(membership))]
+        }
+        "rodinia_streamcluster_compute_cost" => {
+            let (w, assign, cost) = (c.f32("p_weight"), c.i64("p_assign"), c.f32("p_cost"));
+            let (coord, table) = (c.f32("coord_d"), c.i32("center_table_d"));
+            let n = |s: &str| u(c.int(s));
+            let (num, dim, x, k, stride) = (n("num"), n("dim"), n("x"), n("K"), n("stride"));
+            let mut work = out_f32(c, "work_mem_d");
+            let mut switch = c.u8("switch_membership_d").to_vec();
+            for tid in 0..num {
+                let dist: f32 = (0..dim).map(|i| (coord[i * num + tid] - coord[i * num + x]).powi(2)).sum();
+                let x_cost = dist * w[tid];
+                if x_cost < cost[tid] {
+                    switch[tid] = 1;
+                    work[tid * stride + k] += x_cost - cost[tid];
+                } else {
+                    work[tid * stride + u(i64::from(table[u(assign[tid])]))] += cost[tid] - x_cost;
+                }
+            }
+            vec![("work_mem_d", Data::F32(work)), ("switch_membership_d", Data::U8(switch))]
         }
         other => panic!("{other}: no reference"),
     }
