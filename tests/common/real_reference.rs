@@ -99,6 +99,19 @@ pub fn custom_fill(entry: &str, pointer: &str, kind: ElementKind, len: usize, rn
         ("rodinia_srad", "d_iS") => Data::from_fn(kind, len, |r| Scalar::Int((r + 1).min(len - 1) as i128)),
         ("rodinia_srad", "d_jW") => Data::from_fn(kind, len, |c| Scalar::Int(c.saturating_sub(1) as i128)),
         ("rodinia_srad", "d_jE") => Data::from_fn(kind, len, |c| Scalar::Int((c + 1).min(len - 1) as i128)),
+        ("samples_particles_find_cell_start", "cellStart") => Data::from_fn(kind, len, |_| Scalar::Int(0xffff_ffff)),
+        ("samples_particles_find_cell_start", "gridParticleHash") => {
+            let mut hashes: Vec<i64> = (0..len).map(|_| rng.int(0, 64)).collect();
+            hashes.sort_unstable();
+            Data::from_fn(kind, len, |i| Scalar::Int(i128::from(hashes[i])))
+        }
+        ("samples_particles_find_cell_start", "gridParticleIndex") => {
+            let mut perm: Vec<usize> = (0..len).collect();
+            for i in (1..len).rev() {
+                perm.swap(i, u(rng.int(0, i as i64 + 1)));
+            }
+            Data::from_fn(kind, len, |i| Scalar::Int(perm[i] as i128))
+        }
         _ => panic!("{entry}: no custom fill for {pointer}"),
     }
 }
@@ -889,6 +902,334 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
                 }
             }
             vec![("work_mem_d", Data::F32(work)), ("switch_membership_d", Data::U8(switch))]
+        }
+        "samples_vector_add" => {
+            let (a, b) = (c.f32("A"), c.f32("B"));
+            vec![("C", Data::F32(a.iter().zip(b).map(|(x, y)| x + y + 0.0).collect()))]
+        }
+        "samples_matrix_mul_tiled" => {
+            let (a, b) = (c.f32("A"), c.f32("B"));
+            let (wa, wb) = (u(c.int("wA")), u(c.int("wB")));
+            let rows = 16 * grid[1];
+            vec![("C", Data::F32(matmul(rows, wb, wa, |i, k| a[i * wa + k], |k, j| b[k * wb + j])))]
+        }
+        "samples_transpose_coalesced" => {
+            let idata = c.f32("idata");
+            let (w, h) = (u(c.int("width")), u(c.int("height")));
+            let mut o = out_f32(c, "odata");
+            for y in 0..h {
+                for x in 0..w {
+                    o[x * h + y] = idata[y * w + x];
+                }
+            }
+            vec![("odata", Data::F32(o))]
+        }
+        "samples_reduce7" => {
+            let x = c.f32("g_idata");
+            let step = 2 * 256 * grid[0];
+            let mut sums = vec![0.0f32; grid[0]];
+            for (i, v) in x.iter().enumerate() {
+                sums[(i % step) / 512] += v;
+            }
+            vec![("g_odata", Data::F32(sums))]
+        }
+        "samples_scan_exclusive_shared" => {
+            let src = c.u32("d_Src");
+            let seg = u(c.int("size"));
+            let mut dst = Vec::with_capacity(src.len());
+            for chunk in src.chunks(seg) {
+                let mut acc = 0u32;
+                for v in chunk {
+                    dst.push(acc);
+                    acc = acc.wrapping_add(*v);
+                }
+            }
+            vec![("d_Dst", Data::U32(dst))]
+        }
+        "samples_histogram256" => {
+            let data = c.u32("d_Data");
+            let step = 192 * grid[0];
+            let mut hist = vec![0u32; grid[0] * 256];
+            for (p, w) in data.iter().enumerate() {
+                let b = (p % step) / 192;
+                for shift in [0, 8, 16, 24] {
+                    hist[b * 256 + ((w >> shift) & 0xff) as usize] += 1;
+                }
+            }
+            vec![("d_PartialHistograms", Data::U32(hist))]
+        }
+        "samples_black_scholes_float2" => {
+            let (s_, x_, t_) = (c.f32("d_StockPrice"), c.f32("d_OptionStrike"), c.f32("d_OptionYears"));
+            let (r, v) = (f64::from(c.float("Riskfree")), f64::from(c.float("Volatility")));
+            let (mut call, mut put) = (out_f32(c, "d_CallResult"), out_f32(c, "d_PutResult"));
+            let cnd = |d: f64| {
+                let k = 1.0 / (1.0 + 0.231_641_9 * d.abs());
+                let poly = k * (0.319_381_53 + k * (-0.356_563_782 + k * (1.781_477_937 + k * (-1.821_255_978 + k * 1.330_274_429))));
+                let c = 0.398_942_280_401_432_7 * (-0.5 * d * d).exp() * poly;
+                if d > 0.0 { 1.0 - c } else { c }
+            };
+            for i in 0..2 * (u(c.int("optN")) / 2) {
+                let (s, x, t) = (f64::from(s_[i]), f64::from(x_[i]), f64::from(t_[i]));
+                let sqrt_t = t.sqrt();
+                let d1 = ((s / x).ln() + (r + 0.5 * v * v) * t) / (v * sqrt_t);
+                let d2 = d1 - v * sqrt_t;
+                let exp_rt = (-r * t).exp();
+                call[i] = (s * cnd(d1) - x * exp_rt * cnd(d2)) as f32;
+                put[i] = (x * exp_rt * (1.0 - cnd(d2)) - s * (1.0 - cnd(d1))) as f32;
+            }
+            vec![("d_CallResult", Data::F32(call)), ("d_PutResult", Data::F32(put))]
+        }
+        "samples_monte_carlo_one_block_per_option" => {
+            let states = c.u32("rngStates");
+            let (s_, x_, mu_, v_) = (c.f32("d_S"), c.f32("d_X"), c.f32("d_MuByT"), c.f32("d_VBySqrtT"));
+            let path_n = u(c.int("pathN"));
+            let mut out = out_f32(c, "d_CallValue");
+            let uniform = |state: &mut u32| {
+                *state ^= *state << 13;
+                *state ^= *state >> 17;
+                *state ^= *state << 5;
+                (*state >> 8) as f32 * (1.0 / 16_777_216.0) + 0.5 / 16_777_216.0
+            };
+            for opt in 0..u(c.int("optionN")) {
+                let (mut sum, mut sum2) = (0.0f64, 0.0f64);
+                for t in 0..block[0] {
+                    let mut state = states[opt * block[0] + t];
+                    for _ in (t..path_n).step_by(128) {
+                        let (u1, u2) = (uniform(&mut state), uniform(&mut state));
+                        let r = (-2.0 * u1.ln()).sqrt() * (std::f32::consts::TAU * u2).cos();
+                        let v = (f64::from(s_[opt]) * f64::from(mu_[opt] + v_[opt] * r).exp() - f64::from(x_[opt])).max(0.0);
+                        sum += v;
+                        sum2 += v * v;
+                    }
+                }
+                out[2 * opt] = sum as f32;
+                out[2 * opt + 1] = sum2 as f32;
+            }
+            vec![("d_CallValue", Data::F32(out))]
+        }
+        "samples_fwt_batch2" => {
+            let input = c.f32("d_Input");
+            let stride = u(c.int("stride"));
+            let n = block[0] * grid[0] * 4;
+            let mut out = out_f32(c, "d_Output");
+            for y in 0..grid[1] {
+                let (src, dst) = (&input[y * n..][..n], &mut out[y * n..][..n]);
+                for pos in 0..n / 4 {
+                    let lo = pos & (stride - 1);
+                    let i0 = ((pos - lo) << 2) + lo;
+                    let (i1, i2, i3) = (i0 + stride, i0 + 2 * stride, i0 + 3 * stride);
+                    let (d0, d1, d2, d3) = (src[i0] + src[i2], src[i1] + src[i3], src[i0] - src[i2], src[i1] - src[i3]);
+                    dst[i0] = d0 + d1;
+                    dst[i1] = d0 - d1;
+                    dst[i2] = d2 + d3;
+                    dst[i3] = d2 - d3;
+                }
+            }
+            vec![("d_Output", Data::F32(out))]
+        }
+        "samples_fwt_modulate" => {
+            let b = c.f32("d_B");
+            let rcp = 1.0 / c.int("N") as f32;
+            let mut a = out_f32(c, "d_A");
+            for (x, y) in a.iter_mut().zip(b) {
+                *x *= y * rcp;
+            }
+            vec![("d_A", Data::F32(a))]
+        }
+        "samples_convolution_rows" => {
+            let src = c.f32("d_Src");
+            let (w, pitch) = (u(c.int("imageW")), u(c.int("pitch")));
+            let k = [
+                0.0010f32, 0.0040, 0.0110, 0.0260, 0.0500, 0.0810, 0.1100, 0.1290, 0.1360, 0.1290, 0.1100,
+                0.0810, 0.0500, 0.0260, 0.0110, 0.0040, 0.0010,
+            ];
+            let mut dst = out_f32(c, "d_Dst");
+            for y in 0..4 * grid[1] {
+                for x in 0..128 * grid[0] {
+                    let mut sum = 0.0f32;
+                    for j in -8i64..=8 {
+                        let xx = x as i64 + j;
+                        let v = if xx >= 0 && (xx as usize) < w { src[y * pitch + xx as usize] } else { 0.0 };
+                        sum = k[(8 - j) as usize].mul_add(v, sum);
+                    }
+                    dst[y * pitch + x] = sum;
+                }
+            }
+            vec![("d_Dst", Data::F32(dst))]
+        }
+        "samples_nbody_integrate_bodies" => {
+            let old = c.f32("oldPos");
+            let (dt, damping) = (c.float("deltaTime"), c.float("damping"));
+            let n = u(c.int("deviceNumBodies"));
+            let tiles = u(c.int("numTiles")) * block[0];
+            let (mut pos, mut vel) = (out_f32(c, "newPos"), out_f32(c, "vel"));
+            for i in 0..n {
+                let bi = &old[4 * i..4 * i + 4];
+                let mut acc = [0.0f32; 3];
+                for j in 0..tiles {
+                    let bj = &old[4 * j..4 * j + 4];
+                    let r = [bj[0] - bi[0], bj[1] - bi[1], bj[2] - bi[2]];
+                    let dist = r[0] * r[0] + r[1] * r[1] + r[2] * r[2] + 0.01;
+                    let inv = 1.0 / dist.sqrt();
+                    let s = bj[3] * inv * inv * inv;
+                    for d in 0..3 {
+                        acc[d] += r[d] * s;
+                    }
+                }
+                for d in 0..3 {
+                    let v = (vel[4 * i + d] + acc[d] * dt) * damping;
+                    vel[4 * i + d] = v;
+                    pos[4 * i + d] = bi[d] + v * dt;
+                }
+                pos[4 * i + 3] = bi[3];
+            }
+            vec![("newPos", Data::F32(pos)), ("vel", Data::F32(vel))]
+        }
+        "samples_particles_calc_hash" => {
+            let p = c.f32("pos");
+            let hash = p
+                .chunks(4)
+                .map(|q| {
+                    let cell = |v: f32| (((v + 1.0) / 0.25).floor() as i32 & 7) as u32;
+                    cell(q[2]) * 64 + cell(q[1]) * 8 + cell(q[0])
+                })
+                .collect();
+            let index = (0..p.len() / 4).map(|i| i as u32).collect();
+            vec![("gridParticleHash", Data::U32(hash)), ("gridParticleIndex", Data::U32(index))]
+        }
+        "samples_particles_find_cell_start" => {
+            let (hash, index) = (c.u32("gridParticleHash"), c.u32("gridParticleIndex"));
+            let (old_pos, old_vel) = (c.f32("oldPos"), c.f32("oldVel"));
+            let n = hash.len();
+            let (mut start, mut end) = (c.u32("cellStart").to_vec(), c.u32("cellEnd").to_vec());
+            let (mut pos, mut vel) = (out_f32(c, "sortedPos"), out_f32(c, "sortedVel"));
+            for i in 0..n {
+                let h = hash[i] as usize;
+                if i == 0 || hash[i] != hash[i - 1] {
+                    start[h] = i as u32;
+                    if i > 0 {
+                        end[hash[i - 1] as usize] = i as u32;
+                    }
+                }
+                if i == n - 1 {
+                    end[h] = i as u32 + 1;
+                }
+                let s = index[i] as usize;
+                pos[4 * i..4 * i + 4].copy_from_slice(&old_pos[4 * s..4 * s + 4]);
+                vel[4 * i..4 * i + 4].copy_from_slice(&old_vel[4 * s..4 * s + 4]);
+            }
+            vec![
+                ("cellStart", Data::U32(start)),
+                ("cellEnd", Data::U32(end)),
+                ("sortedPos", Data::F32(pos)),
+                ("sortedVel", Data::F32(vel)),
+            ]
+        }
+        "samples_mandelbrot" => {
+            let n = |s: &str| c.int(s) as i32;
+            let (w, h, crunch, frame) = (n("imageW"), n("imageH"), n("crunch"), n("frame"));
+            let (x_off, y_off, scale) = (c.float("xOff"), c.float("yOff"), c.float("scale"));
+            let colors = [n("colorR"), n("colorG"), n("colorB")];
+            let mut dst = c.u8("dst").to_vec();
+            for iy in 0..h {
+                for ix in 0..w {
+                    let (xc, yc) = ((ix as f32).mul_add(scale, x_off), (iy as f32).mul_add(scale, y_off));
+                    let (mut x, mut y, mut xx, mut yy) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
+                    let mut i = crunch;
+                    loop {
+                        i -= 1;
+                        if i == 0 || xx + yy >= 4.0 {
+                            break;
+                        }
+                        y = x * y * 2.0 + yc;
+                        x = xx - yy + xc;
+                        yy = y * y;
+                        xx = x * x;
+                    }
+                    let m = if i > 0 { crunch - i } else { 0 };
+                    let p = 4 * (w * iy + ix) as usize;
+                    for ch in 0..3 {
+                        let color = i32::from((m * colors[ch]) as u8);
+                        dst[p + ch] = if frame == 0 {
+                            color as u8
+                        } else {
+                            ((i32::from(dst[p + ch]) * frame + color + (frame + 1) / 2) / (frame + 1)) as u8
+                        };
+                    }
+                    if frame == 0 {
+                        dst[p + 3] = 0;
+                    }
+                }
+            }
+            vec![("dst", Data::U8(dst))]
+        }
+        "samples_sobel" => {
+            let img = c.u8("img");
+            let (pitch, w, h) = (u(c.int("Pitch")), c.int("w"), c.int("h"));
+            let scale = c.float("fScale");
+            let at = |x: i64, y: i64| i32::from(img[u(y.clamp(0, h - 1) * w + x.clamp(0, w - 1))]);
+            let mut out = c.u8("pSobelOriginal").to_vec();
+            for y in 0..grid[0] as i64 {
+                for x in 0..w {
+                    let p = |dx: i64, dy: i64| at(x + dx, y + dy);
+                    let horz = p(1, -1) + 2 * p(1, 0) + p(1, 1) - p(-1, -1) - 2 * p(-1, 0) - p(-1, 1);
+                    let vert = p(-1, -1) + 2 * p(0, -1) + p(1, -1) - p(-1, 1) - 2 * p(0, 1) - p(1, 1);
+                    let sum = (scale * (horz.abs() + vert.abs()) as f32) as i16;
+                    out[u(y) * pitch + u(x)] = sum.clamp(0, 255) as u8;
+                }
+            }
+            vec![("pSobelOriginal", Data::U8(out))]
+        }
+        "ggml_argsort_f32_i32_asc" => {
+            let (x, ncols) = (c.f32("x"), u(c.int("ncols")));
+            let mut dst = Vec::new();
+            for row in x.chunks(ncols) {
+                let mut idx: Vec<i32> = (0..ncols as i32).collect();
+                idx.sort_by(|a, b| row[*a as usize].total_cmp(&row[*b as usize]));
+                dst.extend(idx);
+            }
+            vec![("dst", Data::I32(dst))]
+        }
+        "ggml_fwht_f32_128" => {
+            let src = c.f32("src");
+            let scale = c.float("scale");
+            let mut dst = out_f32(c, "dst");
+            for r in 0..u(c.int("n_rows")) {
+                let mut reg = [[0.0f32; 4]; 32];
+                for lane in 0..32 {
+                    for i in 0..4 {
+                        reg[lane][i] = src[r * 128 + i * 32 + lane] * scale;
+                    }
+                }
+                let mut h = 1;
+                while h < 32 {
+                    let prev = reg;
+                    for lane in 0..32 {
+                        for j in 0..4 {
+                            let (v, v2) = (prev[lane][j], prev[lane ^ h][j]);
+                            reg[lane][j] = if lane & h == 0 { v + v2 } else { v2 - v };
+                        }
+                    }
+                    h *= 2;
+                }
+                for lane in reg.iter_mut() {
+                    for step in [1, 2] {
+                        for j in (0..4).step_by(2 * step) {
+                            for k in 0..step {
+                                let (a, b) = (lane[j + k], lane[j + k + step]);
+                                lane[j + k] = a + b;
+                                lane[j + k + step] = a - b;
+                            }
+                        }
+                    }
+                }
+                for lane in 0..32 {
+                    for i in 0..4 {
+                        dst[r * 128 + i * 32 + lane] = reg[lane][i];
+                    }
+                }
+            }
+            vec![("dst", Data::F32(dst))]
         }
         other => panic!("{other}: no reference"),
     }
