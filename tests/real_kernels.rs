@@ -123,7 +123,10 @@ fn an_index_out_of_range_faults_on_the_emulator() {
             Err(Error::MemoryFault(fault)) => {
                 assert_eq!(fault.entry, e.entry, "{fault}");
             }
-            Ok(_) => panic!("{}: {pointer}[{element}] = {value:?} did not fault", e.entry),
+            Ok(_) => panic!(
+                "{}: {pointer}[{element}] = {value:?} did not fault",
+                e.entry
+            ),
             Err(other) => panic!("{}: expected a memory fault, got {other}", e.entry),
         }
         checked += 1;
@@ -142,7 +145,10 @@ fn the_emulators_refusals_are_the_recorded_ones() {
         };
         let case = prepare(&e);
         match run(&Device::emulator(), &e, &case) {
-            Ok(_) => panic!("{}: ran, though the manifest says the emulator refuses it", e.entry),
+            Ok(_) => panic!(
+                "{}: ran, though the manifest says the emulator refuses it",
+                e.entry
+            ),
             Err(err) => assert!(
                 err.to_string().contains(refuses),
                 "{}: refused with `{err}`, not `{refuses}`",
@@ -172,7 +178,11 @@ fn the_manifest_describes_every_kernel() {
             "{}: target {target}",
             e.entry
         );
-        assert!(recorded.contains_key(&e.entry), "{}: no verdict recorded", e.entry);
+        assert!(
+            recorded.contains_key(&e.entry),
+            "{}: no verdict recorded",
+            e.entry
+        );
         // Buffers sized by the extents, launched as the manifest says: every extent has a
         // value for the launch.
         let lens = real_corpus::extents(e);

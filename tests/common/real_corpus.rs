@@ -3,7 +3,8 @@
 //! entry's launch and filled as the manifest says (outputs with a sentinel, so an element never
 //! written is caught), one launch through `load_unverified`, and the outputs compared with the
 //! Rust references of real_reference.rs. tests/real_kernels.rs runs it on the emulator and
-//! asserts today's `load()` verdicts; tests/gpu_real.rs runs it on a GPU.
+//! asserts today's `load()` verdicts; tests/cuda_model.rs runs it through the CUDA backend on
+//! the driver model and tests/gpu_real.rs on a GPU.
 #![allow(
     dead_code,
     unreachable_pub,
@@ -80,8 +81,14 @@ fn three(v: &Value, what: &str) -> [u32; 3] {
 }
 
 fn param_value(kind: ElementKind, v: &Value, name: &str) -> ParamValue {
-    let int = || v.as_i64().unwrap_or_else(|| panic!("param {name} is not an integer"));
-    let float = || v.as_f64().unwrap_or_else(|| panic!("param {name} is not a number"));
+    let int = || {
+        v.as_i64()
+            .unwrap_or_else(|| panic!("param {name} is not an integer"))
+    };
+    let float = || {
+        v.as_f64()
+            .unwrap_or_else(|| panic!("param {name} is not a number"))
+    };
     match kind {
         ElementKind::I32 => ParamValue::I32(i32::try_from(int()).unwrap()),
         ElementKind::U32 => ParamValue::U32(u32::try_from(int()).unwrap()),
@@ -115,9 +122,9 @@ pub fn manifest() -> Vec<Entry> {
                 .iter()
                 .filter_map(|p| match p.kind {
                     CustomKind::Value(kind) => {
-                        let v = e["params"].get(p.name.as_ref()).unwrap_or_else(|| {
-                            panic!("{entry}: no value for param {}", p.name)
-                        });
+                        let v = e["params"]
+                            .get(p.name.as_ref())
+                            .unwrap_or_else(|| panic!("{entry}: no value for param {}", p.name));
                         Some(param_value(kind, v, &p.name))
                     }
                     _ => None,
@@ -372,10 +379,7 @@ pub fn extents(e: &Entry) -> Vec<usize> {
 pub fn prepare(e: &Entry) -> Case {
     let mut buffers = BTreeMap::new();
     let lens = extents(e);
-    let pointers = e
-        .params_table()
-        .into_iter()
-        .filter(|(_, k)| k.is_pointer());
+    let pointers = e.params_table().into_iter().filter(|(_, k)| k.is_pointer());
     for ((name, kind), len) in pointers.zip(lens) {
         let dtype = kind.dtype();
         let fill = e.raw["fill"].get(name.as_str());
@@ -518,13 +522,14 @@ pub fn compare(e: &Entry, got: &BTreeMap<String, Data>, want: &[(&str, Data)]) -
 }
 
 /// Runs every kernel of the corpus on `device` and checks it against its reference; panics
-/// naming every kernel that failed. Kernels whose manifest records a construct the emulator
-/// refuses are skipped here (`emulator_refusals` tests those) when `device` is the emulator.
-pub fn run_all(device: &Device, on_emulator: bool) {
+/// naming every kernel that failed. With `skip_refused` (a device that runs PTX with jitseam's
+/// interpreter), kernels whose manifest records a construct the interpreter refuses are left
+/// out: tests/real_kernels.rs tests those refusals.
+pub fn run_all(device: &Device, skip_refused: bool) {
     let mut failures = Vec::new();
     let entries = manifest();
     for e in &entries {
-        if on_emulator && e.emulator_refuses().is_some() {
+        if skip_refused && e.emulator_refuses().is_some() {
             continue;
         }
         let case = prepare(e);

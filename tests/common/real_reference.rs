@@ -42,7 +42,13 @@ fn matmul(
 }
 
 /// Fills the pointers whose manifest fill is `custom`.
-pub fn custom_fill(entry: &str, pointer: &str, kind: ElementKind, len: usize, rng: &mut Rng) -> Data {
+pub fn custom_fill(
+    entry: &str,
+    pointer: &str,
+    kind: ElementKind,
+    len: usize,
+    rng: &mut Rng,
+) -> Data {
     match (entry, pointer) {
         ("ggml_opt_step_adamw_f32", "pars") => {
             let t = 3;
@@ -68,12 +74,12 @@ pub fn custom_fill(entry: &str, pointer: &str, kind: ElementKind, len: usize, rn
             }
             Data::from_fn(kind, len, |i| nodes[i])
         }
-        ("rodinia_bfs_kernel", "g_graph_mask") => {
-            Data::from_fn(kind, len, |i| Scalar::Int(i128::from([0, 5, 9, 17, 30].contains(&i))))
-        }
-        ("rodinia_bfs_kernel", "g_graph_visited") => {
-            Data::from_fn(kind, len, |i| Scalar::Int(i128::from([0, 5, 9, 17, 30].contains(&i) || i % 7 == 3)))
-        }
+        ("rodinia_bfs_kernel", "g_graph_mask") => Data::from_fn(kind, len, |i| {
+            Scalar::Int(i128::from([0, 5, 9, 17, 30].contains(&i)))
+        }),
+        ("rodinia_bfs_kernel", "g_graph_visited") => Data::from_fn(kind, len, |i| {
+            Scalar::Int(i128::from([0, 5, 9, 17, 30].contains(&i) || i % 7 == 3))
+        }),
         ("rodinia_bfs_kernel", "g_cost") => Data::from_fn(kind, len, |i| {
             Scalar::Int(if [0, 5, 9, 17, 30].contains(&i) {
                 2
@@ -86,20 +92,38 @@ pub fn custom_fill(entry: &str, pointer: &str, kind: ElementKind, len: usize, rn
         ("rodinia_lud_diagonal", "m") => {
             let dim = 20;
             Data::from_fn(kind, len, |i| {
-                Scalar::Float(if i / dim == i % dim { 20.0 } else { rng.uniform(0.0, 1.0) })
+                Scalar::Float(if i / dim == i % dim {
+                    20.0
+                } else {
+                    rng.uniform(0.0, 1.0)
+                })
             })
         }
         ("rodinia_gaussian_fan1", "a_cuda") => {
             let size = 20;
             Data::from_fn(kind, len, |i| {
-                Scalar::Float(if i / size == i % size { 10.0 } else { rng.uniform(-1.0, 1.0) })
+                Scalar::Float(if i / size == i % size {
+                    10.0
+                } else {
+                    rng.uniform(-1.0, 1.0)
+                })
             })
         }
-        ("rodinia_srad", "d_iN") => Data::from_fn(kind, len, |r| Scalar::Int(r.saturating_sub(1) as i128)),
-        ("rodinia_srad", "d_iS") => Data::from_fn(kind, len, |r| Scalar::Int((r + 1).min(len - 1) as i128)),
-        ("rodinia_srad", "d_jW") => Data::from_fn(kind, len, |c| Scalar::Int(c.saturating_sub(1) as i128)),
-        ("rodinia_srad", "d_jE") => Data::from_fn(kind, len, |c| Scalar::Int((c + 1).min(len - 1) as i128)),
-        ("samples_particles_find_cell_start", "cellStart") => Data::from_fn(kind, len, |_| Scalar::Int(0xffff_ffff)),
+        ("rodinia_srad", "d_iN") => {
+            Data::from_fn(kind, len, |r| Scalar::Int(r.saturating_sub(1) as i128))
+        }
+        ("rodinia_srad", "d_iS") => {
+            Data::from_fn(kind, len, |r| Scalar::Int((r + 1).min(len - 1) as i128))
+        }
+        ("rodinia_srad", "d_jW") => {
+            Data::from_fn(kind, len, |c| Scalar::Int(c.saturating_sub(1) as i128))
+        }
+        ("rodinia_srad", "d_jE") => {
+            Data::from_fn(kind, len, |c| Scalar::Int((c + 1).min(len - 1) as i128))
+        }
+        ("samples_particles_find_cell_start", "cellStart") => {
+            Data::from_fn(kind, len, |_| Scalar::Int(0xffff_ffff))
+        }
         ("samples_particles_find_cell_start", "gridParticleHash") => {
             let mut hashes: Vec<i64> = (0..len).map(|_| rng.int(0, 64)).collect();
             hashes.sort_unstable();
@@ -123,21 +147,29 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
     match c.entry.as_str() {
         "ggml_clamp_f32" => {
             let (x, lo, hi) = (c.f32("x"), c.float("min"), c.float("max"));
-            vec![("dst", Data::F32(x.iter().map(|v| v.max(lo).min(hi)).collect()))]
+            vec![(
+                "dst",
+                Data::F32(x.iter().map(|v| v.max(lo).min(hi)).collect()),
+            )]
         }
         "ggml_scale_f32" => {
             let (x, s, b) = (c.f32("x"), c.float("scale"), c.float("bias"));
-            vec![("dst", Data::F32(x.iter().map(|v| s.mul_add(*v, b)).collect()))]
+            vec![(
+                "dst",
+                Data::F32(x.iter().map(|v| s.mul_add(*v, b)).collect()),
+            )]
         }
         "ggml_silu_f32" => {
             let x = c.f32("x");
-            vec![("dst", Data::F32(x.iter().map(|v| v / (1.0 + (-v).exp())).collect()))]
+            vec![(
+                "dst",
+                Data::F32(x.iter().map(|v| v / (1.0 + (-v).exp())).collect()),
+            )]
         }
         "ggml_gelu_f32" => {
             let x = c.f32("x");
-            let gelu = |x: f32| {
-                0.5 * x * (1.0 + (0.797_884_6 * x * (1.0 + 0.044715 * x * x)).tanh())
-            };
+            let gelu =
+                |x: f32| 0.5 * x * (1.0 + (0.797_884_6 * x * (1.0 + 0.044715 * x * x)).tanh());
             vec![("dst", Data::F32(x.iter().map(|v| gelu(*v)).collect()))]
         }
         "ggml_add_bcast_f32" => {
@@ -236,11 +268,18 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
         "ggml_rope_norm_f32" => {
             let (x, pos) = (c.f32("x"), c.i32("pos"));
             let n = |s: &str| u(c.int(s));
-            let (ne0, ne1, nb01, nb02, n_dims) = (n("ne0"), n("ne1"), n("nb01"), n("nb02"), n("n_dims"));
-            let (freq_scale, ext_factor, attn_factor) =
-                (c.float("freq_scale"), c.float("ext_factor"), c.float("attn_factor"));
-            let (low, high, theta_scale) =
-                (c.float("corr_low"), c.float("corr_high"), c.float("theta_scale"));
+            let (ne0, ne1, nb01, nb02, n_dims) =
+                (n("ne0"), n("ne1"), n("nb01"), n("nb02"), n("n_dims"));
+            let (freq_scale, ext_factor, attn_factor) = (
+                c.float("freq_scale"),
+                c.float("ext_factor"),
+                c.float("attn_factor"),
+            );
+            let (low, high, theta_scale) = (
+                c.float("corr_low"),
+                c.float("corr_high"),
+                c.float("theta_scale"),
+            );
             let mut dst = out_f32(c, "dst");
             for row_dst in 0..grid[0] * block[0] {
                 let (row_x, channel_x) = (row_dst % ne1, row_dst / ne1);
@@ -300,7 +339,8 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
             for z in 0..grid[2] {
                 for r in 0..grid[1] {
                     for i in 0..ne0 {
-                        dst[i + r * ne0 + z * ne0 * grid[1]] = if i < ne00 && r < ne01 && z < planes {
+                        dst[i + r * ne0 + z * ne0 * grid[1]] = if i < ne00 && r < ne01 && z < planes
+                        {
                             x[i + r * ne00 + z * ne00 * ne01]
                         } else {
                             0.0
@@ -341,7 +381,10 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
         }
         "ggml_sum_rows_f32" => {
             let (x, ncols) = (c.f32("x"), u(c.int("ncols")));
-            vec![("dst", Data::F32(x.chunks(ncols).map(|r| r.iter().sum()).collect()))]
+            vec![(
+                "dst",
+                Data::F32(x.chunks(ncols).map(|r| r.iter().sum()).collect()),
+            )]
         }
         "ggml_scatter_add_f32" => {
             let (ids, src) = (c.i32("ids"), c.f32("src"));
@@ -377,7 +420,8 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
         "ggml_opt_step_adamw_f32" => {
             let (g, pars) = (c.f32("g"), c.f32("pars"));
             let (mut x, mut gm, mut gv) = (out_f32(c, "x"), out_f32(c, "g_m"), out_f32(c, "g_v"));
-            let [alpha, beta1, beta2, eps, wd, beta1h, beta2h] = [0, 1, 2, 3, 4, 5, 6].map(|i| pars[i]);
+            let [alpha, beta1, beta2, eps, wd, beta1h, beta2h] =
+                [0, 1, 2, 3, 4, 5, 6].map(|i| pars[i]);
             for i in 0..x.len() {
                 gm[i] = gm[i] * beta1 + g[i] * (1.0 - beta1);
                 gv[i] = gv[i] * beta2 + g[i] * g[i] * (1.0 - beta2);
@@ -385,7 +429,11 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
                 let vh = (gv[i] * beta2h).sqrt() + eps;
                 x[i] = x[i] * (1.0 - alpha * wd) - alpha * mh / vh;
             }
-            vec![("x", Data::F32(x)), ("g_m", Data::F32(gm)), ("g_v", Data::F32(gv))]
+            vec![
+                ("x", Data::F32(x)),
+                ("g_m", Data::F32(gm)),
+                ("g_v", Data::F32(gv)),
+            ]
         }
         "ggml_diag_mask_inf_f32" => {
             let x = c.f32("x");
@@ -395,7 +443,11 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
             for row in 0..grid[0] * block[0] {
                 for col in 0..ncols {
                     let i = row * ncols + col;
-                    let masked = if col > n_past + row % rpc { f32::MAX } else { 0.0 };
+                    let masked = if col > n_past + row % rpc {
+                        f32::MAX
+                    } else {
+                        0.0
+                    };
                     dst[i] = x[i] - masked;
                 }
             }
@@ -427,7 +479,10 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
         }
         "llmc_residual_forward_packed128" => {
             let (a, b) = (c.f32("inp1"), c.f32("inp2"));
-            vec![("out", Data::F32(a.iter().zip(b).map(|(x, y)| x + y).collect()))]
+            vec![(
+                "out",
+                Data::F32(a.iter().zip(b).map(|(x, y)| x + y).collect()),
+            )]
         }
         "torch_index_select_large_index" => {
             let (src, indices) = (c.f32("src"), c.i64("indices"));
@@ -477,32 +532,62 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
         "polybench_2mm_kernel1" => {
             let (a, b, alpha) = (c.f32("A"), c.f32("B"), c.float("alpha"));
             let n = 20;
-            vec![("tmp", Data::F32(matmul(n, n, n, |i, k| alpha * a[i * n + k], |k, j| b[k * n + j])))]
+            vec![(
+                "tmp",
+                Data::F32(matmul(
+                    n,
+                    n,
+                    n,
+                    |i, k| alpha * a[i * n + k],
+                    |k, j| b[k * n + j],
+                )),
+            )]
         }
         "polybench_3mm_kernel2" => {
             let (cm, d) = (c.f32("C"), c.f32("D"));
             let (nj, nl, nm) = (24, 14, 30);
-            vec![("F", Data::F32(matmul(nj, nl, nm, |i, k| cm[i * nm + k], |k, j| d[k * nl + j])))]
+            vec![(
+                "F",
+                Data::F32(matmul(
+                    nj,
+                    nl,
+                    nm,
+                    |i, k| cm[i * nm + k],
+                    |k, j| d[k * nl + j],
+                )),
+            )]
         }
         "polybench_atax_kernel1" => {
             let (a, x) = (c.f32("A"), c.f32("x"));
             let ny = 30;
-            vec![("tmp", Data::F32(matmul(40, 1, ny, |i, j| a[i * ny + j], |j, _| x[j])))]
+            vec![(
+                "tmp",
+                Data::F32(matmul(40, 1, ny, |i, j| a[i * ny + j], |j, _| x[j])),
+            )]
         }
         "polybench_atax_kernel2" => {
             let (a, tmp) = (c.f32("A"), c.f32("tmp"));
             let ny = 30;
-            vec![("y", Data::F32(matmul(ny, 1, 40, |j, i| a[i * ny + j], |i, _| tmp[i])))]
+            vec![(
+                "y",
+                Data::F32(matmul(ny, 1, 40, |j, i| a[i * ny + j], |i, _| tmp[i])),
+            )]
         }
         "polybench_bicg_kernel1" => {
             let (a, r) = (c.f32("A"), c.f32("r"));
             let ny = 34;
-            vec![("s", Data::F32(matmul(ny, 1, 48, |j, i| r[i] * a[i * ny + j], |_, _| 1.0)))]
+            vec![(
+                "s",
+                Data::F32(matmul(ny, 1, 48, |j, i| r[i] * a[i * ny + j], |_, _| 1.0)),
+            )]
         }
         "polybench_bicg_kernel2" => {
             let (a, p) = (c.f32("A"), c.f32("p"));
             let ny = 34;
-            vec![("q", Data::F32(matmul(48, 1, ny, |i, j| a[i * ny + j], |j, _| p[j])))]
+            vec![(
+                "q",
+                Data::F32(matmul(48, 1, ny, |i, j| a[i * ny + j], |j, _| p[j])),
+            )]
         }
         "polybench_mvt_kernel1" => {
             let (a, y) = (c.f32("a"), c.f32("y_1"));
@@ -530,9 +615,17 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
             vec![("tmp", Data::F32(tmp)), ("y", Data::F32(y))]
         }
         "polybench_syrk" | "polybench_syr2k" => {
-            let (ni, nj) = if c.entry == "polybench_syrk" { (20, 24) } else { (22, 20) };
+            let (ni, nj) = if c.entry == "polybench_syrk" {
+                (20, 24)
+            } else {
+                (22, 20)
+            };
             let a = c.f32("a");
-            let b = if c.entry == "polybench_syrk" { a } else { c.f32("b") };
+            let b = if c.entry == "polybench_syrk" {
+                a
+            } else {
+                c.f32("b")
+            };
             let (alpha, beta) = (c.float("alpha"), c.float("beta"));
             let mut out = out_f32(c, "c");
             for i in 0..ni {
@@ -542,7 +635,8 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
                         v += if c.entry == "polybench_syrk" {
                             alpha * a[i * nj + k] * a[j * nj + k]
                         } else {
-                            alpha * a[i * nj + k] * b[j * nj + k] + alpha * b[i * nj + k] * a[j * nj + k]
+                            alpha * a[i * nj + k] * b[j * nj + k]
+                                + alpha * b[i * nj + k] * a[j * nj + k]
                         };
                     }
                     out[i * ni + j] = v;
@@ -604,10 +698,19 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
             for j in 1..n - 1 {
                 for k in 1..n - 1 {
                     let f = |di, dj, dk| at(di, dj, dk, j, k);
-                    b[i * n * n + j * n + k] = 2.0 * f(0, 0, 0) + 4.0 * f(2, 0, 0) + 5.0 * f(0, 0, 0)
-                        + 7.0 * f(2, 0, 0) - 8.0 * f(0, 0, 0) + 10.0 * f(2, 0, 0) - 3.0 * f(1, 0, 1)
-                        + 6.0 * f(1, 1, 1) - 9.0 * f(1, 2, 1) + 2.0 * f(0, 0, 2) + 4.0 * f(2, 0, 2)
-                        + 5.0 * f(0, 1, 2) + 7.0 * f(2, 1, 2) - 8.0 * f(0, 2, 2) + 10.0 * f(2, 2, 2);
+                    b[i * n * n + j * n + k] =
+                        2.0 * f(0, 0, 0) + 4.0 * f(2, 0, 0) + 5.0 * f(0, 0, 0) + 7.0 * f(2, 0, 0)
+                            - 8.0 * f(0, 0, 0)
+                            + 10.0 * f(2, 0, 0)
+                            - 3.0 * f(1, 0, 1)
+                            + 6.0 * f(1, 1, 1)
+                            - 9.0 * f(1, 2, 1)
+                            + 2.0 * f(0, 0, 2)
+                            + 4.0 * f(2, 0, 2)
+                            + 5.0 * f(0, 1, 2)
+                            + 7.0 * f(2, 1, 2)
+                            - 8.0 * f(0, 2, 2)
+                            + 10.0 * f(2, 2, 2);
                 }
             }
             vec![("B", Data::F32(b))]
@@ -619,7 +722,10 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
             for i in 1..n - 1 {
                 for j in 1..n - 1 {
                     b[i * n + j] = 0.2
-                        * (a[i * n + j] + a[i * n + j - 1] + a[i * n + j + 1] + a[(i + 1) * n + j]
+                        * (a[i * n + j]
+                            + a[i * n + j - 1]
+                            + a[i * n + j + 1]
+                            + a[(i + 1) * n + j]
                             + a[(i - 1) * n + j]);
                 }
             }
@@ -647,7 +753,8 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
             for i in 0..nx - 1 {
                 for j in 0..ny - 1 {
                     hz[i * ny + j] -= 0.7
-                        * (ex[i * ny + j + 1] - ex[i * ny + j] + ey[(i + 1) * ny + j] - ey[i * ny + j]);
+                        * (ex[i * ny + j + 1] - ex[i * ny + j] + ey[(i + 1) * ny + j]
+                            - ey[i * ny + j]);
                 }
             }
             vec![("hz", Data::F32(hz))]
@@ -669,7 +776,11 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
             let (power, temp) = (c.f32("power"), c.f32("temp_src"));
             let (cols, rows) = (u(c.int("grid_cols")), u(c.int("grid_rows")));
             let sdc = c.float("step") / c.float("Cap");
-            let (rx, ry, rz) = (1.0 / c.float("Rx"), 1.0 / c.float("Ry"), 1.0 / c.float("Rz"));
+            let (rx, ry, rz) = (
+                1.0 / c.float("Rx"),
+                1.0 / c.float("Ry"),
+                1.0 / c.float("Rz"),
+            );
             let mut dst = out_f32(c, "temp_dst");
             for r in 0..rows {
                 for col in 0..cols {
@@ -694,7 +805,9 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
             for i in 0..u(c.int("iteration")) {
                 prev = (0..cols)
                     .map(|x| {
-                        let m = prev[x.saturating_sub(1)].min(prev[x]).min(prev[(x + 1).min(cols - 1)]);
+                        let m = prev[x.saturating_sub(1)]
+                            .min(prev[x])
+                            .min(prev[(x + 1).min(cols - 1)]);
                         m + wall[cols * (start + i) + x]
                     })
                     .collect();
@@ -711,21 +824,30 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
                     for x in 1..=16 {
                         let at = (r0 + y) * cols + c0 + x;
                         let diagonal = m[at - cols - 1] + reference[at];
-                        m[at] = diagonal.max(m[at - 1] - penalty).max(m[at - cols] - penalty);
+                        m[at] = diagonal
+                            .max(m[at - 1] - penalty)
+                            .max(m[at - cols] - penalty);
                     }
                 }
             }
             vec![("matrix_cuda", Data::I32(m))]
         }
         "rodinia_bfs_kernel" => {
-            let (nodes, edges, visited) = (c.i32("g_graph_nodes"), c.i32("g_graph_edges"), c.u8("g_graph_visited"));
+            let (nodes, edges, visited) = (
+                c.i32("g_graph_nodes"),
+                c.i32("g_graph_edges"),
+                c.u8("g_graph_visited"),
+            );
             let mut mask = c.u8("g_graph_mask").to_vec();
             let mut updating = c.u8("g_updating_graph_mask").to_vec();
             let mut cost = c.i32("g_cost").to_vec();
             let frontier: Vec<usize> = (0..mask.len()).filter(|&t| mask[t] != 0).collect();
             for tid in frontier {
                 mask[tid] = 0;
-                let (start, count) = (u(i64::from(nodes[2 * tid])), u(i64::from(nodes[2 * tid + 1])));
+                let (start, count) = (
+                    u(i64::from(nodes[2 * tid])),
+                    u(i64::from(nodes[2 * tid + 1])),
+                );
                 for &id in &edges[start..start + count] {
                     let id = u(i64::from(id));
                     if visited[id] == 0 {
@@ -746,7 +868,9 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
             let mut ih = out_f32(c, "input_hidden_cuda");
             let mut sums = out_f32(c, "hidden_partial_sum");
             for by in 0..grid[1] {
-                let index = |ty: usize, tx: usize| (hid + 1) * 16 * by + (hid + 1) * ty + tx + 1 + (hid + 1);
+                let index = |ty: usize, tx: usize| {
+                    (hid + 1) * 16 * by + (hid + 1) * ty + tx + 1 + (hid + 1)
+                };
                 let mut w = [[0.0f32; 16]; 16];
                 for ty in 0..16 {
                     for tx in 0..16 {
@@ -768,7 +892,10 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
                     sums[by * hid + ty] = w[0][ty];
                 }
             }
-            vec![("input_hidden_cuda", Data::F32(ih)), ("hidden_partial_sum", Data::F32(sums))]
+            vec![
+                ("input_hidden_cuda", Data::F32(ih)),
+                ("hidden_partial_sum", Data::F32(sums)),
+            ]
         }
         "rodinia_lud_diagonal" => {
             let (dim, off) = (u(c.int("matrix_dim")), u(c.int("offset")));
@@ -828,7 +955,10 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
             let (i_n, i_s, j_e, j_w) = (c.i32("d_iN"), c.i32("d_iS"), c.i32("d_jE"), c.i32("d_jW"));
             let (nr, ne) = (u(c.int("d_Nr")), u(c.int("d_Ne")));
             let q0 = c.float("d_q0sqr");
-            let mut outs: Vec<Vec<f32>> = ["d_dN", "d_dS", "d_dW", "d_dE", "d_c"].iter().map(|n| out_f32(c, n)).collect();
+            let mut outs: Vec<Vec<f32>> = ["d_dN", "d_dS", "d_dW", "d_dE", "d_c"]
+                .iter()
+                .map(|n| out_f32(c, n))
+                .collect();
             for ei in 0..ne {
                 let (mut row, mut col) = (((ei + 1) % nr).wrapping_sub(1), (ei + 1) / nr);
                 if (ei + 1) % nr == 0 {
@@ -856,7 +986,13 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
             }
             let mut outs = outs.into_iter();
             let mut next = || Data::F32(outs.next().unwrap());
-            vec![("d_dN", next()), ("d_dS", next()), ("d_dW", next()), ("d_dE", next()), ("d_c", next())]
+            vec![
+                ("d_dN", next()),
+                ("d_dS", next()),
+                ("d_dW", next()),
+                ("d_dE", next()),
+                ("d_c", next()),
+            ]
         }
         "rodinia_nn_euclid" => {
             let loc = c.f32("d_locations");
@@ -869,12 +1005,18 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
         }
         "rodinia_kmeans_point" => {
             let (f, cl) = (c.f32("features"), c.f32("clusters"));
-            let (nf, np, nc) = (u(c.int("nfeatures")), u(c.int("npoints")), u(c.int("nclusters")));
+            let (nf, np, nc) = (
+                u(c.int("nfeatures")),
+                u(c.int("npoints")),
+                u(c.int("nclusters")),
+            );
             let membership = (0..np)
                 .map(|p| {
                     let mut best = (-1, f32::MAX);
                     for i in 0..nc {
-                        let d: f32 = (0..nf).map(|j| (f[p + j * np] - cl[i * nf + j]).powi(2)).sum();
+                        let d: f32 = (0..nf)
+                            .map(|j| (f[p + j * np] - cl[i * nf + j]).powi(2))
+                            .sum();
                         if d < best.1 {
                             best = (i as i32, d);
                         }
@@ -892,7 +1034,9 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
             let mut work = out_f32(c, "work_mem_d");
             let mut switch = c.u8("switch_membership_d").to_vec();
             for tid in 0..num {
-                let dist: f32 = (0..dim).map(|i| (coord[i * num + tid] - coord[i * num + x]).powi(2)).sum();
+                let dist: f32 = (0..dim)
+                    .map(|i| (coord[i * num + tid] - coord[i * num + x]).powi(2))
+                    .sum();
                 let x_cost = dist * w[tid];
                 if x_cost < cost[tid] {
                     switch[tid] = 1;
@@ -901,17 +1045,32 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
                     work[tid * stride + u(i64::from(table[u(assign[tid])]))] += cost[tid] - x_cost;
                 }
             }
-            vec![("work_mem_d", Data::F32(work)), ("switch_membership_d", Data::U8(switch))]
+            vec![
+                ("work_mem_d", Data::F32(work)),
+                ("switch_membership_d", Data::U8(switch)),
+            ]
         }
         "samples_vector_add" => {
             let (a, b) = (c.f32("A"), c.f32("B"));
-            vec![("C", Data::F32(a.iter().zip(b).map(|(x, y)| x + y + 0.0).collect()))]
+            vec![(
+                "C",
+                Data::F32(a.iter().zip(b).map(|(x, y)| x + y + 0.0).collect()),
+            )]
         }
         "samples_matrix_mul_tiled" => {
             let (a, b) = (c.f32("A"), c.f32("B"));
             let (wa, wb) = (u(c.int("wA")), u(c.int("wB")));
             let rows = 16 * grid[1];
-            vec![("C", Data::F32(matmul(rows, wb, wa, |i, k| a[i * wa + k], |k, j| b[k * wb + j])))]
+            vec![(
+                "C",
+                Data::F32(matmul(
+                    rows,
+                    wb,
+                    wa,
+                    |i, k| a[i * wa + k],
+                    |k, j| b[k * wb + j],
+                )),
+            )]
         }
         "samples_transpose_coalesced" => {
             let idata = c.f32("idata");
@@ -959,12 +1118,22 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
             vec![("d_PartialHistograms", Data::U32(hist))]
         }
         "samples_black_scholes_float2" => {
-            let (s_, x_, t_) = (c.f32("d_StockPrice"), c.f32("d_OptionStrike"), c.f32("d_OptionYears"));
-            let (r, v) = (f64::from(c.float("Riskfree")), f64::from(c.float("Volatility")));
+            let (s_, x_, t_) = (
+                c.f32("d_StockPrice"),
+                c.f32("d_OptionStrike"),
+                c.f32("d_OptionYears"),
+            );
+            let (r, v) = (
+                f64::from(c.float("Riskfree")),
+                f64::from(c.float("Volatility")),
+            );
             let (mut call, mut put) = (out_f32(c, "d_CallResult"), out_f32(c, "d_PutResult"));
             let cnd = |d: f64| {
                 let k = 1.0 / (1.0 + 0.231_641_9 * d.abs());
-                let poly = k * (0.319_381_53 + k * (-0.356_563_782 + k * (1.781_477_937 + k * (-1.821_255_978 + k * 1.330_274_429))));
+                let poly = k
+                    * (0.319_381_53
+                        + k * (-0.356_563_782
+                            + k * (1.781_477_937 + k * (-1.821_255_978 + k * 1.330_274_429))));
                 let c = 0.398_942_280_401_432_7 * (-0.5 * d * d).exp() * poly;
                 if d > 0.0 { 1.0 - c } else { c }
             };
@@ -977,11 +1146,19 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
                 call[i] = (s * cnd(d1) - x * exp_rt * cnd(d2)) as f32;
                 put[i] = (x * exp_rt * (1.0 - cnd(d2)) - s * (1.0 - cnd(d1))) as f32;
             }
-            vec![("d_CallResult", Data::F32(call)), ("d_PutResult", Data::F32(put))]
+            vec![
+                ("d_CallResult", Data::F32(call)),
+                ("d_PutResult", Data::F32(put)),
+            ]
         }
         "samples_monte_carlo_one_block_per_option" => {
             let states = c.u32("rngStates");
-            let (s_, x_, mu_, v_) = (c.f32("d_S"), c.f32("d_X"), c.f32("d_MuByT"), c.f32("d_VBySqrtT"));
+            let (s_, x_, mu_, v_) = (
+                c.f32("d_S"),
+                c.f32("d_X"),
+                c.f32("d_MuByT"),
+                c.f32("d_VBySqrtT"),
+            );
             let path_n = u(c.int("pathN"));
             let mut out = out_f32(c, "d_CallValue");
             let uniform = |state: &mut u32| {
@@ -997,7 +1174,9 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
                     for _ in (t..path_n).step_by(128) {
                         let (u1, u2) = (uniform(&mut state), uniform(&mut state));
                         let r = (-2.0 * u1.ln()).sqrt() * (std::f32::consts::TAU * u2).cos();
-                        let v = (f64::from(s_[opt]) * f64::from(mu_[opt] + v_[opt] * r).exp() - f64::from(x_[opt])).max(0.0);
+                        let v = (f64::from(s_[opt]) * f64::from(mu_[opt] + v_[opt] * r).exp()
+                            - f64::from(x_[opt]))
+                        .max(0.0);
                         sum += v;
                         sum2 += v * v;
                     }
@@ -1018,7 +1197,12 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
                     let lo = pos & (stride - 1);
                     let i0 = ((pos - lo) << 2) + lo;
                     let (i1, i2, i3) = (i0 + stride, i0 + 2 * stride, i0 + 3 * stride);
-                    let (d0, d1, d2, d3) = (src[i0] + src[i2], src[i1] + src[i3], src[i0] - src[i2], src[i1] - src[i3]);
+                    let (d0, d1, d2, d3) = (
+                        src[i0] + src[i2],
+                        src[i1] + src[i3],
+                        src[i0] - src[i2],
+                        src[i1] - src[i3],
+                    );
                     dst[i0] = d0 + d1;
                     dst[i1] = d0 - d1;
                     dst[i2] = d2 + d3;
@@ -1040,8 +1224,8 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
             let src = c.f32("d_Src");
             let (w, pitch) = (u(c.int("imageW")), u(c.int("pitch")));
             let k = [
-                0.0010f32, 0.0040, 0.0110, 0.0260, 0.0500, 0.0810, 0.1100, 0.1290, 0.1360, 0.1290, 0.1100,
-                0.0810, 0.0500, 0.0260, 0.0110, 0.0040, 0.0010,
+                0.0010f32, 0.0040, 0.0110, 0.0260, 0.0500, 0.0810, 0.1100, 0.1290, 0.1360, 0.1290,
+                0.1100, 0.0810, 0.0500, 0.0260, 0.0110, 0.0040, 0.0010,
             ];
             let mut dst = out_f32(c, "d_Dst");
             for y in 0..4 * grid[1] {
@@ -1049,7 +1233,11 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
                     let mut sum = 0.0f32;
                     for j in -8i64..=8 {
                         let xx = x as i64 + j;
-                        let v = if xx >= 0 && (xx as usize) < w { src[y * pitch + xx as usize] } else { 0.0 };
+                        let v = if xx >= 0 && (xx as usize) < w {
+                            src[y * pitch + xx as usize]
+                        } else {
+                            0.0
+                        };
                         sum = k[(8 - j) as usize].mul_add(v, sum);
                     }
                     dst[y * pitch + x] = sum;
@@ -1095,7 +1283,10 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
                 })
                 .collect();
             let index = (0..p.len() / 4).map(|i| i as u32).collect();
-            vec![("gridParticleHash", Data::U32(hash)), ("gridParticleIndex", Data::U32(index))]
+            vec![
+                ("gridParticleHash", Data::U32(hash)),
+                ("gridParticleIndex", Data::U32(index)),
+            ]
         }
         "samples_particles_find_cell_start" => {
             let (hash, index) = (c.u32("gridParticleHash"), c.u32("gridParticleIndex"));
@@ -1133,7 +1324,10 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
             let mut dst = c.u8("dst").to_vec();
             for iy in 0..h {
                 for ix in 0..w {
-                    let (xc, yc) = ((ix as f32).mul_add(scale, x_off), (iy as f32).mul_add(scale, y_off));
+                    let (xc, yc) = (
+                        (ix as f32).mul_add(scale, x_off),
+                        (iy as f32).mul_add(scale, y_off),
+                    );
                     let (mut x, mut y, mut xx, mut yy) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
                     let mut i = crunch;
                     loop {
@@ -1153,7 +1347,8 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
                         dst[p + ch] = if frame == 0 {
                             color as u8
                         } else {
-                            ((i32::from(dst[p + ch]) * frame + color + (frame + 1) / 2) / (frame + 1)) as u8
+                            ((i32::from(dst[p + ch]) * frame + color + (frame + 1) / 2)
+                                / (frame + 1)) as u8
                         };
                     }
                     if frame == 0 {
@@ -1172,8 +1367,10 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
             for y in 0..grid[0] as i64 {
                 for x in 0..w {
                     let p = |dx: i64, dy: i64| at(x + dx, y + dy);
-                    let horz = p(1, -1) + 2 * p(1, 0) + p(1, 1) - p(-1, -1) - 2 * p(-1, 0) - p(-1, 1);
-                    let vert = p(-1, -1) + 2 * p(0, -1) + p(1, -1) - p(-1, 1) - 2 * p(0, 1) - p(1, 1);
+                    let horz =
+                        p(1, -1) + 2 * p(1, 0) + p(1, 1) - p(-1, -1) - 2 * p(-1, 0) - p(-1, 1);
+                    let vert =
+                        p(-1, -1) + 2 * p(0, -1) + p(1, -1) - p(-1, 1) - 2 * p(0, 1) - p(1, 1);
                     let sum = (scale * (horz.abs() + vert.abs()) as f32) as i16;
                     out[u(y) * pitch + u(x)] = sum.clamp(0, 255) as u8;
                 }
