@@ -41,6 +41,9 @@ fn matmul(
     out
 }
 
+/// The BFS kernel's frontier: the nodes whose mask is set (each visited, at cost 2).
+const BFS_FRONTIER: [usize; 5] = [0, 5, 9, 17, 30];
+
 /// Fills the pointers whose manifest fill is `custom`.
 pub fn custom_fill(
     entry: &str,
@@ -75,13 +78,13 @@ pub fn custom_fill(
             Data::from_fn(kind, len, |i| nodes[i])
         }
         ("rodinia_bfs_kernel", "g_graph_mask") => Data::from_fn(kind, len, |i| {
-            Scalar::Int(i128::from([0, 5, 9, 17, 30].contains(&i)))
+            Scalar::Int(i128::from(BFS_FRONTIER.contains(&i)))
         }),
         ("rodinia_bfs_kernel", "g_graph_visited") => Data::from_fn(kind, len, |i| {
-            Scalar::Int(i128::from([0, 5, 9, 17, 30].contains(&i) || i % 7 == 3))
+            Scalar::Int(i128::from(BFS_FRONTIER.contains(&i) || i % 7 == 3))
         }),
         ("rodinia_bfs_kernel", "g_cost") => Data::from_fn(kind, len, |i| {
-            Scalar::Int(if [0, 5, 9, 17, 30].contains(&i) {
+            Scalar::Int(if BFS_FRONTIER.contains(&i) {
                 2
             } else if i % 7 == 3 {
                 1
