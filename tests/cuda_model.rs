@@ -61,6 +61,20 @@ mod custom_shared_suite;
 // reach `cuLaunchKernel`.
 custom_shared_suite_tests!(cuda, via in_model);
 
+#[path = "common/real_corpus.rs"]
+mod real_corpus;
+#[path = "common/real_reference.rs"]
+mod real_reference;
+
+// The real-kernel corpus through the real CUDA backend: 3-D grids, dynamic shared memory and
+// every operand type of the corpus reach `cuLaunchKernel`, and every output comes back through
+// the driver's copies.
+model_test! {
+    fn the_real_kernel_corpus_matches_its_references() {
+        real_corpus::run_all(&cuda(), true);
+    }
+}
+
 model_test! {
     fn opens_with_the_model_properties() {
         let device = cuda();
