@@ -1,0 +1,1232 @@
+//! An adversarial corpus: hand-written kernels, each unsafe for a launch that every launch check
+//! allows. For each one, two things are shown:
+//!
+//! - loaded with `load_unverified` and launched on the emulator, it faults (out of bounds, a
+//!   write to an input, a misaligned access, outside shared memory): the attack is real, and the
+//!   emulator's memory checker sees it. Where the emulator refuses an instruction the kernel
+//!   uses, the case says so and the refusal is asserted instead (or the fault, once it runs it);
+//! - `load()` declines it, naming the line of the attack and the kind of violation.
+//!
+//! One attack per kernel, named in one line above it. Lines are marked in the PTX itself: the
+//! line `load()` must name carries `// <- rejected`, the access the emulator stops at carries
+//! `// <- faults` (both marks may share a line). The holes closed by hand before this corpus
+//! existed are cases too, so each is a regression test.
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+
+use jitseam::device::{Arg, ArgMut, EmulatorConfig, StridedView, StridedViewMut};
+use jitseam::{
+    AbiKind, AbiSpec, Artifact, Device, DeviceBound, DeviceBuffer, ElementKind, Erased, Error,
+    Kernel, LaunchConfig, ParamValue,
+};
+use jitseam_emu::interp::FaultKind;
+use jitseam_verify::RejectKind;
+
+// ---- the harness ---------------------------------------------------------------------------
+
+const HEADER: &str = ".version 8.0\n.target sm_80\n.address_size 64\n";
+
+/// A module with one entry `k`: `params` are its `.param` lines, `body` its instructions.
+fn entry(params: &[&str], body: &str) -> String {
+    module("", params, body)
+}
+
+/// A module with `prelude` (functions, module variables) before entry `k`.
+fn module(prelude: &str, params: &[&str], body: &str) -> String {
+    let params: Vec<String> = params.iter().map(|p| format!("\t.param {p}")).collect();
+    format!(
+        "{HEADER}\n{prelude}\n.visible .entry k(\n{}\n)\n{{\n{body}\n}}\n",
+        params.join(",\n")
+    )
+}
+
+/// The kernel's ABI.
+enum Abi {
+    /// A dense or strided spec: inputs, outputs, params of the spec's ABI.
+    Spec(AbiSpec),
+    /// A custom signature (its text) and its covered count, if any.
+    Custom(&'static str, Option<&'static str>),
+}
+
+impl Abi {
+    fn spec(&self) -> AbiSpec {
+        match self {
+            Abi::Spec(spec) => spec.clone(),
+            Abi::Custom(signature, covers) => AbiSpec::parse_custom(signature, *covers).unwrap(),
+        }
+    }
+}
+
+/// The scalar ABI: `inputs` and `outputs` of these kinds, no params.
+fn scalar(inputs: &[ElementKind], outputs: &[ElementKind]) -> Abi {
+    Abi::Spec(AbiSpec::owned(
+        AbiKind::Scalar,
+        inputs.to_vec(),
+        outputs.to_vec(),
+        Vec::new(),
+    ))
+}
+
+/// The scalar ABI with runtime params of these kinds.
+fn scalar_with(inputs: &[ElementKind], outputs: &[ElementKind], params: &[ElementKind]) -> Abi {
+    Abi::Spec(AbiSpec::owned(
+        AbiKind::Scalar,
+        inputs.to_vec(),
+        outputs.to_vec(),
+        params.to_vec(),
+    ))
+}
+
+/// One operand of a launch: a buffer of `len` elements, lent whole or as a strided window
+/// `(offset, shape, strides)`.
+#[derive(Debug, Clone)]
+struct Operand {
+    len: usize,
+    window: Option<(usize, Vec<usize>, Vec<isize>)>,
+}
+
+fn whole(len: usize) -> Operand {
+    Operand { len, window: None }
+}
+
+fn window(len: usize, offset: usize, shape: &[usize], strides: &[isize]) -> Operand {
+    Operand {
+        len,
+        window: Some((offset, shape.to_vec(), strides.to_vec())),
+    }
+}
+
+/// A launch every launch check allows.
+#[derive(Debug, Clone, Default)]
+struct Launch {
+    inputs: Vec<Operand>,
+    outputs: Vec<Operand>,
+    /// `[n]` for the dense ABIs, the extents for the strided one (unused for custom).
+    shape: Vec<usize>,
+    params: Vec<ParamValue>,
+    /// Custom: the configuration (`None`: one thread per covered element).
+    config: Option<LaunchConfig>,
+}
+
+/// A dense launch of `n` elements with exact-size operands.
+fn dense(n: usize, inputs: usize, outputs: usize) -> Launch {
+    Launch {
+        inputs: vec![whole(n); inputs],
+        outputs: vec![whole(n); outputs],
+        shape: vec![n],
+        ..Launch::default()
+    }
+}
+
+/// A custom launch of `config` with these operand lengths (inputs, outputs) and params.
+fn custom(
+    config: LaunchConfig,
+    inputs: &[usize],
+    outputs: &[usize],
+    params: &[ParamValue],
+) -> Launch {
+    Launch {
+        inputs: inputs.iter().map(|&n| whole(n)).collect(),
+        outputs: outputs.iter().map(|&n| whole(n)).collect(),
+        params: params.to_vec(),
+        config: Some(config),
+        ..Launch::default()
+    }
+}
+
+/// What the emulator does with the kernel loaded without the proof.
+#[derive(Debug, Clone, Copy)]
+enum Fault {
+    /// It faults with this kind, at the line marked `// <- faults`.
+    Memory(FaultKind),
+    /// It refuses the kernel before it runs (loading or binding it fails with an error whose
+    /// text contains this); should it ever run it, the launch must fault with the kind instead.
+    RefusedOr(&'static str, FaultKind),
+}
+
+/// One adversarial kernel.
+struct Attack {
+    ptx: String,
+    abi: Abi,
+    launch: Launch,
+    fault: Fault,
+    reject: RejectKind,
+}
+
+/// The 1-based line of the only line of `text` marked `// <- …mark…`.
+fn marked(text: &str, mark: &str) -> u32 {
+    let lines: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.split_once("// <-").is_some_and(|(_, m)| m.contains(mark)))
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "`{mark}` must mark exactly one line:\n{text}"
+    );
+    lines[0] as u32
+}
+
+macro_rules! buffers {
+    ($($kind:ident($ty:ty): input $input:expr, sentinel $sentinel:expr;)*) => {
+        /// A device buffer of any element kind the corpus uses.
+        enum Buf {
+            $($kind(DeviceBuffer<$ty>),)*
+        }
+
+        /// A strided window of a [`Buf`].
+        enum Window<'b> {
+            $($kind(StridedView<'b, $ty>),)*
+        }
+
+        /// An exclusive strided window of a [`Buf`].
+        enum WindowMut<'b> {
+            $($kind(StridedViewMut<'b, $ty>),)*
+        }
+
+        impl Buf {
+            /// `len` elements: varied data for an input, a sentinel for an output.
+            fn new(device: &Device, kind: ElementKind, len: usize, output: bool) -> Self {
+                match kind {
+                    $(ElementKind::$kind => {
+                        let fill: fn(usize) -> $ty = if output { |_| $sentinel } else { $input };
+                        let data: Vec<$ty> = (0..len).map(fill).collect();
+                        Self::$kind(device.upload(&data).unwrap())
+                    })*
+                    other => panic!("no buffers of {other:?} in this corpus"),
+                }
+            }
+
+            fn arg(&self) -> Arg<'_> {
+                match self { $(Self::$kind(b) => b.into(),)* }
+            }
+
+            fn arg_mut(&mut self) -> ArgMut<'_> {
+                match self { $(Self::$kind(b) => b.into(),)* }
+            }
+
+            fn window(&self, (offset, shape, strides): &(usize, Vec<usize>, Vec<isize>)) -> Window<'_> {
+                match self { $(Self::$kind(b) => Window::$kind(b.strided(*offset, shape, strides).unwrap()),)* }
+            }
+
+            fn window_mut(&mut self, (offset, shape, strides): &(usize, Vec<usize>, Vec<isize>)) -> WindowMut<'_> {
+                match self { $(Self::$kind(b) => WindowMut::$kind(b.strided_mut(*offset, shape, strides).unwrap()),)* }
+            }
+        }
+
+        impl Window<'_> {
+            fn arg(&self) -> Arg<'_> {
+                match self { $(Self::$kind(v) => v.into(),)* }
+            }
+        }
+
+        impl WindowMut<'_> {
+            fn arg_mut(&mut self) -> ArgMut<'_> {
+                match self { $(Self::$kind(v) => v.into(),)* }
+            }
+        }
+    };
+}
+
+buffers! {
+    F32(f32): input |i| i as f32 - 3.5, sentinel f32::NAN;
+    F64(f64): input |i| i as f64 * 0.5, sentinel f64::NAN;
+    U8(u8): input |i| (i * 7) as u8, sentinel u8::MAX;
+    U32(u32): input |i| (i as u32).wrapping_mul(2_654_435_761), sentinel u32::MAX;
+    I32(i32): input |i| (i as i32).wrapping_mul(-7919), sentinel i32::MIN;
+    U64(u64): input |i| (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15), sentinel u64::MAX;
+}
+
+/// The emulator every attack runs on: one worker (deterministic lockstep order) and a budget
+/// that ends a kernel whose loop no longer stops.
+fn emulator() -> Device {
+    Device::emulator_with(EmulatorConfig {
+        budget: 2_000_000,
+        workers: 1,
+    })
+}
+
+/// Launches `kernel` once with `launch`'s operands (inputs varied, outputs sentinel-filled) and
+/// waits for it.
+fn run(
+    device: &Device,
+    kernel: &Kernel<Erased, DeviceBound>,
+    spec: &AbiSpec,
+    launch: &Launch,
+) -> Result<(), Error> {
+    let inputs: Vec<Buf> = spec
+        .inputs
+        .iter()
+        .zip(&launch.inputs)
+        .map(|(&k, op)| Buf::new(device, k, op.len, false))
+        .collect();
+    let mut outputs: Vec<Buf> = spec
+        .outputs
+        .iter()
+        .zip(&launch.outputs)
+        .map(|(&k, op)| Buf::new(device, k, op.len, true))
+        .collect();
+    let in_windows: Vec<Option<Window<'_>>> = inputs
+        .iter()
+        .zip(&launch.inputs)
+        .map(|(b, op)| op.window.as_ref().map(|w| b.window(w)))
+        .collect();
+    let in_args: Vec<Arg<'_>> = inputs
+        .iter()
+        .zip(&in_windows)
+        .map(|(b, w)| w.as_ref().map_or_else(|| b.arg(), Window::arg))
+        .collect();
+    let windowed: Vec<bool> = launch
+        .outputs
+        .iter()
+        .map(|op| op.window.is_some())
+        .collect();
+    let mut out_windows: Vec<WindowMut<'_>> = Vec::new();
+    let mut whole_outs: Vec<&mut Buf> = Vec::new();
+    for (b, op) in outputs.iter_mut().zip(&launch.outputs) {
+        match &op.window {
+            Some(w) => out_windows.push(b.window_mut(w)),
+            None => whole_outs.push(b),
+        }
+    }
+    let mut out_windows = out_windows.iter_mut();
+    let mut whole_outs = whole_outs.into_iter();
+    let mut out_args: Vec<ArgMut<'_>> = windowed
+        .iter()
+        .map(|&w| {
+            if w {
+                out_windows.next().unwrap().arg_mut()
+            } else {
+                whole_outs.next().unwrap().arg_mut()
+            }
+        })
+        .collect();
+    let stream = device.default_stream();
+    if spec.abi.is_custom() {
+        kernel.launch_custom(
+            &stream,
+            launch.config,
+            &in_args,
+            &mut out_args,
+            &launch.params,
+        )?;
+    } else {
+        kernel.launch(
+            &stream,
+            &in_args,
+            &mut out_args,
+            &launch.shape,
+            &launch.params,
+        )?;
+    }
+    stream.synchronize()
+}
+
+/// Loads `ptx` (entry `k`) with `spec`, with or without the body proof, and binds it.
+fn bind(
+    device: &Device,
+    ptx: &str,
+    spec: &AbiSpec,
+    verified: bool,
+) -> Result<Kernel<Erased, DeviceBound>, Error> {
+    let described = Kernel::describe(Artifact::ptx(ptx, "k", spec.clone()))?;
+    let loaded = if verified {
+        described.load().map_err(|e| e.error)?
+    } else {
+        // SAFETY: only ever bound to the emulator, which maps nothing but the launch's operands
+        // and checks every access against them: a body that strays faults instead of touching
+        // host memory.
+        unsafe { described.load_unverified() }.map_err(|e| e.error)?
+    };
+    loaded.bind(device).map_err(|e| e.error)
+}
+
+/// Checks one attack: it faults on the emulator unverified, and `load()` declines it at the
+/// marked line with the expected kind. Both are found out before either is asserted, so a
+/// failure says what each side did.
+fn check(attack: Attack) {
+    let spec = attack.abi.spec();
+    let text = &attack.ptx;
+    // The verifier's verdict.
+    let described = Kernel::describe(Artifact::ptx(text.as_str(), "k", spec.clone())).unwrap();
+    let verdict: Result<String, String> = match described.load() {
+        Ok(loaded) => Err(format!("load() accepted it: {:?}", loaded.loaded().proof())),
+        Err(e) => match e.error {
+            Error::BodyRejected { rejection, .. } => {
+                let expected = (attack.reject, marked(text, "rejected"));
+                if (rejection.kind, rejection.line) == expected {
+                    Ok(rejection.to_string())
+                } else {
+                    Err(format!(
+                        "expected {} at line {}, got {rejection}",
+                        expected.0, expected.1
+                    ))
+                }
+            }
+            other => Err(format!("not a body rejection: {other}")),
+        },
+    };
+    // The attack is real: without the proof, the emulator's memory checker stops it.
+    let device = emulator();
+    let (kind, refusal) = match attack.fault {
+        Fault::Memory(kind) => (kind, None),
+        Fault::RefusedOr(why, kind) => (kind, Some(why)),
+    };
+    let outcome: Result<String, String> = match (bind(&device, text, &spec, false), refusal) {
+        (Err(e), Some(why)) if e.to_string().contains(why) => Ok(format!("refused: {e}")),
+        (Err(e), _) => Err(format!("the unverified kernel does not bind: {e}")),
+        (Ok(kernel), _) => match run(&device, &kernel, &spec, &attack.launch) {
+            Err(Error::MemoryFault(fault)) => {
+                if (fault.kind, fault.line) == (kind, marked(text, "faults")) {
+                    Ok(fault.to_string())
+                } else {
+                    Err(format!(
+                        "expected a fault ({kind}) at the marked line, got {fault}"
+                    ))
+                }
+            }
+            other => Err(format!("the unverified launch did not fault: {other:?}")),
+        },
+    };
+    assert!(
+        verdict.is_ok() && outcome.is_ok(),
+        "verifier: {verdict:?}\nemulator: {outcome:?}\n{text}"
+    );
+}
+
+/// One `#[test]` per attack.
+macro_rules! attacks {
+    ($($(#[$meta:meta])* $name:ident => $attack:expr;)*) => {
+        $(
+            $(#[$meta])*
+            #[test]
+            fn $name() {
+                check($attack);
+            }
+        )*
+    };
+}
+
+// ---- the corpus ----------------------------------------------------------------------------
+
+use ElementKind::{F32, U32};
+use FaultKind::{Misaligned, OutOfBounds, OutsideShared, UninitializedShared, WriteToInput};
+use RejectKind::{
+    CrossedStride, DataDependentIndex, MayWrap, Misaligned as RejMisaligned, OutOfBounds as RejOob,
+    StoreThroughInput, UnattributedAddress, Unsupported, WrongWidth,
+};
+
+/// The scalar ABI's params for one output: `out`, `n`.
+const OUT_N: [&str; 2] = [".u64 k_out", ".u64 k_n"];
+/// One input and one output: `in`, `out`, `n`.
+const IN_OUT_N: [&str; 3] = [".u64 k_in", ".u64 k_out", ".u64 k_n"];
+
+/// Declarations and the start of a dense body: `%rd1` = out, `%rd2` = n, `%rd3` = the global
+/// index `i` (64-bit), `%r3` = `%tid.x`; `%rd10` = in where the entry has one.
+const DECLS: &str = "\t.reg .pred %p<8>;\n\t.reg .b16 %rs<8>;\n\t.reg .b32 %r<16>;\n\
+    \t.reg .b64 %rd<32>;\n\t.reg .f32 %f<4>;\n";
+const INDEX: &str = "\tld.param.u64 %rd1, [k_out];\n\tld.param.u64 %rd2, [k_n];\n\
+    \tmov.u32 %r1, %ctaid.x;\n\tmov.u32 %r2, %ntid.x;\n\tmov.u32 %r3, %tid.x;\n\
+    \tmad.wide.u32 %rd3, %r1, %r2, 0;\n\tcvt.u64.u32 %rd4, %r3;\n\tadd.s64 %rd3, %rd3, %rd4;\n";
+const GUARD: &str = "\tsetp.ge.u64 %p1, %rd3, %rd2;\n\t@%p1 ret;\n";
+
+/// A dense body with the index guarded (`i < n` from here on), then `lines`.
+fn guarded(lines: &str) -> String {
+    format!("{DECLS}{INDEX}{GUARD}{lines}")
+}
+
+/// A dense body with the index computed but not guarded, then `lines`.
+fn unguarded(lines: &str) -> String {
+    format!("{DECLS}{INDEX}{lines}")
+}
+
+/// A guarded dense body that also loads `in` into `%rd10`.
+fn guarded_in(lines: &str) -> String {
+    format!("{DECLS}\tld.param.u64 %rd10, [k_in];\n{INDEX}{GUARD}{lines}")
+}
+
+/// `st.global.f32 [%rd1 + 4·idx]` for the 64-bit element index in `%rd<idx>` (the address in
+/// `%rd20`), with `mark` on the store.
+fn store_f32(idx: u32, mark: &str) -> String {
+    format!(
+        "\tshl.b64 %rd19, %rd{idx}, 2;\n\tadd.s64 %rd20, %rd1, %rd19;\n\
+         \tst.global.f32 [%rd20], 0f00000000; // <- {mark}\n"
+    )
+}
+
+/// `st.global.f32` at the signed 32-bit element index in `%r<idx>`.
+fn store_f32_s32(idx: u32, mark: &str) -> String {
+    format!(
+        "\tmul.wide.s32 %rd19, %r{idx}, 4;\n\tadd.s64 %rd20, %rd1, %rd19;\n\
+         \tst.global.f32 [%rd20], 0f00000000; // <- {mark}\n"
+    )
+}
+
+/// `st.global.f32` at the unsigned 32-bit element index in `%r<idx>`.
+fn store_f32_u32(idx: u32, mark: &str) -> String {
+    format!(
+        "\tmul.wide.u32 %rd19, %r{idx}, 4;\n\tadd.s64 %rd20, %rd1, %rd19;\n\
+         \tst.global.f32 [%rd20], 0f00000000; // <- {mark}\n"
+    )
+}
+
+/// The scalar ABI with one f32 output, `n` elements, sentinel-filled.
+fn one_out(ptx: String, launch_n: usize, fault: FaultKind, reject: RejectKind) -> Attack {
+    Attack {
+        ptx,
+        abi: scalar(&[], &[F32]),
+        launch: dense(launch_n, 0, 1),
+        fault: Fault::Memory(fault),
+        reject,
+    }
+}
+
+/// The scalar ABI with one f32 input and one f32 output.
+fn in_out(ptx: String, launch_n: usize, fault: FaultKind, reject: RejectKind) -> Attack {
+    Attack {
+        ptx,
+        abi: scalar(&[F32], &[F32]),
+        launch: dense(launch_n, 1, 1),
+        fault: Fault::Memory(fault),
+        reject,
+    }
+}
+
+/// `out: out u32[n], n: u32` with `%rd1` = out, `%r4` = n, `%r5` = the global x index, guarded
+/// by `%r5 < n`, then `lines`.
+fn custom_guarded(lines: &str) -> String {
+    entry(
+        &[".u64 k_out", ".u32 k_n"],
+        &format!(
+            "{DECLS}\tld.param.u64 %rd1, [k_out];\n\tld.param.u32 %r4, [k_n];\n\
+             \tmov.u32 %r1, %ctaid.x;\n\tmov.u32 %r2, %ntid.x;\n\tmov.u32 %r3, %tid.x;\n\
+             \tmad.lo.s32 %r5, %r1, %r2, %r3;\n\tsetp.ge.u32 %p1, %r5, %r4;\n\t@%p1 ret;\n{lines}"
+        ),
+    )
+}
+
+const OUT_U32_N: &str = "out: out u32[n], n: u32";
+
+/// One block of `threads` threads over `out: out u32[n]` with `len = n` elements.
+fn custom_one_block(threads: u32, n: u32) -> Launch {
+    custom(
+        LaunchConfig::linear(1, threads),
+        &[],
+        &[n as usize],
+        &[ParamValue::U32(n)],
+    )
+}
+
+attacks! {
+    // ---- bounds and integer widths -----------------------------------------------------
+
+    // `out[i + 1]`: one past the end for the last thread.
+    one_past_the_end => one_out(
+        entry(&OUT_N, &guarded(
+            "\tshl.b64 %rd5, %rd3, 2;\n\tadd.s64 %rd6, %rd1, %rd5;\n\
+             \tst.global.f32 [%rd6+4], 0f00000000; // <- rejected, faults\n",
+        )),
+        10, OutOfBounds, RejOob,
+    );
+    // No guard at all: the grid's 256 threads store into 10 elements.
+    no_guard => one_out(
+        entry(&OUT_N, &unguarded(&store_f32(3, "rejected, faults"))),
+        10, OutOfBounds, RejOob,
+    );
+    // `n = 0` and an unconditional store of element 0.
+    store_with_no_elements => one_out(
+        entry(&OUT_N, &format!("{DECLS}{INDEX}\tst.global.f32 [%rd1], 0f00000000; // <- rejected, faults\n")),
+        0, OutOfBounds, RejOob,
+    );
+    // `i ≤ n` instead of `i < n`.
+    guard_off_by_one => one_out(
+        entry(&OUT_N, &unguarded(&format!(
+            "\tsetp.gt.u64 %p1, %rd3, %rd2;\n\t@%p1 ret;\n{}", store_f32(3, "rejected, faults")
+        ))),
+        10, OutOfBounds, RejOob,
+    );
+    // A signed guard on an unsigned quantity: `n` read as `s64` is fine, but the index
+    // `i − 1` compared signed passes for `i = 0` and stores at −1.
+    signed_guard_negative_index => one_out(
+        entry(&OUT_N, &guarded(&format!(
+            "\tadd.s64 %rd5, %rd3, -1;\n\tsetp.ge.s64 %p2, %rd5, %rd2;\n\t@%p2 ret;\n{}",
+            store_f32(5, "rejected, faults")
+        ))),
+        10, OutOfBounds, RejOob,
+    );
+    // A 32-bit index pushed past 2^31: `mul.wide.s32` reads it negative.
+    int32_index_wraps_negative => one_out(
+        entry(&OUT_N, &guarded(&format!(
+            "\tadd.s32 %r5, %r3, -2147483648;\n{}", store_f32_s32(5, "rejected, faults")
+        ))),
+        10, OutOfBounds, RejOob,
+    );
+    // 16-bit arithmetic wraps: `tid + 65535` is `tid − 1` mod 2^16, 65535 for thread 0.
+    u16_index_wraps => one_out(
+        entry(&OUT_N, &guarded(
+            "\tcvt.u16.u32 %rs1, %r3;\n\tadd.u16 %rs2, %rs1, 65535;\n\tcvt.u64.u16 %rd5, %rs2;\n\
+             \tshl.b64 %rd19, %rd5, 2;\n\tadd.s64 %rd20, %rd1, %rd19;\n\
+             \tst.global.f32 [%rd20], 0f00000000; // <- rejected, faults\n",
+        )),
+        10, OutOfBounds, MayWrap,
+    );
+    // `i · 2^61` wraps modulo 2^64: byte offset 2^63 for `i = 1`.
+    shl_wraps_64 => one_out(
+        entry(&OUT_N, &guarded(&format!(
+            "\tshl.b64 %rd5, %rd3, 61;\n{}", store_f32(5, "rejected, faults")
+        ))),
+        10, OutOfBounds, RejOob,
+    );
+    // An arithmetic shift of a negative index: `(tid − 8) >> 1` is −4 for thread 0.
+    shr_of_negative => one_out(
+        entry(&OUT_N, &guarded(&format!(
+            "\tadd.s32 %r5, %r3, -8;\n\tshr.s32 %r6, %r5, 1;\n{}", store_f32_s32(6, "rejected, faults")
+        ))),
+        10, OutOfBounds, MayWrap,
+    );
+    // A logical shift of a negative index: `(tid − 1) >>u 1` is 2^31 − 1 for thread 0.
+    shr_unsigned_of_negative => one_out(
+        entry(&OUT_N, &guarded(&format!(
+            "\tadd.s32 %r5, %r3, -1;\n\tshr.u32 %r6, %r5, 1;\n{}", store_f32_u32(6, "rejected, faults")
+        ))),
+        10, OutOfBounds, MayWrap,
+    );
+    // A remainder of a negative dividend is negative: `(tid − 5) rem 4` is −1 for thread 0.
+    rem_of_negative => one_out(
+        entry(&OUT_N, &guarded(&format!(
+            "\tadd.s32 %r5, %r3, -5;\n\trem.s32 %r6, %r5, 4;\n{}", store_f32_s32(6, "rejected, faults")
+        ))),
+        10, OutOfBounds, MayWrap,
+    );
+    // `mul.hi` of `tid` and −1 is −1 for every thread but 0.
+    mul_hi_index => one_out(
+        entry(&OUT_N, &guarded(&format!(
+            "\tmul.hi.s32 %r5, %r3, -1;\n{}", store_f32_s32(5, "rejected, faults")
+        ))),
+        10, OutOfBounds, MayWrap,
+    );
+    // `−tid`.
+    neg_index => one_out(
+        entry(&OUT_N, &guarded(&format!(
+            "\tneg.s32 %r5, %r3;\n{}", store_f32_s32(5, "rejected, faults")
+        ))),
+        10, OutOfBounds, RejOob,
+    );
+    // `|tid − 2^31|` is still −2^31 for thread 0.
+    abs_of_min_int => one_out(
+        entry(&OUT_N, &guarded(&format!(
+            "\tadd.s32 %r5, %r3, -2147483648;\n\tabs.s32 %r6, %r5;\n{}", store_f32_s32(6, "rejected, faults")
+        ))),
+        10, OutOfBounds, MayWrap,
+    );
+    // `~tid` is `−tid − 1`.
+    not_index => one_out(
+        entry(&OUT_N, &guarded(&format!(
+            "\tnot.b32 %r5, %r3;\n{}", store_f32_s32(5, "rejected, faults")
+        ))),
+        10, OutOfBounds, RejOob,
+    );
+    // `i ^ 1` is `n` for `i = n − 1` when `n` is odd.
+    xor_index => one_out(
+        entry(&OUT_N, &guarded(&format!(
+            "\txor.b64 %rd5, %rd3, 1;\n{}", store_f32(5, "rejected, faults")
+        ))),
+        9, OutOfBounds, RejOob,
+    );
+    // `i | 16` is at least 16.
+    or_index => one_out(
+        entry(&OUT_N, &guarded(&format!(
+            "\tor.b64 %rd5, %rd3, 16;\n{}", store_f32(5, "rejected, faults")
+        ))),
+        10, OutOfBounds, RejOob,
+    );
+    // A bit field of all ones: 4095.
+    bfe_index => one_out(
+        entry(&OUT_N, &guarded(&format!(
+            "\tbfe.u32 %r5, -1, 0, 12;\n{}", store_f32_u32(5, "rejected, faults")
+        ))),
+        10, OutOfBounds, MayWrap,
+    );
+    // A byte permutation of the index: `tid` byte-reversed is 2^24 for thread 1.
+    prmt_index => one_out(
+        entry(&OUT_N, &guarded(&format!(
+            "\tprmt.b32 %r5, %r3, 0, 291;\n{}", store_f32_u32(5, "rejected, faults")
+        ))),
+        10, OutOfBounds, MayWrap,
+    );
+    // `n / d` for a param `d`: `n` itself when `d = 1`.
+    div_by_a_param => Attack {
+        ptx: entry(&[".u64 k_out", ".u32 k_n", ".u32 k_d"], &format!(
+            "{DECLS}\tld.param.u64 %rd1, [k_out];\n\tld.param.u32 %r4, [k_n];\n\tld.param.u32 %r6, [k_d];\n\
+             \tmov.u32 %r3, %tid.x;\n\tsetp.ge.u32 %p1, %r3, %r4;\n\t@%p1 ret;\n\
+             \tsetp.eq.u32 %p2, %r6, 0;\n\t@%p2 ret;\n\tdiv.u32 %r7, %r4, %r6;\n{}",
+            store_f32_u32(7, "rejected, faults")
+        )),
+        abi: Abi::Custom("out: out f32[n], n: u32, d: u32", None),
+        launch: custom(LaunchConfig::linear(1, 32), &[], &[10], &[ParamValue::U32(10), ParamValue::U32(1)]),
+        fault: Fault::Memory(OutOfBounds),
+        reject: RejOob,
+    };
+
+    // ---- carries -------------------------------------------------------------------------
+
+    // The carry out of `i + (2^32 − 1)` (1 for every `i ≥ 1`) added to the index: `n` for the
+    // last thread. (The emulator on main refuses `add.cc`; its port runs it.)
+    carry_added_to_the_index => Attack {
+        ptx: entry(&OUT_N, &guarded(&format!(
+            "\tcvt.u32.u64 %r5, %rd3;\n\tadd.cc.u32 %r6, %r5, -1;\n\taddc.u32 %r7, 0, 0;\n\
+             \tcvt.u64.u32 %rd5, %r7;\n\tadd.s64 %rd6, %rd3, %rd5;\n{}",
+            store_f32(6, "rejected, faults")
+        ))),
+        abi: scalar(&[], &[F32]),
+        launch: dense(10, 0, 1),
+        fault: Fault::RefusedOr("add", OutOfBounds),
+        reject: RejOob,
+    };
+    // A borrow subtracted from the index: −1 for thread 0 (`0 − 1` borrows).
+    borrow_subtracted_from_the_index => Attack {
+        ptx: entry(&OUT_N, &guarded(&format!(
+            "\tsub.cc.u32 %r5, 0, 1;\n\tsubc.u32 %r6, %r3, 0;\n{}",
+            store_f32_s32(6, "rejected, faults")
+        ))),
+        abi: scalar(&[], &[F32]),
+        launch: dense(10, 0, 1),
+        fault: Fault::RefusedOr("sub", OutOfBounds),
+        reject: RejOob,
+    };
+
+    // ---- predicates and boolean ops ----------------------------------------------------
+
+    // A negated guard: the store runs exactly where it must not.
+    negated_guard => one_out(
+        entry(&OUT_N, &unguarded(&format!(
+            "\tsetp.lt.u64 %p1, %rd3, %rd2;\n\tshl.b64 %rd19, %rd3, 2;\n\tadd.s64 %rd20, %rd1, %rd19;\n\
+             \t@!%p1 st.global.f32 [%rd20], 0f00000000; // <- rejected, faults\n"
+        ))),
+        10, OutOfBounds, RejOob,
+    );
+    // `(i < n) || (tid ≥ 0)` guards nothing.
+    or_of_guards => one_out(
+        entry(&OUT_N, &unguarded(&format!(
+            "\tsetp.lt.u64 %p1, %rd3, %rd2;\n\tsetp.ge.u32 %p2, %r3, 0;\n\tor.pred %p3, %p1, %p2;\n\
+             \tshl.b64 %rd19, %rd3, 2;\n\tadd.s64 %rd20, %rd1, %rd19;\n\
+             \t@%p3 st.global.f32 [%rd20], 0f00000000; // <- rejected, faults\n"
+        ))),
+        10, OutOfBounds, RejOob,
+    );
+    // `xor` of the guard with a true predicate is its negation.
+    xor_of_guards => one_out(
+        entry(&OUT_N, &unguarded(&format!(
+            "\tsetp.lt.u64 %p1, %rd3, %rd2;\n\tsetp.ge.u32 %p2, %r3, 0;\n\txor.pred %p3, %p1, %p2;\n\
+             \tshl.b64 %rd19, %rd3, 2;\n\tadd.s64 %rd20, %rd1, %rd19;\n\
+             \t@%p3 st.global.f32 [%rd20], 0f00000000; // <- rejected, faults\n"
+        ))),
+        10, OutOfBounds, RejOob,
+    );
+    // `setp.lt.or p|q, i, n, c` with `c` always true: `q = !(i < n) || c` is true everywhere
+    // (it was taken for `!(i < n || c)`, false everywhere, so the store looked dead).
+    setp_complement_combines_after_negating => one_out(
+        entry(&OUT_N, &unguarded(&format!(
+            "\tsetp.ge.u32 %p3, %r3, 0;\n\tsetp.lt.or.u64 %p1|%p2, %rd3, %rd2, %p3;\n\
+             \tshl.b64 %rd19, %rd3, 2;\n\tadd.s64 %rd20, %rd1, %rd19;\n\
+             \t@%p2 st.global.f32 [%rd20], 0f00000000; // <- rejected, faults\n"
+        ))),
+        10, OutOfBounds, RejOob,
+    );
+    // `setp.lt.and p|p, i, n, c`: the complement is written last, so `p = !(i < n) && c`
+    // (it was taken for the first write, `i < n && c`).
+    setp_same_destination_twice => one_out(
+        entry(&OUT_N, &unguarded(&format!(
+            "\tsetp.ge.u32 %p3, %r3, 0;\n\tsetp.lt.and.u64 %p1|%p1, %rd3, %rd2, %p3;\n\
+             \tshl.b64 %rd19, %rd3, 2;\n\tadd.s64 %rd20, %rd1, %rd19;\n\
+             \t@%p1 st.global.f32 [%rd20], 0f00000000; // <- rejected, faults\n"
+        ))),
+        10, OutOfBounds, RejOob,
+    );
+    // A select between `i` and `n`: `n` where the predicate is false.
+    selp_of_the_bound => one_out(
+        entry(&OUT_N, &guarded(&format!(
+            "\tsetp.lt.u32 %p2, %r3, 4;\n\tselp.b64 %rd5, %rd3, %rd2, %p2;\n{}",
+            store_f32(5, "rejected, faults")
+        ))),
+        10, OutOfBounds, RejOob,
+    );
+    // A select between the input and the output pointer, stored through.
+    selp_of_two_pointers => in_out(
+        entry(&IN_OUT_N, &guarded_in(
+            "\tsetp.lt.u32 %p2, %r3, 4;\n\tselp.b64 %rd5, %rd10, %rd1, %p2;\n\
+             \tst.global.f32 [%rd5], 0f00000000; // <- rejected, faults\n",
+        )),
+        10, WriteToInput, UnattributedAddress,
+    );
+    // `max` of the output pointer and 4 KiB past it.
+    max_of_pointers => one_out(
+        entry(&OUT_N, &guarded(
+            "\tadd.s64 %rd5, %rd1, 4096;\n\tmax.u64 %rd6, %rd1, %rd5;\n\
+             \tst.global.f32 [%rd6], 0f00000000; // <- rejected, faults\n",
+        )),
+        10, OutOfBounds, UnattributedAddress,
+    );
+    // A guard computed from loaded data, and the index too.
+    index_from_data => in_out(
+        entry(&IN_OUT_N, &guarded_in(
+            "\tshl.b64 %rd5, %rd3, 2;\n\tadd.s64 %rd6, %rd10, %rd5;\n\tld.global.u32 %r5, [%rd6];\n\
+             \tmul.wide.u32 %rd7, %r5, 4;\n\tadd.s64 %rd8, %rd1, %rd7;\n\
+             \tst.global.f32 [%rd8], 0f00000000; // <- rejected, faults\n",
+        )),
+        10, OutOfBounds, DataDependentIndex,
+    );
+
+    // ---- vector forms --------------------------------------------------------------------
+
+    // `ld.param.v2.u8` of a half param writes both registers: the second is the high byte of
+    // the value (2.0 is 0x4000: 64), not the 0 an earlier `mov` put there (a vector
+    // `ld.param` was taken to write only its first register).
+    ld_param_v2_writes_every_register => Attack {
+        ptx: entry(&[".u64 k_out", ".u64 k_n", ".align 2 .b8 k_h[2]"], &guarded(&format!(
+            "\tmov.u16 %rs2, 0;\n\tld.param.v2.u8 {{%rs1, %rs2}}, [k_h];\n\tcvt.u64.u16 %rd5, %rs2;\n{}",
+            store_f32(5, "rejected, faults")
+        ))),
+        abi: scalar_with(&[], &[F32], &[ElementKind::F16]),
+        launch: Launch {
+            params: vec![ParamValue::F16(jitseam::__private::half::f16::from_f32(2.0))],
+            ..dense(10, 0, 1)
+        },
+        fault: Fault::Memory(OutOfBounds),
+        reject: DataDependentIndex,
+    };
+    // `ld.param.v2.u32` of `out`: its two halves, put back together swapped.
+    ld_param_v2_halves_swapped => one_out(
+        entry(&OUT_N, &guarded(
+            "\tld.param.v2.u32 {%r5, %r6}, [k_out];\n\tmov.b64 %rd5, {%r6, %r5};\n\
+             \tst.global.f32 [%rd5], 0f00000000; // <- rejected, faults\n",
+        )),
+        10, OutOfBounds, UnattributedAddress,
+    );
+    // An 8-byte vector store through a 4-byte-element operand: misaligned for thread 1, past
+    // the end for the last.
+    st_v2_through_scalar_elements => one_out(
+        entry(&OUT_N, &guarded(
+            "\tshl.b64 %rd19, %rd3, 2;\n\tadd.s64 %rd20, %rd1, %rd19;\n\
+             \tmov.f32 %f1, 0f00000000;\n\tst.global.v2.f32 [%rd20], {%f1, %f1}; // <- rejected, faults\n",
+        )),
+        10, Misaligned, WrongWidth,
+    );
+    // A 16-byte vector load of the input at `16·i`: past the end from `i = n/4` on.
+    ld_v4_past_the_input => in_out(
+        entry(&IN_OUT_N, &guarded_in(
+            "\tshl.b64 %rd5, %rd3, 4;\n\tadd.s64 %rd6, %rd10, %rd5;\n\
+             \tld.global.v4.f32 {%f1, %f2, %f3, %f3}, [%rd6]; // <- rejected, faults\n",
+        )),
+        16, OutOfBounds, WrongWidth,
+    );
+    // The vectorized ABI: a `float4` access 4 bytes off its vector.
+    vector_abi_off_its_vector => Attack {
+        ptx: entry(&OUT_N, &guarded(
+            "\tshl.b64 %rd19, %rd3, 4;\n\tadd.s64 %rd20, %rd1, %rd19;\n\tmov.f32 %f1, 0f00000000;\n\
+             \tst.global.v4.f32 [%rd20+4], {%f1, %f1, %f1, %f1}; // <- rejected, faults\n",
+        )),
+        abi: Abi::Spec(AbiSpec::owned(AbiKind::Vectorized { width: 4 }, vec![], vec![F32], vec![])),
+        launch: dense(16, 0, 1),
+        fault: Fault::Memory(Misaligned),
+        reject: RejMisaligned,
+    };
+
+    // ---- the param space -----------------------------------------------------------------
+
+    // `mov` of a `.param` name is its address in the param space, not its value (it was taken
+    // for the pointer it holds).
+    mov_of_a_param_name => one_out(
+        entry(&OUT_N, &guarded(
+            "\tmov.u64 %rd5, k_out;\n\tst.global.f32 [%rd5], 0f00000000; // <- rejected, faults\n",
+        )),
+        10, WriteToInput, UnattributedAddress,
+    );
+    // `ld.param` through a register holding a param's address (it was taken for a copy of the
+    // register): here it reads `n`, used as an address.
+    ld_param_through_a_register => one_out(
+        entry(&OUT_N, &guarded(
+            "\tmov.u64 %rd5, k_out;\n\tld.param.u64 %rd6, [%rd5+8]; // <- rejected\n\
+             \tst.global.f32 [%rd6], 0f00000000; // <- faults\n",
+        )),
+        16, OutOfBounds, Unsupported,
+    );
+    // The high half of a pointer (4 bytes into its param), widened: another address entirely.
+    ld_param_pointer_at_offset_4 => one_out(
+        entry(&OUT_N, &guarded(
+            "\tld.param.u32 %r5, [k_out+4];\n\tcvt.u64.u32 %rd5, %r5;\n\
+             \tst.global.f32 [%rd5], 0f00000000; // <- rejected, faults\n",
+        )),
+        10, OutOfBounds, UnattributedAddress,
+    );
+    // The low half of a pointer, widened again: another address entirely.
+    ld_param_low_half_of_a_pointer => one_out(
+        entry(&OUT_N, &guarded(
+            "\tld.param.u32 %r5, [k_out];\n\tcvt.u64.u32 %rd5, %r5;\n\
+             \tst.global.f32 [%rd5], 0f00000000; // <- rejected, faults\n",
+        )),
+        10, OutOfBounds, UnattributedAddress,
+    );
+    // The count used as an address.
+    count_as_a_pointer => one_out(
+        entry(&OUT_N, &guarded(
+            "\tst.global.f32 [%rd2], 0f00000000; // <- rejected, faults\n",
+        )),
+        16, OutOfBounds, UnattributedAddress,
+    );
+    // A runtime value param as the index.
+    value_param_as_the_index => Attack {
+        ptx: entry(&[".u64 k_out", ".u64 k_n", ".u32 k_v"], &guarded(&format!(
+            "\tld.param.u32 %r5, [k_v];\n{}", store_f32_u32(5, "rejected, faults")
+        ))),
+        abi: scalar_with(&[], &[F32], &[U32]),
+        launch: Launch { params: vec![ParamValue::U32(1000)], ..dense(10, 0, 1) },
+        fault: Fault::Memory(OutOfBounds),
+        reject: DataDependentIndex,
+    };
+    // A pointer through a 4-byte store into a `.param` variable, read back as 8 bytes: its
+    // high half is not the pointer's (a pointer through 32 bits kept its provenance).
+    pointer_through_st_param_b32 => one_out(
+        entry(&OUT_N, &guarded(
+            "\t{\n\t.param .b64 t;\n\tst.param.b32 [t], %rd1;\n\tld.param.b64 %rd5, [t];\n\t}\n\
+             \tst.global.f32 [%rd5], 0f00000000; // <- rejected, faults\n",
+        )),
+        10, OutOfBounds, UnattributedAddress,
+    );
+
+    // ---- address spaces, cvta, generic addressing ----------------------------------------
+
+    // A store to a fixed address.
+    absolute_address => one_out(
+        entry(&OUT_N, &guarded(
+            "\tst.global.u32 [4096], %r3; // <- rejected, faults\n",
+        )),
+        10, OutOfBounds, UnattributedAddress,
+    );
+    // A generic store through the input pointer.
+    generic_store_through_the_input => in_out(
+        entry(&IN_OUT_N, &guarded_in(
+            "\tshl.b64 %rd5, %rd3, 2;\n\tadd.s64 %rd6, %rd10, %rd5;\n\
+             \tst.f32 [%rd6], 0f00000000; // <- rejected, faults\n",
+        )),
+        10, WriteToInput, StoreThroughInput,
+    );
+    // An atomic on the input.
+    atomic_on_the_input => in_out(
+        entry(&IN_OUT_N, &guarded_in(
+            "\tshl.b64 %rd5, %rd3, 2;\n\tadd.s64 %rd6, %rd10, %rd5;\n\
+             \tatom.global.add.f32 %f1, [%rd6], 0f3F800000; // <- rejected, faults\n",
+        )),
+        10, WriteToInput, StoreThroughInput,
+    );
+    // `cvta.to.global` is the identity: past the end stays past the end.
+    cvta_to_global_keeps_the_offset => one_out(
+        entry(&OUT_N, &guarded(
+            "\tcvta.to.global.u64 %rd5, %rd1;\n\tshl.b64 %rd19, %rd3, 2;\n\tadd.s64 %rd20, %rd5, %rd19;\n\
+             \tst.global.f32 [%rd20+40], 0f00000000; // <- rejected, faults\n",
+        )),
+        10, OutOfBounds, RejOob,
+    );
+    // A global pointer used in the shared space.
+    global_pointer_in_the_shared_space => one_out(
+        entry(&OUT_N, &guarded(
+            "\tst.shared.u32 [%rd1], %r3; // <- rejected, faults\n",
+        )),
+        10, OutsideShared, UnattributedAddress,
+    );
+    // A module `.global` variable holding a pointer past the output's end.
+    pointer_through_a_module_variable => one_out(
+        module(".global .align 8 .u64 g;\n", &OUT_N, &guarded(
+            "\tadd.s64 %rd5, %rd1, 4096;\n\tst.global.u64 [g], %rd5; // <- rejected\n\
+             \tld.global.u64 %rd6, [g];\n\tst.global.f32 [%rd6], 0f00000000; // <- faults\n",
+        )),
+        10, OutOfBounds, Unsupported,
+    );
+    // `isspacep` is not a bound.
+    isspacep_is_not_a_bound => one_out(
+        entry(&OUT_N, &guarded(
+            "\tadd.s64 %rd5, %rd1, 4096;\n\tisspacep.global %p2, %rd5; // <- rejected\n\
+             \t@%p2 st.f32 [%rd5], 0f00000000; // <- faults\n",
+        )),
+        10, OutOfBounds, Unsupported,
+    );
+
+    // ---- calls and `.func` parameters ----------------------------------------------------
+
+    // A `.func` storing through its pointer argument, given the input.
+    func_stores_through_the_input => in_out(
+        module(
+            ".func store(.param .b64 p)\n{\n\t.reg .b64 %a;\n\tld.param.b64 %a, [p];\n\
+             \tst.global.f32 [%a], 0f00000000; // <- rejected, faults\n\tret;\n}\n",
+            &IN_OUT_N,
+            &guarded_in("\t{\n\t.param .b64 arg;\n\tst.param.b64 [arg], %rd10;\n\tcall store, (arg);\n\t}\n"),
+        ),
+        10, WriteToInput, StoreThroughInput,
+    );
+    // A pointer passed in a `.reg .b32` parameter is its low half.
+    pointer_through_a_b32_reg_param => one_out(
+        module(
+            ".func store(.reg .b32 p)\n{\n\t.reg .b64 %a;\n\tcvt.u64.u32 %a, p;\n\
+             \tst.global.f32 [%a], 0f00000000; // <- rejected, faults\n\tret;\n}\n",
+            &OUT_N,
+            &guarded("\tcall store, (%rd1);\n"),
+        ),
+        10, OutOfBounds, UnattributedAddress,
+    );
+    // A pointer passed in a `.param .b32` argument, read back as 8 bytes: past the param's end.
+    // (The emulator refuses it too.)
+    pointer_through_a_b32_param => Attack {
+        abi: scalar(&[], &[F32]),
+        launch: dense(10, 0, 1),
+        fault: Fault::RefusedOr("parameter accesses", OutOfBounds),
+        reject: Unsupported,
+        ptx:
+        module(
+            ".func store(.param .b32 p)\n{\n\t.reg .b64 %a;\n\tld.param.b64 %a, [p]; // <- rejected\n\
+             \tst.global.f32 [%a], 0f00000000; // <- faults\n\tret;\n}\n",
+            &OUT_N,
+            &guarded("\t{\n\t.param .b64 arg;\n\tst.param.b64 [arg], %rd1;\n\tcall store, (arg);\n\t}\n"),
+        ),
+    };
+    // A pointer returned through a 4-byte return param: 8 bytes stored into 4 (taken for the
+    // whole pointer). The emulator refuses an access past a param's end.
+    pointer_returned_through_b32 => Attack {
+        ptx: module(
+            ".func (.param .b32 r) id(.param .b64 p)\n{\n\t.reg .b64 %a;\n\tld.param.b64 %a, [p];\n\
+             \tst.param.b64 [r], %a; // <- rejected\n\tret;\n}\n",
+            &OUT_N,
+            &guarded(
+                "\t{\n\t.param .b64 arg;\n\t.param .b64 ret;\n\tst.param.b64 [arg], %rd1;\n\
+                 \tcall (ret), id, (arg);\n\tld.param.b64 %rd5, [ret];\n\t}\n\
+                 \tst.global.f32 [%rd5], 0f00000000; // <- faults\n",
+            ),
+        ),
+        abi: scalar(&[], &[F32]),
+        launch: dense(10, 0, 1),
+        fault: Fault::RefusedOr("parameter accesses", OutOfBounds),
+        reject: Unsupported,
+    };
+    // `exit` in a `.func` ends the thread: here it ends every thread in bounds, and the rest
+    // store.
+    exit_in_a_func => one_out(
+        module(
+            ".func check(.reg .b64 i, .reg .b64 n)\n{\n\t.reg .pred %q;\n\tsetp.lt.u64 %q, i, n;\n\
+             \t@%q exit;\n\tret;\n}\n",
+            &OUT_N,
+            &unguarded(&format!("\tcall check, (%rd3, %rd2);\n{}", store_f32(3, "rejected, faults"))),
+        ),
+        10, OutOfBounds, RejOob,
+    );
+
+    // ---- loops -----------------------------------------------------------------------------
+
+    // A loop stepping by 2 that exits on `j == n`: for odd `n` it steps over `n` and on.
+    loop_stepping_over_its_exit => one_out(
+        entry(&OUT_N, &unguarded(&format!(
+            "\tmov.u64 %rd5, %rd3;\n$L_loop:\n\tsetp.eq.u64 %p1, %rd5, %rd2;\n\t@%p1 bra $L_done;\n{}\
+             \tadd.s64 %rd5, %rd5, 2;\n\tbra $L_loop;\n$L_done:\n\tret;\n",
+            store_f32(5, "rejected, faults")
+        ))),
+        9, OutOfBounds, RejOob,
+    );
+    // A grid-stride loop whose second store, after the step, is not re-checked.
+    loop_second_store_after_the_step => one_out(
+        entry(&OUT_N, &unguarded(
+            "\tmov.u32 %r6, %nctaid.x;\n\tmul.wide.u32 %rd7, %r6, %r2;\n\tmov.u64 %rd5, %rd3;\n\
+             $L_loop:\n\tsetp.ge.u64 %p1, %rd5, %rd2;\n\t@%p1 bra $L_done;\n\
+             \tshl.b64 %rd19, %rd5, 2;\n\tadd.s64 %rd20, %rd1, %rd19;\n\tst.global.f32 [%rd20], 0f00000000;\n\
+             \tadd.s64 %rd5, %rd5, %rd7;\n\
+             \tshl.b64 %rd21, %rd5, 2;\n\tadd.s64 %rd22, %rd1, %rd21;\n\
+             \tst.global.f32 [%rd22], 0f00000000; // <- rejected, faults\n\
+             \tbra $L_loop;\n$L_done:\n\tret;\n",
+        )),
+        300, OutOfBounds, RejOob,
+    );
+    // An unsigned count-down loop `j ≥ 0`: always true, `j` wraps to 2^32 − 1.
+    loop_unsigned_count_down => one_out(
+        entry(&OUT_N, &guarded(&format!(
+            "\tmov.u32 %r5, %r3;\n$L_loop:\n{}\tadd.s32 %r5, %r5, -1;\n\
+             \tsetp.ge.u32 %p2, %r5, 0;\n\t@%p2 bra $L_loop;\n\tret;\n",
+            store_f32_u32(5, "rejected, faults")
+        ))),
+        10, OutOfBounds, MayWrap,
+    );
+    // Two exits, the second of which is taken only after the store past the end.
+    loop_two_exits => one_out(
+        entry(&OUT_N, &guarded(&format!(
+            "\tmov.u64 %rd5, %rd3;\n$L_loop:\n{}\tadd.s64 %rd5, %rd5, 1;\n\
+             \tsetp.eq.u64 %p2, %rd5, 1000;\n\t@%p2 bra $L_done;\n\
+             \tsetp.lt.u64 %p3, %rd5, 500;\n\t@%p3 bra $L_loop;\n$L_done:\n\tret;\n",
+            store_f32(5, "rejected, faults")
+        ))),
+        10, OutOfBounds, RejOob,
+    );
+    // A loop bounded by a value loaded from memory (the input's first word, 0xC0600000 as
+    // bits), not by `n`.
+    loop_bound_from_data => in_out(
+        entry(&IN_OUT_N, &guarded_in(&format!(
+            "\tld.global.u32 %r5, [%rd10];\n\tcvt.u64.u32 %rd6, %r5;\n\tmov.u64 %rd5, %rd3;\n\
+             $L_loop:\n\tsetp.ge.u64 %p2, %rd5, %rd6;\n\t@%p2 bra $L_done;\n{}\
+             \tadd.s64 %rd5, %rd5, 1;\n\tbra $L_loop;\n$L_done:\n\tret;\n",
+            store_f32(5, "rejected, faults")
+        ))),
+        10, OutOfBounds, RejOob,
+    );
+
+    // ---- strided views ---------------------------------------------------------------------
+
+    // Axis 0's coordinate scaled by axis 1's stride (and the other way round).
+    strided_crossed_axes => Attack {
+        ptx: entry(
+            &[".u64 k_out", ".u64 k_s0", ".u64 k_s1", ".u64 k_t0", ".u64 k_t1", ".u64 k_n"],
+            &format!(
+                "{DECLS}\tld.param.u64 %rd1, [k_out];\n\tld.param.u64 %rd2, [k_s0];\n\tld.param.u64 %rd3, [k_s1];\n\
+                 \tld.param.u64 %rd4, [k_t0];\n\tld.param.u64 %rd5, [k_t1];\n\
+                 \tmov.u32 %r1, %tid.x;\n\tcvt.u64.u32 %rd6, %r1;\n\tmov.u32 %r2, %ctaid.x;\n\tcvt.u64.u32 %rd7, %r2;\n\
+                 \tsetp.ge.u64 %p1, %rd6, %rd2;\n\t@%p1 ret;\n\tsetp.ge.u64 %p2, %rd7, %rd3;\n\t@%p2 ret;\n\
+                 \tmul.lo.s64 %rd8, %rd6, %rd5;\n\tmad.lo.s64 %rd9, %rd7, %rd4, %rd8;\n\
+                 \tshl.b64 %rd10, %rd9, 2;\n\tadd.s64 %rd11, %rd1, %rd10;\n\
+                 \tst.global.f32 [%rd11], 0f00000000; // <- rejected, faults\n"
+            ),
+        ),
+        abi: Abi::Spec(AbiSpec::owned(AbiKind::Strided { rank: 2 }, vec![], vec![F32], vec![])),
+        launch: Launch {
+            outputs: vec![window(16, 0, &[8, 2], &[1, 8])],
+            shape: vec![8, 2],
+            ..Launch::default()
+        },
+        fault: Fault::Memory(OutOfBounds),
+        reject: CrossedStride,
+    };
+
+    // ---- custom-ABI extents and geometry ---------------------------------------------------
+
+    // `i ≤ n` against `out[n]`.
+    custom_extent_off_by_one => Attack {
+        ptx: custom_guarded(&store_f32_u32(6, "rejected, faults").replace("%r6", "%r7").replacen(
+            "\tmul.wide.u32", "\tadd.s32 %r7, %r5, 1;\n\tmul.wide.u32", 1)),
+        abi: Abi::Custom("out: out f32[n], n: u32", None),
+        launch: custom_one_block(32, 10),
+        fault: Fault::Memory(OutOfBounds),
+        reject: RejOob,
+    };
+    // Reading `a[i]` for `i < n` where `a` has `m` elements.
+    custom_bound_by_the_wrong_param => Attack {
+        ptx: entry(&[".u64 k_a", ".u64 k_out", ".u32 k_m", ".u32 k_n"], &format!(
+            "{DECLS}\tld.param.u64 %rd10, [k_a];\n\tld.param.u64 %rd1, [k_out];\n\tld.param.u32 %r4, [k_n];\n\
+             \tmov.u32 %r5, %tid.x;\n\tsetp.ge.u32 %p1, %r5, %r4;\n\t@%p1 ret;\n\
+             \tmul.wide.u32 %rd5, %r5, 4;\n\tadd.s64 %rd6, %rd10, %rd5;\n\
+             \tld.global.f32 %f1, [%rd6]; // <- rejected, faults\n\
+             \tadd.s64 %rd7, %rd1, %rd5;\n\tst.global.f32 [%rd7], %f1;\n"
+        )),
+        abi: Abi::Custom("a: in f32[m], out: out f32[n], m: u32, n: u32", None),
+        launch: custom(LaunchConfig::linear(1, 32), &[4], &[16], &[ParamValue::U32(4), ParamValue::U32(16)]),
+        fault: Fault::Memory(OutOfBounds),
+        reject: RejOob,
+    };
+    // An offset param no extent names may be negative: `out[i + k]` with `k = −1`.
+    custom_negative_offset_param => Attack {
+        ptx: entry(&[".u64 k_out", ".u32 k_n", ".u32 k_k"], &format!(
+            "{DECLS}\tld.param.u64 %rd1, [k_out];\n\tld.param.u32 %r4, [k_n];\n\tld.param.u32 %r6, [k_k];\n\
+             \tmov.u32 %r5, %tid.x;\n\tsetp.ge.s32 %p1, %r5, %r4;\n\t@%p1 ret;\n\tadd.s32 %r7, %r5, %r6;\n{}",
+            store_f32_s32(7, "rejected, faults")
+        )),
+        abi: Abi::Custom("out: out f32[n], n: i32, k: i32", None),
+        launch: custom(LaunchConfig::linear(1, 32), &[], &[10], &[ParamValue::I32(10), ParamValue::I32(-1)]),
+        fault: Fault::Memory(OutOfBounds),
+        reject: MayWrap,
+    };
+    // A three-dimensional launch: `%tid.z` scales the index past the extent.
+    custom_tid_z => Attack {
+        ptx: custom_guarded(
+            "\tmov.u32 %r6, %tid.z;\n\tmad.lo.s32 %r7, %r6, 1000, %r5;\n\tmul.wide.u32 %rd19, %r7, 4;\n\
+             \tadd.s64 %rd20, %rd1, %rd19;\n\tst.global.u32 [%rd20], %r5; // <- rejected, faults\n",
+        ),
+        abi: Abi::Custom(OUT_U32_N, None),
+        launch: custom(LaunchConfig::new([1, 1, 1], [4, 1, 2]), &[], &[8], &[ParamValue::U32(8)]),
+        fault: Fault::Memory(OutOfBounds),
+        reject: RejOob,
+    };
+    // The global index without a guard, launched with more threads than elements.
+    custom_unguarded_grid => Attack {
+        ptx: entry(&[".u64 k_out", ".u32 k_n"], &format!(
+            "{DECLS}\tld.param.u64 %rd1, [k_out];\n\tmov.u32 %r1, %ctaid.x;\n\tmov.u32 %r2, %ntid.x;\n\
+             \tmov.u32 %r3, %tid.x;\n\tmad.lo.s32 %r5, %r1, %r2, %r3;\n\tmul.wide.u32 %rd19, %r5, 4;\n\
+             \tadd.s64 %rd20, %rd1, %rd19;\n\tst.global.u32 [%rd20], %r5; // <- rejected, faults\n"
+        )),
+        abi: Abi::Custom(OUT_U32_N, None),
+        launch: custom(LaunchConfig::linear(2, 8), &[], &[10], &[ParamValue::U32(10)]),
+        fault: Fault::Memory(OutOfBounds),
+        reject: RejOob,
+    };
+    // `min.relu` of a negative value is 0, not the value (`.relu` was dropped): `0 + 2000`.
+    relu_clamps_at_zero => Attack {
+        ptx: entry(&[".u64 k_out"], &format!(
+            "{DECLS}\tld.param.u64 %rd1, [k_out];\n\tmov.u32 %r3, %tid.x;\n\tsub.s32 %r5, %r3, 2000;\n\
+             \tmin.relu.s32 %r6, %r5, %r5;\n\tadd.s32 %r7, %r6, 2000;\n{}",
+            store_f32_s32(7, "rejected, faults")
+        )),
+        abi: Abi::Custom("out: out f32[1024]", None),
+        launch: custom(LaunchConfig::linear(1, 1), &[], &[1024], &[]),
+        fault: Fault::RefusedOr("relu", OutOfBounds),
+        reject: RejOob,
+    };
+
+    // ---- shared memory -------------------------------------------------------------------
+
+    // Past a static shared array's end.
+    shared_past_its_end => Attack {
+        ptx: custom_guarded(
+            "\t.shared .align 4 .b8 s[64];\n\tst.shared.u32 [s+64], %r5; // <- rejected, faults\n",
+        ),
+        abi: Abi::Custom(OUT_U32_N, None),
+        launch: custom_one_block(1, 1),
+        fault: Fault::Memory(OutsideShared),
+        reject: RejOob,
+    };
+    // A 4-byte shared access 2 bytes into a 4-aligned array.
+    shared_misaligned => Attack {
+        ptx: custom_guarded(
+            "\t.shared .align 4 .b8 s[64];\n\tst.shared.u32 [s+2], %r5; // <- rejected, faults\n",
+        ),
+        abi: Abi::Custom(OUT_U32_N, None),
+        launch: custom_one_block(1, 1),
+        fault: Fault::Memory(Misaligned),
+        reject: RejMisaligned,
+    };
+    // After its `{ }` block closes, `s` names the module's 4-byte array again, not the
+    // block's 256-byte one: `s+128` is past it (and read before anything wrote there).
+    shared_name_after_its_block_closes => Attack {
+        ptx: module(".shared .align 4 .b8 s[4];\n", &[".u64 k_out", ".u32 k_n"], &format!(
+            "{DECLS}\tld.param.u64 %rd1, [k_out];\n\tmov.u32 %r5, %tid.x;\n\
+             \t{{\n\t.shared .align 4 .b8 s[256];\n\tst.shared.u32 [s], %r5;\n\t}}\n\
+             \tld.shared.u32 %r6, [s+128]; // <- rejected, faults\n\tst.global.u32 [%rd1], %r6;\n"
+        )),
+        abi: Abi::Custom(OUT_U32_N, None),
+        launch: custom_one_block(1, 1),
+        fault: Fault::Memory(UninitializedShared),
+        reject: RejOob,
+    };
+    // The shared-space address of a variable used as a global address.
+    shared_address_as_global => Attack {
+        ptx: custom_guarded(
+            "\t.shared .align 4 .b8 s[64];\n\tmov.u64 %rd5, s;\n\tst.global.u32 [%rd5], %r5; // <- rejected, faults\n",
+        ),
+        abi: Abi::Custom(OUT_U32_N, None),
+        launch: custom_one_block(1, 1),
+        fault: Fault::Memory(OutOfBounds),
+        reject: UnattributedAddress,
+    };
+    // A generic address of a shared variable, 256 bytes past its 64.
+    cvta_shared_past_the_end => Attack {
+        ptx: custom_guarded(
+            "\t.shared .align 4 .b8 s[64];\n\tmov.u64 %rd5, s;\n\tcvta.shared.u64 %rd6, %rd5; // <- rejected\n\
+             \tst.u32 [%rd6+256], %r5; // <- faults\n",
+        ),
+        abi: Abi::Custom(OUT_U32_N, None),
+        launch: custom_one_block(1, 1),
+        fault: Fault::Memory(OutsideShared),
+        reject: Unsupported,
+    };
+}
