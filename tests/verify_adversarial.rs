@@ -141,6 +141,10 @@ enum Fault {
     /// It refuses the kernel before it runs (loading or binding it fails with an error whose
     /// text contains this); should it ever run it, the launch must fault with the kind instead.
     RefusedOr(&'static str, FaultKind),
+    /// It runs the kernel without a fault although a GPU would not (the emulator's own
+    /// divergence, named here): the case stands for the verifier alone; should the emulator
+    /// ever fault on it, the fault must have this kind.
+    NotOnTheEmulator(&'static str, FaultKind),
 }
 
 /// One adversarial kernel.
@@ -369,9 +373,10 @@ fn check(attack: Attack) {
     };
     // The attack is real: without the proof, the emulator's memory checker stops it.
     let device = emulator();
-    let (kind, refusal) = match attack.fault {
-        Fault::Memory(kind) => (kind, None),
-        Fault::RefusedOr(why, kind) => (kind, Some(why)),
+    let (kind, refusal, clean) = match attack.fault {
+        Fault::Memory(kind) => (kind, None, false),
+        Fault::RefusedOr(why, kind) => (kind, Some(why), false),
+        Fault::NotOnTheEmulator(_, kind) => (kind, None, true),
     };
     let outcome: Result<String, String> = match (bind(&device, text, &spec, false), refusal) {
         (Err(e), Some(why)) if e.to_string().contains(why) => Ok(format!("refused: {e}")),
@@ -386,6 +391,10 @@ fn check(attack: Attack) {
                     ))
                 }
             }
+            Ok(()) if clean => match attack.fault {
+                Fault::NotOnTheEmulator(why, _) => Ok(format!("runs clean on the emulator: {why}")),
+                _ => Ok(String::new()),
+            },
             other => Err(format!("the unverified launch did not fault: {other:?}")),
         },
     };
@@ -894,6 +903,45 @@ attacks! {
         )),
         10, OutOfBounds, UnattributedAddress,
     );
+
+    // 32-bit arithmetic on a pointer keeps its low half: `add.u32` of the output pointer is no
+    // address of it.
+    pointer_through_32_bit_add => one_out(
+        entry(&OUT_N, &guarded(
+            "\tadd.u32 %r5, %rd1, 0;\n\tst.global.f32 [%r5], 0f00000000; // <- rejected, faults\n",
+        )),
+        10, OutOfBounds, UnattributedAddress,
+    );
+    // The same through `sub.u32` and back to 64 bits with `add.s64`.
+    pointer_through_32_bit_sub => one_out(
+        entry(&OUT_N, &guarded(
+            "\tsub.u32 %r5, %rd1, 0;\n\tcvt.u64.u32 %rd5, %r5;\n\tadd.s64 %rd6, %rd5, 0;\n\
+             \tst.global.f32 [%rd6], 0f00000000; // <- rejected, faults\n",
+        )),
+        10, OutOfBounds, UnattributedAddress,
+    );
+    // `selp.b32` of a pointer keeps its low half (on a GPU, whose 32-bit register holds no
+    // more; the emulator's `selp` copies all 64 bits of its source).
+    pointer_through_32_bit_selp => Attack {
+        ptx: entry(&OUT_N, &guarded(
+            "\tsetp.lt.u32 %p2, %r3, 4;\n\tselp.b32 %r5, %rd1, %rd1, %p2;\n\
+             \tst.global.f32 [%r5], 0f00000000; // <- rejected, faults\n",
+        )),
+        abi: scalar(&[], &[F32]),
+        launch: dense(10, 0, 1),
+        fault: Fault::NotOnTheEmulator("selp does not truncate its sources", OutOfBounds),
+        reject: UnattributedAddress,
+    };
+    // A 32-bit `cvta` of a pointer keeps its low half. (The emulator refuses 32-bit `cvta`.)
+    pointer_through_32_bit_cvta => Attack {
+        ptx: entry(&OUT_N, &guarded(
+            "\tcvta.to.global.u32 %r5, %rd1;\n\tst.global.f32 [%r5], 0f00000000; // <- rejected, faults\n",
+        )),
+        abi: scalar(&[], &[F32]),
+        launch: dense(10, 0, 1),
+        fault: Fault::RefusedOr("32-bit addresses", OutOfBounds),
+        reject: UnattributedAddress,
+    };
 
     // ---- address spaces, cvta, generic addressing ----------------------------------------
 

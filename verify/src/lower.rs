@@ -595,7 +595,12 @@ impl<'a> Lowerer<'a> {
                 } else {
                     match (op(0).and_then(|d| self.dst(frame, d)), op(1)) {
                         (Some(d), Some(a @ Operand::Reg(_))) => match self.src(frame, a) {
-                            Some(a) => Kind::Mov { d, a, w: 64 },
+                            // A 32-bit `cvta` holds the low half of the address.
+                            Some(a) => Kind::Mov {
+                                d,
+                                a,
+                                w: int.map_or(64, |(w, _)| w),
+                            },
                             None => operands_refused(),
                         },
                         (Some(_), Some(Operand::Name(_))) => {
@@ -653,13 +658,13 @@ impl<'a> Lowerer<'a> {
             O::Selp => {
                 let p = op(3).and_then(|p| self.pred(frame, p));
                 match (int, p) {
-                    (Some(_), Some((p, neg))) => {
+                    (Some((w, _)), Some((p, neg))) => {
                         match (
                             op(0).and_then(|d| self.dst(frame, d)),
                             op(1).and_then(|a| self.src(frame, a)),
                             op(2).and_then(|b| self.src(frame, b)),
                         ) {
-                            (Some(d), Some(a), Some(b)) => Kind::Selp { d, a, b, p, neg },
+                            (Some(d), Some(a), Some(b)) => Kind::Selp { d, a, b, p, neg, w },
                             _ => operands_refused(),
                         }
                     }

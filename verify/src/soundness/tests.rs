@@ -573,6 +573,35 @@ fn pointer_arithmetic_and_widths() {
             ("mov.b32 %r, %p;", U32),
             ("cvt.u32.u64 %r, %p;", U32),
             ("mov.u16 %s, %p;", U16),
+            // Arithmetic, selects and conversions of addresses narrower than 64 bits: the low
+            // part of an address, no address of the operand.
+            ("add.u32 %r, %p, 0;", U32),
+            ("add.s32 %r, %p, 16;", U32),
+            ("sub.u32 %r, %p, 4;", U32),
+            ("sub.u32 %r, %p, %q;", U32),
+            ("add.u16 %s, %p, 2;", U16),
+            ("selp.b32 %r, %p, %q, %c;", U32),
+            ("selp.b64 %d, %p, %p, %c;", U64),
+            ("selp.b64 %d, %p, %q, %c;", U64),
+            ("cvta.to.global.u64 %d, %p;", U64),
+            ("cvta.global.u64 %d, %p;", U64),
+            // Through `.param` variables, whole and in part.
+            (
+                "{ .param .b64 t; st.param.b64 [t], %p; ld.param.b64 %d, [t]; }",
+                U64,
+            ),
+            (
+                "{ .param .b64 t; st.param.b64 [t], %p; ld.param.b32 %r, [t]; }",
+                U32,
+            ),
+            (
+                "{ .param .b64 t; st.param.b32 [t], %p; ld.param.b64 %d, [t]; }",
+                U64,
+            ),
+            (
+                "{ .param .b32 t; st.param.b32 [t], %p; ld.param.b32 %r, [t]; }",
+                U32,
+            ),
         ] {
             let out = if text.contains("%r,") {
                 "%r"
@@ -586,6 +615,7 @@ fn pointer_arithmetic_and_widths() {
                     ("%p", U64),
                     ("%q", U64),
                     ("%a", S64),
+                    ("%c", Pred),
                     ("%d", U64),
                     ("%r", U32),
                     ("%s", U16),
@@ -594,6 +624,7 @@ fn pointer_arithmetic_and_widths() {
                     pointer("%p", class),
                     pointer("%q", class),
                     input("%a", S64, class),
+                    input("%c", Pred, (0, 1)),
                 ],
                 text: text.to_owned(),
                 outputs: vec![(out, out_ty)],
