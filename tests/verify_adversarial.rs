@@ -1122,6 +1122,28 @@ attacks! {
         10, OutOfBounds, RejOob,
     );
 
+    // Loop invariants that each hold only given the one before, seven deep: `r_j = k·2^(32−j)`
+    // reads exactly (so its guard `r_j < p_j` bounds `k`) only while the guard before bounds
+    // `k`, and the first never does. Refinement dropped one candidate per round and stopped
+    // after six, keeping the last unproven: `k ≤ 256` at the head, so `out[k]` looked in
+    // bounds of 257 elements; with every `p_j = 2^32 − 1` the loop never ends.
+    loop_invariants_that_need_many_rounds => Attack {
+        ptx: entry(&[".u64 k_out", ".u32 k_p1", ".u32 k_p2", ".u32 k_p3", ".u32 k_p4", ".u32 k_p5", ".u32 k_p6", ".u32 k_p7", ".u32 k_p8"], &format!(
+            "\t.reg .pred %p<10>;\n\t.reg .b32 %r<32>;\n\t.reg .b64 %rd<8>;\n\
+             \tld.param.u64 %rd1, [k_out];\n\tld.param.u32 %r11, [k_p1];\n\tmov.u32 %r1, 0;\n\tld.param.u32 %r12, [k_p2];\n\tmov.u32 %r2, 0;\n\tld.param.u32 %r13, [k_p3];\n\tmov.u32 %r3, 0;\n\tld.param.u32 %r14, [k_p4];\n\tmov.u32 %r4, 0;\n\tld.param.u32 %r15, [k_p5];\n\tmov.u32 %r5, 0;\n\tld.param.u32 %r16, [k_p6];\n\tmov.u32 %r6, 0;\n\tld.param.u32 %r17, [k_p7];\n\tmov.u32 %r7, 0;\n\tld.param.u32 %r18, [k_p8];\n\tmov.u32 %r8, 0;\n\tmov.u32 %r20, 0;\n$L_loop:\n\
+             \tmul.wide.u32 %rd2, %r20, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n\
+             \tst.global.u32 [%rd3], %r20; // <- rejected, faults\n\
+             \tsetp.ge.u32 %p1, %r1, %r11;\n\t@%p1 bra $L_done;\n\tsetp.ge.u32 %p2, %r2, %r12;\n\t@%p2 bra $L_done;\n\tsetp.ge.u32 %p3, %r3, %r13;\n\t@%p3 bra $L_done;\n\tsetp.ge.u32 %p4, %r4, %r14;\n\t@%p4 bra $L_done;\n\tsetp.ge.u32 %p5, %r5, %r15;\n\t@%p5 bra $L_done;\n\tsetp.ge.u32 %p6, %r6, %r16;\n\t@%p6 bra $L_done;\n\tsetp.ge.u32 %p7, %r7, %r17;\n\t@%p7 bra $L_done;\n\tsetp.ge.u32 %p8, %r8, %r18;\n\t@%p8 bra $L_done;\n\tadd.u32 %r1, %r1, 2147483648;\n\tadd.u32 %r2, %r2, 1073741824;\n\tadd.u32 %r3, %r3, 536870912;\n\tadd.u32 %r4, %r4, 268435456;\n\tadd.u32 %r5, %r5, 134217728;\n\tadd.u32 %r6, %r6, 67108864;\n\tadd.u32 %r7, %r7, 33554432;\n\tadd.u32 %r8, %r8, 16777216;\n\tadd.u32 %r20, %r20, 1;\n\tbra $L_loop;\n$L_done:\n\tret;\n"
+        )),
+        abi: Abi::Custom(
+            "out: out u32[257], p1: u32, p2: u32, p3: u32, p4: u32, p5: u32, p6: u32, p7: u32, p8: u32",
+            None,
+        ),
+        launch: custom(LaunchConfig::linear(1, 1), &[], &[257], &[ParamValue::U32(u32::MAX); 8]),
+        fault: Fault::Memory(OutOfBounds),
+        reject: MayWrap,
+    };
+
     // ---- strided views ---------------------------------------------------------------------
 
     // Axis 0's coordinate scaled by axis 1's stride (and the other way round).

@@ -669,13 +669,26 @@ impl<'c> Analyzer<'c> {
                 kept.push(c);
             }
         }
+        // Refinement to a fixed point: each round keeps the candidates the back edge
+        // re-establishes while all of them are assumed, so the round that drops none has
+        // proven every one it kept (they hold on entry, and each iteration that starts with
+        // all of them ends with all of them); a round that drops some proved the rest only
+        // under the dropped ones, and must be followed by another. Each such round drops at
+        // least one, so there are at most as many rounds as candidates, plus the one that
+        // settles. Whatever stops the rounds before that (the work limit) leaves nothing
+        // assumed.
         let kp1 = kp.add_const(1).unwrap_or_default();
-        for _ in 0..6 {
+        let mut settled = false;
+        while !settled && !self.too_complex {
             if kept.is_empty() && values.is_empty() {
+                settled = true;
                 break;
             }
             let out = run_with(self, &kept, &values, false);
             let Some(b) = out.back else {
+                // No iteration that starts with every candidate returns to the header: the
+                // header is entered once, on entry, where they all hold.
+                settled = true;
                 break;
             };
             let before = kept.len() + values.len();
@@ -706,9 +719,11 @@ impl<'c> Analyzer<'c> {
                 }
             }
             kept = next;
-            if kept.len() + values.len() == before {
-                break;
-            }
+            settled = kept.len() + values.len() == before;
+        }
+        if !settled {
+            kept.clear();
+            values.clear();
         }
         if final_run && grid {
             self.grid_stride = true;
