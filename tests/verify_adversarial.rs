@@ -1170,6 +1170,30 @@ attacks! {
         reject: CrossedStride,
     };
 
+    // An empty strided view (axis 0 of extent 0) is never checked at launch, and the body
+    // bounds only axis 1: `out[c1·so1]` for `c1 < shape1` with `c0 = 0`, which is no element
+    // of an empty view (the proof took a coordinate it never named for a valid one).
+    empty_strided_view_bounded_on_one_axis => Attack {
+        ptx: entry(
+            &[".u64 k_out", ".u64 k_s0", ".u64 k_s1", ".u64 k_t0", ".u64 k_t1", ".u64 k_n"],
+            &format!(
+                "{DECLS}\tld.param.u64 %rd1, [k_out];\n\tld.param.u64 %rd3, [k_s1];\n\tld.param.u64 %rd5, [k_t1];\n\
+                 \tmov.u32 %r1, %tid.x;\n\tcvt.u64.u32 %rd6, %r1;\n\
+                 \tsetp.ge.u64 %p1, %rd6, %rd3;\n\t@%p1 ret;\n\
+                 \tmul.lo.s64 %rd8, %rd6, %rd5;\n\tshl.b64 %rd10, %rd8, 2;\n\tadd.s64 %rd11, %rd1, %rd10;\n\
+                 \tst.global.f32 [%rd11], 0f00000000; // <- rejected, faults\n"
+            ),
+        ),
+        abi: Abi::Spec(AbiSpec::owned(AbiKind::Strided { rank: 2 }, vec![], vec![F32], vec![])),
+        launch: Launch {
+            outputs: vec![window(4, 0, &[0, 4], &[1, 1000])],
+            shape: vec![0, 4],
+            ..Launch::default()
+        },
+        fault: Fault::Memory(OutOfBounds),
+        reject: RejOob,
+    };
+
     // ---- custom-ABI extents and geometry ---------------------------------------------------
 
     // `i ≤ n` against `out[n]`.
