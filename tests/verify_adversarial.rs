@@ -1324,3 +1324,49 @@ attacks! {
         reject: Unsupported,
     };
 }
+
+// ---- what the launch establishes ------------------------------------------------------------
+
+/// `out: out u32[n - grid.x]`, written by a grid-stride loop over `i < n − %nctaid.x`: in
+/// bounds exactly when the body sees the grid the extent was evaluated with.
+const GRID_EXTENT: &str = "out: out u32[n - grid.x], n: u32";
+
+fn grid_extent_kernel() -> String {
+    entry(
+        &[".u64 k_out", ".u32 k_n"],
+        &format!(
+            "{DECLS}\tld.param.u64 %rd1, [k_out];\n\tld.param.u32 %r4, [k_n];\n\
+             \tmov.u32 %r6, %nctaid.x;\n\tsub.s32 %r7, %r4, %r6;\n\
+             \tmov.u32 %r1, %ctaid.x;\n\tmov.u32 %r2, %ntid.x;\n\tmov.u32 %r3, %tid.x;\n\
+             \tmad.lo.s32 %r5, %r1, %r2, %r3;\n\tmul.lo.s32 %r8, %r6, %r2;\n\
+             $L_loop:\n\tsetp.ge.u32 %p1, %r5, %r7;\n\t@%p1 bra $L_done;\n\
+             \tmul.wide.u32 %rd2, %r5, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n\
+             \tst.global.u32 [%rd3], %r5;\n\tadd.s32 %r5, %r5, %r8;\n\tbra $L_loop;\n\
+             $L_done:\n\tret;\n"
+        ),
+    )
+}
+
+/// A custom kernel whose extent names the grid runs on exactly the grid its extents were
+/// evaluated with: the emulator capped a grid-stride body's grid (to four blocks per worker),
+/// so `%nctaid.x` in the body was smaller than the `grid.x` of the extent, and the loop ran
+/// past `n − grid.x`.
+#[test]
+fn a_custom_kernel_runs_on_the_grid_its_extents_were_evaluated_with() {
+    let spec = Abi::Custom(GRID_EXTENT, None).spec();
+    let text = grid_extent_kernel();
+    let device = emulator();
+    let kernel = bind(&device, &text, &spec, true).unwrap();
+    assert_eq!(
+        kernel.loaded().proof().map(|p| p.coverage),
+        Some(jitseam_verify::Coverage::GridStride)
+    );
+    let (grid, n) = (64u32, 4096u32);
+    let launch = custom(
+        LaunchConfig::linear(grid, 32),
+        &[],
+        &[(n - grid) as usize],
+        &[ParamValue::U32(n)],
+    );
+    run(&device, &kernel, &spec, &launch).unwrap();
+}
