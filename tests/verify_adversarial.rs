@@ -943,6 +943,21 @@ attacks! {
         reject: UnattributedAddress,
     };
 
+    // The high-word test `(a | b) & ~0xffffffff == 0` on a 32-bit `or`, read by the 64-bit
+    // `and` from its 32-bit register: always true, yet it was taken to prove each part (here
+    // `tid − 1`) in `[0, 2^32)`, and `out[tid − 1]` in bounds.
+    high_word_test_of_a_32_bit_or => Attack {
+        ptx: custom_guarded(
+            "\tadd.s32 %r6, %r3, -1;\n\tor.b32 %r7, %r6, %r3;\n\tand.b64 %rd6, %r7, -4294967296;\n\
+             \tsetp.ne.s64 %p2, %rd6, 0;\n\t@%p2 ret;\n\tmul.wide.s32 %rd19, %r6, 4;\n\
+             \tadd.s64 %rd20, %rd1, %rd19;\n\tst.global.u32 [%rd20], %r5; // <- rejected, faults\n",
+        ),
+        abi: Abi::Custom(OUT_U32_N, None),
+        launch: custom_one_block(8, 8),
+        fault: Fault::Memory(OutOfBounds),
+        reject: RejOob,
+    };
+
     // ---- address spaces, cvta, generic addressing ----------------------------------------
 
     // A store to a fixed address.

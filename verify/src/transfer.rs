@@ -519,7 +519,10 @@ impl Analyzer<'_> {
                 _ => {}
             }
         }
-        if let (IntOp::Or, Some(vb)) = (op, &vb) {
+        // The `or` of parts is kept for the 64-bit high-word test, which reads each part as a
+        // 64-bit number: a narrower `or` is some number of its width (a 32-bit register read by
+        // a 64-bit `and` holds the low 32 bits of each part, zero-extended).
+        if let (IntOp::Or, Some(vb), 64) = (op, &vb, w) {
             let part = |v: &Val| -> Option<Vec<Poly>> {
                 match v {
                     Val::Int { p, .. } => Some(vec![p.clone()]),

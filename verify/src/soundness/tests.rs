@@ -456,6 +456,26 @@ fn the_high_word_test() {
                 branch: Some("%p"),
             });
         }
+        // A 32-bit `or` read by the 64-bit `and` from its 32-bit register: the low halves of
+        // the parts, zero-extended, always pass the test.
+        forms.push(Form {
+            regs: vec![
+                ("%a", S32),
+                ("%b", S32),
+                ("%o", B32),
+                ("%h", B64),
+                ("%p", Pred),
+            ],
+            inputs: vec![
+                input("%a", S32, (-1000, 1000)),
+                input("%b", S32, (-1000, 1000)),
+            ],
+            text: format!(
+                "or.b32 %o, %a, %b; and.b64 %h, %o, -4294967296; setp.{cmp}.s64 %p, %h, 0;"
+            ),
+            outputs: vec![("%p", Pred)],
+            branch: Some("%p"),
+        });
         // The `or` of 32-bit values, widened: the test then says nothing about the parts'
         // signs (a negative `int` zero-extended is below 2^32).
         for cvt in ["cvt.u64.u32", "cvt.s64.s32", "cvt.u64.u16"] {
