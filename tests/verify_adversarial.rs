@@ -1159,6 +1159,178 @@ attacks! {
         reject: MayWrap,
     };
 
+    // `for (s = n; s > 0; s >>= 1) out[s]`: `out[n]` first.
+    halving_loop_from_n => one_out(
+        entry(&OUT_N, &guarded(&format!(
+            "\tsetp.ne.u64 %p2, %rd3, 0;\n\t@%p2 ret;\n\tmov.u64 %rd5, %rd2;\n$L_loop:\n\
+             \tsetp.eq.u64 %p3, %rd5, 0;\n\t@%p3 bra $L_done;\n{}\tshr.u64 %rd5, %rd5, 1;\n\tbra $L_loop;\n\
+             $L_done:\n\tret;\n",
+            store_f32(5, "rejected, faults")
+        ))),
+        10, OutOfBounds, RejOob,
+    );
+    // A loop unrolled by two whose tail stores one stride too far: `out[i + S]` under `i < n`.
+    unrolled_tail_one_stride_too_far => one_out(
+        entry(&OUT_N, &unguarded(
+            "\tmov.u32 %r6, %nctaid.x;\n\tmul.wide.u32 %rd7, %r6, %r2;\n\tmov.u64 %rd5, %rd3;\n\
+             $L_loop:\n\tadd.s64 %rd8, %rd5, %rd7;\n\tsetp.ge.u64 %p1, %rd8, %rd2;\n\t@%p1 bra $L_tail;\n\
+             \tshl.b64 %rd19, %rd5, 2;\n\tadd.s64 %rd20, %rd1, %rd19;\n\tst.global.f32 [%rd20], 0f00000000;\n\
+             \tshl.b64 %rd21, %rd8, 2;\n\tadd.s64 %rd22, %rd1, %rd21;\n\tst.global.f32 [%rd22], 0f00000000;\n\
+             \tadd.s64 %rd5, %rd8, %rd7;\n\tbra $L_loop;\n\
+             $L_tail:\n\tsetp.ge.u64 %p2, %rd5, %rd2;\n\t@%p2 ret;\n\
+             \tshl.b64 %rd23, %rd8, 2;\n\tadd.s64 %rd24, %rd1, %rd23;\n\
+             \tst.global.f32 [%rd24], 0f00000000; // <- rejected, faults\n",
+        )),
+        300, OutOfBounds, RejOob,
+    );
+    // A branch on loaded data between `out[i]` and `out[i + 1]`.
+    branch_on_data => in_out(
+        entry(&IN_OUT_N, &guarded_in(
+            "\tshl.b64 %rd5, %rd3, 2;\n\tadd.s64 %rd6, %rd10, %rd5;\n\tld.global.f32 %f1, [%rd6];\n\
+             \tsetp.gt.f32 %p2, %f1, 0f00000000;\n\tadd.s64 %rd7, %rd1, %rd5;\n\t@%p2 bra $L_far;\n\
+             \tst.global.f32 [%rd7], %f1;\n\tret;\n$L_far:\n\
+             \tst.global.f32 [%rd7+4], %f1; // <- rejected, faults\n",
+        )),
+        10, OutOfBounds, RejOob,
+    );
+    // `set` writes all ones for true: an index of 2^32 − 1.
+    set_as_an_index => one_out(
+        entry(&OUT_N, &guarded(&format!(
+            "\tset.lt.u32.u32 %r5, %r3, 1000;\n{}", store_f32_u32(5, "rejected, faults")
+        ))),
+        10, OutOfBounds, MayWrap,
+    );
+    // `mul.wide.u32` of `tid − 1`, which is 2^32 − 1 for thread 0.
+    wide_multiply_of_a_negative => one_out(
+        entry(&OUT_N, &guarded(&format!(
+            "\tadd.s32 %r5, %r3, -1;\n{}", store_f32_u32(5, "rejected, faults")
+        ))),
+        10, OutOfBounds, MayWrap,
+    );
+    // `min.s32` with a negative index keeps it negative.
+    min_keeps_a_negative => one_out(
+        entry(&OUT_N, &guarded(&format!(
+            "\tadd.s32 %r5, %r3, -3;\n\tmin.s32 %r6, %r5, 9;\n{}", store_f32_s32(6, "rejected, faults")
+        ))),
+        10, OutOfBounds, RejOob,
+    );
+    // `max.u32(x, 0)` is no clamp of a negative `int`: it is 2^32 − 1 for `tid − 1`.
+    unsigned_max_is_no_clamp => one_out(
+        entry(&OUT_N, &guarded(&format!(
+            "\tadd.s32 %r5, %r3, -1;\n\tmax.u32 %r6, %r5, 0;\n{}", store_f32_s32(6, "rejected, faults")
+        ))),
+        10, OutOfBounds, MayWrap,
+    );
+    // The output pointer plus the difference of the operands' bases: the input.
+    pointer_difference_of_two_operands => in_out(
+        entry(&IN_OUT_N, &guarded_in(
+            "\tsub.s64 %rd5, %rd10, %rd1;\n\tadd.s64 %rd6, %rd1, %rd5;\n\
+             \tst.global.f32 [%rd6], 0f00000000; // <- rejected, faults\n",
+        )),
+        10, WriteToInput, UnattributedAddress,
+    );
+    // The old value of a compare-and-swap on the input (data) as the index.
+    atom_cas_result_as_an_index => Attack {
+        ptx: entry(&[".u64 k_in", ".u64 k_out", ".u64 k_n"], &guarded(
+            "\tld.param.u64 %rd10, [k_in];\n\tatom.global.cas.b32 %r5, [%rd1], 0, 7;\n\
+             \tmul.wide.u32 %rd5, %r5, 4;\n\tadd.s64 %rd6, %rd1, %rd5;\n\
+             \tst.global.u32 [%rd6], %r5; // <- rejected, faults\n",
+        )),
+        abi: scalar(&[U32], &[U32]),
+        launch: dense(10, 1, 1),
+        fault: Fault::Memory(OutOfBounds),
+        reject: DataDependentIndex,
+    };
+    // A compare-and-swap on the input.
+    atom_cas_on_the_input => Attack {
+        ptx: entry(&[".u64 k_in", ".u64 k_out", ".u64 k_n"], &guarded(
+            "\tld.param.u64 %rd10, [k_in];\n\tshl.b64 %rd5, %rd3, 2;\n\tadd.s64 %rd6, %rd10, %rd5;\n\
+             \tatom.global.cas.b32 %r5, [%rd6], 0, 7; // <- rejected, faults\n",
+        )),
+        abi: scalar(&[U32], &[U32]),
+        launch: dense(10, 1, 1),
+        fault: Fault::Memory(WriteToInput),
+        reject: StoreThroughInput,
+    };
+    // A reduction into the input.
+    red_on_the_input => in_out(
+        entry(&IN_OUT_N, &guarded_in(
+            "\tshl.b64 %rd5, %rd3, 2;\n\tadd.s64 %rd6, %rd10, %rd5;\n\
+             \tred.global.add.f32 [%rd6], 0f3F800000; // <- rejected, faults\n",
+        )),
+        10, WriteToInput, StoreThroughInput,
+    );
+    // `.ptr .align 16` on a scalar output licenses no 16-byte access.
+    pointee_alignment_licenses_no_vector => one_out(
+        entry(&[".u64 .ptr .global .align 16 k_out", ".u64 k_n"], &guarded(
+            "\tshl.b64 %rd19, %rd3, 2;\n\tadd.s64 %rd20, %rd1, %rd19;\n\tmov.f32 %f1, 0f00000000;\n\
+             \tst.global.v4.f32 [%rd20], {%f1, %f1, %f1, %f1}; // <- rejected, faults\n",
+        )),
+        10, Misaligned, WrongWidth,
+    );
+    // The clock as an index.
+    clock_as_an_index => one_out(
+        entry(&OUT_N, &guarded(
+            "\tmov.u32 %r5, %clock; // <- rejected\n\tmul.wide.u32 %rd19, %r5, 4;\n\
+             \tadd.s64 %rd20, %rd1, %rd19;\n\tst.global.u32 [%rd20], %r5; // <- faults\n",
+        )),
+        10, OutOfBounds, Unsupported,
+    );
+    // The warp's active mask as an index.
+    activemask_as_an_index => one_out(
+        entry(&OUT_N, &guarded(
+            "\tactivemask.b32 %r5; // <- rejected\n\tmul.wide.u32 %rd19, %r5, 4;\n\
+             \tadd.s64 %rd20, %rd1, %rd19;\n\tst.global.u32 [%rd20], %r5; // <- faults\n",
+        )),
+        10, OutOfBounds, Unsupported,
+    );
+    // `cvta.to.global` of a param's name: its param-space address.
+    cvta_of_a_param_name => Attack {
+        ptx: entry(&OUT_N, &guarded(
+            "\tcvta.to.global.u64 %rd5, k_out; // <- rejected\n\tst.global.f32 [%rd5], 0f00000000; // <- faults\n",
+        )),
+        abi: scalar(&[], &[F32]),
+        launch: dense(10, 0, 1),
+        fault: Fault::RefusedOr("cvta.to of a variable", OutOfBounds),
+        reject: Unsupported,
+    };
+    // A predicated call of a function that stores past the end.
+    predicated_call => one_out(
+        module(
+            ".func store(.reg .b64 p)\n{\n\tst.global.f32 [p+40], 0f00000000; // <- faults\n\tret;\n}\n",
+            &OUT_N,
+            &guarded("\tsetp.lt.u32 %p2, %r3, 4;\n\t@%p2 call store, (%rd1); // <- rejected\n"),
+        ),
+        10, OutOfBounds, Unsupported,
+    );
+    // A `.func` that stores one past the end of its pointer argument.
+    func_stores_past_the_end => one_out(
+        module(
+            ".func store(.reg .b64 p, .reg .b64 i)\n{\n\t.reg .b64 %a;\n\tshl.b64 %a, i, 2;\n\tadd.s64 %a, p, %a;\n\
+             \tst.global.f32 [%a+4], 0f00000000; // <- rejected, faults\n\tret;\n}\n",
+            &OUT_N,
+            &guarded("\tcall store, (%rd1, %rd3);\n"),
+        ),
+        10, OutOfBounds, RejOob,
+    );
+    // A loop entered in its middle (irreducible) that runs past the end.
+    irreducible_loop => one_out(
+        entry(&OUT_N, &guarded(&format!(
+            "\tmov.u64 %rd5, %rd3;\n\tsetp.lt.u32 %p2, %r3, 4;\n\t@%p2 bra $L_mid;\n$L_top:\n\
+             \tadd.s64 %rd5, %rd5, 1;\n$L_mid:\n\tmov.u64 %rd9, %rd5; // <- rejected\n{}\tsetp.lt.u64 %p3, %rd5, 100;\n\
+             \t@%p3 bra $L_top;\n\tret;\n",
+            store_f32(5, "faults")
+        ))),
+        10, OutOfBounds, Unsupported,
+    );
+    // `.local` memory past its end.
+    local_memory => one_out(
+        entry(&OUT_N, &guarded(
+            "\t.local .align 4 .b8 buf[16]; // <- rejected\n\tst.local.u32 [buf+64], %r3; // <- faults\n",
+        )),
+        10, OutOfBounds, Unsupported,
+    );
+
     // ---- strided views ---------------------------------------------------------------------
 
     // Axis 0's coordinate scaled by axis 1's stride (and the other way round).
@@ -1282,6 +1454,29 @@ attacks! {
         reject: RejOob,
     };
 
+    // `out: out u32[n / 2]` written for every `i < n`.
+    custom_extent_halved => Attack {
+        ptx: custom_guarded(
+            "\tmul.wide.u32 %rd19, %r5, 4;\n\tadd.s64 %rd20, %rd1, %rd19;\n\
+             \tst.global.u32 [%rd20], %r5; // <- rejected, faults\n",
+        ),
+        abi: Abi::Custom("out: out u32[n / 2], n: u32", None),
+        launch: custom(LaunchConfig::linear(1, 32), &[], &[5], &[ParamValue::U32(10)]),
+        fault: Fault::Memory(OutOfBounds),
+        reject: RejOob,
+    };
+    // `out: out u32[block.x]` indexed by the global thread index, on two blocks.
+    custom_block_extent_global_index => Attack {
+        ptx: entry(&[".u64 k_out"], &format!(
+            "{DECLS}\tld.param.u64 %rd1, [k_out];\n\tmov.u32 %r1, %ctaid.x;\n\tmov.u32 %r2, %ntid.x;\n\
+             \tmov.u32 %r3, %tid.x;\n\tmad.lo.s32 %r5, %r1, %r2, %r3;\n\tmul.wide.u32 %rd19, %r5, 4;\n\
+             \tadd.s64 %rd20, %rd1, %rd19;\n\tst.global.u32 [%rd20], %r5; // <- rejected, faults\n"
+        )),
+        abi: Abi::Custom("out: out u32[block.x]", None),
+        launch: custom(LaunchConfig::linear(2, 8), &[], &[8], &[]),
+        fault: Fault::Memory(OutOfBounds),
+        reject: RejOob,
+    };
     // ---- shared memory -------------------------------------------------------------------
 
     // Past a static shared array's end.
@@ -1326,6 +1521,28 @@ attacks! {
         launch: custom_one_block(1, 1),
         fault: Fault::Memory(OutOfBounds),
         reject: UnattributedAddress,
+    };
+    // A dynamic shared array of `4·block.x` bytes indexed by the flattened 2-D thread index.
+    dynamic_shared_flattened_2d => Attack {
+        ptx: module(
+            ".extern .shared .align 4 .b8 dyn[];\n",
+            &[".u64 k_out", ".u32 k_n"],
+            &format!(
+                "{DECLS}\tld.param.u64 %rd1, [k_out];\n\tld.param.u32 %r4, [k_n];\n\
+                 \tmov.u32 %r2, %ntid.x;\n\tmov.u32 %r3, %tid.x;\n\tmov.u32 %r6, %tid.y;\n\
+                 \tmad.lo.s32 %r7, %r6, %r2, %r3;\n\tmul.wide.u32 %rd5, %r7, 4;\n\tmov.u64 %rd6, dyn;\n\
+                 \tadd.s64 %rd7, %rd6, %rd5;\n\tst.shared.u32 [%rd7], %r7; // <- rejected, faults\n"
+            ),
+        ),
+        abi: Abi::Custom(OUT_U32_N, None),
+        launch: custom(
+            LaunchConfig::new([1, 1, 1], [4, 2, 1]).dynamic_shared_bytes(16),
+            &[],
+            &[8],
+            &[ParamValue::U32(8)],
+        ),
+        fault: Fault::Memory(OutsideShared),
+        reject: RejOob,
     };
     // A generic address of a shared variable, 256 bytes past its 64.
     cvta_shared_past_the_end => Attack {
