@@ -1331,6 +1331,46 @@ attacks! {
         10, OutOfBounds, Unsupported,
     );
 
+    // A negative displacement: `out[i − 1]`, before the start for `i = 0`.
+    negative_displacement => one_out(
+        entry(&OUT_N, &guarded(
+            "\tshl.b64 %rd19, %rd3, 2;\n\tadd.s64 %rd20, %rd1, %rd19;\n\
+             \tst.global.f32 [%rd20+-4], 0f00000000; // <- rejected, faults\n",
+        )),
+        10, OutOfBounds, RejOob,
+    );
+    // `n` added to the pointer in bytes, not elements: 2 bytes into an element for `n = 10`.
+    count_added_in_bytes => one_out(
+        entry(&OUT_N, &guarded(
+            "\tadd.s64 %rd5, %rd1, %rd2;\n\tst.global.f32 [%rd5], 0f00000000; // <- rejected, faults\n",
+        )),
+        10, Misaligned, RejMisaligned,
+    );
+    // A destination that cannot be written: `ld` into `%tid.x` (it was taken for a load that
+    // writes nothing). Both readers refuse the text.
+    load_into_a_special_register => Attack {
+        ptx: entry(&OUT_N, &guarded(
+            "\tld.global.u32 %tid.x, [%rd1]; // <- rejected\n\tmov.u32 %r5, %tid.x;\n\
+             \tst.global.u32 [%rd1], %r5; // <- faults\n",
+        )),
+        abi: scalar(&[], &[U32]),
+        launch: dense(10, 0, 1),
+        fault: Fault::RefusedOr("the destination must be a register", OutOfBounds),
+        reject: Unsupported,
+    };
+    // The vectorized ABI's `n` counts vectors: `4·n` of them run past the end.
+    vector_count_taken_for_elements => Attack {
+        ptx: entry(&OUT_N, &unguarded(
+            "\tshl.b64 %rd5, %rd2, 2;\n\tsetp.ge.u64 %p1, %rd3, %rd5;\n\t@%p1 ret;\n\
+             \tshl.b64 %rd19, %rd3, 4;\n\tadd.s64 %rd20, %rd1, %rd19;\n\tmov.f32 %f1, 0f00000000;\n\
+             \tst.global.v4.f32 [%rd20], {%f1, %f1, %f1, %f1}; // <- rejected, faults\n",
+        )),
+        abi: Abi::Spec(AbiSpec::owned(AbiKind::Vectorized { width: 4 }, vec![], vec![F32], vec![])),
+        launch: dense(16, 0, 1),
+        fault: Fault::Memory(OutOfBounds),
+        reject: RejOob,
+    };
+
     // ---- strided views ---------------------------------------------------------------------
 
     // Axis 0's coordinate scaled by axis 1's stride (and the other way round).
