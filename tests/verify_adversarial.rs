@@ -1642,3 +1642,91 @@ fn a_custom_kernel_runs_on_the_grid_its_extents_were_evaluated_with() {
     );
     run(&device, &kernel, &spec, &launch).unwrap();
 }
+
+/// A grid-stride loop over an `int` index `i < (int)n`: in bounds only while `n + threads`
+/// reads as an `int`.
+fn int_index_kernel() -> String {
+    entry(
+        &OUT_N,
+        &format!(
+            "{DECLS}\tld.param.u64 %rd1, [k_out];\n\tld.param.u64 %rd2, [k_n];\n\tcvt.u32.u64 %r4, %rd2;\n\
+             \tmov.u32 %r1, %ctaid.x;\n\tmov.u32 %r2, %ntid.x;\n\tmov.u32 %r3, %tid.x;\n\
+             \tmad.lo.s32 %r5, %r1, %r2, %r3;\n\tmov.u32 %r6, %nctaid.x;\n\tmul.lo.s32 %r8, %r6, %r2;\n\
+             $L_loop:\n\tsetp.ge.s32 %p1, %r5, %r4;\n\t@%p1 bra $L_done;\n\
+             \tmul.wide.s32 %rd3, %r5, 4;\n\tadd.s64 %rd4, %rd1, %rd3;\n\tst.global.f32 [%rd4], 0f00000000;\n\
+             \tadd.s32 %r5, %r5, %r8;\n\tbra $L_loop;\n$L_done:\n\tret;\n"
+        ),
+    )
+}
+
+/// The operands of a dense launch of `n` f32 elements, described without being allocated: the
+/// checks read descriptions only.
+fn described(device: &Device, n: usize) -> [jitseam::device::ViewDesc; 1] {
+    [jitseam::device::ViewDesc::contiguous(
+        device.id(),
+        F32,
+        1 << 40,
+        n,
+        0,
+        n,
+    )]
+}
+
+/// The condition an `int` index needs, `n + threads ≤ 2^31 − 1`, is checked at every dense
+/// launch: a launch past it is declined before the device sees anything.
+#[test]
+fn a_dense_launch_outside_the_proofs_condition_is_declined() {
+    use jitseam_verify::LaunchCondition;
+    let spec = scalar(&[], &[F32]).spec();
+    let device = emulator();
+    let kernel = bind(&device, &int_index_kernel(), &spec, true).unwrap();
+    let limit = (1u64 << 31) - 1;
+    assert_eq!(
+        kernel.loaded().proof().map(|p| p.conditions.clone()),
+        Some(vec![LaunchCondition::CountPlusThreadsAtMost { limit }])
+    );
+    let inputs: [jitseam::device::ViewDesc; 0] = [];
+    let check = |n: usize| {
+        let outputs = described(&device, n);
+        jitseam::launch::check(kernel.facts(), device.id(), &inputs, &outputs, &[n], &[])
+            .map(|checked| checked.count())
+    };
+    assert_eq!(check(1000).unwrap(), 1000);
+    // `n` alone below the limit, `n` plus the grid's threads (256 per block) above it.
+    let n = (limit - 100) as usize;
+    match check(n) {
+        Err(Error::LaunchCondition { condition, .. }) => {
+            assert_eq!(condition, LaunchCondition::CountPlusThreadsAtMost { limit });
+        }
+        other => panic!("expected a launch condition decline, got {other:?}"),
+    }
+}
+
+/// A body that handles one element per thread is launched only with a grid of at least `n`
+/// threads: past the device's largest grid it is declined, not run short.
+#[test]
+fn a_one_thread_per_element_body_gets_a_thread_per_element() {
+    use jitseam_verify::Coverage;
+    let spec = scalar(&[], &[F32]).spec();
+    let device = emulator();
+    let text = entry(&OUT_N, &guarded(&store_f32(3, "in bounds")));
+    let kernel = bind(&device, &text, &spec, true).unwrap();
+    assert_eq!(
+        kernel.loaded().proof().map(|p| p.coverage),
+        Some(Coverage::OneThreadPerElement)
+    );
+    let inputs: [jitseam::device::ViewDesc; 0] = [];
+    let check = |n: usize| {
+        let outputs = described(&device, n);
+        jitseam::launch::check(kernel.facts(), device.id(), &inputs, &outputs, &[n], &[])
+            .map(|checked| checked.geometry())
+    };
+    let geometry = check(1000).unwrap();
+    assert!(u64::from(geometry.grid[0]) * u64::from(geometry.block[0]) >= 1000);
+    let beyond =
+        (u64::from(kernel.facts().max_grid_x) * u64::from(jitseam::launch::BLOCK) + 1) as usize;
+    match check(beyond) {
+        Err(Error::LaunchGeometry { .. }) => {}
+        other => panic!("expected a geometry decline, got {other:?}"),
+    }
+}
