@@ -1730,3 +1730,47 @@ fn a_one_thread_per_element_body_gets_a_thread_per_element() {
         other => panic!("expected a geometry decline, got {other:?}"),
     }
 }
+
+/// A body that stores `out[i]` once per thread and then runs a grid-stride loop that only
+/// reads is no grid-stride body: its coverage was taken from the loop, and the emulator,
+/// running a grid-stride body on fewer blocks, left most of the output unwritten.
+#[test]
+fn a_store_outside_the_grid_stride_loop_gets_a_thread_per_element() {
+    use jitseam_verify::Coverage;
+    let text = entry(
+        &IN_OUT_N,
+        &guarded_in(
+            "\tshl.b64 %rd19, %rd3, 2;\n\tadd.s64 %rd20, %rd1, %rd19;\n\tst.global.f32 [%rd20], 0f3F800000;\n\
+             \tmov.u32 %r6, %nctaid.x;\n\tmul.wide.u32 %rd7, %r6, %r2;\n\tmov.u64 %rd5, %rd3;\n\
+             $L_loop:\n\tsetp.ge.u64 %p2, %rd5, %rd2;\n\t@%p2 bra $L_done;\n\
+             \tshl.b64 %rd21, %rd5, 2;\n\tadd.s64 %rd22, %rd10, %rd21;\n\tld.global.f32 %f1, [%rd22];\n\
+             \tadd.s64 %rd5, %rd5, %rd7;\n\tbra $L_loop;\n$L_done:\n\tret;\n",
+        ),
+    );
+    let spec = scalar(&[F32], &[F32]).spec();
+    let device = emulator();
+    let kernel = bind(&device, &text, &spec, true).unwrap();
+    assert_eq!(
+        kernel.loaded().proof().map(|p| p.coverage),
+        Some(Coverage::OneThreadPerElement)
+    );
+    let n = 5000;
+    let input = device.upload(&vec![0.0f32; n]).unwrap();
+    let mut out = device.upload(&vec![f32::NAN; n]).unwrap();
+    let stream = device.default_stream();
+    kernel
+        .launch(
+            &stream,
+            &[(&input).into()],
+            &mut [(&mut out).into()],
+            &[n],
+            &[],
+        )
+        .unwrap();
+    let back = stream.read(&out).unwrap();
+    assert!(
+        back.iter().all(|&v| v == 1.0),
+        "{} unwritten",
+        back.iter().filter(|v| v.is_nan()).count()
+    );
+}

@@ -25,6 +25,9 @@ impl Analyzer<'_> {
         if !final_run {
             return;
         }
+        if *access != Access::Load && !*shared && !self.in_grid_loop {
+            self.write_outside_grid_loop = true;
+        }
         let verdict = self.check_access(st, *access, *addr, *offset, *bytes, *shared);
         match verdict {
             Ok(param) if param >= SHARED_BASE => {}

@@ -60,6 +60,11 @@ pub(crate) struct Analyzer<'c> {
     pub(crate) wrap_atoms: HashSet<Atom>,
     pub(crate) used_tags: Tags,
     pub(crate) grid_stride: bool,
+    /// The final pass is inside a loop stepped by the grid's thread count.
+    pub(crate) in_grid_loop: bool,
+    /// The final pass found a store or atomic outside every loop stepped by the grid's thread
+    /// count: a write that only the thread of its own index makes.
+    pub(crate) write_outside_grid_loop: bool,
     pub(crate) rejections: Vec<(usize, Rejection)>,
     pub(crate) summaries: Vec<AccessSummary>,
     loops: Vec<Loop>,
@@ -89,6 +94,8 @@ impl<'c> Analyzer<'c> {
             wrap_atoms: HashSet::new(),
             used_tags: 0,
             grid_stride: false,
+            in_grid_loop: false,
+            write_outside_grid_loop: false,
             rejections: Vec::new(),
             summaries: Vec::new(),
             loops: Vec::new(),
@@ -728,7 +735,11 @@ impl<'c> Analyzer<'c> {
         if final_run && grid {
             self.grid_stride = true;
         }
-        run_with(self, &kept, &values, final_run).exits
+        let outer = self.in_grid_loop;
+        self.in_grid_loop |= final_run && grid;
+        let exits = run_with(self, &kept, &values, final_run).exits;
+        self.in_grid_loop = outer;
+        exits
     }
 }
 

@@ -492,7 +492,10 @@ fn attempt(
         conditions.push(LaunchCondition::BlockAtMost { x, y, z: 1024 });
     }
     Ok(Proof {
-        coverage: if an.grid_stride {
+        // Any grid covers every element only if every write is made inside a loop stepped by
+        // the grid: a store outside one is made by the thread of its index alone, which a
+        // smaller grid would not run.
+        coverage: if an.grid_stride && !an.write_outside_grid_loop {
             Coverage::GridStride
         } else {
             Coverage::OneThreadPerElement
