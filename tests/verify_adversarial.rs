@@ -1774,3 +1774,55 @@ fn a_store_outside_the_grid_stride_loop_gets_a_thread_per_element() {
         back.iter().filter(|v| v.is_nan()).count()
     );
 }
+
+/// `0 ≤ n < 2^63` and, for the strided ABI, a shape whose element count does not overflow: a
+/// launch past either is declined before the device sees anything.
+#[test]
+fn counts_the_kernel_cannot_read_are_declined() {
+    let device = emulator();
+    let inputs: [jitseam::device::ViewDesc; 0] = [];
+    // A dense count of 2^63 elements does not fit the kernel's signed 64-bit `n`.
+    let spec = scalar(&[], &[F32]).spec();
+    let text = entry(&OUT_N, &guarded(&store_f32(3, "in bounds")));
+    let kernel = bind(&device, &text, &spec, false).unwrap();
+    let n = 1usize << 63;
+    let outputs = [jitseam::device::ViewDesc::contiguous(
+        device.id(),
+        U32,
+        0,
+        n,
+        0,
+        n,
+    )];
+    match jitseam::launch::check(kernel.facts(), device.id(), &inputs, &outputs, &[n], &[]) {
+        Err(Error::LaunchGeometry { reason, .. }) => {
+            assert!(reason.contains("signed 64-bit"), "{reason}")
+        }
+        other => panic!("expected a geometry decline, got {other:?}"),
+    }
+    // A strided shape of 2^32 × 2^32 elements overflows the element count.
+    let spec = AbiSpec::owned(AbiKind::Strided { rank: 2 }, vec![], vec![F32], vec![]);
+    let text = entry(
+        &[
+            ".u64 k_out",
+            ".u64 k_s0",
+            ".u64 k_s1",
+            ".u64 k_t0",
+            ".u64 k_t1",
+            ".u64 k_n",
+        ],
+        "\tret;\n",
+    );
+    let kernel = bind(&device, &text, &spec, false).unwrap();
+    let shape = [1usize << 32, 1usize << 32];
+    let mut view = jitseam::device::ViewDesc::contiguous(device.id(), F32, 0, 1, 0, 1);
+    view.rank = 2;
+    view.shape[..2].copy_from_slice(&shape);
+    view.strides[..2].copy_from_slice(&[0, 0]);
+    match jitseam::launch::check(kernel.facts(), device.id(), &inputs, &[view], &shape, &[]) {
+        Err(Error::LaunchGeometry { reason, .. }) => {
+            assert!(reason.contains("overflows"), "{reason}")
+        }
+        other => panic!("expected a geometry decline, got {other:?}"),
+    }
+}
