@@ -1788,7 +1788,7 @@ fn counts_the_kernel_cannot_read_are_declined() {
     let n = 1usize << 63;
     let outputs = [jitseam::device::ViewDesc::contiguous(
         device.id(),
-        U32,
+        F32,
         0,
         n,
         0,
