@@ -515,6 +515,37 @@ fn custom_guarded(lines: &str) -> String {
     )
 }
 
+/// `out[k]` in a loop whose `depth` guards `r_j < p_j` (params `p1..`) test `r_j = k·2^(32−j)`:
+/// each bounds `k` only if `r_j` reads exactly, which needs the bound of the guard before; the
+/// first never does.
+fn invariant_chain(depth: u32) -> String {
+    let mut params = vec![".u64 k_out".to_owned()];
+    let (mut init, mut guards, mut steps) = (String::new(), String::new(), String::new());
+    for j in 1..=depth {
+        params.push(format!(".u32 k_p{j}"));
+        init.push_str(&format!(
+            "\tld.param.u32 %r{}, [k_p{j}];\n\tmov.u32 %r{j}, 0;\n",
+            10 + j
+        ));
+        guards.push_str(&format!(
+            "\tsetp.ge.u32 %p{j}, %r{j}, %r{};\n\t@%p{j} bra $L_done;\n",
+            10 + j
+        ));
+        steps.push_str(&format!("\tadd.u32 %r{j}, %r{j}, {};\n", 1u64 << (32 - j)));
+    }
+    let params: Vec<&str> = params.iter().map(String::as_str).collect();
+    entry(
+        &params,
+        &format!(
+            "\t.reg .pred %p<10>;\n\t.reg .b32 %r<32>;\n\t.reg .b64 %rd<8>;\n\
+             \tld.param.u64 %rd1, [k_out];\n{init}\tmov.u32 %r20, 0;\n$L_loop:\n\
+             \tmul.wide.u32 %rd2, %r20, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n\
+             \tst.global.u32 [%rd3], %r20; // <- rejected, faults\n\
+             {guards}{steps}\tadd.u32 %r20, %r20, 1;\n\tbra $L_loop;\n$L_done:\n\tret;\n"
+        ),
+    )
+}
+
 const OUT_U32_N: &str = "out: out u32[n], n: u32";
 
 /// One block of `threads` threads over `out: out u32[n]` with `len = n` elements.
@@ -709,48 +740,38 @@ attacks! {
 
     // A negated guard: the store runs exactly where it must not.
     negated_guard => one_out(
-        entry(&OUT_N, &unguarded(&format!(
-            "\tsetp.lt.u64 %p1, %rd3, %rd2;\n\tshl.b64 %rd19, %rd3, 2;\n\tadd.s64 %rd20, %rd1, %rd19;\n\
-             \t@!%p1 st.global.f32 [%rd20], 0f00000000; // <- rejected, faults\n"
-        ))),
+        entry(&OUT_N, &unguarded("\tsetp.lt.u64 %p1, %rd3, %rd2;\n\tshl.b64 %rd19, %rd3, 2;\n\tadd.s64 %rd20, %rd1, %rd19;\n\
+             \t@!%p1 st.global.f32 [%rd20], 0f00000000; // <- rejected, faults\n")),
         10, OutOfBounds, RejOob,
     );
     // `(i < n) || (tid ≥ 0)` guards nothing.
     or_of_guards => one_out(
-        entry(&OUT_N, &unguarded(&format!(
-            "\tsetp.lt.u64 %p1, %rd3, %rd2;\n\tsetp.ge.u32 %p2, %r3, 0;\n\tor.pred %p3, %p1, %p2;\n\
+        entry(&OUT_N, &unguarded("\tsetp.lt.u64 %p1, %rd3, %rd2;\n\tsetp.ge.u32 %p2, %r3, 0;\n\tor.pred %p3, %p1, %p2;\n\
              \tshl.b64 %rd19, %rd3, 2;\n\tadd.s64 %rd20, %rd1, %rd19;\n\
-             \t@%p3 st.global.f32 [%rd20], 0f00000000; // <- rejected, faults\n"
-        ))),
+             \t@%p3 st.global.f32 [%rd20], 0f00000000; // <- rejected, faults\n")),
         10, OutOfBounds, RejOob,
     );
     // `xor` of the guard with a true predicate is its negation.
     xor_of_guards => one_out(
-        entry(&OUT_N, &unguarded(&format!(
-            "\tsetp.lt.u64 %p1, %rd3, %rd2;\n\tsetp.ge.u32 %p2, %r3, 0;\n\txor.pred %p3, %p1, %p2;\n\
+        entry(&OUT_N, &unguarded("\tsetp.lt.u64 %p1, %rd3, %rd2;\n\tsetp.ge.u32 %p2, %r3, 0;\n\txor.pred %p3, %p1, %p2;\n\
              \tshl.b64 %rd19, %rd3, 2;\n\tadd.s64 %rd20, %rd1, %rd19;\n\
-             \t@%p3 st.global.f32 [%rd20], 0f00000000; // <- rejected, faults\n"
-        ))),
+             \t@%p3 st.global.f32 [%rd20], 0f00000000; // <- rejected, faults\n")),
         10, OutOfBounds, RejOob,
     );
     // `setp.lt.or p|q, i, n, c` with `c` always true: `q = !(i < n) || c` is true everywhere
     // (it was taken for `!(i < n || c)`, false everywhere, so the store looked dead).
     setp_complement_combines_after_negating => one_out(
-        entry(&OUT_N, &unguarded(&format!(
-            "\tsetp.ge.u32 %p3, %r3, 0;\n\tsetp.lt.or.u64 %p1|%p2, %rd3, %rd2, %p3;\n\
+        entry(&OUT_N, &unguarded("\tsetp.ge.u32 %p3, %r3, 0;\n\tsetp.lt.or.u64 %p1|%p2, %rd3, %rd2, %p3;\n\
              \tshl.b64 %rd19, %rd3, 2;\n\tadd.s64 %rd20, %rd1, %rd19;\n\
-             \t@%p2 st.global.f32 [%rd20], 0f00000000; // <- rejected, faults\n"
-        ))),
+             \t@%p2 st.global.f32 [%rd20], 0f00000000; // <- rejected, faults\n")),
         10, OutOfBounds, RejOob,
     );
     // `setp.lt.and p|p, i, n, c`: the complement is written last, so `p = !(i < n) && c`
     // (it was taken for the first write, `i < n && c`).
     setp_same_destination_twice => one_out(
-        entry(&OUT_N, &unguarded(&format!(
-            "\tsetp.ge.u32 %p3, %r3, 0;\n\tsetp.lt.and.u64 %p1|%p1, %rd3, %rd2, %p3;\n\
+        entry(&OUT_N, &unguarded("\tsetp.ge.u32 %p3, %r3, 0;\n\tsetp.lt.and.u64 %p1|%p1, %rd3, %rd2, %p3;\n\
              \tshl.b64 %rd19, %rd3, 2;\n\tadd.s64 %rd20, %rd1, %rd19;\n\
-             \t@%p1 st.global.f32 [%rd20], 0f00000000; // <- rejected, faults\n"
-        ))),
+             \t@%p1 st.global.f32 [%rd20], 0f00000000; // <- rejected, faults\n")),
         10, OutOfBounds, RejOob,
     );
     // A select between `i` and `n`: `n` where the predicate is false.
@@ -1143,13 +1164,7 @@ attacks! {
     // after six, keeping the last unproven: `k ≤ 256` at the head, so `out[k]` looked in
     // bounds of 257 elements; with every `p_j = 2^32 − 1` the loop never ends.
     loop_invariants_that_need_many_rounds => Attack {
-        ptx: entry(&[".u64 k_out", ".u32 k_p1", ".u32 k_p2", ".u32 k_p3", ".u32 k_p4", ".u32 k_p5", ".u32 k_p6", ".u32 k_p7", ".u32 k_p8"], &format!(
-            "\t.reg .pred %p<10>;\n\t.reg .b32 %r<32>;\n\t.reg .b64 %rd<8>;\n\
-             \tld.param.u64 %rd1, [k_out];\n\tld.param.u32 %r11, [k_p1];\n\tmov.u32 %r1, 0;\n\tld.param.u32 %r12, [k_p2];\n\tmov.u32 %r2, 0;\n\tld.param.u32 %r13, [k_p3];\n\tmov.u32 %r3, 0;\n\tld.param.u32 %r14, [k_p4];\n\tmov.u32 %r4, 0;\n\tld.param.u32 %r15, [k_p5];\n\tmov.u32 %r5, 0;\n\tld.param.u32 %r16, [k_p6];\n\tmov.u32 %r6, 0;\n\tld.param.u32 %r17, [k_p7];\n\tmov.u32 %r7, 0;\n\tld.param.u32 %r18, [k_p8];\n\tmov.u32 %r8, 0;\n\tmov.u32 %r20, 0;\n$L_loop:\n\
-             \tmul.wide.u32 %rd2, %r20, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n\
-             \tst.global.u32 [%rd3], %r20; // <- rejected, faults\n\
-             \tsetp.ge.u32 %p1, %r1, %r11;\n\t@%p1 bra $L_done;\n\tsetp.ge.u32 %p2, %r2, %r12;\n\t@%p2 bra $L_done;\n\tsetp.ge.u32 %p3, %r3, %r13;\n\t@%p3 bra $L_done;\n\tsetp.ge.u32 %p4, %r4, %r14;\n\t@%p4 bra $L_done;\n\tsetp.ge.u32 %p5, %r5, %r15;\n\t@%p5 bra $L_done;\n\tsetp.ge.u32 %p6, %r6, %r16;\n\t@%p6 bra $L_done;\n\tsetp.ge.u32 %p7, %r7, %r17;\n\t@%p7 bra $L_done;\n\tsetp.ge.u32 %p8, %r8, %r18;\n\t@%p8 bra $L_done;\n\tadd.u32 %r1, %r1, 2147483648;\n\tadd.u32 %r2, %r2, 1073741824;\n\tadd.u32 %r3, %r3, 536870912;\n\tadd.u32 %r4, %r4, 268435456;\n\tadd.u32 %r5, %r5, 134217728;\n\tadd.u32 %r6, %r6, 67108864;\n\tadd.u32 %r7, %r7, 33554432;\n\tadd.u32 %r8, %r8, 16777216;\n\tadd.u32 %r20, %r20, 1;\n\tbra $L_loop;\n$L_done:\n\tret;\n"
-        )),
+        ptx: invariant_chain(8),
         abi: Abi::Custom(
             "out: out u32[257], p1: u32, p2: u32, p3: u32, p4: u32, p5: u32, p6: u32, p7: u32, p8: u32",
             None,
