@@ -491,6 +491,11 @@ fn one_out(ptx: String, launch_n: usize, fault: FaultKind, reject: RejectKind) -
     }
 }
 
+/// [`one_out`] of the scalar ABI's `out, n` entry with a guarded body of `lines`.
+fn guarded_out(lines: &str, launch_n: usize, fault: FaultKind, reject: RejectKind) -> Attack {
+    one_out(entry(&OUT_N, &guarded(lines)), launch_n, fault, reject)
+}
+
 /// The scalar ABI with one f32 input and one f32 output.
 fn in_out(ptx: String, launch_n: usize, fault: FaultKind, reject: RejectKind) -> Attack {
     Attack {
@@ -546,6 +551,45 @@ fn invariant_chain(depth: u32) -> String {
     )
 }
 
+/// Rank-2 strided params for one output: `out`, the shape, the output's strides, `n`.
+const STRIDED_OUT: [&str; 6] = [
+    ".u64 k_out",
+    ".u64 k_s0",
+    ".u64 k_s1",
+    ".u64 k_t0",
+    ".u64 k_t1",
+    ".u64 k_n",
+];
+
+/// A rank-2 strided kernel with one f32 output (`%rd1` = out, then `lines`), launched over the
+/// output window `output`, whose shape is the launch's.
+fn strided_out(lines: &str, output: Operand, reject: RejectKind) -> Attack {
+    let shape = output
+        .window
+        .as_ref()
+        .map(|w| w.1.clone())
+        .unwrap_or_default();
+    Attack {
+        ptx: entry(
+            &STRIDED_OUT,
+            &format!("{DECLS}\tld.param.u64 %rd1, [k_out];\n{lines}"),
+        ),
+        abi: Abi::Spec(AbiSpec::owned(
+            AbiKind::Strided { rank: 2 },
+            vec![],
+            vec![F32],
+            vec![],
+        )),
+        launch: Launch {
+            outputs: vec![output],
+            shape,
+            ..Launch::default()
+        },
+        fault: Fault::Memory(OutOfBounds),
+        reject,
+    }
+}
+
 const OUT_U32_N: &str = "out: out u32[n], n: u32";
 
 /// One block of `threads` threads over `out: out u32[n]` with `len = n` elements.
@@ -562,11 +606,9 @@ attacks! {
     // ---- bounds and integer widths -----------------------------------------------------
 
     // `out[i + 1]`: one past the end for the last thread.
-    one_past_the_end => one_out(
-        entry(&OUT_N, &guarded(
-            "\tshl.b64 %rd5, %rd3, 2;\n\tadd.s64 %rd6, %rd1, %rd5;\n\
+    one_past_the_end => guarded_out(
+        "\tshl.b64 %rd5, %rd3, 2;\n\tadd.s64 %rd6, %rd1, %rd5;\n\
              \tst.global.f32 [%rd6+4], 0f00000000; // <- rejected, faults\n",
-        )),
         10, OutOfBounds, RejOob,
     );
     // No guard at all: the grid's 256 threads store into 10 elements.
@@ -588,111 +630,109 @@ attacks! {
     );
     // A signed guard on an unsigned quantity: `n` read as `s64` is fine, but the index
     // `i − 1` compared signed passes for `i = 0` and stores at −1.
-    signed_guard_negative_index => one_out(
-        entry(&OUT_N, &guarded(&format!(
+    signed_guard_negative_index => guarded_out(
+        &format!(
             "\tadd.s64 %rd5, %rd3, -1;\n\tsetp.ge.s64 %p2, %rd5, %rd2;\n\t@%p2 ret;\n{}",
             store_f32(5, "rejected, faults")
-        ))),
+        ),
         10, OutOfBounds, RejOob,
     );
     // A 32-bit index pushed past 2^31: `mul.wide.s32` reads it negative.
-    int32_index_wraps_negative => one_out(
-        entry(&OUT_N, &guarded(&format!(
+    int32_index_wraps_negative => guarded_out(
+        &format!(
             "\tadd.s32 %r5, %r3, -2147483648;\n{}", store_f32_s32(5, "rejected, faults")
-        ))),
+        ),
         10, OutOfBounds, RejOob,
     );
     // 16-bit arithmetic wraps: `tid + 65535` is `tid − 1` mod 2^16, 65535 for thread 0.
-    u16_index_wraps => one_out(
-        entry(&OUT_N, &guarded(
-            "\tcvt.u16.u32 %rs1, %r3;\n\tadd.u16 %rs2, %rs1, 65535;\n\tcvt.u64.u16 %rd5, %rs2;\n\
+    u16_index_wraps => guarded_out(
+        "\tcvt.u16.u32 %rs1, %r3;\n\tadd.u16 %rs2, %rs1, 65535;\n\tcvt.u64.u16 %rd5, %rs2;\n\
              \tshl.b64 %rd19, %rd5, 2;\n\tadd.s64 %rd20, %rd1, %rd19;\n\
              \tst.global.f32 [%rd20], 0f00000000; // <- rejected, faults\n",
-        )),
         10, OutOfBounds, MayWrap,
     );
     // `i · 2^61` wraps modulo 2^64: byte offset 2^63 for `i = 1`.
-    shl_wraps_64 => one_out(
-        entry(&OUT_N, &guarded(&format!(
+    shl_wraps_64 => guarded_out(
+        &format!(
             "\tshl.b64 %rd5, %rd3, 61;\n{}", store_f32(5, "rejected, faults")
-        ))),
+        ),
         10, OutOfBounds, RejOob,
     );
     // An arithmetic shift of a negative index: `(tid − 8) >> 1` is −4 for thread 0.
-    shr_of_negative => one_out(
-        entry(&OUT_N, &guarded(&format!(
+    shr_of_negative => guarded_out(
+        &format!(
             "\tadd.s32 %r5, %r3, -8;\n\tshr.s32 %r6, %r5, 1;\n{}", store_f32_s32(6, "rejected, faults")
-        ))),
+        ),
         10, OutOfBounds, MayWrap,
     );
     // A logical shift of a negative index: `(tid − 1) >>u 1` is 2^31 − 1 for thread 0.
-    shr_unsigned_of_negative => one_out(
-        entry(&OUT_N, &guarded(&format!(
+    shr_unsigned_of_negative => guarded_out(
+        &format!(
             "\tadd.s32 %r5, %r3, -1;\n\tshr.u32 %r6, %r5, 1;\n{}", store_f32_u32(6, "rejected, faults")
-        ))),
+        ),
         10, OutOfBounds, MayWrap,
     );
     // A remainder of a negative dividend is negative: `(tid − 5) rem 4` is −1 for thread 0.
-    rem_of_negative => one_out(
-        entry(&OUT_N, &guarded(&format!(
+    rem_of_negative => guarded_out(
+        &format!(
             "\tadd.s32 %r5, %r3, -5;\n\trem.s32 %r6, %r5, 4;\n{}", store_f32_s32(6, "rejected, faults")
-        ))),
+        ),
         10, OutOfBounds, MayWrap,
     );
     // `mul.hi` of `tid` and −1 is −1 for every thread but 0.
-    mul_hi_index => one_out(
-        entry(&OUT_N, &guarded(&format!(
+    mul_hi_index => guarded_out(
+        &format!(
             "\tmul.hi.s32 %r5, %r3, -1;\n{}", store_f32_s32(5, "rejected, faults")
-        ))),
+        ),
         10, OutOfBounds, MayWrap,
     );
     // `−tid`.
-    neg_index => one_out(
-        entry(&OUT_N, &guarded(&format!(
+    neg_index => guarded_out(
+        &format!(
             "\tneg.s32 %r5, %r3;\n{}", store_f32_s32(5, "rejected, faults")
-        ))),
+        ),
         10, OutOfBounds, RejOob,
     );
     // `|tid − 2^31|` is still −2^31 for thread 0.
-    abs_of_min_int => one_out(
-        entry(&OUT_N, &guarded(&format!(
+    abs_of_min_int => guarded_out(
+        &format!(
             "\tadd.s32 %r5, %r3, -2147483648;\n\tabs.s32 %r6, %r5;\n{}", store_f32_s32(6, "rejected, faults")
-        ))),
+        ),
         10, OutOfBounds, MayWrap,
     );
     // `~tid` is `−tid − 1`.
-    not_index => one_out(
-        entry(&OUT_N, &guarded(&format!(
+    not_index => guarded_out(
+        &format!(
             "\tnot.b32 %r5, %r3;\n{}", store_f32_s32(5, "rejected, faults")
-        ))),
+        ),
         10, OutOfBounds, RejOob,
     );
     // `i ^ 1` is `n` for `i = n − 1` when `n` is odd.
-    xor_index => one_out(
-        entry(&OUT_N, &guarded(&format!(
+    xor_index => guarded_out(
+        &format!(
             "\txor.b64 %rd5, %rd3, 1;\n{}", store_f32(5, "rejected, faults")
-        ))),
+        ),
         9, OutOfBounds, RejOob,
     );
     // `i | 16` is at least 16.
-    or_index => one_out(
-        entry(&OUT_N, &guarded(&format!(
+    or_index => guarded_out(
+        &format!(
             "\tor.b64 %rd5, %rd3, 16;\n{}", store_f32(5, "rejected, faults")
-        ))),
+        ),
         10, OutOfBounds, RejOob,
     );
     // A bit field of all ones: 4095.
-    bfe_index => one_out(
-        entry(&OUT_N, &guarded(&format!(
+    bfe_index => guarded_out(
+        &format!(
             "\tbfe.u32 %r5, -1, 0, 12;\n{}", store_f32_u32(5, "rejected, faults")
-        ))),
+        ),
         10, OutOfBounds, MayWrap,
     );
     // A byte permutation of the index: `tid` byte-reversed is 2^24 for thread 1.
-    prmt_index => one_out(
-        entry(&OUT_N, &guarded(&format!(
+    prmt_index => guarded_out(
+        &format!(
             "\tprmt.b32 %r5, %r3, 0, 291;\n{}", store_f32_u32(5, "rejected, faults")
-        ))),
+        ),
         10, OutOfBounds, MayWrap,
     );
     // `n / d` for a param `d`: `n` itself when `d = 1`.
@@ -775,11 +815,11 @@ attacks! {
         10, OutOfBounds, RejOob,
     );
     // A select between `i` and `n`: `n` where the predicate is false.
-    selp_of_the_bound => one_out(
-        entry(&OUT_N, &guarded(&format!(
+    selp_of_the_bound => guarded_out(
+        &format!(
             "\tsetp.lt.u32 %p2, %r3, 4;\n\tselp.b64 %rd5, %rd3, %rd2, %p2;\n{}",
             store_f32(5, "rejected, faults")
-        ))),
+        ),
         10, OutOfBounds, RejOob,
     );
     // A select between the input and the output pointer, stored through.
@@ -791,11 +831,9 @@ attacks! {
         10, WriteToInput, UnattributedAddress,
     );
     // `max` of the output pointer and 4 KiB past it.
-    max_of_pointers => one_out(
-        entry(&OUT_N, &guarded(
-            "\tadd.s64 %rd5, %rd1, 4096;\n\tmax.u64 %rd6, %rd1, %rd5;\n\
+    max_of_pointers => guarded_out(
+        "\tadd.s64 %rd5, %rd1, 4096;\n\tmax.u64 %rd6, %rd1, %rd5;\n\
              \tst.global.f32 [%rd6], 0f00000000; // <- rejected, faults\n",
-        )),
         10, OutOfBounds, UnattributedAddress,
     );
     // A guard computed from loaded data, and the index too.
@@ -827,20 +865,16 @@ attacks! {
         reject: DataDependentIndex,
     };
     // `ld.param.v2.u32` of `out`: its two halves, put back together swapped.
-    ld_param_v2_halves_swapped => one_out(
-        entry(&OUT_N, &guarded(
-            "\tld.param.v2.u32 {%r5, %r6}, [k_out];\n\tmov.b64 %rd5, {%r6, %r5};\n\
+    ld_param_v2_halves_swapped => guarded_out(
+        "\tld.param.v2.u32 {%r5, %r6}, [k_out];\n\tmov.b64 %rd5, {%r6, %r5};\n\
              \tst.global.f32 [%rd5], 0f00000000; // <- rejected, faults\n",
-        )),
         10, OutOfBounds, UnattributedAddress,
     );
     // An 8-byte vector store through a 4-byte-element operand: misaligned for thread 1, past
     // the end for the last.
-    st_v2_through_scalar_elements => one_out(
-        entry(&OUT_N, &guarded(
-            "\tshl.b64 %rd19, %rd3, 2;\n\tadd.s64 %rd20, %rd1, %rd19;\n\
+    st_v2_through_scalar_elements => guarded_out(
+        "\tshl.b64 %rd19, %rd3, 2;\n\tadd.s64 %rd20, %rd1, %rd19;\n\
              \tmov.f32 %f1, 0f00000000;\n\tst.global.v2.f32 [%rd20], {%f1, %f1}; // <- rejected, faults\n",
-        )),
         10, Misaligned, WrongWidth,
     );
     // A 16-byte vector load of the input at `16·i`: past the end from `i = n/4` on.
@@ -867,42 +901,32 @@ attacks! {
 
     // `mov` of a `.param` name is its address in the param space, not its value (it was taken
     // for the pointer it holds).
-    mov_of_a_param_name => one_out(
-        entry(&OUT_N, &guarded(
-            "\tmov.u64 %rd5, k_out;\n\tst.global.f32 [%rd5], 0f00000000; // <- rejected, faults\n",
-        )),
+    mov_of_a_param_name => guarded_out(
+        "\tmov.u64 %rd5, k_out;\n\tst.global.f32 [%rd5], 0f00000000; // <- rejected, faults\n",
         10, WriteToInput, UnattributedAddress,
     );
     // `ld.param` through a register holding a param's address (it was taken for a copy of the
     // register): here it reads `n`, used as an address.
-    ld_param_through_a_register => one_out(
-        entry(&OUT_N, &guarded(
-            "\tmov.u64 %rd5, k_out;\n\tld.param.u64 %rd6, [%rd5+8]; // <- rejected\n\
+    ld_param_through_a_register => guarded_out(
+        "\tmov.u64 %rd5, k_out;\n\tld.param.u64 %rd6, [%rd5+8]; // <- rejected\n\
              \tst.global.f32 [%rd6], 0f00000000; // <- faults\n",
-        )),
         16, OutOfBounds, Unsupported,
     );
     // The high half of a pointer (4 bytes into its param), widened: another address entirely.
-    ld_param_pointer_at_offset_4 => one_out(
-        entry(&OUT_N, &guarded(
-            "\tld.param.u32 %r5, [k_out+4];\n\tcvt.u64.u32 %rd5, %r5;\n\
+    ld_param_pointer_at_offset_4 => guarded_out(
+        "\tld.param.u32 %r5, [k_out+4];\n\tcvt.u64.u32 %rd5, %r5;\n\
              \tst.global.f32 [%rd5], 0f00000000; // <- rejected, faults\n",
-        )),
         10, OutOfBounds, UnattributedAddress,
     );
     // The low half of a pointer, widened again: another address entirely.
-    ld_param_low_half_of_a_pointer => one_out(
-        entry(&OUT_N, &guarded(
-            "\tld.param.u32 %r5, [k_out];\n\tcvt.u64.u32 %rd5, %r5;\n\
+    ld_param_low_half_of_a_pointer => guarded_out(
+        "\tld.param.u32 %r5, [k_out];\n\tcvt.u64.u32 %rd5, %r5;\n\
              \tst.global.f32 [%rd5], 0f00000000; // <- rejected, faults\n",
-        )),
         10, OutOfBounds, UnattributedAddress,
     );
     // The count used as an address.
-    count_as_a_pointer => one_out(
-        entry(&OUT_N, &guarded(
-            "\tst.global.f32 [%rd2], 0f00000000; // <- rejected, faults\n",
-        )),
+    count_as_a_pointer => guarded_out(
+        "\tst.global.f32 [%rd2], 0f00000000; // <- rejected, faults\n",
         16, OutOfBounds, UnattributedAddress,
     );
     // A runtime value param as the index.
@@ -917,28 +941,22 @@ attacks! {
     };
     // A pointer through a 4-byte store into a `.param` variable, read back as 8 bytes: its
     // high half is not the pointer's (a pointer through 32 bits kept its provenance).
-    pointer_through_st_param_b32 => one_out(
-        entry(&OUT_N, &guarded(
-            "\t{\n\t.param .b64 t;\n\tst.param.b32 [t], %rd1;\n\tld.param.b64 %rd5, [t];\n\t}\n\
+    pointer_through_st_param_b32 => guarded_out(
+        "\t{\n\t.param .b64 t;\n\tst.param.b32 [t], %rd1;\n\tld.param.b64 %rd5, [t];\n\t}\n\
              \tst.global.f32 [%rd5], 0f00000000; // <- rejected, faults\n",
-        )),
         10, OutOfBounds, UnattributedAddress,
     );
 
     // 32-bit arithmetic on a pointer keeps its low half: `add.u32` of the output pointer is no
     // address of it.
-    pointer_through_32_bit_add => one_out(
-        entry(&OUT_N, &guarded(
-            "\tadd.u32 %r5, %rd1, 0;\n\tst.global.f32 [%r5], 0f00000000; // <- rejected, faults\n",
-        )),
+    pointer_through_32_bit_add => guarded_out(
+        "\tadd.u32 %r5, %rd1, 0;\n\tst.global.f32 [%r5], 0f00000000; // <- rejected, faults\n",
         10, OutOfBounds, UnattributedAddress,
     );
     // The same through `sub.u32` and back to 64 bits with `add.s64`.
-    pointer_through_32_bit_sub => one_out(
-        entry(&OUT_N, &guarded(
-            "\tsub.u32 %r5, %rd1, 0;\n\tcvt.u64.u32 %rd5, %r5;\n\tadd.s64 %rd6, %rd5, 0;\n\
+    pointer_through_32_bit_sub => guarded_out(
+        "\tsub.u32 %r5, %rd1, 0;\n\tcvt.u64.u32 %rd5, %r5;\n\tadd.s64 %rd6, %rd5, 0;\n\
              \tst.global.f32 [%rd6], 0f00000000; // <- rejected, faults\n",
-        )),
         10, OutOfBounds, UnattributedAddress,
     );
     // `selp.b32` of a pointer keeps its low half (on a GPU, whose 32-bit register holds no
@@ -982,10 +1000,8 @@ attacks! {
     // ---- address spaces, cvta, generic addressing ----------------------------------------
 
     // A store to a fixed address.
-    absolute_address => one_out(
-        entry(&OUT_N, &guarded(
-            "\tst.global.u32 [4096], %r3; // <- rejected, faults\n",
-        )),
+    absolute_address => guarded_out(
+        "\tst.global.u32 [4096], %r3; // <- rejected, faults\n",
         10, OutOfBounds, UnattributedAddress,
     );
     // A generic store through the input pointer.
@@ -1005,18 +1021,14 @@ attacks! {
         10, WriteToInput, StoreThroughInput,
     );
     // `cvta.to.global` is the identity: past the end stays past the end.
-    cvta_to_global_keeps_the_offset => one_out(
-        entry(&OUT_N, &guarded(
-            "\tcvta.to.global.u64 %rd5, %rd1;\n\tshl.b64 %rd19, %rd3, 2;\n\tadd.s64 %rd20, %rd5, %rd19;\n\
+    cvta_to_global_keeps_the_offset => guarded_out(
+        "\tcvta.to.global.u64 %rd5, %rd1;\n\tshl.b64 %rd19, %rd3, 2;\n\tadd.s64 %rd20, %rd5, %rd19;\n\
              \tst.global.f32 [%rd20+40], 0f00000000; // <- rejected, faults\n",
-        )),
         10, OutOfBounds, RejOob,
     );
     // A global pointer used in the shared space.
-    global_pointer_in_the_shared_space => one_out(
-        entry(&OUT_N, &guarded(
-            "\tst.shared.u32 [%rd1], %r3; // <- rejected, faults\n",
-        )),
+    global_pointer_in_the_shared_space => guarded_out(
+        "\tst.shared.u32 [%rd1], %r3; // <- rejected, faults\n",
         10, OutsideShared, UnattributedAddress,
     );
     // A module `.global` variable holding a pointer past the output's end.
@@ -1028,11 +1040,9 @@ attacks! {
         10, OutOfBounds, Unsupported,
     );
     // `isspacep` is not a bound.
-    isspacep_is_not_a_bound => one_out(
-        entry(&OUT_N, &guarded(
-            "\tadd.s64 %rd5, %rd1, 4096;\n\tisspacep.global %p2, %rd5; // <- rejected\n\
+    isspacep_is_not_a_bound => guarded_out(
+        "\tadd.s64 %rd5, %rd1, 4096;\n\tisspacep.global %p2, %rd5; // <- rejected\n\
              \t@%p2 st.f32 [%rd5], 0f00000000; // <- faults\n",
-        )),
         10, OutOfBounds, Unsupported,
     );
 
@@ -1128,22 +1138,22 @@ attacks! {
         300, OutOfBounds, RejOob,
     );
     // An unsigned count-down loop `j ≥ 0`: always true, `j` wraps to 2^32 − 1.
-    loop_unsigned_count_down => one_out(
-        entry(&OUT_N, &guarded(&format!(
+    loop_unsigned_count_down => guarded_out(
+        &format!(
             "\tmov.u32 %r5, %r3;\n$L_loop:\n{}\tadd.s32 %r5, %r5, -1;\n\
              \tsetp.ge.u32 %p2, %r5, 0;\n\t@%p2 bra $L_loop;\n\tret;\n",
             store_f32_u32(5, "rejected, faults")
-        ))),
+        ),
         10, OutOfBounds, MayWrap,
     );
     // Two exits, the second of which is taken only after the store past the end.
-    loop_two_exits => one_out(
-        entry(&OUT_N, &guarded(&format!(
+    loop_two_exits => guarded_out(
+        &format!(
             "\tmov.u64 %rd5, %rd3;\n$L_loop:\n{}\tadd.s64 %rd5, %rd5, 1;\n\
              \tsetp.eq.u64 %p2, %rd5, 1000;\n\t@%p2 bra $L_done;\n\
              \tsetp.lt.u64 %p3, %rd5, 500;\n\t@%p3 bra $L_loop;\n$L_done:\n\tret;\n",
             store_f32(5, "rejected, faults")
-        ))),
+        ),
         10, OutOfBounds, RejOob,
     );
     // A loop bounded by a value loaded from memory (the input's first word, 0xC0600000 as
@@ -1175,13 +1185,13 @@ attacks! {
     };
 
     // `for (s = n; s > 0; s >>= 1) out[s]`: `out[n]` first.
-    halving_loop_from_n => one_out(
-        entry(&OUT_N, &guarded(&format!(
+    halving_loop_from_n => guarded_out(
+        &format!(
             "\tsetp.ne.u64 %p2, %rd3, 0;\n\t@%p2 ret;\n\tmov.u64 %rd5, %rd2;\n$L_loop:\n\
              \tsetp.eq.u64 %p3, %rd5, 0;\n\t@%p3 bra $L_done;\n{}\tshr.u64 %rd5, %rd5, 1;\n\tbra $L_loop;\n\
              $L_done:\n\tret;\n",
             store_f32(5, "rejected, faults")
-        ))),
+        ),
         10, OutOfBounds, RejOob,
     );
     // A loop unrolled by two whose tail stores one stride too far: `out[i + S]` under `i < n`.
@@ -1209,31 +1219,31 @@ attacks! {
         10, OutOfBounds, RejOob,
     );
     // `set` writes all ones for true: an index of 2^32 − 1.
-    set_as_an_index => one_out(
-        entry(&OUT_N, &guarded(&format!(
+    set_as_an_index => guarded_out(
+        &format!(
             "\tset.lt.u32.u32 %r5, %r3, 1000;\n{}", store_f32_u32(5, "rejected, faults")
-        ))),
+        ),
         10, OutOfBounds, MayWrap,
     );
     // `mul.wide.u32` of `tid − 1`, which is 2^32 − 1 for thread 0.
-    wide_multiply_of_a_negative => one_out(
-        entry(&OUT_N, &guarded(&format!(
+    wide_multiply_of_a_negative => guarded_out(
+        &format!(
             "\tadd.s32 %r5, %r3, -1;\n{}", store_f32_u32(5, "rejected, faults")
-        ))),
+        ),
         10, OutOfBounds, MayWrap,
     );
     // `min.s32` with a negative index keeps it negative.
-    min_keeps_a_negative => one_out(
-        entry(&OUT_N, &guarded(&format!(
+    min_keeps_a_negative => guarded_out(
+        &format!(
             "\tadd.s32 %r5, %r3, -3;\n\tmin.s32 %r6, %r5, 9;\n{}", store_f32_s32(6, "rejected, faults")
-        ))),
+        ),
         10, OutOfBounds, RejOob,
     );
     // `max.u32(x, 0)` is no clamp of a negative `int`: it is 2^32 − 1 for `tid − 1`.
-    unsigned_max_is_no_clamp => one_out(
-        entry(&OUT_N, &guarded(&format!(
+    unsigned_max_is_no_clamp => guarded_out(
+        &format!(
             "\tadd.s32 %r5, %r3, -1;\n\tmax.u32 %r6, %r5, 0;\n{}", store_f32_s32(6, "rejected, faults")
-        ))),
+        ),
         10, OutOfBounds, MayWrap,
     );
     // The output pointer plus the difference of the operands' bases: the input.
@@ -1284,19 +1294,15 @@ attacks! {
         10, Misaligned, WrongWidth,
     );
     // The clock as an index.
-    clock_as_an_index => one_out(
-        entry(&OUT_N, &guarded(
-            "\tmov.u32 %r5, %clock; // <- rejected\n\tmul.wide.u32 %rd19, %r5, 4;\n\
+    clock_as_an_index => guarded_out(
+        "\tmov.u32 %r5, %clock; // <- rejected\n\tmul.wide.u32 %rd19, %r5, 4;\n\
              \tadd.s64 %rd20, %rd1, %rd19;\n\tst.global.u32 [%rd20], %r5; // <- faults\n",
-        )),
         10, OutOfBounds, Unsupported,
     );
     // The warp's active mask as an index.
-    activemask_as_an_index => one_out(
-        entry(&OUT_N, &guarded(
-            "\tactivemask.b32 %r5; // <- rejected\n\tmul.wide.u32 %rd19, %r5, 4;\n\
+    activemask_as_an_index => guarded_out(
+        "\tactivemask.b32 %r5; // <- rejected\n\tmul.wide.u32 %rd19, %r5, 4;\n\
              \tadd.s64 %rd20, %rd1, %rd19;\n\tst.global.u32 [%rd20], %r5; // <- faults\n",
-        )),
         10, OutOfBounds, Unsupported,
     );
     // `cvta.to.global` of a param's name: its param-space address.
@@ -1329,36 +1335,30 @@ attacks! {
         10, OutOfBounds, RejOob,
     );
     // A loop entered in its middle (irreducible) that runs past the end.
-    irreducible_loop => one_out(
-        entry(&OUT_N, &guarded(&format!(
+    irreducible_loop => guarded_out(
+        &format!(
             "\tmov.u64 %rd5, %rd3;\n\tsetp.lt.u32 %p2, %r3, 4;\n\t@%p2 bra $L_mid;\n$L_top:\n\
              \tadd.s64 %rd5, %rd5, 1;\n$L_mid:\n\tmov.u64 %rd9, %rd5; // <- rejected\n{}\tsetp.lt.u64 %p3, %rd5, 100;\n\
              \t@%p3 bra $L_top;\n\tret;\n",
             store_f32(5, "faults")
-        ))),
+        ),
         10, OutOfBounds, Unsupported,
     );
     // `.local` memory past its end.
-    local_memory => one_out(
-        entry(&OUT_N, &guarded(
-            "\t.local .align 4 .b8 buf[16]; // <- rejected\n\tst.local.u32 [buf+64], %r3; // <- faults\n",
-        )),
+    local_memory => guarded_out(
+        "\t.local .align 4 .b8 buf[16]; // <- rejected\n\tst.local.u32 [buf+64], %r3; // <- faults\n",
         10, OutOfBounds, Unsupported,
     );
 
     // A negative displacement: `out[i − 1]`, before the start for `i = 0`.
-    negative_displacement => one_out(
-        entry(&OUT_N, &guarded(
-            "\tshl.b64 %rd19, %rd3, 2;\n\tadd.s64 %rd20, %rd1, %rd19;\n\
+    negative_displacement => guarded_out(
+        "\tshl.b64 %rd19, %rd3, 2;\n\tadd.s64 %rd20, %rd1, %rd19;\n\
              \tst.global.f32 [%rd20+-4], 0f00000000; // <- rejected, faults\n",
-        )),
         10, OutOfBounds, RejOob,
     );
     // `n` added to the pointer in bytes, not elements: 2 bytes into an element for `n = 10`.
-    count_added_in_bytes => one_out(
-        entry(&OUT_N, &guarded(
-            "\tadd.s64 %rd5, %rd1, %rd2;\n\tst.global.f32 [%rd5], 0f00000000; // <- rejected, faults\n",
-        )),
+    count_added_in_bytes => guarded_out(
+        "\tadd.s64 %rd5, %rd1, %rd2;\n\tst.global.f32 [%rd5], 0f00000000; // <- rejected, faults\n",
         10, Misaligned, RejMisaligned,
     );
     // A destination that cannot be written: `ld` into `%tid.x` (it was taken for a load that
@@ -1389,59 +1389,39 @@ attacks! {
     // ---- strided views ---------------------------------------------------------------------
 
     // Axis 0's coordinate scaled by axis 1's stride (and the other way round).
-    strided_crossed_axes => Attack {
-        ptx: entry(
-            &[".u64 k_out", ".u64 k_s0", ".u64 k_s1", ".u64 k_t0", ".u64 k_t1", ".u64 k_n"],
-            &format!(
-                "{DECLS}\tld.param.u64 %rd1, [k_out];\n\tld.param.u64 %rd2, [k_s0];\n\tld.param.u64 %rd3, [k_s1];\n\
-                 \tld.param.u64 %rd4, [k_t0];\n\tld.param.u64 %rd5, [k_t1];\n\
-                 \tmov.u32 %r1, %tid.x;\n\tcvt.u64.u32 %rd6, %r1;\n\tmov.u32 %r2, %ctaid.x;\n\tcvt.u64.u32 %rd7, %r2;\n\
-                 \tsetp.ge.u64 %p1, %rd6, %rd2;\n\t@%p1 ret;\n\tsetp.ge.u64 %p2, %rd7, %rd3;\n\t@%p2 ret;\n\
-                 \tmul.lo.s64 %rd8, %rd6, %rd5;\n\tmad.lo.s64 %rd9, %rd7, %rd4, %rd8;\n\
-                 \tshl.b64 %rd10, %rd9, 2;\n\tadd.s64 %rd11, %rd1, %rd10;\n\
-                 \tst.global.f32 [%rd11], 0f00000000; // <- rejected, faults\n"
-            ),
-        ),
-        abi: Abi::Spec(AbiSpec::owned(AbiKind::Strided { rank: 2 }, vec![], vec![F32], vec![])),
-        launch: Launch {
-            outputs: vec![window(16, 0, &[8, 2], &[1, 8])],
-            shape: vec![8, 2],
-            ..Launch::default()
-        },
-        fault: Fault::Memory(OutOfBounds),
-        reject: CrossedStride,
-    };
+    strided_crossed_axes => strided_out(
+        "\tld.param.u64 %rd2, [k_s0];\n\tld.param.u64 %rd3, [k_s1];\n\
+         \tld.param.u64 %rd4, [k_t0];\n\tld.param.u64 %rd5, [k_t1];\n\
+         \tmov.u32 %r1, %tid.x;\n\tcvt.u64.u32 %rd6, %r1;\n\tmov.u32 %r2, %ctaid.x;\n\tcvt.u64.u32 %rd7, %r2;\n\
+         \tsetp.ge.u64 %p1, %rd6, %rd2;\n\t@%p1 ret;\n\tsetp.ge.u64 %p2, %rd7, %rd3;\n\t@%p2 ret;\n\
+         \tmul.lo.s64 %rd8, %rd6, %rd5;\n\tmad.lo.s64 %rd9, %rd7, %rd4, %rd8;\n\
+         \tshl.b64 %rd10, %rd9, 2;\n\tadd.s64 %rd11, %rd1, %rd10;\n\
+         \tst.global.f32 [%rd11], 0f00000000; // <- rejected, faults\n",
+        window(16, 0, &[8, 2], &[1, 8]),
+        CrossedStride,
+    );
 
     // An empty strided view (axis 0 of extent 0) is never checked at launch, and the body
     // bounds only axis 1: `out[c1·so1]` for `c1 < shape1` with `c0 = 0`, which is no element
     // of an empty view (the proof took a coordinate it never named for a valid one).
-    empty_strided_view_bounded_on_one_axis => Attack {
-        ptx: entry(
-            &[".u64 k_out", ".u64 k_s0", ".u64 k_s1", ".u64 k_t0", ".u64 k_t1", ".u64 k_n"],
-            &format!(
-                "{DECLS}\tld.param.u64 %rd1, [k_out];\n\tld.param.u64 %rd3, [k_s1];\n\tld.param.u64 %rd5, [k_t1];\n\
-                 \tmov.u32 %r1, %tid.x;\n\tcvt.u64.u32 %rd6, %r1;\n\
-                 \tsetp.ge.u64 %p1, %rd6, %rd3;\n\t@%p1 ret;\n\
-                 \tmul.lo.s64 %rd8, %rd6, %rd5;\n\tshl.b64 %rd10, %rd8, 2;\n\tadd.s64 %rd11, %rd1, %rd10;\n\
-                 \tst.global.f32 [%rd11], 0f00000000; // <- rejected, faults\n"
-            ),
-        ),
-        abi: Abi::Spec(AbiSpec::owned(AbiKind::Strided { rank: 2 }, vec![], vec![F32], vec![])),
-        launch: Launch {
-            outputs: vec![window(4, 0, &[0, 4], &[1, 1000])],
-            shape: vec![0, 4],
-            ..Launch::default()
-        },
-        fault: Fault::Memory(OutOfBounds),
-        reject: RejOob,
-    };
+    empty_strided_view_bounded_on_one_axis => strided_out(
+        "\tld.param.u64 %rd3, [k_s1];\n\tld.param.u64 %rd5, [k_t1];\n\
+         \tmov.u32 %r1, %tid.x;\n\tcvt.u64.u32 %rd6, %r1;\n\
+         \tsetp.ge.u64 %p1, %rd6, %rd3;\n\t@%p1 ret;\n\
+         \tmul.lo.s64 %rd8, %rd6, %rd5;\n\tshl.b64 %rd10, %rd8, 2;\n\tadd.s64 %rd11, %rd1, %rd10;\n\
+         \tst.global.f32 [%rd11], 0f00000000; // <- rejected, faults\n",
+        window(4, 0, &[0, 4], &[1, 1000]),
+        RejOob,
+    );
 
     // ---- custom-ABI extents and geometry ---------------------------------------------------
 
     // `i ≤ n` against `out[n]`.
     custom_extent_off_by_one => Attack {
-        ptx: custom_guarded(&store_f32_u32(6, "rejected, faults").replace("%r6", "%r7").replacen(
-            "\tmul.wide.u32", "\tadd.s32 %r7, %r5, 1;\n\tmul.wide.u32", 1)),
+        ptx: custom_guarded(&format!(
+            "\tadd.s32 %r7, %r5, 1;\n{}",
+            store_f32_u32(7, "rejected, faults")
+        )),
         abi: Abi::Custom("out: out f32[n], n: u32", None),
         launch: custom_one_block(32, 10),
         fault: Fault::Memory(OutOfBounds),
@@ -1817,17 +1797,7 @@ fn counts_the_kernel_cannot_read_are_declined() {
     }
     // A strided shape of 2^32 × 2^32 elements overflows the element count.
     let spec = AbiSpec::owned(AbiKind::Strided { rank: 2 }, vec![], vec![F32], vec![]);
-    let text = entry(
-        &[
-            ".u64 k_out",
-            ".u64 k_s0",
-            ".u64 k_s1",
-            ".u64 k_t0",
-            ".u64 k_t1",
-            ".u64 k_n",
-        ],
-        "\tret;\n",
-    );
+    let text = entry(&STRIDED_OUT, "\tret;\n");
     let kernel = bind(&device, &text, &spec, false).unwrap();
     let shape = [1usize << 32, 1usize << 32];
     let mut view = jitseam::device::ViewDesc::contiguous(device.id(), F32, 0, 1, 0, 1);
