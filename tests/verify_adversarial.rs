@@ -947,6 +947,8 @@ attacks! {
         10, OutOfBounds, UnattributedAddress,
     );
 
+    // ---- addresses narrower than 64 bits -------------------------------------------------
+
     // 32-bit arithmetic on a pointer keeps its low half: `add.u32` of the output pointer is no
     // address of it.
     pointer_through_32_bit_add => guarded_out(
@@ -1208,6 +1210,8 @@ attacks! {
         )),
         300, OutOfBounds, RejOob,
     );
+    // ---- more index arithmetic, operands and control ------------------------------------
+
     // A branch on loaded data between `out[i]` and `out[i + 1]`.
     branch_on_data => in_out(
         entry(&IN_OUT_N, &guarded_in(
