@@ -1732,7 +1732,9 @@ fn a_one_thread_per_element_body_gets_a_thread_per_element() {
 
 /// A body that stores `out[i]` once per thread and then runs a grid-stride loop that only
 /// reads is no grid-stride body: its coverage was taken from the loop, and the emulator,
-/// running a grid-stride body on fewer blocks, left most of the output unwritten.
+/// running a grid-stride body on fewer blocks, left most of the output unwritten. (NVRTC's
+/// grid-stride loops with a peeled first iteration write their output inside the loop too,
+/// and stay grid-stride: `tests/verify_accept.rs`.)
 #[test]
 fn a_store_outside_the_grid_stride_loop_gets_a_thread_per_element() {
     use jitseam_verify::Coverage;

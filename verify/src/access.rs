@@ -25,13 +25,19 @@ impl Analyzer<'_> {
         if !final_run {
             return;
         }
-        if *access != Access::Load && !*shared && !self.in_grid_loop {
-            self.write_outside_grid_loop = true;
-        }
         let verdict = self.check_access(st, *access, *addr, *offset, *bytes, *shared);
         match verdict {
             Ok(param) if param >= SHARED_BASE => {}
-            Ok(param) => self.record_access(param, *access, *bytes),
+            Ok(param) => {
+                if *access != Access::Load {
+                    if self.in_grid_loop {
+                        self.written_in_grid_loop.insert(param);
+                    } else {
+                        self.written_outside_grid_loop.insert(param);
+                    }
+                }
+                self.record_access(param, *access, *bytes);
+            }
             Err((kind, reason)) => self.reject(idx, kind, reason),
         }
     }

@@ -62,9 +62,10 @@ pub(crate) struct Analyzer<'c> {
     pub(crate) grid_stride: bool,
     /// The final pass is inside a loop stepped by the grid's thread count.
     pub(crate) in_grid_loop: bool,
-    /// The final pass found a store or atomic outside every loop stepped by the grid's thread
-    /// count: a write that only the thread of its own index makes.
-    pub(crate) write_outside_grid_loop: bool,
+    /// Pointer params the final pass found written (stored or atomically updated) inside a
+    /// loop stepped by the grid's thread count, and outside every such loop.
+    pub(crate) written_in_grid_loop: HashSet<u32>,
+    pub(crate) written_outside_grid_loop: HashSet<u32>,
     pub(crate) rejections: Vec<(usize, Rejection)>,
     pub(crate) summaries: Vec<AccessSummary>,
     loops: Vec<Loop>,
@@ -95,7 +96,8 @@ impl<'c> Analyzer<'c> {
             used_tags: 0,
             grid_stride: false,
             in_grid_loop: false,
-            write_outside_grid_loop: false,
+            written_in_grid_loop: HashSet::new(),
+            written_outside_grid_loop: HashSet::new(),
             rejections: Vec::new(),
             summaries: Vec::new(),
             loops: Vec::new(),
