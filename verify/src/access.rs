@@ -28,16 +28,7 @@ impl Analyzer<'_> {
         let verdict = self.check_access(st, *access, *addr, *offset, *bytes, *shared);
         match verdict {
             Ok(param) if param >= SHARED_BASE => {}
-            Ok(param) => {
-                if *access != Access::Load {
-                    if self.in_grid_loop {
-                        self.written_in_grid_loop.insert(param);
-                    } else {
-                        self.written_outside_grid_loop.insert(param);
-                    }
-                }
-                self.record_access(param, *access, *bytes);
-            }
+            Ok(param) => self.record_access(param, *access, *bytes),
             Err((kind, reason)) => self.reject(idx, kind, reason),
         }
     }

@@ -143,6 +143,13 @@ impl<'c> Analyzer<'c> {
     }
 
     pub(crate) fn record_access(&mut self, param: u32, access: Access, bytes: u32) {
+        if access != Access::Load {
+            if self.in_grid_loop {
+                self.written_in_grid_loop.insert(param);
+            } else {
+                self.written_outside_grid_loop.insert(param);
+            }
+        }
         let Some(s) = self.summaries.iter_mut().find(|s| s.param == param) else {
             return;
         };
