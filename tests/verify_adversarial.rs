@@ -242,12 +242,12 @@ buffers! {
     U64(u64): input |i| (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15), sentinel u64::MAX;
 }
 
-/// The emulator every attack runs on: one worker (deterministic lockstep order) and a budget
-/// that ends a kernel whose loop no longer stops.
+/// The emulator every attack runs on: one worker (deterministic lockstep order); its default
+/// budget ends a kernel whose loop no longer stops.
 fn emulator() -> Device {
     Device::emulator_with(EmulatorConfig {
-        budget: 2_000_000,
         workers: 1,
+        ..EmulatorConfig::default()
     })
 }
 
