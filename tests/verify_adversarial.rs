@@ -752,7 +752,8 @@ attacks! {
     // ---- carries -------------------------------------------------------------------------
 
     // The carry out of `i + (2^32 − 1)` (1 for every `i ≥ 1`) added to the index: `n` for the
-    // last thread. (The emulator on main refuses `add.cc`; its port runs it.)
+    // last thread. (An emulator without extended-precision arithmetic refuses `add.cc`; the
+    // ported one runs it, and faults here.)
     carry_added_to_the_index => Attack {
         ptx: entry(&OUT_N, &guarded(&format!(
             "\tcvt.u32.u64 %r5, %rd3;\n\tadd.cc.u32 %r6, %r5, -1;\n\taddc.u32 %r7, 0, 0;\n\
@@ -1374,7 +1375,7 @@ attacks! {
         )),
         abi: scalar(&[], &[U32]),
         launch: dense(10, 0, 1),
-        fault: Fault::RefusedOr("the destination must be a register", OutOfBounds),
+        fault: Fault::RefusedOr("invalid instruction `ld.global.u32`", OutOfBounds),
         reject: Unsupported,
     };
     // The vectorized ABI's `n` counts vectors: `4·n` of them run past the end.
@@ -1481,6 +1482,7 @@ attacks! {
         reject: RejOob,
     };
     // `min.relu` of a negative value is 0, not the value (`.relu` was dropped): `0 + 2000`.
+    // (An emulator without integer `.relu` refuses it; the ported one faults here.)
     relu_clamps_at_zero => Attack {
         ptx: entry(&[".u64 k_out"], &format!(
             "{DECLS}\tld.param.u64 %rd1, [k_out];\n\tmov.u32 %r3, %tid.x;\n\tsub.s32 %r5, %r3, 2000;\n\
