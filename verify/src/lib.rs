@@ -98,12 +98,7 @@ const DECLARED_ATTEMPTS: [u8; 4] = [0, 16 | 32, 16 | 32 | 64, 16 | 32 | 64 | 128
 /// Proves the body of `entry` in `text` safe under `contract`: parses and resolves the module,
 /// then [`verify_resolved`].
 pub fn verify_entry(text: &str, entry: &str, contract: &EntryContract) -> Result<Proof, Rejection> {
-    let unparsed = |e: jitseam_ptx::ParseError| Rejection {
-        line: e.line,
-        instruction: String::new(),
-        kind: RejectKind::Unsupported,
-        reason: format!("the module does not parse: {e}"),
-    };
+    let unparsed = |e: jitseam_ptx::ParseError| Rejection::unparsed(&e);
     let module = ResolvedModule::new(text).map_err(unparsed)?;
     if module.module.entry(entry).is_none() {
         return Err(Rejection {
