@@ -1,4 +1,4 @@
-//! The emulator device: the `jitseam-ptx` interpreter behind the [`Backend`] trait.
+//! The emulator device: the `jitseam-emu` interpreter behind the [`Backend`] trait.
 //!
 //! Memory is a table of allocations (base address → bytes). Bases are 256-byte aligned like
 //! `cuMemAlloc`'s, start far from zero (a null or small pointer faults), are never reused (a
