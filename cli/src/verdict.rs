@@ -2,7 +2,9 @@
 //! `inspect --json`, so both report a proof the same way.
 
 use jitseam::abi::AbiContract;
-use jitseam::{AbiSpec, Artifact, Error, Kernel};
+use jitseam::kernel::prove_entry;
+use jitseam::{AbiSpec, Error, Rejection};
+use jitseam_ptx::resolve::ResolvedModule;
 use jitseam_verify::{Coverage, ParamContract, Proof};
 use serde_json::{Value, json};
 
@@ -37,23 +39,46 @@ pub(crate) fn proof_json(spec: &AbiSpec, proof: Option<&Proof>) -> Value {
     })
 }
 
-/// Loads `entry` of the PTX `text` as `spec` (the body proof included) and reports the outcome:
-/// the proof, the rejected line and why, or the load error.
-pub(crate) fn verify_ptx_json(text: &str, entry: &str, spec: &AbiSpec) -> Value {
-    let loaded = Kernel::describe(Artifact::ptx(text, entry, spec.clone()))
-        .and_then(|k| k.load().map_err(Error::from));
-    match loaded {
-        Ok(kernel) => proof_json(spec, kernel.loaded().proof()),
-        Err(Error::BodyRejected { rejection, .. }) => json!({
-            "verified": false,
-            "rejection": {
-                "line": rejection.line,
-                "instruction": rejection.instruction,
-                "kind": rejection.kind.as_str(),
-                "reason": rejection.reason,
-            },
-        }),
-        Err(e) => json!({ "verified": false, "error": e.to_string() }),
+/// What `inspect --abi` reports of each entry of one PTX module: the module is parsed and
+/// resolved once, and each entry proven as `load()` would prove it
+/// ([`jitseam::kernel::prove_entry`]), so a module of many entries costs what its entries do.
+pub(crate) struct ModuleVerdicts<'t> {
+    text: &'t str,
+    module: Result<ResolvedModule, jitseam_ptx::ParseError>,
+    spec: &'t AbiSpec,
+}
+
+impl<'t> ModuleVerdicts<'t> {
+    pub(crate) fn new(text: &'t str, spec: &'t AbiSpec) -> Self {
+        Self {
+            text,
+            module: ResolvedModule::new(text),
+            spec,
+        }
+    }
+
+    /// The outcome for `entry`: the proof, the rejected line and why, or the load error.
+    pub(crate) fn entry(&self, entry: &str) -> Value {
+        let proved = match &self.module {
+            Ok(module) => prove_entry(self.text, module, entry, self.spec),
+            Err(unread) => Err(Error::BodyRejected {
+                entry: entry.to_owned(),
+                rejection: Box::new(Rejection::unparsed(unread)),
+            }),
+        };
+        match proved {
+            Ok(proof) => proof_json(self.spec, Some(&proof)),
+            Err(Error::BodyRejected { rejection, .. }) => json!({
+                "verified": false,
+                "rejection": {
+                    "line": rejection.line,
+                    "instruction": rejection.instruction,
+                    "kind": rejection.kind.as_str(),
+                    "reason": rejection.reason,
+                },
+            }),
+            Err(e) => json!({ "verified": false, "error": e.to_string() }),
+        }
     }
 }
 

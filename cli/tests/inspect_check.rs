@@ -363,3 +363,73 @@ fn compile_writes_a_cubin_and_its_ptx_or_says_why_not() {
     assert!(text.contains("bad.cu(2)"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A module of many entries, each `k<i>(.u64 in, .u64 out, .u64 n)`: every third stores
+/// through its output at offset 0 whatever `n` is (rejected: `n` may be 0), the others only
+/// return (proven); a last entry takes no parameters (declined before its body).
+fn many_entries(count: usize) -> String {
+    let mut ptx = String::from(".version 8.0\n.target sm_80\n.address_size 64\n");
+    for i in 0..count {
+        ptx.push_str(&format!(
+            ".visible .entry k{i}(.param .u64 k{i}_in, .param .u64 k{i}_out, .param .u64 k{i}_n)\n{{\n"
+        ));
+        if i % 3 == 2 {
+            ptx.push_str(&format!(
+                "\t.reg .b64 %rd<3>;\n\tld.param.u64 %rd1, [k{i}_out];\n\tcvta.to.global.u64 %rd2, %rd1;\n\tst.global.f32 [%rd2], 0f00000000;\n"
+            ));
+        }
+        ptx.push_str("\tret;\n}\n");
+    }
+    ptx.push_str(".visible .entry z()\n{\n\tret;\n}\n");
+    ptx
+}
+
+/// `inspect --abi` reads the module once and proves each entry as `load()` would: every
+/// entry's own verdict, in order, for a module of thousands of entries (it once parsed the
+/// whole module again for each; `cargo bench --bench inspect` measures that it is linear).
+#[test]
+fn inspect_with_an_abi_gives_every_entry_of_a_large_module_its_own_verdict() {
+    let count = 6_000;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("many.ptx");
+    std::fs::write(&path, many_entries(count)).unwrap();
+    let path = path.to_str().unwrap();
+    let abi = ["--abi", "scalar", "--inputs", "f32", "--outputs", "f32"];
+    let (code, text) = jitseam(&[&["inspect", "--json", path][..], &abi].concat());
+    assert_eq!(code, 0, "{text}");
+    let doc: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let entries = doc["entries"].as_array().expect("entries");
+    assert_eq!(entries.len(), count + 1);
+    for (i, entry) in entries[..count].iter().enumerate() {
+        let v = &entry["verification"];
+        assert_eq!(entry["name"], format!("k{i}"));
+        if i % 3 == 2 {
+            assert_eq!(v["verified"], false, "{entry}");
+            assert_eq!(
+                v["rejection"]["line"].as_u64().is_some_and(|l| l > 0),
+                true,
+                "{v}"
+            );
+            assert!(
+                v["rejection"]["instruction"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("st.global.f32"),
+                "{v}"
+            );
+        } else {
+            assert_eq!(v["verified"], true, "{entry}");
+        }
+    }
+    let last = &entries[count]["verification"];
+    assert_eq!(last["verified"], false, "{last}");
+    assert!(
+        last["error"].as_str().unwrap().contains("parameter"),
+        "{last}"
+    );
+
+    // The text report says the same, one body line per entry.
+    let (code, text) = jitseam(&[&["inspect", path][..], &abi].concat());
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(text.matches("  body: ").count(), count + 1, "{text}");
+}

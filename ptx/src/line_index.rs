@@ -30,6 +30,17 @@ impl LineIndex {
         )
     }
 
+    /// The text of 1-based `line` of `src` (the text this index was built from), without its
+    /// line break; empty past the last line.
+    pub fn line_text<'s>(&self, src: &'s str, line: u32) -> &'s str {
+        let i = (line as usize).saturating_sub(1);
+        let Some(&start) = self.line_starts.get(i) else {
+            return "";
+        };
+        let end = self.line_starts.get(i + 1).copied().unwrap_or(src.len());
+        src.get(start..end).unwrap_or("")
+    }
+
     /// The 1-based (line, column) of `offset` in `src` (the text this index was built from).
     /// Offsets past the end are clamped to the end.
     pub fn line_col(&self, src: &str, offset: usize) -> (u32, u32) {

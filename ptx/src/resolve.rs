@@ -269,6 +269,11 @@ impl ResolvedModule {
         })
     }
 
+    /// Where the lines of the text start, for a reader that quotes a line.
+    pub fn lines(&self) -> &LineIndex {
+        &self.lines
+    }
+
     /// The 1-based line of byte `offset` of the text: where a declaration the model keeps by
     /// offset (a [`Variable`], a [`ParamDecl`], a function) is, for a reader's messages.
     pub fn line(&self, offset: usize) -> u32 {

@@ -9,12 +9,13 @@
 use std::sync::Arc;
 
 use jitseam_ptx::{
-    CubinEntry, ImageKind, parse_cubin, parse_fatbin, parse_module, resolve::ResolvedModule,
+    CubinEntry, ImageKind, parse_cubin, parse_fatbin, parse_module,
+    resolve::{ResolvedEntry, ResolvedModule},
 };
 use jitseam_verify::{Coverage, Proof, Rejection, verify_resolved};
 
 use super::params::verify_entry_params;
-use crate::abi::{AbiContract, ExpectedParam, ParamLayout};
+use crate::abi::{AbiContract, AbiSpec, ExpectedParam, ParamLayout};
 use crate::artifact::{Artifact, ArtifactKind};
 use crate::error::{Error, MangledEntry, ParamLists};
 use crate::seal;
@@ -116,6 +117,66 @@ fn loaded(
     }
 }
 
+/// What [`Kernel::load`](super::Kernel::load) proves of the entry `entry` of a PTX module
+/// already parsed and resolved from `text`, under `abi`: the spec is valid, the entry exists,
+/// its `.param` list is exactly the ABI's, and its body is proven — with `load()`'s errors.
+///
+/// For a tool that reports on every entry of one large module (`jitseam inspect --abi`): the
+/// module is read once, and no kernel is built (a kernel keeps its own copy of the text).
+pub fn prove_entry(
+    text: &str,
+    module: &ResolvedModule,
+    entry: &str,
+    abi: &AbiSpec,
+) -> Result<Proof, Error> {
+    abi.validate().map_err(|problem| Error::InvalidSpec {
+        entry: entry.to_owned(),
+        problem,
+    })?;
+    let Some(header) = module.module.entry(entry) else {
+        return Err(Error::EntryNotFound {
+            entry: entry.to_owned(),
+            available: module
+                .module
+                .entries
+                .iter()
+                .map(|e| e.name.clone())
+                .collect(),
+            mangled: None,
+        });
+    };
+    verify_entry_params(header, &abi.expected_params())
+        .map_err(|error| error.with_declared_names(abi, &[]))?;
+    prove_body(text, module, entry, abi).map(|(_, proof)| proof)
+}
+
+/// The body proof of `symbol` in `module` under `abi`, and the entry resolved for it.
+fn prove_body(
+    text: &str,
+    module: &ResolvedModule,
+    symbol: &str,
+    abi: &AbiSpec,
+) -> Result<(ResolvedEntry, Proof), Error> {
+    let entry = module
+        .entry(text, symbol)
+        .map_err(|e| unparsed(symbol, &e))?;
+    let proof = verify_resolved(text, module, &entry, &abi.contract()).map_err(|rejection| {
+        Error::BodyRejected {
+            entry: symbol.to_owned(),
+            rejection: Box::new(rejection),
+        }
+    })?;
+    Ok((entry, proof))
+}
+
+/// The refusal of a module whose body (or module-scope variables) the verifier cannot read.
+fn unparsed(symbol: &str, error: &jitseam_ptx::ParseError) -> Error {
+    Error::BodyRejected {
+        entry: symbol.to_owned(),
+        rejection: Box::new(Rejection::unparsed(error)),
+    }
+}
+
 /// Parses PTX text, finds the entry named by the link's symbol and verifies its `.param` list
 /// against the spec. Every PTX jitseam loads passes here — the artifact's own, a cubin's linked
 /// PTX, a fatbin's PTX images — so a check added here covers them all; the body proof, which
@@ -151,15 +212,9 @@ fn load_ptx(
                 ));
             };
             let layout = verify_entry_params(&found, expected)?;
-            let rejected = |rejection| Error::BodyRejected {
-                entry: symbol.to_owned(),
-                rejection: Box::new(rejection),
-            };
-            let unparsed = |e: jitseam_ptx::ParseError| rejected(Rejection::unparsed(&e));
-            let module = ResolvedModule::with_module(text, header).map_err(unparsed)?;
-            let entry = module.entry(text, symbol).map_err(unparsed)?;
-            let proof = verify_resolved(text, &module, &entry, &artifact.abi.contract())
-                .map_err(rejected)?;
+            let module =
+                ResolvedModule::with_module(text, header).map_err(|e| unparsed(symbol, &e))?;
+            let (entry, proof) = prove_body(text, &module, symbol, &artifact.abi)?;
             Ok(PtxFacts {
                 version: module.module.version,
                 target: module.module.target.clone(),

@@ -11,6 +11,8 @@ mod launch;
 mod load;
 mod params;
 
+pub use load::prove_entry;
+
 pub(crate) use launch::launch_facts;
 use load::Trust;
 

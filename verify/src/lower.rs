@@ -90,7 +90,6 @@ pub(crate) struct Lowerer<'a> {
     src: &'a str,
     module: &'a ResolvedModule,
     entry: &'a ResolvedEntry,
-    line_starts: Vec<usize>,
     body: Body,
     depth: usize,
     /// Module-scope `.shared` variables, by their index in `module.vars`.
@@ -99,13 +98,12 @@ pub(crate) struct Lowerer<'a> {
 
 impl<'a> Lowerer<'a> {
     pub(crate) fn new(src: &'a str, module: &'a ResolvedModule, entry: &'a ResolvedEntry) -> Self {
-        let mut line_starts = vec![0];
-        line_starts.extend(memchr::memchr_iter(b'\n', src.as_bytes()).map(|i| i + 1));
+        // The module's own index of line starts: a body quotes its lines without reading the
+        // whole text again (a module of many entries would cost its size once per entry).
         Lowerer {
             src,
             module,
             entry,
-            line_starts,
             body: Body::default(),
             depth: 0,
             module_shared: HashMap::new(),
@@ -113,19 +111,15 @@ impl<'a> Lowerer<'a> {
     }
 
     pub(crate) fn line_of(&self, offset: usize) -> u32 {
-        let i = self.line_starts.partition_point(|&s| s <= offset);
-        i as u32
+        self.module.line(offset)
     }
 
     pub(crate) fn line_text(&self, line: u32) -> String {
-        let i = (line as usize).saturating_sub(1);
-        let start = self.line_starts.get(i).copied().unwrap_or(0);
-        let end = self
-            .line_starts
-            .get(i + 1)
-            .copied()
-            .unwrap_or(self.src.len());
-        self.src.get(start..end).unwrap_or("").trim().to_owned()
+        self.module
+            .lines()
+            .line_text(self.src, line)
+            .trim()
+            .to_owned()
     }
 
     fn err(&self, line: u32, reason: impl Into<String>) -> LowerError {

@@ -10,6 +10,8 @@ use jitseam::AbiSpec;
 use jitseam::abi::ptx_param_class;
 use jitseam_ptx::{DirectiveRef, EntryRef, ModuleIndex, ParamRef, PerfDirective};
 use serde::Serialize;
+
+use crate::verdict::ModuleVerdicts;
 use serde::ser::{SerializeMap, Serializer};
 
 /// Reports the PTX `text` read from `file`, as text or (`json`) as JSON; with `spec`, also what
@@ -29,6 +31,8 @@ pub(super) fn run(
             return Ok(ExitCode::FAILURE);
         }
     };
+    let verdicts = spec.map(|spec| ModuleVerdicts::new(text, spec));
+    let verdicts = verdicts.as_ref();
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let written = if json {
@@ -37,14 +41,13 @@ pub(super) fn run(
             &mut out,
             &ModuleJson {
                 index: &index,
-                text,
-                spec,
+                verdicts,
             },
         )
         .map_err(std::io::Error::from)
         .and_then(|()| writeln!(out))
     } else {
-        write_text(&mut out, &index, text, spec)
+        write_text(&mut out, &index, verdicts)
     };
     written
         .and_then(|()| out.flush())
@@ -58,12 +61,13 @@ pub(super) fn report(
     spec: Option<&AbiSpec>,
 ) -> Result<(String, serde_json::Value), String> {
     let index = jitseam_ptx::scan_module(text).map_err(|e| e.to_string())?;
+    let verdicts = spec.map(|spec| ModuleVerdicts::new(text, spec));
+    let verdicts = verdicts.as_ref();
     let mut written = Vec::new();
-    write_text(&mut written, &index, text, spec).map_err(|e| e.to_string())?;
+    write_text(&mut written, &index, verdicts).map_err(|e| e.to_string())?;
     let json = serde_json::to_value(ModuleJson {
         index: &index,
-        text,
-        spec,
+        verdicts,
     })
     .map_err(|e| e.to_string())?;
     Ok((String::from_utf8_lossy(&written).into_owned(), json))
@@ -91,8 +95,7 @@ fn directive_text(d: &DirectiveRef) -> String {
 fn write_text(
     out: &mut impl Write,
     index: &ModuleIndex<'_>,
-    text: &str,
-    spec: Option<&AbiSpec>,
+    verdicts: Option<&ModuleVerdicts<'_>>,
 ) -> std::io::Result<()> {
     write!(
         out,
@@ -122,8 +125,8 @@ fn write_text(
         for d in entry.directives {
             writeln!(out, "  {}", directive_text(d))?;
         }
-        if let Some(spec) = spec {
-            let verdict = crate::verdict::verify_ptx_json(text, entry.name, spec);
+        if let Some(verdicts) = verdicts {
+            let verdict = verdicts.entry(entry.name);
             writeln!(out, "  body: {}", crate::verdict::verdict_text(&verdict))?;
         }
     }
@@ -143,14 +146,13 @@ fn write_text(
 /// what the body verifier proves about it.
 struct ModuleJson<'i, 'a> {
     index: &'i ModuleIndex<'a>,
-    text: &'i str,
-    spec: Option<&'i AbiSpec>,
+    verdicts: Option<&'i ModuleVerdicts<'i>>,
 }
 
 impl Serialize for ModuleJson<'_, '_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let index = self.index;
-        let (text, spec) = (self.text, self.spec);
+        let verdicts = self.verdicts;
         let mut map = serializer.serialize_map(Some(6))?;
         map.serialize_entry(
             "version",
@@ -161,7 +163,7 @@ impl Serialize for ModuleJson<'_, '_> {
         map.serialize_entry("address_size", &index.address_size)?;
         map.serialize_entry(
             "entries",
-            &Seq(|| index.entries().map(|entry| EntryJson { entry, text, spec })),
+            &Seq(|| index.entries().map(|entry| EntryJson { entry, verdicts })),
         )?;
         map.serialize_entry("functions", &Seq(|| index.functions().map(|f| f.name)))?;
         map.end()
@@ -170,14 +172,13 @@ impl Serialize for ModuleJson<'_, '_> {
 
 struct EntryJson<'i, 'a> {
     entry: EntryRef<'i, 'a>,
-    text: &'i str,
-    spec: Option<&'i AbiSpec>,
+    verdicts: Option<&'i ModuleVerdicts<'i>>,
 }
 
 impl Serialize for EntryJson<'_, '_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let entry = &self.entry;
-        let mut map = serializer.serialize_map(Some(4 + usize::from(self.spec.is_some())))?;
+        let mut map = serializer.serialize_map(Some(4 + usize::from(self.verdicts.is_some())))?;
         map.serialize_entry("name", entry.name)?;
         map.serialize_entry("linkage", &format!("{:?}", entry.linkage).to_lowercase())?;
         map.serialize_entry(
@@ -194,11 +195,8 @@ impl Serialize for EntryJson<'_, '_> {
             "directives",
             &Seq(|| entry.directives.iter().map(directive_text)),
         )?;
-        if let Some(spec) = self.spec {
-            map.serialize_entry(
-                "verification",
-                &crate::verdict::verify_ptx_json(self.text, entry.name, spec),
-            )?;
+        if let Some(verdicts) = self.verdicts {
+            map.serialize_entry("verification", &verdicts.entry(entry.name))?;
         }
         map.end()
     }
