@@ -67,9 +67,33 @@ fn main() -> ExitCode {
     }
 }
 
+/// The most bytes the CLI reads from one file (a kernel image, CUDA source, an input).
+/// Reading stops there, so an endless file (`/dev/zero`) is an error, not a machine out of
+/// memory, while pipes (`<(…)`) still work: nothing is asked of the file but its bytes.
+const MAX_FILE_BYTES: u64 = 1 << 30;
+
+/// Reads at most [`MAX_FILE_BYTES`] of a file, naming it in the error.
+fn read_bounded(path: &std::path::Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let cannot = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(format!(
+            "{} holds more than {MAX_FILE_BYTES} bytes, the most jitseam reads from one file",
+            path.display()
+        ));
+    }
+    Ok(bytes)
+}
+
 /// Reads a file as UTF-8 text, naming it in the error.
 fn read_text(path: &std::path::Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+    String::from_utf8(read_bounded(path)?)
+        .map_err(|e| format!("{} is not utf-8 text: {e}", path.display()))
 }
 
 /// A kernel file, told apart by its leading bytes.
@@ -81,7 +105,7 @@ enum Image {
 
 /// Reads a PTX, cubin or fatbin file.
 fn read_image(path: &std::path::Path) -> Result<Image, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let bytes = read_bounded(path)?;
     if bytes.starts_with(b"\x7fELF") {
         Ok(Image::Cubin(bytes))
     } else if jitseam_ptx::fatbin::is_fatbin(&bytes) {

@@ -315,7 +315,7 @@ fn read_input(
             path.display()
         ));
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let bytes = crate::read_bounded(path)?;
     if bytes.len() != want {
         return Err(format!(
             "{} has {} bytes; {count} elements of {kind} need {want}",

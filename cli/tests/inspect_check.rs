@@ -433,3 +433,29 @@ fn inspect_with_an_abi_gives_every_entry_of_a_large_module_its_own_verdict() {
     assert_eq!(code, 0, "{text}");
     assert_eq!(text.matches("  body: ").count(), count + 1, "{text}");
 }
+
+/// An endless file is read up to the CLI's limit and refused, naming it: not read until memory
+/// runs out. A pipe of a real module still reads.
+#[cfg(unix)]
+#[test]
+fn an_endless_file_is_refused_at_the_read_limit_and_a_pipe_still_reads() {
+    let (code, text) = jitseam(&["inspect", "/dev/zero"]);
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains("/dev/zero holds more than 1073741824 bytes"),
+        "{text}"
+    );
+
+    let fixture = fixture("two_entries.ptx");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "cat '{fixture}' | '{}' inspect /dev/stdin",
+            env!("CARGO_BIN_EXE_jitseam")
+        ))
+        .output()
+        .expect("run jitseam through a pipe");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("entry baracuda_gen_neg_f32_scalar"), "{text}");
+}
