@@ -405,9 +405,8 @@ fn inspect_with_an_abi_gives_every_entry_of_a_large_module_its_own_verdict() {
         assert_eq!(entry["name"], format!("k{i}"));
         if i % 3 == 2 {
             assert_eq!(v["verified"], false, "{entry}");
-            assert_eq!(
+            assert!(
                 v["rejection"]["line"].as_u64().is_some_and(|l| l > 0),
-                true,
                 "{v}"
             );
             assert!(
