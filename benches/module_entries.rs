@@ -10,6 +10,10 @@
 //! the median time per entry and its ratio to the smallest module's (1.0 is linear; a module
 //! parsed again per entry would grow with the size).
 //!
+//! Then the module of issue-sized trivial entries (`ret;` under a scalar ABI) at 5,000 and
+//! 20,000 entries: the whole module resolved and every entry proven, in milliseconds, and the
+//! ratio of the two (4.0 is linear).
+//!
 //! `cargo bench --bench module_entries`
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -65,6 +69,34 @@ fn prove_all(text: &str, entries: &[(String, AbiSpec)]) {
     }
 }
 
+/// `count` entries `k<i>(.u64, .u64, .u64)` whose body only returns.
+fn trivial(count: usize) -> (String, Vec<(String, AbiSpec)>) {
+    use jitseam::ElementKind::F32;
+    let spec = AbiSpec::new(jitseam::AbiKind::Scalar, &[F32], &[F32], &[]);
+    let mut text = String::from(".version 8.0\n.target sm_80\n.address_size 64\n");
+    let mut entries = Vec::new();
+    for i in 0..count {
+        text.push_str(&format!(
+            ".visible .entry k{i}(.param .u64 a{i}, .param .u64 b{i}, .param .u64 n{i})\n{{\n\tret;\n}}\n"
+        ));
+        entries.push((format!("k{i}"), spec.clone()));
+    }
+    (text, entries)
+}
+
+/// The median of a few runs of `prove_all` over `module`, in seconds.
+fn median_secs(module: &(String, Vec<(String, AbiSpec)>)) -> f64 {
+    let mut samples = Vec::new();
+    let start = Instant::now();
+    while samples.len() < 3 || (start.elapsed() < Duration::from_secs(5) && samples.len() < 11) {
+        let t = Instant::now();
+        prove_all(&module.0, &module.1);
+        samples.push(t.elapsed().as_secs_f64());
+    }
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() / 2]
+}
+
 fn main() {
     let per_round = module(1).1.len();
     // About 2,000 entries at the largest size.
@@ -75,17 +107,9 @@ fn main() {
     );
     let mut first = None;
     for scale in [1, 4, 16] {
-        let (text, entries) = module(base * scale);
-        let mut samples = Vec::new();
-        let start = Instant::now();
-        while samples.len() < 3 || (start.elapsed() < Duration::from_secs(5) && samples.len() < 11)
-        {
-            let t = Instant::now();
-            prove_all(&text, &entries);
-            samples.push(t.elapsed().as_secs_f64() * 1e6 / entries.len() as f64);
-        }
-        samples.sort_by(f64::total_cmp);
-        let median = samples[samples.len() / 2];
+        let built = module(base * scale);
+        let (text, entries) = (&built.0, &built.1);
+        let median = median_secs(&built) * 1e6 / entries.len() as f64;
         let ratio = median / *first.get_or_insert(median);
         println!(
             "{:>8} {:>10.1} {:>14.1} {:>10.2}",
@@ -95,4 +119,12 @@ fn main() {
             ratio
         );
     }
+    let small = median_secs(&trivial(5_000));
+    let large = median_secs(&trivial(20_000));
+    println!(
+        "trivial entries: 5,000 in {:.1} ms, 20,000 in {:.1} ms, ratio {:.2}",
+        small * 1e3,
+        large * 1e3,
+        large / small
+    );
 }

@@ -20,7 +20,7 @@ use crate::body::{self, Statement, Variable, parse_body};
 use crate::error::{ParseError, ParseErrorKind, excerpt};
 use crate::inst::{AddrBase, Guard, Instruction, Name, Operand, RegId, Special, VarRef};
 use crate::line_index::LineIndex;
-use crate::model::{Module, Param, ScalarType};
+use crate::model::{Entry, Module, Param, ScalarType};
 use crate::module::parse_module;
 use crate::variable::module_variables;
 
@@ -33,6 +33,9 @@ pub struct ResolvedModule {
     pub vars: Vec<Variable>,
     /// Where the lines of the text start: every body's positions are read from it.
     lines: LineIndex,
+    /// Each entry's index by name (the first of a name), so that looking up every entry of a
+    /// module of many costs each lookup once, not the module's length.
+    entry_index: HashMap<String, u32>,
 }
 
 /// Where a register comes from.
@@ -262,11 +265,22 @@ impl ResolvedModule {
     /// The same, for a header already parsed from `src`.
     pub fn with_module(src: &str, module: Module) -> Result<Self, ParseError> {
         let vars = module_variables(src)?;
+        let mut entry_index = HashMap::with_capacity(module.entries.len());
+        for (i, entry) in module.entries.iter().enumerate() {
+            entry_index.entry(entry.name.clone()).or_insert(i as u32);
+        }
         Ok(Self {
             module,
             vars,
+            entry_index,
             lines: LineIndex::new(src),
         })
+    }
+
+    /// The header of the entry named `name` (the first, should two share it).
+    pub fn entry_header(&self, name: &str) -> Option<&Entry> {
+        let index = *self.entry_index.get(name)?;
+        self.module.entries.get(index as usize)
     }
 
     /// Where the lines of the text start, for a reader that quotes a line.
@@ -283,7 +297,7 @@ impl ResolvedModule {
     /// Resolves the body of the entry named `entry` in `src` (the text this module was read
     /// from) and of every function it calls.
     pub fn entry(&self, src: &str, entry: &str) -> Result<ResolvedEntry, ParseError> {
-        let Some(index) = self.module.entries.iter().position(|e| e.name == entry) else {
+        let Some(index) = self.entry_index.get(entry).map(|&i| i as usize) else {
             return Err(ParseError::new(
                 src,
                 0,

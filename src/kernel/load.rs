@@ -133,7 +133,7 @@ pub fn prove_entry(
         entry: entry.to_owned(),
         problem,
     })?;
-    let Some(header) = module.module.entry(entry) else {
+    let Some(header) = module.entry_header(entry) else {
         return Err(Error::EntryNotFound {
             entry: entry.to_owned(),
             available: module
