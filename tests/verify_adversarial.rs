@@ -1596,6 +1596,59 @@ attacks! {
         fault: Fault::Memory(OutsideShared),
         reject: Unsupported,
     };
+
+    // ---- idioms of real kernels: the unsafe variants --------------------------------------
+
+    // `4i + 5 − (4i | 5)` taken for 0: bit 2 of `4i` and of 5 overlap, so for odd `i` it is 4.
+    or_with_overlapping_bits => Attack {
+        ptx: custom_guarded(&format!(
+            "\tshl.b32 %r6, %r5, 2;\n\tor.b32 %r7, %r6, 5;\n\tadd.s32 %r8, %r6, 5;\n\
+             \tsub.s32 %r9, %r8, %r7;\n{}",
+            store_f32_u32(9, "rejected, faults")
+        )),
+        abi: Abi::Custom("out: out f32[n], n: u32", None),
+        launch: custom_one_block(2, 2),
+        fault: Fault::Memory(OutOfBounds),
+        reject: MayWrap,
+    };
+    // `6i + 3 − (6i | 3)`: a multiple of 6 has only its lowest bit known zero, so 3 overlaps.
+    or_with_a_multiple_of_too_few_twos => Attack {
+        ptx: custom_guarded(&format!(
+            "\tmul.lo.s32 %r6, %r5, 6;\n\tor.b32 %r7, %r6, 3;\n\tadd.s32 %r8, %r6, 3;\n\
+             \tsub.s32 %r9, %r8, %r7;\n{}",
+            store_f32_u32(9, "rejected, faults")
+        )),
+        abi: Abi::Custom("out: out f32[n], n: u32", None),
+        launch: custom_one_block(2, 2),
+        fault: Fault::Memory(OutOfBounds),
+        reject: MayWrap,
+    };
+    // `4i + (4i & 7) − (4i | (4i & 7))`: `4i & 7` is in [0, 7], past the two low bits `4i`
+    // leaves zero.
+    or_with_a_part_too_wide => Attack {
+        ptx: custom_guarded(&format!(
+            "\tshl.b32 %r6, %r5, 2;\n\tand.b32 %r10, %r6, 7;\n\tor.b32 %r7, %r6, %r10;\n\
+             \tadd.s32 %r8, %r6, %r10;\n\tsub.s32 %r9, %r8, %r7;\n{}",
+            store_f32_u32(9, "rejected, faults")
+        )),
+        abi: Abi::Custom("out: out f32[n], n: u32", None),
+        launch: custom_one_block(2, 2),
+        fault: Fault::Memory(OutOfBounds),
+        reject: MayWrap,
+    };
+    // A pointer plus the `or` of two indices (`i | 8`, 8 overlapping `i`'s bit 3 and above):
+    // an address of `out`, its bounds unproven (not an address of no operand).
+    or_offset_of_a_pointer => Attack {
+        ptx: custom_guarded(
+            "\tcvt.u64.u32 %rd5, %r5;\n\tshl.b64 %rd5, %rd5, 2;\n\tor.b64 %rd6, %rd5, %rd5;\n\
+             \tor.b64 %rd7, %rd6, 32;\n\tadd.s64 %rd8, %rd1, %rd7;\n\
+             \tst.global.f32 [%rd8], 0f00000000; // <- rejected, faults\n",
+        ),
+        abi: Abi::Custom("out: out f32[n], n: u32", None),
+        launch: custom_one_block(2, 2),
+        fault: Fault::Memory(OutOfBounds),
+        reject: RejOob,
+    };
 }
 
 // ---- what the launch establishes ------------------------------------------------------------

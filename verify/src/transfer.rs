@@ -5,7 +5,7 @@ use super::atoms::{AtomKind, CTAID, INF, NCTAID, NTID, TID};
 use super::contract::ParamContract;
 use super::facts::{Fact, Facts};
 use super::ir::{Cmp, Ins, IntOp, Kind, PredOp, SHARED_BASE, Src};
-use super::poly::Poly;
+use super::poly::{Poly, gcd};
 use super::reject::RejectKind;
 use super::value::{PredVal, State, Val};
 
@@ -483,10 +483,24 @@ impl Analyzer<'_> {
             w
         };
         let vc = c.map(|c| self.read(st, c, dw, key(12)));
+        // An `or` added to a pointer is some offset of it: the address keeps its provenance,
+        // its bounds unproven, whatever the `or` was.
+        let pointer = |v: &Val| matches!(v, Val::Ptr { .. } | Val::PtrData { .. });
+        let or = |v: &Val| matches!(v, Val::OrOf(_) | Val::HiTest(_));
+        let (va, vb) = match (op, va, vb) {
+            (IntOp::Add | IntOp::Sub, va, Some(vb)) if pointer(&va) && or(&vb) => {
+                let p = self.opaque(key(13), unsigned_range(w), false);
+                (va, Some(Val::Int { p, w }))
+            }
+            (IntOp::Add, va, Some(vb)) if or(&va) && pointer(&vb) => {
+                let p = self.opaque(key(13), unsigned_range(w), false);
+                (Val::Int { p, w }, Some(vb))
+            }
+            (_, va, vb) => (va, vb),
+        };
         // Pointer arithmetic: at 64 bits. Narrower, the sum is the low part of an address, no
         // address at all (the difference of two pointers is exact at any width).
         if let (IntOp::Add | IntOp::Sub, Some(vb)) = (op, &vb) {
-            let pointer = |v: &Val| matches!(v, Val::Ptr { .. } | Val::PtrData { .. });
             let difference = matches!((&va, vb), (Val::Ptr { param: p1, .. }, Val::Ptr { param: p2, .. }) if op == IntOp::Sub && p1 == p2);
             if w < 64 && !difference && (pointer(&va) || pointer(vb)) {
                 return Val::Wild;
@@ -518,6 +532,15 @@ impl Analyzer<'_> {
                 }
                 _ => {}
             }
+        }
+        // `a | b` is `a + b` when no bit is set in both: `a` a multiple of 2^k (every
+        // coefficient of its polynomial is, so its low k bits are zero at any width ≥ k) and
+        // `b` in [0, 2^k). NVRTC writes `100·y + 3` as `or` on those grounds.
+        if let (IntOp::Or, Some(vb)) = (op, &vb)
+            && let (Val::Int { p: pa, .. }, Val::Int { p: pb, .. }) = (&va, vb)
+            && let Some(sum) = self.disjoint_or(st, pa, pb, w)
+        {
+            return Val::Int { p: sum, w };
         }
         // The `or` of parts is kept for the 64-bit high-word test, which reads each part as a
         // 64-bit number: a narrower `or` is some number of its width (a 32-bit register read by
@@ -655,6 +678,28 @@ impl Analyzer<'_> {
             Some(p) => Val::Int { p, w: dw },
             None => unknown(self, full),
         }
+    }
+
+    /// `a | b` as `a + b` when their bits cannot overlap at width `w`: one operand's
+    /// polynomial has every coefficient (the constant included) a multiple of 2^k, k ≤ w, so
+    /// its low k bits are zero modulo 2^w; the other lies in [0, 2^k), so it is its own low
+    /// k bits and nothing above. Then the `or` sets exactly the bits the sum sets.
+    fn disjoint_or(&mut self, st: &State, a: &Poly, b: &Poly, w: u8) -> Option<Poly> {
+        for (hi, lo) in [(a, b), (b, a)] {
+            let g = hi.terms().iter().fold(0, |g, t| gcd(g, t.1));
+            let k = if g == 0 {
+                u32::from(w)
+            } else {
+                g.trailing_zeros().min(u32::from(w))
+            };
+            if k == 0 {
+                continue;
+            }
+            if self.fits(&st.facts, lo, (0, (1i128 << k) - 1)) {
+                return hi.add(lo).and_then(|p| self.atoms.canon(&p));
+            }
+        }
+        None
     }
 
     fn remainder(

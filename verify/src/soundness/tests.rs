@@ -653,3 +653,80 @@ fn pointer_arithmetic_and_widths() {
     }
     assert_sound("pointer_arithmetic_and_widths", &forms);
 }
+
+#[test]
+fn or_of_disjoint_bits() {
+    // `a | b` is taken for `a + b` when one side is a multiple of 2^k and the other in
+    // [0, 2^k); the forms where the bits may overlap (5 against a multiple of 4, 3 against a
+    // multiple of 6, `b & 7` against a multiple of 4) must keep whatever the `or` really is.
+    let mut forms = Vec::new();
+    for ty in [S32, U32, S64, U64] {
+        let b = bit_type(ty);
+        let t = ty.name();
+        let bn = b.name();
+        for class in classes(ty) {
+            let mut texts = Vec::new();
+            for (scale, consts) in [
+                ("shl.b", [0i128, 1, 3, 15, 16, 17, -1, -16]),
+                ("mul.lo.", [0, 1, 3, 4, 5, 7, -4, 100]),
+            ] {
+                for c in consts {
+                    let m = if scale == "shl.b" {
+                        format!("shl.{bn} %m, %a, 4;")
+                    } else {
+                        format!("mul.lo.{t} %m, %a, 100;")
+                    };
+                    texts.push(format!("{m} or.{bn} %d, %m, {c};"));
+                    texts.push(format!("{m} or.{bn} %d, {c}, %m;"));
+                }
+            }
+            texts.push(format!("mul.lo.{t} %m, %a, 6; or.{bn} %d, %m, 3;"));
+            texts.push(format!(
+                "mul.lo.{t} %m, %a, 6; add.{t} %m, %m, 2; or.{bn} %d, %m, 1;"
+            ));
+            for mask in [3, 7, 15] {
+                texts.push(format!(
+                    "shl.{bn} %m, %a, 2; and.{bn} %x, %b, {mask}; or.{bn} %d, %m, %x;"
+                ));
+                texts.push(format!(
+                    "shl.{bn} %m, %a, 2; and.{bn} %x, %b, {mask}; or.{bn} %d, %x, %m;"
+                ));
+            }
+            for text in texts {
+                forms.push(Form {
+                    regs: vec![("%a", ty), ("%b", ty), ("%m", ty), ("%x", ty), ("%d", ty)],
+                    inputs: vec![input("%a", ty, class), input("%b", ty, class)],
+                    text,
+                    outputs: vec![("%d", ty)],
+                    branch: None,
+                });
+            }
+        }
+    }
+    // An `or` of parts added to a pointer stays an address of that pointer's operand.
+    for text in [
+        "or.b64 %o, %a, %b; add.s64 %d, %p, %o;",
+        "or.b64 %o, %a, %b; add.s64 %d, %o, %p;",
+        "or.b64 %o, %a, %b; sub.s64 %d, %p, %o;",
+        "shl.b64 %o, %a, 4; or.b64 %o, %o, 8; add.s64 %d, %p, %o;",
+    ] {
+        forms.push(Form {
+            regs: vec![
+                ("%p", U64),
+                ("%a", S64),
+                ("%b", S64),
+                ("%o", B64),
+                ("%d", U64),
+            ],
+            inputs: vec![
+                pointer("%p", (0, 4096)),
+                input("%a", S64, (0, 1000)),
+                input("%b", S64, (0, 1000)),
+            ],
+            text: text.to_owned(),
+            outputs: vec![("%d", U64)],
+            branch: None,
+        });
+    }
+    assert_sound("or_of_disjoint_bits", &forms);
+}
