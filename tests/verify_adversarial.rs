@@ -1636,6 +1636,29 @@ attacks! {
         fault: Fault::Memory(OutOfBounds),
         reject: MayWrap,
     };
+    // An unrolled grid-stride loop whose body reaches three strides ahead of an index only
+    // guarded by `i < n`: with `f = floor((n − 1 − I0) / S)` the guard gives `4k ≤ f`, not
+    // `4k + 3 ≤ f` (n = 5, one thread: the second iteration stores at 7).
+    unrolled_grid_stride_without_its_trip_count => Attack {
+        ptx: entry(&[".u64 k_out", ".u64 k_n"], &format!(
+            "{DECLS}\tld.param.u64 %rd1, [k_out];\n\tld.param.u64 %rd2, [k_n];\n\
+             \tmov.u32 %r1, %ctaid.x;\n\tmov.u32 %r2, %ntid.x;\n\tmov.u32 %r3, %tid.x;\n\
+             \tmad.wide.u32 %rd3, %r1, %r2, 0;\n\tcvt.u64.u32 %rd4, %r3;\n\tadd.s64 %rd3, %rd3, %rd4;\n\
+             \tmov.u32 %r4, %nctaid.x;\n\tmul.wide.u32 %rd5, %r4, %r2;\n\
+             \tsetp.ge.s64 %p1, %rd3, %rd2;\n\t@%p1 ret;\n\
+             \tsub.s64 %rd6, %rd2, %rd3;\n\tadd.s64 %rd6, %rd6, -1;\n\tdiv.u64 %rd7, %rd6, %rd5;\n\
+             \tsetp.lt.u64 %p2, %rd7, 3;\n\t@%p2 ret;\n\tshl.b64 %rd8, %rd5, 2;\n\
+             $L_loop:\n\
+             \tadd.s64 %rd9, %rd3, %rd5;\n\tadd.s64 %rd9, %rd9, %rd5;\n\tadd.s64 %rd9, %rd9, %rd5;\n\
+             \tshl.b64 %rd10, %rd9, 2;\n\tadd.s64 %rd11, %rd1, %rd10;\n\
+             \tst.global.f32 [%rd11], 0f00000000; // <- rejected, faults\n\
+             \tadd.s64 %rd3, %rd3, %rd8;\n\tsetp.lt.s64 %p3, %rd3, %rd2;\n\t@%p3 bra $L_loop;\n\tret;\n"
+        )),
+        abi: Abi::Custom("out: out f32[n], n: i64", None),
+        launch: custom(LaunchConfig::linear(1, 1), &[], &[5], &[ParamValue::I64(5)]),
+        fault: Fault::Memory(OutOfBounds),
+        reject: RejOob,
+    };
     // A pointer plus the `or` of two indices (`i | 8`, 8 overlapping `i`'s bit 3 and above):
     // an address of `out`, its bounds unproven (not an address of no operand).
     or_offset_of_a_pointer => Attack {

@@ -730,3 +730,87 @@ fn or_of_disjoint_bits() {
     }
     assert_sound("or_of_disjoint_bits", &forms);
 }
+
+/// The value of `p` with atom `a` at `point[a]` (every atom of the test has one).
+fn value_at(p: &crate::poly::Poly, point: &[i128]) -> i128 {
+    p.terms()
+        .iter()
+        .map(|(m, c)| m.atoms().iter().fold(*c, |t, &a| t * point[a as usize]))
+        .sum()
+}
+
+#[test]
+fn quotients_of_facts() {
+    // Division by a symbol positive at every launch: a new fact `p ≥ 0` that, with a fact true
+    // everywhere, sums to `s·X + c` (`s ≥ 1`, `c ≤ −1`) adds `X ≥ 1`. The store is checked at
+    // points of every size: wherever the facts assumed and the definitions hold, every fact
+    // the store then holds must hold. The guards are those of NVRTC's unrolled grid-stride
+    // loop (`I0 + S·(J + 4k) < n` with `J = f + 1 − 4·floor((f + 1) / 4)`,
+    // `f = floor((n − 1 − I0) / S)`), and variants whose constant leaves nothing to divide.
+    use crate::atoms::{AtomKind, Atoms, I0, S};
+    use crate::facts::Facts;
+    use crate::poly::Poly;
+    let mut atoms = Atoms::new();
+    let n = atoms.push(AtomKind::Param(0), 0, (1 << 31) - 1);
+    let k = atoms.push(AtomKind::Counter, 0, 1 << 40);
+    let (s, i0, np, kp) = (Poly::atom(S), Poly::atom(I0), Poly::atom(n), Poly::atom(k));
+    let num = np.add_const(-1).and_then(|x| x.sub(&i0)).unwrap();
+    let (f, _) = atoms.floor(&num, &s, -(1 << 100), 1 << 100).unwrap();
+    let fp = Poly::atom(f);
+    let (g, _) = atoms
+        .floor(
+            &fp.add_const(1).unwrap(),
+            &Poly::constant(4),
+            -(1 << 100),
+            1 << 100,
+        )
+        .unwrap();
+    let gp = Poly::atom(g);
+    // `I0 + S·(f + 1 − 4g + 4k + shift) ≤ n − 1 + slack`.
+    let guard = |shift: i128, slack: i128| {
+        let j = fp
+            .add_const(1 + shift)
+            .and_then(|x| x.sub(&gp.scale(4)?))
+            .and_then(|x| x.add(&kp.scale(4)?))
+            .unwrap();
+        np.add_const(-1 + slack)
+            .and_then(|x| x.sub(&i0))
+            .and_then(|x| x.sub(&s.mul(&j)?))
+            .unwrap()
+    };
+    let mut derived = 0;
+    let mut held = 0u64;
+    for (shift, slack) in [(0, 0), (1, 0), (-1, 0), (0, 1), (0, -1), (0, 5), (3, 0)] {
+        let p = guard(shift, slack);
+        let mut facts = Facts::default();
+        facts.assume(&atoms, &p, 0);
+        derived += facts.ineqs.iter().filter(|x| x.p != p.tighten()).count();
+        let mut rng = super::forms::Rng::new(0x5eed ^ (shift as u64) ^ ((slack as u64) << 8));
+        for _ in 0..20_000 {
+            let sv = rng.within((1, 40));
+            let i0v = rng.within((0, sv - 1));
+            let nv = rng.within((i0v + 1, i0v + 400));
+            let fv = (nv - 1 - i0v).div_euclid(sv);
+            let gv = (fv + 1).div_euclid(4);
+            let kv = rng.within((0, 30));
+            let mut point = vec![0i128; atoms.next_id() as usize];
+            for (a, v) in [(S, sv), (I0, i0v), (n, nv), (k, kv), (f, fv), (g, gv)] {
+                point[a as usize] = v;
+            }
+            if value_at(&p, &point) < 0 {
+                continue;
+            }
+            for fact in &facts.ineqs {
+                assert!(
+                    value_at(&fact.p, &point) >= 0,
+                    "from {p:?} ≥ 0 the store holds {:?} ≥ 0, false at S = {sv}, I0 = {i0v}, \
+                     n = {nv}, k = {kv}",
+                    fact.p
+                );
+                held += 1;
+            }
+        }
+    }
+    println!("soundness/quotients_of_facts: {derived} facts derived, {held} claims held");
+    assert!(derived >= 3, "the rule derived {derived} facts");
+}
