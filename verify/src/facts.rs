@@ -21,7 +21,7 @@ use super::poly::{Atom, Mono, Poly, gcd};
 use super::witness;
 
 /// Condition tags carried by facts that a launch condition introduced.
-pub(crate) type Tags = u8;
+pub(crate) type Tags = u16;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Fact {

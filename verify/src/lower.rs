@@ -734,6 +734,9 @@ impl<'a> Lowerer<'a> {
             | O::Vsub
             | O::Vsub2
             | O::Vsub4 => self.opaque(frame, ins),
+            // A warp shuffle writes its destination (another lane's value, so no function of
+            // this thread's registers) and its predicate; it touches no memory.
+            O::Shfl => self.opaque(frame, ins),
             O::Tex
             | O::Tld4
             | O::Txq
@@ -753,7 +756,6 @@ impl<'a> Lowerer<'a> {
             | O::Isspacep
             | O::Alloca
             | O::Vote
-            | O::Shfl
             | O::Match
             | O::Activemask
             | O::Redux

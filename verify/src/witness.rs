@@ -46,7 +46,7 @@ struct Problem<'a> {
 pub(crate) fn refutes(
     atoms: &Atoms,
     ranges: &[(i128, i128)],
-    facts: &[(&Poly, u8)],
+    facts: &[(&Poly, super::facts::Tags)],
     subs: &[(Atom, Poly)],
     g: &Poly,
 ) -> bool {

@@ -814,3 +814,24 @@ fn quotients_of_facts() {
     println!("soundness/quotients_of_facts: {derived} facts derived, {held} claims held");
     assert!(derived >= 3, "the rule derived {derived} facts");
 }
+
+#[test]
+fn warp_shuffles() {
+    // A shuffle's destination is another lane's value: the analysis claims nothing of it (and
+    // of its predicate), and the registers it reads keep what they held.
+    let mut forms = Vec::new();
+    for mode in ["bfly", "down", "up", "idx"] {
+        for class in classes(S32) {
+            forms.push(Form {
+                regs: vec![("%a", S32), ("%d", S32), ("%e", S32), ("%p", Pred)],
+                inputs: vec![input("%a", S32, class)],
+                text: format!(
+                    "shfl.sync.{mode}.b32 %d|%p, %a, 1, 31, -1; add.s32 %e, %a, 1; add.s32 %d, %d, 0;"
+                ),
+                outputs: vec![("%d", S32), ("%e", S32), ("%a", S32)],
+                branch: None,
+            });
+        }
+    }
+    assert_sound("warp_shuffles", &forms);
+}
