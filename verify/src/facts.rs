@@ -240,7 +240,9 @@ impl Facts {
     /// fact `p ≥ 0`, a fact `f ≥ 0` true everywhere (a floor's definition, say) or none, an
     /// atom `s ≥ 1` at every launch (`ntid`, `nctaid`, their product along an axis), integers
     /// `λ, μ ≥ 1` and a constant `c ≤ −1`, then `s·X ≥ 1`, so `X > 0`, and `X ≥ 1` since `X`
-    /// is an integer. This is how a loop guard `I0 + S·(J + 4k) < n` against the definition
+    /// is an integer. A sum whose coefficients share a factor `d > 1` is tightened the same
+    /// way (`d·X + c ≥ 0` gives `X + floor(c / d) ≥ 0`): a block-stride loop stepped by a
+    /// constant. This is how a loop guard `I0 + S·(J + 4k) < n` against the definition
     /// of `f = floor((n − 1 − I0) / S)` says `J + 4k ≤ f`: the unrolled grid-stride loop's
     /// iteration `k` has its four strides left.
     fn quotient_facts(&self, atoms: &Atoms, p: &Poly) -> Vec<Poly> {
@@ -270,6 +272,11 @@ impl Facts {
         }
         let mut out = Vec::new();
         for q in &sums {
+            // A constant divisor: `d·X + c ≥ 0` is `X + floor(c / d) ≥ 0` (the sum's own
+            // integer tightening; `p` alone is tightened already).
+            if q.content() > 1 {
+                out.push(q.tighten());
+            }
             let mut seen: Vec<Atom> = Vec::new();
             for a in q.atoms() {
                 if seen.contains(&a) || !atoms.fixed_positive(&Poly::atom(a)) {

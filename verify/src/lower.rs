@@ -530,6 +530,8 @@ impl<'a> Lowerer<'a> {
                     Special::Ntid(d) => (1, d),
                     Special::Ctaid(d) => (2, d),
                     Special::Nctaid(d) => (3, d),
+                    // `warpSize`: the ISA's constant, as the emulator reads it.
+                    Special::WarpSz => return Some(Src::Imm(32)),
                     _ => return None,
                 };
                 Some(Src::Special(group * 3 + dim.min(&2)))

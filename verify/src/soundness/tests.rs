@@ -741,82 +741,93 @@ fn value_at(p: &crate::poly::Poly, point: &[i128]) -> i128 {
 
 #[test]
 fn quotients_of_facts() {
-    // Division by a symbol positive at every launch: a new fact `p ≥ 0` that, with a fact true
-    // everywhere, sums to `s·X + c` (`s ≥ 1`, `c ≤ −1`) adds `X ≥ 1`. The store is checked at
-    // points of every size: wherever the facts assumed and the definitions hold, every fact
-    // the store then holds must hold. The guards are those of NVRTC's unrolled grid-stride
-    // loop (`I0 + S·(J + 4k) < n` with `J = f + 1 − 4·floor((f + 1) / 4)`,
-    // `f = floor((n − 1 − I0) / S)`), and variants whose constant leaves nothing to divide.
-    use crate::atoms::{AtomKind, Atoms, I0, S};
+    // Division by a symbol positive at every launch, or by a constant: a new fact `p ≥ 0`
+    // that, with a fact true everywhere, sums to `s·X + c` (`s ≥ 1`, `c ≤ −1`) adds `X ≥ 1`,
+    // and a sum `d·X + c` adds `X + floor(c / d) ≥ 0`. The store is checked at points of every
+    // size: wherever the facts assumed and the definitions hold, every fact the store then
+    // holds must hold. The guards are those of NVRTC's unrolled grid-stride loop
+    // (`I0 + S·(J + 4k) < n` with `J = f + 1 − 4·floor((f + 1) / 4)`,
+    // `f = floor((n − 1 − I0) / S)`), of its block-stride loop by a constant (`tid + 32·(J +
+    // 4k) < n`), and variants whose constant leaves nothing to divide.
+    use crate::atoms::{AtomKind, Atoms, I0, S, TID};
     use crate::facts::Facts;
     use crate::poly::Poly;
-    let mut atoms = Atoms::new();
-    let n = atoms.push(AtomKind::Param(0), 0, (1 << 31) - 1);
-    let k = atoms.push(AtomKind::Counter, 0, 1 << 40);
-    let (s, i0, np, kp) = (Poly::atom(S), Poly::atom(I0), Poly::atom(n), Poly::atom(k));
-    let num = np.add_const(-1).and_then(|x| x.sub(&i0)).unwrap();
-    let (f, _) = atoms.floor(&num, &s, -(1 << 100), 1 << 100).unwrap();
-    let fp = Poly::atom(f);
-    let (g, _) = atoms
-        .floor(
-            &fp.add_const(1).unwrap(),
-            &Poly::constant(4),
-            -(1 << 100),
-            1 << 100,
-        )
-        .unwrap();
-    let gp = Poly::atom(g);
-    // `I0 + S·(f + 1 − 4g + 4k + shift) ≤ n − 1 + slack`.
-    let guard = |shift: i128, slack: i128| {
-        let j = fp
-            .add_const(1 + shift)
-            .and_then(|x| x.sub(&gp.scale(4)?))
-            .and_then(|x| x.add(&kp.scale(4)?))
-            .unwrap();
-        np.add_const(-1 + slack)
-            .and_then(|x| x.sub(&i0))
-            .and_then(|x| x.sub(&s.mul(&j)?))
-            .unwrap()
-    };
     let mut derived = 0;
     let mut held = 0u64;
-    for (shift, slack) in [(0, 0), (1, 0), (-1, 0), (0, 1), (0, -1), (0, 5), (3, 0)] {
-        let p = guard(shift, slack);
-        let mut facts = Facts::default();
-        facts.assume(&atoms, &p, 0);
-        derived += facts.ineqs.iter().filter(|x| x.p != p.tighten()).count();
-        let mut rng = super::forms::Rng::new(0x5eed ^ (shift as u64) ^ ((slack as u64) << 8));
-        for _ in 0..20_000 {
-            let sv = rng.within((1, 40));
-            let i0v = rng.within((0, sv - 1));
-            let nv = rng.within((i0v + 1, i0v + 400));
-            let fv = (nv - 1 - i0v).div_euclid(sv);
-            let gv = (fv + 1).div_euclid(4);
-            let kv = rng.within((0, 30));
-            let mut point = vec![0i128; atoms.next_id() as usize];
-            for (a, v) in [(S, sv), (I0, i0v), (n, nv), (k, kv), (f, fv), (g, gv)] {
-                point[a as usize] = v;
-            }
-            if value_at(&p, &point) < 0 {
-                continue;
-            }
-            for fact in &facts.ineqs {
-                assert!(
-                    value_at(&fact.p, &point) >= 0,
-                    "from {p:?} ≥ 0 the store holds {:?} ≥ 0, false at S = {sv}, I0 = {i0v}, \
-                     n = {nv}, k = {kv}",
-                    fact.p
-                );
-                held += 1;
+    for stride_atom in [true, false] {
+        let mut atoms = Atoms::new();
+        let n = atoms.push(AtomKind::Param(0), 0, (1 << 31) - 1);
+        let k = atoms.push(AtomKind::Counter, 0, 1 << 40);
+        let (s, i0) = if stride_atom {
+            (Poly::atom(S), Poly::atom(I0))
+        } else {
+            (Poly::constant(32), Poly::atom(TID))
+        };
+        let (np, kp) = (Poly::atom(n), Poly::atom(k));
+        let num = np.add_const(-1).and_then(|x| x.sub(&i0)).unwrap();
+        let (f, _) = atoms.floor(&num, &s, -(1 << 100), 1 << 100).unwrap();
+        let fp = Poly::atom(f);
+        let (g, _) = atoms
+            .floor(
+                &fp.add_const(1).unwrap(),
+                &Poly::constant(4),
+                -(1 << 100),
+                1 << 100,
+            )
+            .unwrap();
+        let gp = Poly::atom(g);
+        // `I0 + S·(f + 1 − 4g + 4k + shift) ≤ n − 1 + slack`.
+        let guard = |shift: i128, slack: i128| {
+            let j = fp
+                .add_const(1 + shift)
+                .and_then(|x| x.sub(&gp.scale(4)?))
+                .and_then(|x| x.add(&kp.scale(4)?))
+                .unwrap();
+            np.add_const(-1 + slack)
+                .and_then(|x| x.sub(&i0))
+                .and_then(|x| x.sub(&s.mul(&j)?))
+                .unwrap()
+        };
+        for (shift, slack) in [(0, 0), (1, 0), (-1, 0), (0, 1), (0, -1), (0, 5), (3, 0)] {
+            let p = guard(shift, slack);
+            let mut facts = Facts::default();
+            facts.assume(&atoms, &p, 0);
+            derived += facts.ineqs.iter().filter(|x| x.p != p.tighten()).count();
+            let seed = 0x5eed ^ (shift as u64) ^ ((slack as u64) << 8) ^ u64::from(stride_atom);
+            let mut rng = super::forms::Rng::new(seed);
+            for _ in 0..20_000 {
+                let sv = if stride_atom { rng.within((1, 40)) } else { 32 };
+                let i0v = rng.within((0, sv - 1));
+                let nv = rng.within((i0v + 1, i0v + 400));
+                let fv = (nv - 1 - i0v).div_euclid(sv);
+                let gv = (fv + 1).div_euclid(4);
+                let kv = rng.within((0, 30));
+                let mut point = vec![0i128; atoms.next_id() as usize];
+                let base = if stride_atom { I0 } else { TID };
+                for (a, v) in [(S, sv), (base, i0v), (n, nv), (k, kv), (f, fv), (g, gv)] {
+                    point[a as usize] = v;
+                }
+                if value_at(&p, &point) < 0 {
+                    continue;
+                }
+                for fact in &facts.ineqs {
+                    assert!(
+                        value_at(&fact.p, &point) >= 0,
+                        "from {p:?} ≥ 0 the store holds {:?} ≥ 0, false at stride {sv}, \
+                         base {i0v}, n = {nv}, k = {kv}",
+                        fact.p
+                    );
+                    held += 1;
+                }
             }
         }
     }
     println!("soundness/quotients_of_facts: {derived} facts derived, {held} claims held");
-    assert!(derived >= 3, "the rule derived {derived} facts");
+    assert!(derived >= 6, "the rule derived {derived} facts");
 }
 
 #[test]
-fn warp_shuffles() {
+fn warp_shuffles_and_warp_size() {
     // A shuffle's destination is another lane's value: the analysis claims nothing of it (and
     // of its predicate), and the registers it reads keep what they held.
     let mut forms = Vec::new();
@@ -833,5 +844,21 @@ fn warp_shuffles() {
             });
         }
     }
-    assert_sound("warp_shuffles", &forms);
+    // `warpSize` is the constant 32 to both readers.
+    for class in classes(U32) {
+        for text in [
+            "mov.u32 %d, WARP_SZ; add.u32 %e, %a, %d;",
+            "add.u32 %e, %a, WARP_SZ; mov.u32 %d, %e;",
+            "rem.u32 %e, %a, WARP_SZ; div.u32 %d, %a, WARP_SZ;",
+        ] {
+            forms.push(Form {
+                regs: vec![("%a", U32), ("%d", U32), ("%e", U32)],
+                inputs: vec![input("%a", U32, class)],
+                text: text.to_owned(),
+                outputs: vec![("%d", U32), ("%e", U32)],
+                branch: None,
+            });
+        }
+    }
+    assert_sound("warp_shuffles_and_warp_size", &forms);
 }
