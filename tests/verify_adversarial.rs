@@ -602,6 +602,22 @@ fn custom_one_block(threads: u32, n: u32) -> Launch {
     )
 }
 
+/// `out[(m + b) − (m | b)]` over `out: out f32[n]`, two threads: `m` in `%r6` and `b` in
+/// `%r10` (or the immediate `b`), computed by `lines`. Bits of `m` and `b` that overlap make the
+/// difference positive for thread 1, past `n = 2`; the `or` must not be taken for the sum.
+fn overlapping_or(lines: &str, b: &str) -> Attack {
+    Attack {
+        ptx: custom_guarded(&format!(
+            "{lines}\tor.b32 %r7, %r6, {b};\n\tadd.s32 %r8, %r6, {b};\n\tsub.s32 %r9, %r8, %r7;\n{}",
+            store_f32_u32(9, "rejected, faults")
+        )),
+        abi: Abi::Custom("out: out f32[n], n: u32", None),
+        launch: custom_one_block(2, 2),
+        fault: Fault::Memory(OutOfBounds),
+        reject: MayWrap,
+    }
+}
+
 attacks! {
     // ---- bounds and integer widths -----------------------------------------------------
 
@@ -1600,42 +1616,15 @@ attacks! {
     // ---- idioms of real kernels: the unsafe variants --------------------------------------
 
     // `4i + 5 − (4i | 5)` taken for 0: bit 2 of `4i` and of 5 overlap, so for odd `i` it is 4.
-    or_with_overlapping_bits => Attack {
-        ptx: custom_guarded(&format!(
-            "\tshl.b32 %r6, %r5, 2;\n\tor.b32 %r7, %r6, 5;\n\tadd.s32 %r8, %r6, 5;\n\
-             \tsub.s32 %r9, %r8, %r7;\n{}",
-            store_f32_u32(9, "rejected, faults")
-        )),
-        abi: Abi::Custom("out: out f32[n], n: u32", None),
-        launch: custom_one_block(2, 2),
-        fault: Fault::Memory(OutOfBounds),
-        reject: MayWrap,
-    };
+    or_with_overlapping_bits => overlapping_or("\tshl.b32 %r6, %r5, 2;\n", "5");
     // `6i + 3 − (6i | 3)`: a multiple of 6 has only its lowest bit known zero, so 3 overlaps.
-    or_with_a_multiple_of_too_few_twos => Attack {
-        ptx: custom_guarded(&format!(
-            "\tmul.lo.s32 %r6, %r5, 6;\n\tor.b32 %r7, %r6, 3;\n\tadd.s32 %r8, %r6, 3;\n\
-             \tsub.s32 %r9, %r8, %r7;\n{}",
-            store_f32_u32(9, "rejected, faults")
-        )),
-        abi: Abi::Custom("out: out f32[n], n: u32", None),
-        launch: custom_one_block(2, 2),
-        fault: Fault::Memory(OutOfBounds),
-        reject: MayWrap,
-    };
+    or_with_a_multiple_of_too_few_twos => overlapping_or("\tmul.lo.s32 %r6, %r5, 6;\n", "3");
     // `4i + (4i & 7) − (4i | (4i & 7))`: `4i & 7` is in [0, 7], past the two low bits `4i`
     // leaves zero.
-    or_with_a_part_too_wide => Attack {
-        ptx: custom_guarded(&format!(
-            "\tshl.b32 %r6, %r5, 2;\n\tand.b32 %r10, %r6, 7;\n\tor.b32 %r7, %r6, %r10;\n\
-             \tadd.s32 %r8, %r6, %r10;\n\tsub.s32 %r9, %r8, %r7;\n{}",
-            store_f32_u32(9, "rejected, faults")
-        )),
-        abi: Abi::Custom("out: out f32[n], n: u32", None),
-        launch: custom_one_block(2, 2),
-        fault: Fault::Memory(OutOfBounds),
-        reject: MayWrap,
-    };
+    or_with_a_part_too_wide => overlapping_or(
+        "\tshl.b32 %r6, %r5, 2;\n\tand.b32 %r10, %r6, 7;\n",
+        "%r10",
+    );
     // An unrolled grid-stride loop whose body reaches three strides ahead of an index only
     // guarded by `i < n`: with `f = floor((n − 1 − I0) / S)` the guard gives `4k ≤ f`, not
     // `4k + 3 ≤ f` (n = 5, one thread: the second iteration stores at 7).
