@@ -1625,6 +1625,20 @@ attacks! {
         "\tshl.b32 %r6, %r5, 2;\n\tand.b32 %r10, %r6, 7;\n",
         "%r10",
     );
+    // The range test `(x | x) & −32 == 0` at 32 bits on `x = tid << 27`, which reads 0 for
+    // tid 32: the test bounds the register, not `tid · 2^27`, which does not read exactly
+    // (out[tid] of one element, 33 threads: thread 32 passes the test and stores at 32).
+    range_test_of_a_part_that_wraps => Attack {
+        ptx: entry(&[".u64 k_out"], &format!(
+            "{DECLS}\tld.param.u64 %rd1, [k_out];\n\tmov.u32 %r5, %tid.x;\n\tshl.b32 %r6, %r5, 27;\n\
+             \tor.b32 %r7, %r6, %r6;\n\tand.b32 %r8, %r7, -32;\n\tsetp.ne.s32 %p1, %r8, 0;\n\t@%p1 ret;\n{}",
+            store_f32_u32(5, "rejected, faults")
+        )),
+        abi: Abi::Custom("out: out f32[1]", None),
+        launch: custom(LaunchConfig::linear(1, 33), &[], &[1], &[]),
+        fault: Fault::Memory(OutOfBounds),
+        reject: RejOob,
+    };
     // An unrolled grid-stride loop whose body reaches three strides ahead of an index only
     // guarded by `i < n`: with `f = floor((n − 1 − I0) / S)` the guard gives `4k ≤ f`, not
     // `4k + 3 ≤ f` (n = 5, one thread: the second iteration stores at 7).

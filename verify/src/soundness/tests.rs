@@ -505,6 +505,46 @@ fn the_high_word_test() {
             });
         }
     }
+    // The same test at 32 bits with any mask `−2^k`: `(i − 1 | j − 1) & −32 == 0` of a 2-D
+    // stencil says both are in [0, 32); parts that may be negative, wider masks, and the 32-bit
+    // test read at 64 bits (or the 64-bit one at 32) must claim no more than the machine does.
+    for cmp in ["eq", "ne"] {
+        for ty in [S32, U32] {
+            for class in [(-40, 40), (0, 1000), full(ty)] {
+                for (mask, and_w, setp_w) in [
+                    (-32i64, 32, 32),
+                    (-1, 32, 32),
+                    (-2, 32, 32),
+                    (-65536, 32, 32),
+                    (-2147483648, 32, 32),
+                    (-32, 64, 64),
+                    (-4294967296, 64, 64),
+                ] {
+                    let (and_b, setp_t) = (
+                        if and_w == 32 { B32 } else { B64 },
+                        if setp_w == 32 { S32 } else { S64 },
+                    );
+                    forms.push(Form {
+                        regs: vec![
+                            ("%a", ty),
+                            ("%b", ty),
+                            ("%o", B32),
+                            ("%h", and_b),
+                            ("%p", Pred),
+                        ],
+                        inputs: vec![input("%a", ty, class), input("%b", ty, class)],
+                        text: format!(
+                            "add.s32 %a, %a, -1; or.b32 %o, %a, %b; and.{} %h, %o, {mask}; setp.{cmp}.{} %p, %h, 0;",
+                            and_b.name(),
+                            setp_t.name()
+                        ),
+                        outputs: vec![("%p", Pred)],
+                        branch: Some("%p"),
+                    });
+                }
+            }
+        }
+    }
     assert_sound("the_high_word_test", &forms);
 }
 
