@@ -602,6 +602,22 @@ fn custom_one_block(threads: u32, n: u32) -> Launch {
     )
 }
 
+/// `out[(m + b) − (m | b)]` over `out: out f32[n]`, two threads: `m` in `%r6` and `b` in
+/// `%r10` (or the immediate `b`), computed by `lines`. Bits of `m` and `b` that overlap make the
+/// difference positive for thread 1, past `n = 2`; the `or` must not be taken for the sum.
+fn overlapping_or(lines: &str, b: &str) -> Attack {
+    Attack {
+        ptx: custom_guarded(&format!(
+            "{lines}\tor.b32 %r7, %r6, {b};\n\tadd.s32 %r8, %r6, {b};\n\tsub.s32 %r9, %r8, %r7;\n{}",
+            store_f32_u32(9, "rejected, faults")
+        )),
+        abi: Abi::Custom("out: out f32[n], n: u32", None),
+        launch: custom_one_block(2, 2),
+        fault: Fault::Memory(OutOfBounds),
+        reject: MayWrap,
+    }
+}
+
 attacks! {
     // ---- bounds and integer widths -----------------------------------------------------
 
@@ -1595,6 +1611,69 @@ attacks! {
         launch: custom_one_block(1, 1),
         fault: Fault::Memory(OutsideShared),
         reject: Unsupported,
+    };
+
+    // ---- idioms of real kernels: the unsafe variants --------------------------------------
+
+    // `4i + 5 − (4i | 5)` taken for 0: bit 2 of `4i` and of 5 overlap, so for odd `i` it is 4.
+    or_with_overlapping_bits => overlapping_or("\tshl.b32 %r6, %r5, 2;\n", "5");
+    // `6i + 3 − (6i | 3)`: a multiple of 6 has only its lowest bit known zero, so 3 overlaps.
+    or_with_a_multiple_of_too_few_twos => overlapping_or("\tmul.lo.s32 %r6, %r5, 6;\n", "3");
+    // `4i + (4i & 7) − (4i | (4i & 7))`: `4i & 7` is in [0, 7], past the two low bits `4i`
+    // leaves zero.
+    or_with_a_part_too_wide => overlapping_or(
+        "\tshl.b32 %r6, %r5, 2;\n\tand.b32 %r10, %r6, 7;\n",
+        "%r10",
+    );
+    // The range test `(x | x) & −32 == 0` at 32 bits on `x = tid << 27`, which reads 0 for
+    // tid 32: the test bounds the register, not `tid · 2^27`, which does not read exactly
+    // (out[tid] of one element, 33 threads: thread 32 passes the test and stores at 32).
+    range_test_of_a_part_that_wraps => Attack {
+        ptx: entry(&[".u64 k_out"], &format!(
+            "{DECLS}\tld.param.u64 %rd1, [k_out];\n\tmov.u32 %r5, %tid.x;\n\tshl.b32 %r6, %r5, 27;\n\
+             \tor.b32 %r7, %r6, %r6;\n\tand.b32 %r8, %r7, -32;\n\tsetp.ne.s32 %p1, %r8, 0;\n\t@%p1 ret;\n{}",
+            store_f32_u32(5, "rejected, faults")
+        )),
+        abi: Abi::Custom("out: out f32[1]", None),
+        launch: custom(LaunchConfig::linear(1, 33), &[], &[1], &[]),
+        fault: Fault::Memory(OutOfBounds),
+        reject: RejOob,
+    };
+    // An unrolled grid-stride loop whose body reaches three strides ahead of an index only
+    // guarded by `i < n`: with `f = floor((n − 1 − I0) / S)` the guard gives `4k ≤ f`, not
+    // `4k + 3 ≤ f` (n = 5, one thread: the second iteration stores at 7).
+    unrolled_grid_stride_without_its_trip_count => Attack {
+        ptx: entry(&[".u64 k_out", ".u64 k_n"], &format!(
+            "{DECLS}\tld.param.u64 %rd1, [k_out];\n\tld.param.u64 %rd2, [k_n];\n\
+             \tmov.u32 %r1, %ctaid.x;\n\tmov.u32 %r2, %ntid.x;\n\tmov.u32 %r3, %tid.x;\n\
+             \tmad.wide.u32 %rd3, %r1, %r2, 0;\n\tcvt.u64.u32 %rd4, %r3;\n\tadd.s64 %rd3, %rd3, %rd4;\n\
+             \tmov.u32 %r4, %nctaid.x;\n\tmul.wide.u32 %rd5, %r4, %r2;\n\
+             \tsetp.ge.s64 %p1, %rd3, %rd2;\n\t@%p1 ret;\n\
+             \tsub.s64 %rd6, %rd2, %rd3;\n\tadd.s64 %rd6, %rd6, -1;\n\tdiv.u64 %rd7, %rd6, %rd5;\n\
+             \tsetp.lt.u64 %p2, %rd7, 3;\n\t@%p2 ret;\n\tshl.b64 %rd8, %rd5, 2;\n\
+             $L_loop:\n\
+             \tadd.s64 %rd9, %rd3, %rd5;\n\tadd.s64 %rd9, %rd9, %rd5;\n\tadd.s64 %rd9, %rd9, %rd5;\n\
+             \tshl.b64 %rd10, %rd9, 2;\n\tadd.s64 %rd11, %rd1, %rd10;\n\
+             \tst.global.f32 [%rd11], 0f00000000; // <- rejected, faults\n\
+             \tadd.s64 %rd3, %rd3, %rd8;\n\tsetp.lt.s64 %p3, %rd3, %rd2;\n\t@%p3 bra $L_loop;\n\tret;\n"
+        )),
+        abi: Abi::Custom("out: out f32[n], n: i64", None),
+        launch: custom(LaunchConfig::linear(1, 1), &[], &[5], &[ParamValue::I64(5)]),
+        fault: Fault::Memory(OutOfBounds),
+        reject: RejOob,
+    };
+    // A pointer plus the `or` of two indices (`i | 8`, 8 overlapping `i`'s bit 3 and above):
+    // an address of `out`, its bounds unproven (not an address of no operand).
+    or_offset_of_a_pointer => Attack {
+        ptx: custom_guarded(
+            "\tcvt.u64.u32 %rd5, %r5;\n\tshl.b64 %rd5, %rd5, 2;\n\tor.b64 %rd6, %rd5, %rd5;\n\
+             \tor.b64 %rd7, %rd6, 32;\n\tadd.s64 %rd8, %rd1, %rd7;\n\
+             \tst.global.f32 [%rd8], 0f00000000; // <- rejected, faults\n",
+        ),
+        abi: Abi::Custom("out: out f32[n], n: u32", None),
+        launch: custom_one_block(2, 2),
+        fault: Fault::Memory(OutOfBounds),
+        reject: RejOob,
     };
 }
 

@@ -17,11 +17,11 @@ use std::cell::{Cell, RefCell};
 
 use super::atoms::{Atoms, I0, INF, S, clamp, imul};
 use super::hash::WordMap;
-use super::poly::{Atom, Mono, Poly};
+use super::poly::{Atom, Mono, Poly, gcd};
 use super::witness;
 
 /// Condition tags carried by facts that a launch condition introduced.
-pub(crate) type Tags = u8;
+pub(crate) type Tags = u16;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Fact {
@@ -223,7 +223,76 @@ impl Facts {
                 self.ineqs.push(Fact { p: d, tags });
             }
         }
+        let quotients = self.quotient_facts(atoms, &p);
         self.ineqs.push(Fact { p, tags });
+        for d in quotients {
+            let d = self.normalize(&d).unwrap_or(d).tighten();
+            if d.as_const().is_none()
+                && self.range(atoms, &d).0 < 0
+                && !self.ineqs.iter().any(|f| f.p == d)
+            {
+                self.ineqs.push(Fact { p: d, tags });
+            }
+        }
+    }
+
+    /// Division by a symbol positive at every launch: when `λ·p + μ·f = s·X + c` for the new
+    /// fact `p ≥ 0`, a fact `f ≥ 0` true everywhere (a floor's definition, say) or none, an
+    /// atom `s ≥ 1` at every launch (`ntid`, `nctaid`, their product along an axis), integers
+    /// `λ, μ ≥ 1` and a constant `c ≤ −1`, then `s·X ≥ 1`, so `X > 0`, and `X ≥ 1` since `X`
+    /// is an integer. A sum whose coefficients share a factor `d > 1` is tightened the same
+    /// way (`d·X + c ≥ 0` gives `X + floor(c / d) ≥ 0`): a block-stride loop stepped by a
+    /// constant. This is how a loop guard `I0 + S·(J + 4k) < n` against the definition
+    /// of `f = floor((n − 1 − I0) / S)` says `J + 4k ≤ f`: the unrolled grid-stride loop's
+    /// iteration `k` has its four strides left.
+    fn quotient_facts(&self, atoms: &Atoms, p: &Poly) -> Vec<Poly> {
+        const MAX_SUMS: usize = 8;
+        let mut sums = vec![p.clone()];
+        for &(m, c) in p.terms() {
+            if m.is_one() || sums.len() >= MAX_SUMS {
+                continue;
+            }
+            for f in atoms.global_with(&m) {
+                let Some(f) = self.normalize(f) else {
+                    continue;
+                };
+                let e = f.coeff(&m);
+                if e == 0 || (e > 0) == (c > 0) {
+                    continue;
+                }
+                let g = gcd(c, e);
+                let (lp, lf) = (e.abs() / g, c.abs() / g);
+                if let Some(sum) = p.scale(lp).and_then(|x| x.add(&f.scale(lf)?)) {
+                    sums.push(sum);
+                }
+                if sums.len() >= MAX_SUMS {
+                    break;
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for q in &sums {
+            // A constant divisor: `d·X + c ≥ 0` is `X + floor(c / d) ≥ 0` (the sum's own
+            // integer tightening; `p` alone is tightened already).
+            if q.content() > 1 {
+                out.push(q.tighten());
+            }
+            let mut seen: Vec<Atom> = Vec::new();
+            for a in q.atoms() {
+                if seen.contains(&a) || !atoms.fixed_positive(&Poly::atom(a)) {
+                    continue;
+                }
+                seen.push(a);
+                if let Some((rest, cof)) = q.split_on(a)
+                    && rest.as_const().is_some_and(|c| c <= -1)
+                    && cof.as_const().is_none()
+                    && let Some(x) = cof.add_const(-1)
+                {
+                    out.push(x);
+                }
+            }
+        }
+        out
     }
 
     /// Adds `p = 0`.

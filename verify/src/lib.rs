@@ -61,7 +61,7 @@ pub use reject::{RejectKind, Rejection};
 
 use analyze::{Analyzer, initial_state};
 use atoms::{AtomKind, Atoms, NTID, TID};
-use facts::Facts;
+use facts::{Facts, Tags};
 use jitseam_ptx::resolve::{ResolvedEntry, ResolvedModule};
 use poly::Poly;
 
@@ -70,7 +70,7 @@ use poly::Poly;
 /// `2^62 − 1` is for 64-bit signed indices of loops unrolled by hand: `i + 3·stride < n`
 /// recomputed after `i += 4·stride` reaches `n + 4·threads`, which `n + threads ≤ 2^63 − 1`
 /// alone lets wrap negative; below `2^62` any unroll factor up to `2^21` stays exact.
-const CONDITIONS: [(u8, u64); 4] = [
+const CONDITIONS: [(Tags, u64); 4] = [
     (1, (1 << 63) - 1),
     (8, (1 << 62) - 1),
     (2, (1 << 32) - 1),
@@ -78,13 +78,13 @@ const CONDITIONS: [(u8, u64); 4] = [
 ];
 
 /// The condition sets tried, each stronger than the one before.
-const ATTEMPTS: [u8; 4] = [1, 1 | 8, 1 | 2, 1 | 4];
+const ATTEMPTS: [Tags; 4] = [1, 1 | 8, 1 | 2, 1 | 4];
 
 /// Launch conditions for contracts with declared extents, by tag bit: along every axis
 /// `grid·block ≤ limit` (`true`), or every declared extent `≤ limit` (`false`). A coordinate
 /// `ctaid·ntid + tid` reads exactly as an `int` only below `2^31`, as an `unsigned` below
 /// `2^32`; an index below an extent likewise.
-const DECLARED_CONDITIONS: [(u8, u64, bool); 4] = [
+const DECLARED_CONDITIONS: [(Tags, u64, bool); 4] = [
     (16, (1 << 32) - 1, true),
     (32, (1 << 32) - 1, false),
     (64, (1 << 31) - 1, true),
@@ -93,7 +93,18 @@ const DECLARED_CONDITIONS: [(u8, u64, bool); 4] = [
 
 /// The condition sets tried for contracts with declared extents, each stronger than the one
 /// before.
-const DECLARED_ATTEMPTS: [u8; 4] = [0, 16 | 32, 16 | 32 | 64, 16 | 32 | 64 | 128];
+/// Launch condition for contracts with declared extents: every extent plus the threads along
+/// any axis `≤ limit`, so an index below an extent stepped once more by a grid stride (or a
+/// block stride) still reads exactly as an `int`.
+const EXTENTS_PLUS_THREADS: (Tags, u64) = (256, (1 << 31) - 1);
+
+const DECLARED_ATTEMPTS: [Tags; 5] = [
+    0,
+    16 | 32,
+    16 | 32 | 64,
+    16 | 32 | 64 | 128,
+    16 | 32 | 64 | 128 | 256,
+];
 
 /// Proves the body of `entry` in `text` safe under `contract`: parses and resolves the module,
 /// then [`verify_resolved`].
@@ -155,12 +166,12 @@ pub fn verify_resolved(
     // merely out of bounds) is reported as out of bounds, and an earlier access that a condition
     // makes safe is not named in place of the first real violation.
     let mut last: Option<Rejection> = None;
-    let attempts = if contract.three_dimensional() {
-        DECLARED_ATTEMPTS
+    let attempts: &[Tags] = if contract.three_dimensional() {
+        &DECLARED_ATTEMPTS
     } else {
-        ATTEMPTS
+        &ATTEMPTS
     };
-    for tags in attempts {
+    for &tags in attempts {
         match attempt(&body, contract, &names, tags, None) {
             Ok(proof) => return Ok(proof),
             Err(r) => {
@@ -187,14 +198,14 @@ pub fn verify_resolved(
         && r.instruction.contains(".shared")
         && body.shared.iter().any(|v| v.bytes.is_some())
     {
-        let strongest = attempts[attempts.len() - 1];
+        let strongest = attempts.last().copied().unwrap_or(0);
         let mut smallest = None;
         for shape in block_shapes() {
             if let Err(r) = attempt(&body, contract, &names, strongest, Some(shape)) {
                 smallest = Some(r);
                 continue;
             }
-            for tags in attempts {
+            for &tags in attempts {
                 if let Ok(proof) = attempt(&body, contract, &names, tags, Some(shape)) {
                     return Ok(proof);
                 }
@@ -249,7 +260,7 @@ fn attempt(
     body: &ir::Body,
     contract: &EntryContract,
     names: &[String],
-    tags: u8,
+    tags: Tags,
     block: Option<(u32, u32)>,
 ) -> Result<Proof, Rejection> {
     let mut atoms = Atoms::new();
@@ -418,6 +429,20 @@ fn attempt(
                 }
             }
         }
+        let (bit, limit) = EXTENTS_PLUS_THREADS;
+        if tags & bit != 0 {
+            for (_, s) in declared::axis_threads(&atoms) {
+                for e in declared.iter().flatten() {
+                    if let Some(p) = e
+                        .add(&Poly::atom(s))
+                        .and_then(|x| x.neg())
+                        .and_then(|x| x.add_const(i128::from(limit)))
+                    {
+                        facts.assume(&atoms, &p, bit);
+                    }
+                }
+            }
+        }
     }
     if let (Some(d), Some(w)) = (dynamic, dynamic_condition)
         && let Some(p) = Poly::atom(NTID)
@@ -468,7 +493,7 @@ fn attempt(
     if contract.three_dimensional() {
         // Of two conditions on the same quantity, the stricter one implies the other.
         let used = an.used_tags;
-        let strict = |bit: u8| used & bit != 0;
+        let strict = |bit: Tags| used & bit != 0;
         for (bit, limit, axes) in DECLARED_CONDITIONS {
             let implied = (bit == 16 && strict(64)) || (bit == 32 && strict(128));
             if strict(bit) && !implied {
@@ -478,6 +503,10 @@ fn attempt(
                     LaunchCondition::ExtentsAtMost { limit }
                 });
             }
+        }
+        let (bit, limit) = EXTENTS_PLUS_THREADS;
+        if strict(bit) {
+            conditions.push(LaunchCondition::ExtentsPlusAxisThreadsAtMost { limit });
         }
     }
     if let Some(w) = dynamic_condition {

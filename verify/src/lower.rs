@@ -524,6 +524,8 @@ impl<'a> Lowerer<'a> {
                     Special::Ntid(d) => (1, d),
                     Special::Ctaid(d) => (2, d),
                     Special::Nctaid(d) => (3, d),
+                    // `warpSize`: the ISA's constant, as the emulator reads it.
+                    Special::WarpSz => return Some(Src::Imm(32)),
                     _ => return None,
                 };
                 Some(Src::Special(group * 3 + dim.min(&2)))
@@ -728,6 +730,9 @@ impl<'a> Lowerer<'a> {
             | O::Vsub
             | O::Vsub2
             | O::Vsub4 => self.opaque(frame, ins),
+            // A warp shuffle writes its destination (another lane's value, so no function of
+            // this thread's registers) and its predicate; it touches no memory.
+            O::Shfl => self.opaque(frame, ins),
             O::Tex
             | O::Tld4
             | O::Txq
@@ -747,7 +752,6 @@ impl<'a> Lowerer<'a> {
             | O::Isspacep
             | O::Alloca
             | O::Vote
-            | O::Shfl
             | O::Match
             | O::Activemask
             | O::Redux

@@ -36,6 +36,13 @@ pub enum LaunchCondition {
         /// The bound.
         limit: u64,
     },
+    /// Every declared extent's value plus `grid.a × block.a` is at most `limit` along every
+    /// axis `a` (an index below an extent, stepped once more by a grid or a block stride,
+    /// that must still read exactly at 32 bits: `for (int i = …; i < n; i += stride)`).
+    ExtentsPlusAxisThreadsAtMost {
+        /// The bound.
+        limit: u64,
+    },
     /// The launch's dynamic shared memory is at least `bytes_per_thread_x × block.x` bytes (a
     /// dynamic shared array indexed by `%tid.x`, one slot of up to that many bytes per thread).
     DynamicSharedAtLeast {
@@ -69,6 +76,7 @@ impl LaunchCondition {
             }
             Self::ThreadsAtMost { limit } | Self::AxisThreadsAtMost { limit } => threads <= limit,
             Self::ExtentsAtMost { .. }
+            | Self::ExtentsPlusAxisThreadsAtMost { .. }
             | Self::DynamicSharedAtLeast { .. }
             | Self::BlockAtMost { .. } => false,
         }
@@ -107,6 +115,13 @@ impl LaunchCondition {
                 .zip(&block)
                 .all(|(&g, &b)| u64::from(g) * u64::from(b) <= limit),
             Self::ExtentsAtMost { limit } => largest_extent <= limit,
+            Self::ExtentsPlusAxisThreadsAtMost { limit } => {
+                grid.iter().zip(&block).all(|(&g, &b)| {
+                    largest_extent
+                        .checked_add(u64::from(g) * u64::from(b))
+                        .is_some_and(|sum| sum <= limit)
+                })
+            }
             Self::ThreadsAtMost { limit } => {
                 let threads = grid
                     .iter()
@@ -128,6 +143,10 @@ impl fmt::Display for LaunchCondition {
                 write!(f, "grid.a * block.a <= {limit} along every axis a")
             }
             Self::ExtentsAtMost { limit } => write!(f, "every declared extent <= {limit}"),
+            Self::ExtentsPlusAxisThreadsAtMost { limit } => write!(
+                f,
+                "every declared extent + grid.a * block.a <= {limit} along every axis a"
+            ),
             Self::DynamicSharedAtLeast { bytes_per_thread_x } => {
                 write!(f, "dynamic shared bytes >= {bytes_per_thread_x} * block.x")
             }

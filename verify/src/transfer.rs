@@ -5,7 +5,7 @@ use super::atoms::{AtomKind, CTAID, INF, NCTAID, NTID, TID};
 use super::contract::ParamContract;
 use super::facts::{Fact, Facts};
 use super::ir::{Cmp, Ins, IntOp, Kind, PredOp, SHARED_BASE, Src};
-use super::poly::Poly;
+use super::poly::{Poly, gcd};
 use super::reject::RejectKind;
 use super::value::{PredVal, State, Val};
 
@@ -99,6 +99,12 @@ impl Analyzer<'_> {
                     p: self.opaque(key, unsigned_range(w), false),
                     w,
                 },
+                // An `or` of parts read wider than it was written: its upper bits are not the
+                // `or` of the parts' (a 32-bit `or` read by a 64-bit `and`).
+                Val::OrOf(_, w0) | Val::HiTest(_, w0, _) if *w0 < w => Val::Int {
+                    p: self.opaque(key, unsigned_range(w), false),
+                    w,
+                },
                 other => other.clone(),
             },
         }
@@ -111,8 +117,8 @@ impl Analyzer<'_> {
             // Fewer than 64 bits of an address are no address: the register holds its low
             // half (or less), another number entirely.
             Val::Ptr { .. } | Val::PtrData { .. } if w < 64 => Val::Wild,
-            // The `or` of parts is kept whole only at 64 bits.
-            Val::OrOf(_) | Val::HiTest(_) if w < 64 => Val::Int {
+            // The `or` of parts is kept whole only at its own width.
+            Val::OrOf(_, w0) | Val::HiTest(_, w0, _) if w < w0 => Val::Int {
                 p: self.opaque(key, unsigned_range(w), false),
                 w,
             },
@@ -230,7 +236,7 @@ impl Analyzer<'_> {
                     // An `or` of parts (or its high-word test) converted is a number of the
                     // source's width, no longer the `or` of the parts as the 64-bit test reads
                     // them: a negative 32-bit part zero-extended is below 2^32.
-                    Val::OrOf(_) | Val::HiTest(_) | Val::Pred(_) | Val::Undef => {
+                    Val::OrOf(..) | Val::HiTest(..) | Val::Pred(_) | Val::Undef => {
                         let range = if *ssigned {
                             signed_range(*sw)
                         } else {
@@ -271,8 +277,10 @@ impl Analyzer<'_> {
                 let va = self.read(st, *a, *w, key(0));
                 let vb = self.read(st, *b, *w, key(1));
                 let t = match (&va, &vb, cmp) {
-                    (Val::HiTest(list), Val::Int { p, .. }, Cmp::Eq | Cmp::Ne) if p.is_zero() => {
-                        PredVal::HiZero(list.clone(), *cmp == Cmp::Eq)
+                    (Val::HiTest(list, hw, k), Val::Int { p, .. }, Cmp::Eq | Cmp::Ne)
+                        if p.is_zero() && hw == w =>
+                    {
+                        PredVal::HiZero(list.clone(), *cmp == Cmp::Eq, *hw, *k)
                     }
                     (Val::Int { p: pa, .. }, Val::Int { p: pb, .. }, _) => PredVal::Cmp {
                         cmp: *cmp,
@@ -483,10 +491,24 @@ impl Analyzer<'_> {
             w
         };
         let vc = c.map(|c| self.read(st, c, dw, key(12)));
+        // An `or` added to a pointer is some offset of it: the address keeps its provenance,
+        // its bounds unproven, whatever the `or` was.
+        let pointer = |v: &Val| matches!(v, Val::Ptr { .. } | Val::PtrData { .. });
+        let or = |v: &Val| matches!(v, Val::OrOf(..) | Val::HiTest(..));
+        let (va, vb) = match (op, va, vb) {
+            (IntOp::Add | IntOp::Sub, va, Some(vb)) if pointer(&va) && or(&vb) => {
+                let p = self.opaque(key(13), unsigned_range(w), false);
+                (va, Some(Val::Int { p, w }))
+            }
+            (IntOp::Add, va, Some(vb)) if or(&va) && pointer(&vb) => {
+                let p = self.opaque(key(13), unsigned_range(w), false);
+                (Val::Int { p, w }, Some(vb))
+            }
+            (_, va, vb) => (va, vb),
+        };
         // Pointer arithmetic: at 64 bits. Narrower, the sum is the low part of an address, no
         // address at all (the difference of two pointers is exact at any width).
         if let (IntOp::Add | IntOp::Sub, Some(vb)) = (op, &vb) {
-            let pointer = |v: &Val| matches!(v, Val::Ptr { .. } | Val::PtrData { .. });
             let difference = matches!((&va, vb), (Val::Ptr { param: p1, .. }, Val::Ptr { param: p2, .. }) if op == IntOp::Sub && p1 == p2);
             if w < 64 && !difference && (pointer(&va) || pointer(vb)) {
                 return Val::Wild;
@@ -519,14 +541,24 @@ impl Analyzer<'_> {
                 _ => {}
             }
         }
-        // The `or` of parts is kept for the 64-bit high-word test, which reads each part as a
-        // 64-bit number: a narrower `or` is some number of its width (a 32-bit register read by
-        // a 64-bit `and` holds the low 32 bits of each part, zero-extended).
-        if let (IntOp::Or, Some(vb), 64) = (op, &vb, w) {
+        // `a | b` is `a + b` when no bit is set in both: `a` a multiple of 2^k (every
+        // coefficient of its polynomial is, so its low k bits are zero at any width ≥ k) and
+        // `b` in [0, 2^k). NVRTC writes `100·y + 3` as `or` on those grounds.
+        if let (IntOp::Or, Some(vb)) = (op, &vb)
+            && let (Val::Int { p: pa, .. }, Val::Int { p: pb, .. }) = (&va, vb)
+            && let Some(sum) = self.disjoint_or(st, pa, pb, w)
+        {
+            return Val::Int { p: sum, w };
+        }
+        // The `or` of parts is kept for the range test `(a | b) & −2^k == 0` at its own width
+        // (NVRTC's high-word test of 64-bit division, `(i − 1 | j − 1) & −32` of a 2-D stencil),
+        // each part read at that width: a register of another width (a 32-bit `or` read by a
+        // 64-bit `and`) is some number of the reader's width.
+        if let (IntOp::Or, Some(vb), 32 | 64) = (op, &vb, w) {
             let part = |v: &Val| -> Option<Vec<Poly>> {
                 match v {
                     Val::Int { p, .. } => Some(vec![p.clone()]),
-                    Val::OrOf(list) => Some(list.clone()),
+                    Val::OrOf(list, w0) if *w0 == w => Some(list.clone()),
                     _ => None,
                 }
             };
@@ -537,15 +569,18 @@ impl Analyzer<'_> {
                     }
                 } else {
                     x.extend(y);
-                    return Val::OrOf(x);
+                    return Val::OrOf(x, w);
                 }
             }
         }
-        if let (IntOp::And, Some(Val::Int { p: mask, .. }), Val::OrOf(list)) = (op, &vb, &va)
-            && w == 64
-            && mask.as_const() == Some(-(1i128 << 32))
+        if let (IntOp::And, Some(Val::Int { p: mask, .. }), Val::OrOf(list, w0)) = (op, &vb, &va)
+            && *w0 == w
+            && let Some(m) = mask.as_const()
+            && m < 0
+            && (-m).count_ones() == 1
+            && (-m).trailing_zeros() < u32::from(w)
         {
-            return Val::HiTest(list.clone());
+            return Val::HiTest(list.clone(), w, (-m).trailing_zeros() as u8);
         }
         let pa = match self.as_int(va, w, key(20)) {
             Ok(p) => p,
@@ -655,6 +690,28 @@ impl Analyzer<'_> {
             Some(p) => Val::Int { p, w: dw },
             None => unknown(self, full),
         }
+    }
+
+    /// `a | b` as `a + b` when their bits cannot overlap at width `w`: one operand's
+    /// polynomial has every coefficient (the constant included) a multiple of 2^k, k ≤ w, so
+    /// its low k bits are zero modulo 2^w; the other lies in [0, 2^k), so it is its own low
+    /// k bits and nothing above. Then the `or` sets exactly the bits the sum sets.
+    fn disjoint_or(&mut self, st: &State, a: &Poly, b: &Poly, w: u8) -> Option<Poly> {
+        for (hi, lo) in [(a, b), (b, a)] {
+            let g = hi.terms().iter().fold(0, |g, t| gcd(g, t.1));
+            let k = if g == 0 {
+                u32::from(w)
+            } else {
+                g.trailing_zeros().min(u32::from(w))
+            };
+            if k == 0 {
+                continue;
+            }
+            if self.fits(&st.facts, lo, (0, (1i128 << k) - 1)) {
+                return hi.add(lo).and_then(|p| self.atoms.canon(&p));
+            }
+        }
+        None
     }
 
     fn remainder(
@@ -781,13 +838,17 @@ impl Analyzer<'_> {
                 self.refine(st, y, false);
             }
             PredVal::And(..) | PredVal::Or(..) => {}
-            PredVal::HiZero(list, polarity) => {
+            PredVal::HiZero(list, polarity, w, k) => {
                 if truth != *polarity {
                     return;
                 }
+                // Each part reads below 2^k as an unsigned `w`-bit number. A part that reads
+                // exactly as a signed or an unsigned `w`-bit number is then in [0, 2^k): a
+                // negative one would read at least 2^(w−1) ≥ 2^k.
                 for p in list {
-                    if self.fits(&st.facts, p, signed_range(64))
-                        && let Some(hi) = p.neg().and_then(|n| n.add_const((1i128 << 32) - 1))
+                    if (self.fits(&st.facts, p, signed_range(*w))
+                        || self.fits(&st.facts, p, unsigned_range(*w)))
+                        && let Some(hi) = p.neg().and_then(|n| n.add_const((1i128 << *k) - 1))
                     {
                         st.facts.assume(&self.atoms, p, 0);
                         st.facts.assume(&self.atoms, &hi, 0);
@@ -920,10 +981,12 @@ impl Analyzer<'_> {
                 p: self.opaque(key, unsigned_range(*w), false),
                 w: *w,
             },
-            (Val::OrOf(_) | Val::HiTest(_), _) | (_, Val::OrOf(_) | Val::HiTest(_)) => Val::Int {
-                p: self.opaque(key, unsigned_range(64), false),
-                w: 64,
-            },
+            (Val::OrOf(..) | Val::HiTest(..), _) | (_, Val::OrOf(..) | Val::HiTest(..)) => {
+                Val::Int {
+                    p: self.opaque(key, unsigned_range(64), false),
+                    w: 64,
+                }
+            }
             _ => Val::Wild,
         }
     }

@@ -27,10 +27,12 @@ pub(crate) enum Val {
     Data,
     /// An address-like value with no single provenance (pointer arithmetic gone astray).
     Wild,
-    /// `a | b | …` of integers, kept for the `and …, -4294967296` test.
-    OrOf(Vec<Poly>),
-    /// `(a | b | …) & ~0xffffffff`: zero exactly when every part is below 2^32 (unsigned).
-    HiTest(Vec<Poly>),
+    /// `a | b | …` of integers at width `w` (each part exact modulo 2^w), kept for the
+    /// `and …, -2^k` test.
+    OrOf(Vec<Poly>, u8),
+    /// `(a | b | …) & −2^k` at width `w` (the parts, `w`, `k`): zero exactly when every part,
+    /// read as an unsigned `w`-bit number, is below 2^k.
+    HiTest(Vec<Poly>, u8, u8),
     Pred(PredVal),
 }
 
@@ -45,8 +47,8 @@ pub(crate) enum PredVal {
         a: Poly,
         b: Poly,
     },
-    /// `HiTest == 0` (`true`) or `!= 0` (`false`).
-    HiZero(Vec<Poly>, bool),
+    /// `HiTest == 0` (`true`) or `!= 0` (`false`), with the test's `w` and `k`.
+    HiZero(Vec<Poly>, bool, u8, u8),
     Not(Box<PredVal>),
     And(Box<PredVal>, Box<PredVal>),
     Or(Box<PredVal>, Box<PredVal>),

@@ -43,10 +43,10 @@ struct Problem<'a> {
 /// Whether a point refutes `g ≥ 0` under `facts` (the path's inequalities), `subs` (the path's
 /// equalities, `atom = value`), `ranges` (every atom's range on the path, by index) and the
 /// global facts of `atoms`.
-pub(crate) fn refutes(
+pub(crate) fn refutes<T>(
     atoms: &Atoms,
     ranges: &[(i128, i128)],
-    facts: &[(&Poly, u8)],
+    facts: &[(&Poly, T)],
     subs: &[(Atom, Poly)],
     g: &Poly,
 ) -> bool {

@@ -189,13 +189,13 @@ impl Env {
                 (Some(false), Some(false)) => Some(false),
                 _ => None,
             },
-            PredVal::HiZero(parts, polarity) => {
+            PredVal::HiZero(parts, polarity, w, k) => {
                 let mut all_low = true;
                 for p in parts {
                     let Some(v) = self.poly_mod(atoms, p)? else {
                         return Ok(None);
                     };
-                    all_low &= read(v, 64, false) < 1 << 32;
+                    all_low &= read(v, *w, false) < 1 << k;
                 }
                 Some(all_low == *polarity)
             }

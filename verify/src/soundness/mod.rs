@@ -355,7 +355,7 @@ fn check_case(form: &Form, abs: &Abstract, case: &[i128], out: &[u64]) -> Check 
                 Err(e) => return Check::Fails(format!("{name}: {e}")),
             },
             // The bitwise `or` of its parts; the high-word test is that `& !0xffff_ffff`.
-            Val::OrOf(parts) | Val::HiTest(parts) => {
+            Val::OrOf(parts, _) | Val::HiTest(parts, ..) => {
                 let mut or: u64 = 0;
                 let mut known = true;
                 for part in parts {
@@ -365,8 +365,8 @@ fn check_case(form: &Form, abs: &Abstract, case: &[i128], out: &[u64]) -> Check 
                         Err(e) => return Check::Fails(format!("{name}: {e}")),
                     }
                 }
-                if matches!(abs.state.get(r), Val::HiTest(_)) {
-                    or &= !0xffff_ffff;
+                if let Val::HiTest(_, _, k) = abs.state.get(r) {
+                    or &= !((1u64 << k) - 1);
                 }
                 let w = bits(*ty);
                 if !known {

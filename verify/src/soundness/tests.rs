@@ -505,6 +505,46 @@ fn the_high_word_test() {
             });
         }
     }
+    // The same test at 32 bits with any mask `−2^k`: `(i − 1 | j − 1) & −32 == 0` of a 2-D
+    // stencil says both are in [0, 32); parts that may be negative, wider masks, and the 32-bit
+    // test read at 64 bits (or the 64-bit one at 32) must claim no more than the machine does.
+    for cmp in ["eq", "ne"] {
+        for ty in [S32, U32] {
+            for class in [(-40, 40), (0, 1000), full(ty)] {
+                for (mask, and_w, setp_w) in [
+                    (-32i64, 32, 32),
+                    (-1, 32, 32),
+                    (-2, 32, 32),
+                    (-65536, 32, 32),
+                    (-2147483648, 32, 32),
+                    (-32, 64, 64),
+                    (-4294967296, 64, 64),
+                ] {
+                    let (and_b, setp_t) = (
+                        if and_w == 32 { B32 } else { B64 },
+                        if setp_w == 32 { S32 } else { S64 },
+                    );
+                    forms.push(Form {
+                        regs: vec![
+                            ("%a", ty),
+                            ("%b", ty),
+                            ("%o", B32),
+                            ("%h", and_b),
+                            ("%p", Pred),
+                        ],
+                        inputs: vec![input("%a", ty, class), input("%b", ty, class)],
+                        text: format!(
+                            "add.s32 %a, %a, -1; or.b32 %o, %a, %b; and.{} %h, %o, {mask}; setp.{cmp}.{} %p, %h, 0;",
+                            and_b.name(),
+                            setp_t.name()
+                        ),
+                        outputs: vec![("%p", Pred)],
+                        branch: Some("%p"),
+                    });
+                }
+            }
+        }
+    }
     assert_sound("the_high_word_test", &forms);
 }
 
@@ -652,4 +692,213 @@ fn pointer_arithmetic_and_widths() {
         }
     }
     assert_sound("pointer_arithmetic_and_widths", &forms);
+}
+
+#[test]
+fn or_of_disjoint_bits() {
+    // `a | b` is taken for `a + b` when one side is a multiple of 2^k and the other in
+    // [0, 2^k); the forms where the bits may overlap (5 against a multiple of 4, 3 against a
+    // multiple of 6, `b & 7` against a multiple of 4) must keep whatever the `or` really is.
+    let mut forms = Vec::new();
+    for ty in [S32, U32, S64, U64] {
+        let b = bit_type(ty);
+        let t = ty.name();
+        let bn = b.name();
+        for class in classes(ty) {
+            let mut texts = Vec::new();
+            for (scale, consts) in [
+                ("shl.b", [0i128, 1, 3, 15, 16, 17, -1, -16]),
+                ("mul.lo.", [0, 1, 3, 4, 5, 7, -4, 100]),
+            ] {
+                for c in consts {
+                    let m = if scale == "shl.b" {
+                        format!("shl.{bn} %m, %a, 4;")
+                    } else {
+                        format!("mul.lo.{t} %m, %a, 100;")
+                    };
+                    texts.push(format!("{m} or.{bn} %d, %m, {c};"));
+                    texts.push(format!("{m} or.{bn} %d, {c}, %m;"));
+                }
+            }
+            texts.push(format!("mul.lo.{t} %m, %a, 6; or.{bn} %d, %m, 3;"));
+            texts.push(format!(
+                "mul.lo.{t} %m, %a, 6; add.{t} %m, %m, 2; or.{bn} %d, %m, 1;"
+            ));
+            for mask in [3, 7, 15] {
+                texts.push(format!(
+                    "shl.{bn} %m, %a, 2; and.{bn} %x, %b, {mask}; or.{bn} %d, %m, %x;"
+                ));
+                texts.push(format!(
+                    "shl.{bn} %m, %a, 2; and.{bn} %x, %b, {mask}; or.{bn} %d, %x, %m;"
+                ));
+            }
+            for text in texts {
+                forms.push(Form {
+                    regs: vec![("%a", ty), ("%b", ty), ("%m", ty), ("%x", ty), ("%d", ty)],
+                    inputs: vec![input("%a", ty, class), input("%b", ty, class)],
+                    text,
+                    outputs: vec![("%d", ty)],
+                    branch: None,
+                });
+            }
+        }
+    }
+    // An `or` of parts added to a pointer stays an address of that pointer's operand.
+    for text in [
+        "or.b64 %o, %a, %b; add.s64 %d, %p, %o;",
+        "or.b64 %o, %a, %b; add.s64 %d, %o, %p;",
+        "or.b64 %o, %a, %b; sub.s64 %d, %p, %o;",
+        "shl.b64 %o, %a, 4; or.b64 %o, %o, 8; add.s64 %d, %p, %o;",
+    ] {
+        forms.push(Form {
+            regs: vec![
+                ("%p", U64),
+                ("%a", S64),
+                ("%b", S64),
+                ("%o", B64),
+                ("%d", U64),
+            ],
+            inputs: vec![
+                pointer("%p", (0, 4096)),
+                input("%a", S64, (0, 1000)),
+                input("%b", S64, (0, 1000)),
+            ],
+            text: text.to_owned(),
+            outputs: vec![("%d", U64)],
+            branch: None,
+        });
+    }
+    assert_sound("or_of_disjoint_bits", &forms);
+}
+
+/// The value of `p` with atom `a` at `point[a]` (every atom of the test has one).
+fn value_at(p: &crate::poly::Poly, point: &[i128]) -> i128 {
+    p.terms()
+        .iter()
+        .map(|(m, c)| m.atoms().iter().fold(*c, |t, &a| t * point[a as usize]))
+        .sum()
+}
+
+#[test]
+fn quotients_of_facts() {
+    // Division by a symbol positive at every launch, or by a constant: a new fact `p ≥ 0`
+    // that, with a fact true everywhere, sums to `s·X + c` (`s ≥ 1`, `c ≤ −1`) adds `X ≥ 1`,
+    // and a sum `d·X + c` adds `X + floor(c / d) ≥ 0`. The store is checked at points of every
+    // size: wherever the facts assumed and the definitions hold, every fact the store then
+    // holds must hold. The guards are those of NVRTC's unrolled grid-stride loop
+    // (`I0 + S·(J + 4k) < n` with `J = f + 1 − 4·floor((f + 1) / 4)`,
+    // `f = floor((n − 1 − I0) / S)`), of its block-stride loop by a constant (`tid + 32·(J +
+    // 4k) < n`), and variants whose constant leaves nothing to divide.
+    use crate::atoms::{AtomKind, Atoms, I0, S, TID};
+    use crate::facts::Facts;
+    use crate::poly::Poly;
+    let mut derived = 0;
+    let mut held = 0u64;
+    for stride_atom in [true, false] {
+        let mut atoms = Atoms::new();
+        let n = atoms.push(AtomKind::Param(0), 0, (1 << 31) - 1);
+        let k = atoms.push(AtomKind::Counter, 0, 1 << 40);
+        let (s, i0) = if stride_atom {
+            (Poly::atom(S), Poly::atom(I0))
+        } else {
+            (Poly::constant(32), Poly::atom(TID))
+        };
+        let (np, kp) = (Poly::atom(n), Poly::atom(k));
+        let num = np.add_const(-1).and_then(|x| x.sub(&i0)).unwrap();
+        let (f, _) = atoms.floor(&num, &s, -(1 << 100), 1 << 100).unwrap();
+        let fp = Poly::atom(f);
+        let (g, _) = atoms
+            .floor(
+                &fp.add_const(1).unwrap(),
+                &Poly::constant(4),
+                -(1 << 100),
+                1 << 100,
+            )
+            .unwrap();
+        let gp = Poly::atom(g);
+        // `I0 + S·(f + 1 − 4g + 4k + shift) ≤ n − 1 + slack`.
+        let guard = |shift: i128, slack: i128| {
+            let j = fp
+                .add_const(1 + shift)
+                .and_then(|x| x.sub(&gp.scale(4)?))
+                .and_then(|x| x.add(&kp.scale(4)?))
+                .unwrap();
+            np.add_const(-1 + slack)
+                .and_then(|x| x.sub(&i0))
+                .and_then(|x| x.sub(&s.mul(&j)?))
+                .unwrap()
+        };
+        for (shift, slack) in [(0, 0), (1, 0), (-1, 0), (0, 1), (0, -1), (0, 5), (3, 0)] {
+            let p = guard(shift, slack);
+            let mut facts = Facts::default();
+            facts.assume(&atoms, &p, 0);
+            derived += facts.ineqs.iter().filter(|x| x.p != p.tighten()).count();
+            let seed = 0x5eed ^ (shift as u64) ^ ((slack as u64) << 8) ^ u64::from(stride_atom);
+            let mut rng = super::forms::Rng::new(seed);
+            for _ in 0..20_000 {
+                let sv = if stride_atom { rng.within((1, 40)) } else { 32 };
+                let i0v = rng.within((0, sv - 1));
+                let nv = rng.within((i0v + 1, i0v + 400));
+                let fv = (nv - 1 - i0v).div_euclid(sv);
+                let gv = (fv + 1).div_euclid(4);
+                let kv = rng.within((0, 30));
+                let mut point = vec![0i128; atoms.next_id() as usize];
+                let base = if stride_atom { I0 } else { TID };
+                for (a, v) in [(S, sv), (base, i0v), (n, nv), (k, kv), (f, fv), (g, gv)] {
+                    point[a as usize] = v;
+                }
+                if value_at(&p, &point) < 0 {
+                    continue;
+                }
+                for fact in &facts.ineqs {
+                    assert!(
+                        value_at(&fact.p, &point) >= 0,
+                        "from {p:?} ≥ 0 the store holds {:?} ≥ 0, false at stride {sv}, \
+                         base {i0v}, n = {nv}, k = {kv}",
+                        fact.p
+                    );
+                    held += 1;
+                }
+            }
+        }
+    }
+    println!("soundness/quotients_of_facts: {derived} facts derived, {held} claims held");
+    assert!(derived >= 6, "the rule derived {derived} facts");
+}
+
+#[test]
+fn warp_shuffles_and_warp_size() {
+    // A shuffle's destination is another lane's value: the analysis claims nothing of it (and
+    // of its predicate), and the registers it reads keep what they held.
+    let mut forms = Vec::new();
+    for mode in ["bfly", "down", "up", "idx"] {
+        for class in classes(S32) {
+            forms.push(Form {
+                regs: vec![("%a", S32), ("%d", S32), ("%e", S32), ("%p", Pred)],
+                inputs: vec![input("%a", S32, class)],
+                text: format!(
+                    "shfl.sync.{mode}.b32 %d|%p, %a, 1, 31, -1; add.s32 %e, %a, 1; add.s32 %d, %d, 0;"
+                ),
+                outputs: vec![("%d", S32), ("%e", S32), ("%a", S32)],
+                branch: None,
+            });
+        }
+    }
+    // `warpSize` is the constant 32 to both readers.
+    for class in classes(U32) {
+        for text in [
+            "mov.u32 %d, WARP_SZ; add.u32 %e, %a, %d;",
+            "add.u32 %e, %a, WARP_SZ; mov.u32 %d, %e;",
+            "rem.u32 %e, %a, WARP_SZ; div.u32 %d, %a, WARP_SZ;",
+        ] {
+            forms.push(Form {
+                regs: vec![("%a", U32), ("%d", U32), ("%e", U32)],
+                inputs: vec![input("%a", U32, class)],
+                text: text.to_owned(),
+                outputs: vec![("%d", U32), ("%e", U32)],
+                branch: None,
+            });
+        }
+    }
+    assert_sound("warp_shuffles_and_warp_size", &forms);
 }
