@@ -6,7 +6,7 @@
 //! and its own recorded parameter offsets and sizes are checked against the layout. A fatbin's
 //! PTX images go through [`load_ptx`] as well.
 
-use jitseam_ptx::{CubinEntry, ImageKind, parse_cubin, parse_fatbin};
+use jitseam_ptx::{CubinEntry, ImageKind, PerfDirective, parse_cubin, parse_fatbin};
 use jitseam_verify::{Coverage, Proof, verify_entry};
 
 use super::params::verify_entry_params;
@@ -44,7 +44,7 @@ pub(super) fn verify(artifact: &Artifact, trust: Trust) -> Result<LoadedData, Er
     match artifact.kind {
         ArtifactKind::Ptx => {
             let text = utf8(artifact, &artifact.bytes)?;
-            let facts = load_ptx(artifact, text, &expected, trust)?;
+            let facts = load_ptx(artifact, text, &expected, trust, Directives::Checked)?;
             Ok(loaded(
                 Some(facts),
                 None,
@@ -107,6 +107,16 @@ fn loaded(
     }
 }
 
+/// Whose block directives every launch checks: those of the PTX being loaded
+/// ([`Directives::Checked`]: the artifact's own PTX, a cubin's linked PTX, whose entry `bind()`
+/// reads them from), or possibly another image's (a fatbin's PTX images, of which `bind()`
+/// picks one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Directives {
+    Checked,
+    Unchecked,
+}
+
 /// Parses PTX text, finds the entry named by the link's symbol and verifies its `.param` list
 /// against the spec. Every PTX jitseam loads passes here — the artifact's own, a cubin's linked
 /// PTX, a fatbin's PTX images — so a check added here covers them all; the body proof, which
@@ -116,6 +126,7 @@ fn load_ptx(
     text: &str,
     expected: &[ExpectedParam],
     trust: Trust,
+    directives: Directives,
 ) -> Result<PtxFacts, Error> {
     // The borrowed scan validates the whole module like `parse_module`, but only the one
     // entry this kernel needs is converted into owned data.
@@ -134,15 +145,20 @@ fn load_ptx(
         });
     };
     let layout = verify_entry_params(&entry, expected)?;
+    // Checked under either trust: a declared block the entry's directives contradict would be
+    // refused at every launch.
+    let declared = launch_shape(artifact, &entry, directives)?;
     let proof = match trust {
-        Trust::Verify => Some(
-            verify_entry(text, symbol, &artifact.abi.contract()).map_err(|rejection| {
+        Trust::Verify => {
+            let mut contract = artifact.abi.contract();
+            contract.block = declared;
+            Some(verify_entry(text, symbol, &contract).map_err(|rejection| {
                 Error::BodyRejected {
                     entry: symbol.to_owned(),
                     rejection: Box::new(rejection),
                 }
-            })?,
-        ),
+            })?)
+        }
         Trust::Vouched => None,
     };
     Ok(PtxFacts {
@@ -152,6 +168,63 @@ fn load_ptx(
         entry,
         layout,
         proof,
+    })
+}
+
+/// The exact block every launch of `entry` uses, if one is known: the block the signature
+/// declares, else — where every launch checks this entry's directives — its `.reqntid`. A
+/// declared block the entry's `.reqntid` or `.maxntid` contradicts is refused: no launch could
+/// satisfy both.
+fn launch_shape(
+    artifact: &Artifact,
+    entry: &jitseam_ptx::Entry,
+    directives: Directives,
+) -> Result<Option<[u32; 3]>, Error> {
+    let declared = artifact.abi.abi.custom().and_then(|custom| custom.block);
+    let dims = |dims: &[u32]| {
+        let mut out = [1u32; 3];
+        for (to, &from) in out.iter_mut().zip(dims) {
+            *to = from;
+        }
+        out
+    };
+    let conflict = |declared: [u32; 3], directive: String| Error::BlockConflict {
+        entry: artifact.link.entry_point.clone(),
+        declared,
+        directive,
+    };
+    let spell = |dims: &[u32]| {
+        dims.iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut required = None;
+    for directive in &entry.directives {
+        match directive {
+            PerfDirective::ReqNtid(found) => {
+                let found3 = dims(found);
+                if let Some(declared) = declared
+                    && declared != found3
+                {
+                    return Err(conflict(declared, format!(".reqntid {}", spell(found))));
+                }
+                required = Some(found3);
+            }
+            PerfDirective::MaxNtid(found) => {
+                let most: u64 = found.iter().map(|&d| u64::from(d)).product();
+                if let Some(declared) = declared
+                    && declared.iter().map(|&d| u64::from(d)).product::<u64>() > most
+                {
+                    return Err(conflict(declared, format!(".maxntid {}", spell(found))));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(match directives {
+        Directives::Checked => declared.or(required),
+        Directives::Unchecked => declared,
     })
 }
 
@@ -174,7 +247,13 @@ fn load_cubin(
         .and_then(|p| p.linked_ptx.as_ref())
         .filter(|link| seal::verify(&link.text, &artifact.bytes, &link.seal));
     let facts = match (linked, trust) {
-        (Some(link), _) => Some(load_ptx(artifact, &link.text, expected, trust)?),
+        (Some(link), _) => Some(load_ptx(
+            artifact,
+            &link.text,
+            expected,
+            trust,
+            Directives::Checked,
+        )?),
         (None, Trust::Verify) => {
             return Err(Error::CubinUnverified {
                 entry: artifact.link.entry_point.clone(),
@@ -276,7 +355,7 @@ fn load_fatbin(
         match image.kind {
             ImageKind::Ptx => {
                 let text = image.ptx_text(bytes).map_err(fatbin_error)?;
-                let facts = load_ptx(artifact, text, expected, trust)?;
+                let facts = load_ptx(artifact, text, expected, trust, Directives::Unchecked)?;
                 aligned = Some(match aligned.take() {
                     None => facts.layout.clone(),
                     Some(both) => strictest_alignment(both, &facts.layout),
