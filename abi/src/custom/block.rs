@@ -63,7 +63,10 @@ pub enum BlockError {
 }
 
 fn axis_name(axis: u8) -> char {
-    ['x', 'y', 'z'].get(usize::from(axis)).copied().unwrap_or('?')
+    ['x', 'y', 'z']
+        .get(usize::from(axis))
+        .copied()
+        .unwrap_or('?')
 }
 
 /// Refuses a declared block no CUDA device can launch: an extent of 0, one over
@@ -109,7 +112,10 @@ mod tests {
         assert_eq!(validate_block([16, 16, 1]), Ok(()));
         assert_eq!(validate_block([1024, 1, 1]), Ok(()));
         assert_eq!(validate_block([1, 1, 64]), Ok(()));
-        assert_eq!(validate_block([16, 0, 1]), Err(BlockError::Empty { axis: 1 }));
+        assert_eq!(
+            validate_block([16, 0, 1]),
+            Err(BlockError::Empty { axis: 1 })
+        );
         assert_eq!(
             validate_block([1, 1, 65]),
             Err(BlockError::AxisTooLarge {

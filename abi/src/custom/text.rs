@@ -5,8 +5,8 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use super::grammar::{ExtentLexer, ExtentToken, parse_extent};
 use super::BlockError;
+use super::grammar::{ExtentLexer, ExtentToken, parse_extent};
 use crate::{CustomKind, CustomParam, ElementKind, ExtentError, ExtentNames, ExtentOp, ExtentSite};
 
 /// A signature or extent that does not parse, with the byte offset where it went wrong.
@@ -435,14 +435,18 @@ mod tests {
         let back: CustomAbi = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(back, custom);
         // Without the clause there is no declared block, and the text has none either.
-        let plain = CustomAbi::parse("c: out f32[n], n: u32", None).unwrap_or_else(|e| panic!("{e}"));
+        let plain =
+            CustomAbi::parse("c: out f32[n], n: u32", None).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(plain.block, None);
         assert_eq!(plain.signature_text(), "c: out f32[n], n: u32");
         // A kernel that covers a count takes a one-dimensional block.
         let covered = CustomAbi::parse("c: out f32[n], n: u32; block = (128, 1, 1)", Some("n"))
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(covered.block, Some([128, 1, 1]));
-        assert_eq!(covered.to_string(), "c: out f32[n], n: u32; block = (128, 1, 1); covers n");
+        assert_eq!(
+            covered.to_string(),
+            "c: out f32[n], n: u32; block = (128, 1, 1); covers n"
+        );
     }
 
     #[test]
@@ -456,35 +460,65 @@ mod tests {
         let sig = "c: out f32[n], n: u32; block = (16, 0, 1)";
         assert_eq!(
             err(sig, None),
-            (31, "block.y is 0: every block extent is at least 1".to_owned())
+            (
+                31,
+                "block.y is 0: every block extent is at least 1".to_owned()
+            )
         );
         assert_eq!(&sig[31..32], "(");
-        assert!(err("c: out f32[n], n: u32; block = (32, 64, 1)", None).1.contains("2048 threads"));
-        assert!(err("c: out f32[n], n: u32; block = (1, 1, 128)", None).1.contains("block.z = 128 exceeds 64"));
+        assert!(
+            err("c: out f32[n], n: u32; block = (32, 64, 1)", None)
+                .1
+                .contains("2048 threads")
+        );
+        assert!(
+            err("c: out f32[n], n: u32; block = (1, 1, 128)", None)
+                .1
+                .contains("block.z = 128 exceeds 64")
+        );
         assert!(
             err("c: out f32[n], n: u32; block = (16, 16, 1)", Some("n"))
                 .1
                 .contains("declare `block = (16, 1, 1)`")
         );
-        assert!(err("c: out f32[n], n: u32; block = (16, 16)", None).1.contains("expected `,`, found `)`"));
+        assert!(
+            err("c: out f32[n], n: u32; block = (16, 16)", None)
+                .1
+                .contains("expected `,`, found `)`")
+        );
         assert!(
             err("c: out f32[n], n: u32; block = (16, 16, 1, 1)", None)
                 .1
                 .contains("expected `)`, found `,`")
         );
-        assert!(err("c: out f32[n], n: u32; block = (x, 1, 1)", None).1.contains("three integers"));
-        assert!(err("c: out f32[n], n: u32; grid = (1, 1, 1)", None).1.contains("expected a clause"));
         assert!(
-            err("c: out f32[n], n: u32; block = (1, 1, 1); block = (2, 1, 1)", None)
+            err("c: out f32[n], n: u32; block = (x, 1, 1)", None)
                 .1
-                .contains("duplicate `block`")
+                .contains("three integers")
+        );
+        assert!(
+            err("c: out f32[n], n: u32; grid = (1, 1, 1)", None)
+                .1
+                .contains("expected a clause")
+        );
+        assert!(
+            err(
+                "c: out f32[n], n: u32; block = (1, 1, 1); block = (2, 1, 1)",
+                None
+            )
+            .1
+            .contains("duplicate `block`")
         );
         assert!(
             err("c: out f32[n], n: u32; block = (4294967296, 1, 1)", None)
                 .1
                 .contains("does not fit 32 bits")
         );
-        assert!(err("c: out f32[n], n: u32; block = (1, 1, 1) x", None).1.contains("after the `block` clause"));
+        assert!(
+            err("c: out f32[n], n: u32; block = (1, 1, 1) x", None)
+                .1
+                .contains("after the `block` clause")
+        );
     }
 
     #[test]
