@@ -80,6 +80,17 @@ pub struct LoadedData {
     /// What the body verifier proved, and what every launch must still satisfy; `None` when
     /// the caller vouched for the body (`Kernel::load_unverified`).
     pub(crate) proof: Option<Proof>,
+    /// The PTX `load()` parsed, resolved and proved, for `bind()` to hand to a backend that
+    /// reads PTX itself; `None` for a fatbin (`bind()` picks its image later), a kernel loaded
+    /// unverified (only its header was scanned), and once bound.
+    pub(crate) parsed: Option<Arc<ParsedPtx>>,
+}
+
+/// One PTX module, parsed and resolved, and the entry a kernel runs.
+#[derive(Debug)]
+pub(crate) struct ParsedPtx {
+    pub(crate) module: jitseam_ptx::resolve::ResolvedModule,
+    pub(crate) entry: jitseam_ptx::resolve::ResolvedEntry,
 }
 
 impl LoadedData {

@@ -31,6 +31,7 @@ use crate::device::{
     DeviceProperties, Geometry, LaunchLimits,
 };
 use crate::error::Error;
+use jitseam_ptx::resolve::{ResolvedEntry, ResolvedModule};
 
 /// First address a fake backend hands out: far from zero, 256-byte aligned.
 const FIRST_ADDRESS: u64 = 0x1_0000;
@@ -148,6 +149,7 @@ impl FakeBuilder {
             streams: self.streams,
             next_address: AtomicU64::new(FIRST_ADDRESS),
             loads: AtomicUsize::new(0),
+            resolved_loads: AtomicUsize::new(0),
             live: Arc::new(Live::default()),
             live_allocations: AtomicUsize::new(0),
             launches: Mutex::new(Vec::new()),
@@ -172,6 +174,7 @@ pub struct FakeBackend {
     streams: fn() -> Arc<dyn BackendStream>,
     next_address: AtomicU64,
     loads: AtomicUsize,
+    resolved_loads: AtomicUsize,
     live: Arc<Live>,
     live_allocations: AtomicUsize,
     launches: Mutex<Vec<Launched>>,
@@ -217,6 +220,12 @@ impl FakeBackend {
     /// Module loads asked for so far, refused ones included.
     pub fn loads(&self) -> usize {
         self.loads.load(Ordering::SeqCst)
+    }
+
+    /// Of [`FakeBackend::loads`], those that came with the module `load()` had already parsed
+    /// and resolved ([`Backend::load_resolved`]).
+    pub fn resolved_loads(&self) -> usize {
+        self.resolved_loads.load(Ordering::SeqCst)
     }
 
     /// Loaded functions not dropped yet.
@@ -365,6 +374,17 @@ impl Backend for FakeBackend {
             live: Arc::clone(&self.live),
             observer: self.observer.clone(),
         }))
+    }
+
+    fn load_resolved(
+        &self,
+        ptx: &str,
+        symbol: &str,
+        _module: &ResolvedModule,
+        _entry: &ResolvedEntry,
+    ) -> Result<Arc<dyn BackendFunction>, Error> {
+        self.resolved_loads.fetch_add(1, Ordering::SeqCst);
+        self.load_function(ptx, symbol)
     }
 
     /// Runs nothing; tells the observer and keeps the launch when asked to.

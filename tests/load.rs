@@ -482,3 +482,21 @@ fn deeply_nested_mangled_names_are_declined_on_a_small_stack() {
         other => panic!("unexpected {other:?}"),
     }
 }
+
+/// `load()` parses and resolves the PTX once: the module it proved reaches the backend at
+/// `bind()`, so a backend that reads PTX itself (the emulator) decodes it without parsing the
+/// text again. A kernel loaded unverified only had its header scanned, and gets the text.
+#[test]
+fn bind_hands_the_backend_the_module_load_parsed() {
+    let backend = jitseam::testing::FakeBackend::builder().build();
+    let device = backend.device();
+    let fixture = &fixtures::all()[0];
+    let kernel = load(fixture.artifact()).unwrap();
+    kernel.bind(&device).unwrap();
+    assert_eq!((backend.loads(), backend.resolved_loads()), (1, 1));
+
+    // SAFETY: the fixture is a real NVRTC kernel for its ABI; nothing is launched here.
+    let vouched = unsafe { Kernel::describe(fixture.artifact()).unwrap().load_unverified() };
+    vouched.unwrap().bind(&device).unwrap();
+    assert_eq!((backend.loads(), backend.resolved_loads()), (2, 1));
+}

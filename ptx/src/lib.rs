@@ -1,9 +1,12 @@
-//! PTX lexer and module parser for jitseam.
+//! PTX syntax for jitseam: the lexer, the module parser, the typed instruction model and its
+//! resolver — one reading of PTX for every reader (the emulator's decoder in `jitseam-emu`,
+//! the body verifier in `jitseam-verify`), with no pass of its own.
 //!
 //! [`parse_module`] reads what `load()` needs from PTX text without a driver: the `.version`,
 //! the `.target` architecture, and every `.entry` with its `.param` list (type, alignment, array
-//! length, `.ptr` attribute) and performance directives. Bodies are not parsed here; their byte
-//! ranges are recorded so the CPU interpreter can lex them later with the same [`Lexer`].
+//! length, `.ptr` attribute) and performance directives. Bodies are not parsed then; their byte
+//! ranges are recorded, and [`resolve::ResolvedModule::entry`] reads one entry's body (and those
+//! of the functions it calls) into typed [`inst::Instruction`]s with every name resolved.
 //!
 //! ```
 //! let ptx = "

@@ -5,6 +5,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use jitseam_ptx::resolve::{ResolvedEntry, ResolvedModule};
+
 use super::config::{LaunchConfig, LaunchLimits};
 use crate::abi::ArgPacket;
 use crate::error::Error;
@@ -188,6 +190,20 @@ pub trait Backend: Send + Sync + fmt::Debug {
 
     /// Loads a PTX module and resolves `symbol` in it.
     fn load_function(&self, ptx: &str, symbol: &str) -> Result<Arc<dyn BackendFunction>, Error>;
+
+    /// [`Backend::load_function`] for a module `load()` already parsed and resolved from `ptx`
+    /// (`entry` is `symbol`'s): a backend that reads PTX itself decodes `module` and `entry`
+    /// instead of parsing the text again. The default hands the text on.
+    fn load_resolved(
+        &self,
+        ptx: &str,
+        symbol: &str,
+        module: &ResolvedModule,
+        entry: &ResolvedEntry,
+    ) -> Result<Arc<dyn BackendFunction>, Error> {
+        let _ = (module, entry);
+        self.load_function(ptx, symbol)
+    }
 
     /// Loads a compiled image (a cubin) and resolves `symbol` in it. Backends that run only
     /// PTX keep this default, which refuses.

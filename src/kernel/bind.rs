@@ -75,6 +75,21 @@ fn config_limits(
     Ok(limits)
 }
 
+/// Loads `text`, the PTX `load()` read, handing on the module it parsed when it kept one.
+fn load_ptx(
+    loaded: &LoadedData,
+    text: &str,
+    symbol: &str,
+    device: &Device,
+) -> Result<Arc<dyn BackendFunction>, Error> {
+    match &loaded.parsed {
+        Some(parsed) => device
+            .backend()
+            .load_resolved(text, symbol, &parsed.module, &parsed.entry),
+        None => device.backend().load_function(text, symbol),
+    }
+}
+
 /// Loads the image `load()` settled on — or, for a fatbin, the one for this device — after
 /// checking that the device can run it.
 fn load_image(
@@ -95,7 +110,7 @@ fn load_image(
                 entry: entry.clone(),
                 valid_up_to: e.valid_up_to(),
             })?;
-            backend.load_function(text, symbol)
+            load_ptx(loaded, text, symbol, device)
         }
         LoadedImage::Cubin {
             arch, linked_ptx, ..
@@ -116,7 +131,7 @@ fn load_image(
                 .as_ref()
                 .and_then(|p| p.linked_ptx.as_ref())
             {
-                Some(link) if *linked_ptx => backend.load_function(&link.text, symbol),
+                Some(link) if *linked_ptx => load_ptx(loaded, &link.text, symbol, device),
                 _ => Err(Error::ImageUnsupported {
                     entry: entry.clone(),
                     backend: props.name.clone(),

@@ -6,15 +6,20 @@
 //! and its own recorded parameter offsets and sizes are checked against the layout. A fatbin's
 //! PTX images go through [`load_ptx`] as well.
 
-use jitseam_ptx::{CubinEntry, ImageKind, PerfDirective, parse_cubin, parse_fatbin};
-use jitseam_verify::{Coverage, Proof, verify_entry};
+use std::sync::Arc;
+
+use jitseam_ptx::{
+    CubinEntry, ImageKind, PerfDirective, parse_cubin, parse_fatbin, parse_module,
+    resolve::ResolvedModule,
+};
+use jitseam_verify::{Coverage, Proof, Rejection, verify_resolved};
 
 use super::params::verify_entry_params;
 use crate::abi::{AbiContract, ExpectedParam, ParamLayout};
 use crate::artifact::{Artifact, ArtifactKind};
 use crate::error::{Error, MangledEntry, ParamLists};
 use crate::seal;
-use crate::state::{FatbinChoice, LoadedData, LoadedImage};
+use crate::state::{FatbinChoice, LoadedData, LoadedImage, ParsedPtx};
 
 /// Whether the body must be proven, or the caller vouched for it (`Kernel::load_unverified`).
 /// Only the body proof is skipped under [`Trust::Vouched`]; every parameter check still runs.
@@ -36,6 +41,9 @@ struct PtxFacts {
     layout: ParamLayout,
     /// What the body verifier proved; `None` under [`Trust::Vouched`].
     proof: Option<Proof>,
+    /// The module and entry the verifier read, for `bind()` to hand on; `None` under
+    /// [`Trust::Vouched`], which only scans the header.
+    parsed: Option<Arc<ParsedPtx>>,
 }
 
 /// What `load()` proves, for every kind of artifact.
@@ -93,6 +101,7 @@ fn loaded(
             image,
             body_verified: trust == Trust::Verify,
             proof: facts.proof,
+            parsed: facts.parsed,
         },
         None => LoadedData {
             version: None,
@@ -103,6 +112,7 @@ fn loaded(
             image,
             body_verified: false,
             proof: None,
+            parsed: None,
         },
     }
 }
@@ -128,47 +138,74 @@ fn load_ptx(
     trust: Trust,
     directives: Directives,
 ) -> Result<PtxFacts, Error> {
-    // The borrowed scan validates the whole module like `parse_module`, but only the one
-    // entry this kernel needs is converted into owned data.
-    let index = jitseam_ptx::scan_module(text).map_err(|detail| Error::Ptx {
+    let ptx_error = |detail| Error::Ptx {
         entry: artifact.link.entry_point.clone(),
         detail,
-    })?;
+    };
     let symbol = artifact.symbol();
-    let Some(entry) = index.entry(symbol).map(|entry| entry.to_owned()) else {
-        return Err(Error::EntryNotFound {
+    let no_entry = |names: &mut dyn Iterator<Item = &str>| {
+        let available: Vec<String> = names.map(str::to_owned).collect();
+        let mangled = available.iter().find_map(|name| demangles_to(name, symbol));
+        Error::EntryNotFound {
             entry: symbol.to_owned(),
-            available: index.entry_names().map(str::to_owned).collect(),
-            mangled: index
-                .entry_names()
-                .find_map(|name| demangles_to(name, symbol)),
-        });
-    };
-    let layout = verify_entry_params(&entry, expected)?;
-    // Checked under either trust: a declared block the entry's directives contradict would be
-    // refused at every launch.
-    let declared = launch_shape(artifact, &entry, directives)?;
-    let proof = match trust {
-        Trust::Verify => {
-            let mut contract = artifact.abi.contract();
-            contract.block = declared;
-            Some(verify_entry(text, symbol, &contract).map_err(|rejection| {
-                Error::BodyRejected {
-                    entry: symbol.to_owned(),
-                    rejection: Box::new(rejection),
-                }
-            })?)
+            available,
+            mangled,
         }
-        Trust::Vouched => None,
     };
-    Ok(PtxFacts {
-        version: index.version,
-        target: index.target,
-        address_size: index.address_size,
-        entry,
-        layout,
-        proof,
-    })
+    match trust {
+        Trust::Verify => {
+            // Parsed and resolved once: the parameter check, the body proof and a backend that
+            // runs PTX itself (the emulator's decoder, at `bind()`) all read this one module.
+            let header = parse_module(text).map_err(ptx_error)?;
+            let Some(found) = header.entry(symbol).cloned() else {
+                return Err(no_entry(
+                    &mut header.entries.iter().map(|e| e.name.as_str()),
+                ));
+            };
+            let layout = verify_entry_params(&found, expected)?;
+            let mut contract = artifact.abi.contract();
+            contract.block = launch_shape(artifact, &found, directives)?;
+            let rejected = |rejection| Error::BodyRejected {
+                entry: symbol.to_owned(),
+                rejection: Box::new(rejection),
+            };
+            let unparsed = |e: jitseam_ptx::ParseError| rejected(Rejection::unparsed(&e));
+            let module = ResolvedModule::with_module(text, header).map_err(unparsed)?;
+            let entry = module.entry(text, symbol).map_err(unparsed)?;
+            let proof = verify_resolved(text, &module, &entry, &contract)
+                .map_err(rejected)?;
+            Ok(PtxFacts {
+                version: module.module.version,
+                target: module.module.target.clone(),
+                address_size: module.module.address_size,
+                entry: found,
+                layout,
+                proof: Some(proof),
+                parsed: Some(Arc::new(ParsedPtx { module, entry })),
+            })
+        }
+        Trust::Vouched => {
+            // The borrowed scan validates the whole module like `parse_module`, but only the
+            // one entry this kernel needs is converted into owned data.
+            let index = jitseam_ptx::scan_module(text).map_err(ptx_error)?;
+            let Some(entry) = index.entry(symbol).map(|entry| entry.to_owned()) else {
+                return Err(no_entry(&mut index.entry_names()));
+            };
+            let layout = verify_entry_params(&entry, expected)?;
+            // Under either trust: a declared block the entry's directives contradict would be
+            // refused at every launch.
+            launch_shape(artifact, &entry, directives)?;
+            Ok(PtxFacts {
+                version: index.version,
+                target: index.target,
+                address_size: index.address_size,
+                entry,
+                layout,
+                proof: None,
+                parsed: None,
+            })
+        }
+    }
 }
 
 /// The exact block every launch of `entry` uses, if one is known: the block the signature
@@ -367,6 +404,11 @@ fn load_fatbin(
                     });
                 }
                 if lowest_ptx.as_ref().is_none_or(|(sm, _)| image.sm < *sm) {
+                    // `bind()` picks the image for the device, not necessarily this one.
+                    let facts = PtxFacts {
+                        parsed: None,
+                        ..facts
+                    };
                     lowest_ptx = Some((image.sm, facts));
                 }
             }

@@ -222,7 +222,11 @@ impl<Sig> Kernel<Sig, Loaded> {
             Ok((function, limits)) => {
                 let telemetry = dispatch_handle(&self.artifact, device);
                 let data = BoundData {
-                    loaded: self.data,
+                    // The backend holds what it made of the parsed module; the kernel need not.
+                    loaded: LoadedData {
+                        parsed: None,
+                        ..self.data
+                    },
                     device: device.clone(),
                     function,
                     telemetry,

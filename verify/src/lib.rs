@@ -100,12 +100,7 @@ const DECLARED_ATTEMPTS: [u8; 4] = [0, 16 | 32, 16 | 32 | 64, 16 | 32 | 64 | 128
 /// Proves the body of `entry` in `text` safe under `contract`: parses and resolves the module,
 /// then [`verify_resolved`].
 pub fn verify_entry(text: &str, entry: &str, contract: &EntryContract) -> Result<Proof, Rejection> {
-    let unparsed = |e: jitseam_ptx::ParseError| Rejection {
-        line: e.line,
-        instruction: String::new(),
-        kind: RejectKind::Unsupported,
-        reason: format!("the module does not parse: {e}"),
-    };
+    let unparsed = |e: jitseam_ptx::ParseError| Rejection::unparsed(&e);
     let module = ResolvedModule::new(text).map_err(unparsed)?;
     if module.module.entry(entry).is_none() {
         return Err(Rejection {
@@ -512,7 +507,15 @@ fn attempt(
         conditions.push(LaunchCondition::BlockAtMost { x, y, z: 1024 });
     }
     Ok(Proof {
-        coverage: if an.grid_stride {
+        // Any grid covers every element only if every operand the body writes is written
+        // inside a loop stepped by the grid: one written only outside such a loop is written
+        // by the thread of each index alone, which a smaller grid would not run. (A write
+        // before the loop as well is NVRTC's peeled first iteration.)
+        coverage: if an.grid_stride
+            && an
+                .written_outside_grid_loop
+                .is_subset(&an.written_in_grid_loop)
+        {
             Coverage::GridStride
         } else {
             Coverage::OneThreadPerElement

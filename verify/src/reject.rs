@@ -65,6 +65,18 @@ pub struct Rejection {
     pub reason: String,
 }
 
+impl Rejection {
+    /// The rejection of a body that does not parse or resolve: the verifier cannot read it.
+    pub fn unparsed(error: &jitseam_ptx::ParseError) -> Self {
+        Self {
+            line: error.line,
+            instruction: String::new(),
+            kind: RejectKind::Unsupported,
+            reason: format!("the module does not parse: {error}"),
+        }
+    }
+}
+
 impl fmt::Display for Rejection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(

@@ -1,4 +1,4 @@
-//! The emulator device: the `jitseam-ptx` interpreter behind the [`Backend`] trait.
+//! The emulator device: the `jitseam-emu` interpreter behind the [`Backend`] trait.
 //!
 //! Memory is a table of allocations (base address → bytes). Bases are 256-byte aligned like
 //! `cuMemAlloc`'s, start far from zero (a null or small pointer faults), are never reused (a
@@ -96,7 +96,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use jitseam_emu::DecodeError;
-use jitseam_ptx::resolve::ResolvedModule;
+use jitseam_ptx::resolve::{ResolvedEntry, ResolvedModule};
 
 use self::heap::{Heap, lock};
 use self::run::{LoadedKernel, grid_for, run_launch};
@@ -725,8 +725,21 @@ impl Backend for EmulatorBackend {
         // The module is resolved once: its header and variables, then the entry's bodies.
         let module = ResolvedModule::new(ptx).map_err(ptx_error)?;
         let entry = module.entry(ptx, symbol).map_err(ptx_error)?;
-        let program = jitseam_emu::decode_entry(&module, &entry).map_err(|error| match error {
-            DecodeError::Parse(detail) => ptx_error(detail),
+        self.load_resolved(ptx, symbol, &module, &entry)
+    }
+
+    fn load_resolved(
+        &self,
+        _ptx: &str,
+        symbol: &str,
+        module: &ResolvedModule,
+        entry: &ResolvedEntry,
+    ) -> Result<Arc<dyn BackendFunction>, Error> {
+        let program = jitseam_emu::decode_entry(module, entry).map_err(|error| match error {
+            DecodeError::Parse(detail) => Error::Ptx {
+                entry: symbol.to_owned(),
+                detail,
+            },
             DecodeError::Unsupported {
                 entry,
                 instruction,
