@@ -496,7 +496,11 @@ fn bind_hands_the_backend_the_module_load_parsed() {
     assert_eq!((backend.loads(), backend.resolved_loads()), (1, 1));
 
     // SAFETY: the fixture is a real NVRTC kernel for its ABI; nothing is launched here.
-    let vouched = unsafe { Kernel::describe(fixture.artifact()).unwrap().load_unverified() };
+    let vouched = unsafe {
+        Kernel::describe(fixture.artifact())
+            .unwrap()
+            .load_unverified()
+    };
     vouched.unwrap().bind(&device).unwrap();
     assert_eq!((backend.loads(), backend.resolved_loads()), (2, 1));
 }

@@ -272,6 +272,16 @@ fn attempt(
             let extent = i128::from(extent.max(1));
             atoms.set_range(tid, (0, extent - 1));
             atoms.set_range(ntid, (extent, extent));
+            let ntid = Poly::atom(ntid);
+            for equal in [
+                ntid.add_const(-extent),
+                ntid.neg().and_then(|p| p.add_const(extent)),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                atoms.add_global(equal);
+            }
         }
     }
     // Under `block ≤ (x, y, …)` (a launch condition then), `%ntid` and `%tid` are that much
