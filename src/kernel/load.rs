@@ -172,8 +172,7 @@ fn load_ptx(
             let unparsed = |e: jitseam_ptx::ParseError| rejected(Rejection::unparsed(&e));
             let module = ResolvedModule::with_module(text, header).map_err(unparsed)?;
             let entry = module.entry(text, symbol).map_err(unparsed)?;
-            let proof = verify_resolved(text, &module, &entry, &contract)
-                .map_err(rejected)?;
+            let proof = verify_resolved(text, &module, &entry, &contract).map_err(rejected)?;
             Ok(PtxFacts {
                 version: module.module.version,
                 target: module.module.target.clone(),
