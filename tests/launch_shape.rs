@@ -126,49 +126,54 @@ fn reqntid_is_a_declared_block() {
     );
     let spec = AbiSpec::parse_custom(TILE_2D, None).unwrap();
     let device = Device::emulator();
-    let kernel = Kernel::describe(Artifact::ptx(&required, "tile_transpose_2d", spec))
-        .unwrap()
-        .load()
+    let described =
+        || Kernel::describe(Artifact::ptx(&required, "tile_transpose_2d", spec.clone())).unwrap();
+    let verified = described().load().unwrap().bind(&device).unwrap();
+    assert!(verified.loaded().body_verified());
+    // SAFETY: the body is proven above for this `.reqntid`, which every launch checks.
+    let unverified = unsafe { described().load_unverified() }
         .unwrap()
         .bind(&device)
         .unwrap();
-    assert!(kernel.loaded().body_verified());
-    let x = device.upload(&[1.0f32; 256]).unwrap();
-    let mut out = device.upload(&[f32::NAN; 256]).unwrap();
-    let stream = device.default_stream();
-    let err = kernel
-        .launch_custom(
-            &stream,
-            Some(LaunchConfig::new([1, 1, 1], [32, 8, 1])),
-            &[(&x).into()],
-            &mut [(&mut out).into()],
-            &[],
-        )
-        .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::LaunchConfig {
-                problem: ConfigProblem::RequiredBlock {
-                    required: [16, 16, 1],
-                    block: [32, 8, 1],
-                },
-                ..
-            }
-        ),
-        "{err}"
-    );
-    assert!(stream.read(&out).unwrap().iter().all(|v| v.is_nan()));
-    kernel
-        .launch_custom(
-            &stream,
-            Some(LaunchConfig::new([1, 1, 1], [16, 16, 1])),
-            &[(&x).into()],
-            &mut [(&mut out).into()],
-            &[],
-        )
-        .unwrap();
-    assert!(stream.read(&out).unwrap().iter().all(|&v| v == 2.0));
+    // `load_unverified` keeps the directive: the same decline, the same launch.
+    for kernel in [verified, unverified] {
+        let x = device.upload(&[1.0f32; 256]).unwrap();
+        let mut out = device.upload(&[f32::NAN; 256]).unwrap();
+        let stream = device.default_stream();
+        let err = kernel
+            .launch_custom(
+                &stream,
+                Some(LaunchConfig::new([1, 1, 1], [32, 8, 1])),
+                &[(&x).into()],
+                &mut [(&mut out).into()],
+                &[],
+            )
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::LaunchConfig {
+                    problem: ConfigProblem::RequiredBlock {
+                        required: [16, 16, 1],
+                        block: [32, 8, 1],
+                    },
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(stream.read(&out).unwrap().iter().all(|v| v.is_nan()));
+        kernel
+            .launch_custom(
+                &stream,
+                Some(LaunchConfig::new([1, 1, 1], [16, 16, 1])),
+                &[(&x).into()],
+                &mut [(&mut out).into()],
+                &[],
+            )
+            .unwrap();
+        assert!(stream.read(&out).unwrap().iter().all(|&v| v == 2.0));
+    }
 }
 
 /// A declared block the entry's `.reqntid` or `.maxntid` contradicts is refused at load, under
