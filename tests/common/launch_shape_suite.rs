@@ -246,26 +246,18 @@ pub fn erased_signature_keeps_its_block(device: &Device) {
     let mut ops = operands(device);
     let stream = device.default_stream();
     let params = [ParamValue::I32(W_A as i32), ParamValue::I32(W_B as i32)];
-    let err = kernel
-        .launch_custom(
+    let launch = |ops: &mut Operands, config| {
+        kernel.launch_custom(
             &stream,
-            Some(wrong()),
+            Some(config),
             &[(&ops.da).into(), (&ops.db).into()],
             &mut [(&mut ops.dc).into()],
             &params,
         )
-        .unwrap_err();
-    assert_wrong_block(&err);
+    };
+    assert_wrong_block(&launch(&mut ops, wrong()).unwrap_err());
     assert!(stream.read(&ops.dc).unwrap().iter().all(|v| v.is_nan()));
-    kernel
-        .launch_custom(
-            &stream,
-            Some(right()),
-            &[(&ops.da).into(), (&ops.db).into()],
-            &mut [(&mut ops.dc).into()],
-            &params,
-        )
-        .unwrap();
+    launch(&mut ops, right()).unwrap();
     assert_product(&stream.read(&ops.dc).unwrap(), &ops);
 }
 
