@@ -14,7 +14,7 @@ pub use jitseam_verify::LaunchCondition;
 /// `kind` to tell violations apart; print the rejection (or the error) for the whole story.
 pub use jitseam_verify::{RejectKind, Rejection};
 
-use crate::abi::{AbiSpec, ParamClass, ParamRole, SpecProblem};
+use crate::abi::{AbiSpec, BlockShape, ParamClass, ParamRole, SpecProblem};
 use crate::dtype::ElementKind;
 use crate::liveness::DeviceId;
 
@@ -124,6 +124,20 @@ pub enum Error {
         attribute: String,
         /// Why it cannot be honoured.
         reason: &'static str,
+    },
+    /// A custom kernel's declared block (`block = (x, y, z)`) contradicts a block directive of
+    /// its PTX entry (`.reqntid`, `.maxntid`): no launch could satisfy both.
+    #[error(
+        "kernel `{entry}`: the declared block {} contradicts the entry's `{directive}`: no launch can satisfy both",
+        BlockShape(*declared)
+    )]
+    BlockConflict {
+        /// Entry point.
+        entry: String,
+        /// The declared block.
+        declared: [u32; 3],
+        /// The directive as the PTX spells it (`.reqntid 32, 8, 1`).
+        directive: String,
     },
     /// A cubin whose body cannot be proven: it has no PTX from the same compile with a valid
     /// seal. The caller may take the obligation with `Kernel::load_unverified`.
@@ -792,6 +806,7 @@ impl Error {
             Self::ParamCount { .. } => "param_count",
             Self::ParamMismatch { .. } => "param_mismatch",
             Self::ParamAttribute { .. } => "param_attribute",
+            Self::BlockConflict { .. } => "block_conflict",
             Self::CubinUnverified { .. } => "cubin_unverified",
             Self::Cubin { .. } => "cubin",
             Self::Fatbin { .. } => "fatbin",
@@ -873,6 +888,7 @@ impl Error {
                 | Self::ParamCount { .. }
                 | Self::ParamMismatch { .. }
                 | Self::ParamAttribute { .. }
+                | Self::BlockConflict { .. }
                 | Self::CubinUnverified { .. }
                 | Self::BodyRejected { .. }
                 | Self::Cubin { .. }
@@ -1313,6 +1329,14 @@ pub enum ConfigProblem {
         /// The launch's block.
         block: [u32; 3],
     },
+    /// The block is not the exact shape the kernel declares (`block = (x, y, z)` in its
+    /// signature).
+    DeclaredBlock {
+        /// The declared block.
+        declared: [u32; 3],
+        /// The launch's block.
+        block: [u32; 3],
+    },
     /// A custom-ABI kernel without a covered count was launched without a configuration.
     NeedsConfig,
     /// A configuration was given to a kernel whose ABI fixes its own grid.
@@ -1339,6 +1363,12 @@ impl fmt::Display for ConfigProblem {
             Self::RequiredBlock { required, block } => write!(
                 f,
                 "the block is {block:?}, the kernel's `.reqntid` requires exactly {required:?}"
+            ),
+            Self::DeclaredBlock { declared, block } => write!(
+                f,
+                "the block is {}, the kernel declares `block = {}`",
+                BlockShape(*block),
+                BlockShape(*declared)
             ),
             Self::NeedsConfig => f.write_str(
                 "a custom-abi kernel launches with a launch config (`launch_with`, or `launch_custom` on the erased face), or with none only when it declares `covers`",

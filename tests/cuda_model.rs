@@ -61,6 +61,13 @@ mod custom_shared_suite;
 // reach `cuLaunchKernel`.
 custom_shared_suite_tests!(cuda, via in_model);
 
+#[path = "common/launch_shape_suite.rs"]
+mod launch_shape_suite;
+
+// Declared launch shapes through the real CUDA backend: a wrong block on an unverified tiled
+// kernel is declined before `cuLaunchKernel` (the model would fault and poison the context).
+launch_shape_suite_tests!(cuda, via in_model);
+
 #[path = "common/real_corpus.rs"]
 mod real_corpus;
 #[path = "common/real_reference.rs"]

@@ -1,5 +1,5 @@
-//! The custom-ABI launch suites (tests/common/custom_suite.rs and custom_shared_suite.rs) on a
-//! real GPU through the CUDA backend.
+//! The custom-ABI launch suites (tests/common/custom_suite.rs, custom_shared_suite.rs and
+//! launch_shape_suite.rs) on a real GPU through the CUDA backend.
 //!
 //! Compiled only with `--features gpu-tests`; under it a device that does not open is a failure,
 //! not a skip.
@@ -12,6 +12,9 @@ mod custom_suite;
 #[path = "common/custom_shared_suite.rs"]
 mod custom_shared_suite;
 
+#[path = "common/launch_shape_suite.rs"]
+mod launch_shape_suite;
+
 use jitseam::Device;
 
 fn cuda() -> Device {
@@ -20,3 +23,4 @@ fn cuda() -> Device {
 
 custom_suite_tests!(cuda);
 custom_shared_suite_tests!(cuda);
+launch_shape_suite_tests!(cuda);

@@ -48,10 +48,10 @@ mod spec;
 mod value;
 
 pub use custom::{
-    CustomAbi, CustomKind, CustomParam, ExtentCompiler, ExtentEnv, ExtentError, ExtentLexer,
-    ExtentNames, ExtentOp, ExtentProblem, ExtentSite, ExtentToken, MAX_EXTENT_DEPTH,
-    MAX_EXTENT_NESTING, MAX_EXTENT_STEPS, SignatureError, SignatureProblem, eval_next,
-    parse_extent,
+    BlockError, BlockShape, CustomAbi, CustomKind, CustomParam, ExtentCompiler, ExtentEnv,
+    ExtentError, ExtentLexer, ExtentNames, ExtentOp, ExtentProblem, ExtentSite, ExtentToken,
+    MAX_BLOCK, MAX_BLOCK_THREADS, MAX_EXTENT_DEPTH, MAX_EXTENT_NESTING, MAX_EXTENT_STEPS,
+    SignatureError, SignatureProblem, eval_next, parse_extent, validate_block,
 };
 pub use element::ElementKind;
 pub use kind::{

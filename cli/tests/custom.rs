@@ -141,3 +141,61 @@ fn a_deeply_nested_signature_is_refused_by_its_limit() {
         );
     }
 }
+
+/// A body written for a 16 × 16 tile: `check` proves it only with the block declared after the
+/// signature (`; block = (16, 16, 1)`), and `run --unverified` refuses any other block before
+/// the device sees it, naming both shapes.
+#[test]
+fn a_declared_block_is_proven_and_checked_at_every_launch() {
+    const TILE_PTX: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/shapes/tile.ptx"
+    );
+    const TILE: &str = "out: out f32[256 * grid.x], x: in f32[256 * grid.x]";
+    let declared = format!("{TILE}; block = (16, 16, 1)");
+    let check = |signature: &str| {
+        jitseam(&[
+            "check",
+            TILE_PTX,
+            "--entry",
+            "tile_transpose_2d",
+            "--signature",
+            signature,
+        ])
+    };
+    let (code, text) = check(&declared);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("body proven safe"), "{text}");
+    let (code, text) = check(TILE);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("body not proven"), "{text}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out_dir = dir.path().to_string_lossy().into_owned();
+    let run = |block: &str| {
+        jitseam(&[
+            "run",
+            TILE_PTX,
+            "--entry",
+            "tile_transpose_2d",
+            "--signature",
+            &declared,
+            "--grid",
+            "2",
+            "--block",
+            block,
+            "--unverified",
+            "--output-dir",
+            &out_dir,
+        ])
+    };
+    let (code, text) = run("32,8");
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("the block is (32, 8, 1), the kernel declares `block = (16, 16, 1)`"),
+        "{text}"
+    );
+    let (code, text) = run("16,16");
+    assert_eq!(code, 0, "{text}");
+    let bytes = std::fs::read(dir.path().join("out0.bin")).expect("out0.bin");
+    assert_eq!(bytes.len(), 4 * 512, "out holds 256 * grid.x floats");
+}

@@ -245,17 +245,26 @@ impl Kernel {
                 });
                 let code = custom.code.iter().map(|(op, span)| op_tokens(*op, *span));
                 let covers = custom.covers;
+                let custom_abi = match custom.block {
+                    None => quote! {
+                        ::jitseam::__private::CustomAbi::new(PARAMS, &[#(#code),*], #covers)
+                    },
+                    Some([x, y, z]) => quote! {
+                        ::jitseam::__private::CustomAbi::with_block(
+                            PARAMS,
+                            &[#(#code),*],
+                            #covers,
+                            [#x, #y, #z],
+                        )
+                    },
+                };
                 (
                     // The table in a const item of its own: a `&[..]` of values with a
                     // destructor (the names are `Cow`s) is `'static` only there.
                     quote! {{
                         const PARAMS: &[::jitseam::__private::CustomParam] = &[#(#table),*];
                         ::jitseam::__private::AbiSpec::new_custom(
-                            ::jitseam::__private::CustomAbi::new(
-                                PARAMS,
-                                &[#(#code),*],
-                                #covers,
-                            ),
+                            #custom_abi,
                             &[#(#inputs),*],
                             &[#(#outputs),*],
                             &[#(#params),*],

@@ -2,8 +2,8 @@
 //! tokens that caused it, in lowercase without a trailing period.
 
 use jitseam_abi::{
-    AbiKind, ElementKind, ExtentNames, ExtentOp, ExtentSite, MAX_RANK, MAX_VECTOR_BYTES,
-    VECTOR_WIDTHS,
+    AbiKind, BlockError, ElementKind, ExtentNames, ExtentOp, ExtentSite, MAX_RANK,
+    MAX_VECTOR_BYTES, VECTOR_WIDTHS, validate_block,
 };
 use proc_macro2::{Span, TokenStream};
 use syn::spanned::Spanned;
@@ -50,6 +50,8 @@ pub(crate) enum Field {
 pub(crate) struct Custom {
     pub(crate) code: Vec<(ExtentOp, Span)>,
     pub(crate) covers: bool,
+    /// The declared block (`block = (16, 16, 1)`), valid by jitseam-abi's rule.
+    pub(crate) block: Option<[u32; 3]>,
 }
 
 /// The ABI: one of the fixed ABIs by its runtime value, valid by jitseam-abi's rules, or the
@@ -136,20 +138,26 @@ impl Kernel {
                 "`covers` is an option of `abi = custom` kernels: the other abis always cover `n` elements",
             ));
         }
+        if let (Some((key, _)), false) = (&options.block, custom) {
+            return Err(Error::new(
+                key.span(),
+                "`block` declares the launch shape of an `abi = custom` kernel: the other abis launch in blocks jitseam chooses",
+            ));
+        }
+        let block = options
+            .block
+            .map(|(_, value)| block(value, options.covers.is_some()))
+            .transpose()?;
         let symbol = options
             .symbol
             .unwrap_or_else(|| LitStr::new(&names::unraw(&sig.ident), sig.ident.span()));
         let (inputs, outputs, params, order, lens) = arguments(&sig, custom)?;
         let abi = match abi {
             AbiOption::Fixed { kind, span } => Abi::Fixed { kind, span },
-            AbiOption::Custom => Abi::Custom(custom_extents(
-                &inputs,
-                &outputs,
-                &params,
-                &order,
-                lens,
-                options.covers,
-            )?),
+            AbiOption::Custom => Abi::Custom(Custom {
+                block,
+                ..custom_extents(&inputs, &outputs, &params, &order, lens, options.covers)?
+            }),
         };
         if outputs.is_empty() {
             return Err(Error::new(
@@ -232,7 +240,69 @@ fn custom_extents(
     Ok(Custom {
         code,
         covers: covered,
+        block: None,
     })
+}
+
+/// `block = (x, y, z)`: three integer literals, a block some device can launch by
+/// jitseam-abi's rule (one-dimensional for a kernel that `covers` a count), each problem spanned
+/// at the extent that causes it.
+fn block(value: RawValue, covers: bool) -> syn::Result<[u32; 3]> {
+    const EXAMPLE: &str = "as in `block = (16, 16, 1)`";
+    let RawValue::Tuple { elems, parens } = value else {
+        return Err(Error::new(
+            value_span(&value),
+            format!("`block` takes the block's x, y and z in parentheses, {EXAMPLE}"),
+        ));
+    };
+    if elems.len() != 3 {
+        return Err(Error::new(
+            parens,
+            format!(
+                "`block` takes three extents (x, y and z), {EXAMPLE}; this list has {}",
+                elems.len()
+            ),
+        ));
+    }
+    let mut dims = [0u32; 3];
+    let mut spans = [parens; 3];
+    for ((dim, span), elem) in dims.iter_mut().zip(&mut spans).zip(&elems) {
+        *span = elem.span();
+        let syn::Expr::Lit(syn::ExprLit {
+            lit: Lit::Int(lit), ..
+        }) = elem
+        else {
+            return Err(Error::new(
+                elem.span(),
+                format!(
+                    "`{}` is not an integer literal: `block` takes literal extents, {EXAMPLE}",
+                    quote::ToTokens::to_token_stream(elem)
+                        .to_string()
+                        .replace(" ", "")
+                ),
+            ));
+        };
+        *dim = lit.base10_parse::<u32>().map_err(|_| {
+            Error::new(
+                lit.span(),
+                format!("`{lit}` is not a block extent: extents are 32-bit unsigned integers"),
+            )
+        })?;
+    }
+    // The runtime's own rule decides, spanned at the extent it names.
+    let at = |axis: u8| spans.get(usize::from(axis)).copied().unwrap_or(parens);
+    let refused = |e: BlockError| {
+        let span = match e {
+            BlockError::Empty { axis } | BlockError::AxisTooLarge { axis, .. } => at(axis),
+            _ => parens,
+        };
+        Error::new(span, e.to_string())
+    };
+    validate_block(dims).map_err(refused)?;
+    if covers && (dims[1] != 1 || dims[2] != 1) {
+        return Err(refused(BlockError::CoversTwoDimensional { block: dims }));
+    }
+    Ok(dims)
 }
 
 /// A pointer's `#[len(..)]`: its tokens, and its closing parenthesis for errors at their end.
@@ -264,6 +334,8 @@ struct Options {
     symbol: Option<LitStr>,
     /// `covers = EXPR`, with its key for errors about the option itself.
     covers: Option<(Ident, TokenStream)>,
+    /// `block = (x, y, z)` as written, with its key.
+    block: Option<(Ident, RawValue)>,
 }
 
 impl Options {
@@ -272,6 +344,7 @@ impl Options {
             abi: None,
             symbol: None,
             covers: None,
+            block: None,
         };
         let mut seen: Vec<String> = Vec::new();
         for RawOption { key, value } in args.options {
@@ -294,10 +367,13 @@ impl Options {
                         ));
                     }
                 },
+                "block" => options.block = Some((key.clone(), value)),
                 _ => {
                     return Err(Error::new(
                         key.span(),
-                        format!("unknown option `{name}`: expected `abi`, `symbol` or `covers`"),
+                        format!(
+                            "unknown option `{name}`: expected `abi`, `symbol`, `covers` or `block`"
+                        ),
                     ));
                 }
             }
@@ -419,6 +495,7 @@ fn value_span(value: &RawValue) -> Span {
             .into_iter()
             .next()
             .map_or_else(Span::call_site, |first| first.span()),
+        RawValue::Tuple { parens, .. } => *parens,
     }
 }
 

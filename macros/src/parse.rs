@@ -32,6 +32,12 @@ pub(crate) enum RawValue {
     /// The tokens of an extent over the kernel's params (the value of `covers`), up to the next
     /// `,`: their grammar is jitseam-abi's, read in the model.
     Tokens(TokenStream),
+    /// A parenthesized list of expressions: `(16, 16, 1)`.
+    Tuple {
+        elems: Punctuated<syn::Expr, Token![,]>,
+        /// The parentheses, for errors about the list as a whole.
+        parens: proc_macro2::Span,
+    },
 }
 
 impl Parse for AttrArgs {
@@ -47,8 +53,8 @@ impl Parse for RawOption {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         let key: Ident = input.call(Ident::parse_any)?;
         input.parse::<Token![=]>()?;
-        // `covers` takes an extent expression (`covers = m * n`); every other option a word or
-        // a literal. A group is one token tree, so collecting them never recurses into the
+        // `covers` takes an extent expression (`covers = m * n`); every other option a word, a
+        // literal or a parenthesized list (`block = (16, 16, 1)`). A group is one token tree, so collecting them never recurses into the
         // user's nesting.
         let value = if key == "covers" {
             let mut tokens = TokenStream::new();
@@ -56,6 +62,13 @@ impl Parse for RawOption {
                 tokens.extend([input.parse::<proc_macro2::TokenTree>()?]);
             }
             RawValue::Tokens(tokens)
+        } else if input.peek(syn::token::Paren) {
+            let content;
+            let paren = parenthesized!(content in input);
+            RawValue::Tuple {
+                elems: Punctuated::parse_terminated(&content)?,
+                parens: paren.span.join(),
+            }
         } else if input.peek(Lit) {
             RawValue::Lit(input.parse()?)
         } else if input.peek(Ident::peek_any) {

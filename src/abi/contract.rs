@@ -57,14 +57,18 @@ impl AbiContract for AbiSpec {
                 ParamRole::Param(_) => ParamContract::Value,
             })
             .collect();
-        EntryContract { params }
+        EntryContract {
+            params,
+            block: None,
+        }
     }
 }
 
 /// The contract of a custom ABI: every pointer with its declared extent (its program, with each
 /// by-value param renamed to its `.param` index), integer params as symbols, float params as
-/// runtime values. A pointer whose program is missing gets an extent that names nothing the
-/// verifier knows (every access through it is refused).
+/// runtime values, and the declared block (every launch checks it). A pointer whose program is
+/// missing gets an extent that names nothing the verifier knows (every access through it is
+/// refused).
 fn custom_contract(custom: &CustomAbi) -> EntryContract {
     // `.param` index of each by-value param, in order.
     let values: Vec<u32> = custom
@@ -113,7 +117,10 @@ fn custom_contract(custom: &CustomAbi) -> EntryContract {
         };
         params.push(role);
     }
-    EntryContract { params }
+    EntryContract {
+        params,
+        block: custom.block,
+    }
 }
 
 /// One step of an extent program as the verifier's term; a by-value param by its `.param`

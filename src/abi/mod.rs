@@ -15,12 +15,12 @@ mod reach;
 pub use contract::AbiContract;
 pub(crate) use jitseam_abi::copy_le;
 pub use jitseam_abi::{
-    Abi, AbiKind, AbiSpec, CustomAbi, CustomKind, CustomParam, DensePrefix, ExpectedParam,
-    ExtentCompiler, ExtentEnv, ExtentError, ExtentLexer, ExtentNames, ExtentOp, ExtentProblem,
-    ExtentSite, ExtentToken, MAX_EXTENT_DEPTH, MAX_EXTENT_NESTING, MAX_EXTENT_STEPS,
-    MAX_PARAM_BYTES, MAX_RANK, MAX_VECTOR_BYTES, ParamClass, ParamLayout, ParamRole, ParamValue,
-    PlacedParam, Scalar, SignatureError, SignatureProblem, SpecProblem, Strided, VECTOR_WIDTHS,
-    Vectorized, eval_next, parse_extent,
+    Abi, AbiKind, AbiSpec, BlockError, BlockShape, CustomAbi, CustomKind, CustomParam, DensePrefix,
+    ExpectedParam, ExtentCompiler, ExtentEnv, ExtentError, ExtentLexer, ExtentNames, ExtentOp,
+    ExtentProblem, ExtentSite, ExtentToken, MAX_BLOCK, MAX_BLOCK_THREADS, MAX_EXTENT_DEPTH,
+    MAX_EXTENT_NESTING, MAX_EXTENT_STEPS, MAX_PARAM_BYTES, MAX_RANK, MAX_VECTOR_BYTES, ParamClass,
+    ParamLayout, ParamRole, ParamValue, PlacedParam, Scalar, SignatureError, SignatureProblem,
+    SpecProblem, Strided, VECTOR_WIDTHS, Vectorized, eval_next, parse_extent, validate_block,
 };
 pub use packet::ArgPacket;
 pub use ptx::ptx_param_class;

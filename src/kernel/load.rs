@@ -9,10 +9,10 @@
 use std::sync::Arc;
 
 use jitseam_ptx::{
-    CubinEntry, ImageKind, parse_cubin, parse_fatbin, parse_module,
+    CubinEntry, ImageKind, PerfDirective, parse_cubin, parse_fatbin, parse_module,
     resolve::{ResolvedEntry, ResolvedModule},
 };
-use jitseam_verify::{Coverage, Proof, Rejection, verify_resolved};
+use jitseam_verify::{Coverage, EntryContract, Proof, Rejection, verify_resolved};
 
 use super::params::verify_entry_params;
 use crate::abi::{AbiContract, AbiSpec, ExpectedParam, ParamLayout};
@@ -52,7 +52,7 @@ pub(super) fn verify(artifact: &Artifact, trust: Trust) -> Result<LoadedData, Er
     match artifact.kind {
         ArtifactKind::Ptx => {
             let text = utf8(artifact, &artifact.bytes)?;
-            let facts = load_ptx(artifact, text, &expected, trust)?;
+            let facts = load_ptx(artifact, text, &expected, trust, Directives::Checked)?;
             Ok(loaded(
                 Some(facts),
                 None,
@@ -147,20 +147,22 @@ pub fn prove_entry(
     };
     verify_entry_params(header, &abi.expected_params())
         .map_err(|error| error.with_declared_names(abi, &[]))?;
-    prove_body(text, module, entry, abi).map(|(_, proof)| proof)
+    let mut contract = abi.contract();
+    contract.block = launch_shape(entry, abi, header, Directives::Checked)?;
+    prove_body(text, module, entry, &contract).map(|(_, proof)| proof)
 }
 
-/// The body proof of `symbol` in `module` under `abi`, and the entry resolved for it.
+/// The body proof of `symbol` in `module` under `contract`, and the entry resolved for it.
 fn prove_body(
     text: &str,
     module: &ResolvedModule,
     symbol: &str,
-    abi: &AbiSpec,
+    contract: &EntryContract,
 ) -> Result<(ResolvedEntry, Proof), Error> {
     let entry = module
         .entry(text, symbol)
         .map_err(|e| unparsed(symbol, &e))?;
-    let proof = verify_resolved(text, module, &entry, &abi.contract()).map_err(|rejection| {
+    let proof = verify_resolved(text, module, &entry, contract).map_err(|rejection| {
         Error::BodyRejected {
             entry: symbol.to_owned(),
             rejection: Box::new(rejection),
@@ -177,6 +179,16 @@ fn unparsed(symbol: &str, error: &jitseam_ptx::ParseError) -> Error {
     }
 }
 
+/// Whose block directives every launch checks: those of the PTX being loaded
+/// ([`Directives::Checked`]: the artifact's own PTX, a cubin's linked PTX, whose entry `bind()`
+/// reads them from), or possibly another image's (a fatbin's PTX images, of which `bind()`
+/// picks one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Directives {
+    Checked,
+    Unchecked,
+}
+
 /// Parses PTX text, finds the entry named by the link's symbol and verifies its `.param` list
 /// against the spec. Every PTX jitseam loads passes here — the artifact's own, a cubin's linked
 /// PTX, a fatbin's PTX images — so a check added here covers them all; the body proof, which
@@ -186,6 +198,7 @@ fn load_ptx(
     text: &str,
     expected: &[ExpectedParam],
     trust: Trust,
+    directives: Directives,
 ) -> Result<PtxFacts, Error> {
     let ptx_error = |detail| Error::Ptx {
         entry: artifact.link.entry_point.clone(),
@@ -212,9 +225,16 @@ fn load_ptx(
                 ));
             };
             let layout = verify_entry_params(&found, expected)?;
+            let mut contract = artifact.abi.contract();
+            contract.block = launch_shape(
+                &artifact.link.entry_point,
+                &artifact.abi,
+                &found,
+                directives,
+            )?;
             let module =
                 ResolvedModule::with_module(text, header).map_err(|e| unparsed(symbol, &e))?;
-            let (entry, proof) = prove_body(text, &module, symbol, &artifact.abi)?;
+            let (entry, proof) = prove_body(text, &module, symbol, &contract)?;
             Ok(PtxFacts {
                 version: module.module.version,
                 target: module.module.target.clone(),
@@ -233,6 +253,14 @@ fn load_ptx(
                 return Err(no_entry(&mut index.entry_names()));
             };
             let layout = verify_entry_params(&entry, expected)?;
+            // Under either trust: a declared block the entry's directives contradict would be
+            // refused at every launch.
+            launch_shape(
+                &artifact.link.entry_point,
+                &artifact.abi,
+                &entry,
+                directives,
+            )?;
             Ok(PtxFacts {
                 version: index.version,
                 target: index.target,
@@ -244,6 +272,64 @@ fn load_ptx(
             })
         }
     }
+}
+
+/// The exact block every launch of `entry` uses, if one is known: the block the signature
+/// declares, else — where every launch checks this entry's directives — its `.reqntid`. A
+/// declared block the entry's `.reqntid` or `.maxntid` contradicts is refused: no launch could
+/// satisfy both.
+fn launch_shape(
+    name: &str,
+    abi: &AbiSpec,
+    entry: &jitseam_ptx::Entry,
+    directives: Directives,
+) -> Result<Option<[u32; 3]>, Error> {
+    let declared = abi.abi.custom().and_then(|custom| custom.block);
+    let dims = |dims: &[u32]| {
+        let mut out = [1u32; 3];
+        for (to, &from) in out.iter_mut().zip(dims) {
+            *to = from;
+        }
+        out
+    };
+    let conflict = |declared: [u32; 3], directive: String| Error::BlockConflict {
+        entry: name.to_owned(),
+        declared,
+        directive,
+    };
+    let spell = |dims: &[u32]| {
+        dims.iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut required = None;
+    for directive in &entry.directives {
+        match directive {
+            PerfDirective::ReqNtid(found) => {
+                let found3 = dims(found);
+                if let Some(declared) = declared
+                    && declared != found3
+                {
+                    return Err(conflict(declared, format!(".reqntid {}", spell(found))));
+                }
+                required = Some(found3);
+            }
+            PerfDirective::MaxNtid(found) => {
+                let most: u64 = found.iter().map(|&d| u64::from(d)).product();
+                if let Some(declared) = declared
+                    && declared.iter().map(|&d| u64::from(d)).product::<u64>() > most
+                {
+                    return Err(conflict(declared, format!(".maxntid {}", spell(found))));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(match directives {
+        Directives::Checked => declared.or(required),
+        Directives::Unchecked => declared,
+    })
 }
 
 /// A cubin: its recorded parameters against the layout, and its body through the sealed PTX of
@@ -265,7 +351,13 @@ fn load_cubin(
         .and_then(|p| p.linked_ptx.as_ref())
         .filter(|link| seal::verify(&link.text, &artifact.bytes, &link.seal));
     let facts = match (linked, trust) {
-        (Some(link), _) => Some(load_ptx(artifact, &link.text, expected, trust)?),
+        (Some(link), _) => Some(load_ptx(
+            artifact,
+            &link.text,
+            expected,
+            trust,
+            Directives::Checked,
+        )?),
         (None, Trust::Verify) => {
             return Err(Error::CubinUnverified {
                 entry: artifact.link.entry_point.clone(),
@@ -367,7 +459,7 @@ fn load_fatbin(
         match image.kind {
             ImageKind::Ptx => {
                 let text = image.ptx_text(bytes).map_err(fatbin_error)?;
-                let facts = load_ptx(artifact, text, expected, trust)?;
+                let facts = load_ptx(artifact, text, expected, trust, Directives::Unchecked)?;
                 aligned = Some(match aligned.take() {
                     None => facts.layout.clone(),
                     Some(both) => strictest_alignment(both, &facts.layout),

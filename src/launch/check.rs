@@ -10,11 +10,12 @@ use super::reach::{ByteRange, byte_range, byte_range_of_reach, dense_byte_range,
 use crate::abi::{AbiKind, AbiSpec, MAX_RANK, ParamLayout, ParamValue};
 use crate::device::{AsViewDesc, ConfigLimits, Geometry, ViewDesc};
 use crate::dtype::ElementKind;
-use crate::error::{Error, Operand};
+use crate::error::{ConfigProblem, Error, Operand};
 use crate::liveness::DeviceId;
 
-/// Threads per block for every launch: kernels are grid-stride loops, so any block size is
-/// correct and 256 keeps occupancy high on every architecture jitseam targets.
+/// Threads per block for every launch whose grid jitseam chooses (unless the kernel's
+/// `.reqntid` or `.maxntid` asks for another): kernels are grid-stride loops, so any block size
+/// is correct and 256 keeps occupancy high on every architecture jitseam targets.
 pub const BLOCK: u32 = 256;
 
 /// What the checks need to know about the kernel being launched.
@@ -125,7 +126,7 @@ pub fn check<'a, I: AsViewDesc, O: AsViewDesc>(
             shape,
             params,
             count,
-            geometry: grid_for(count, facts.max_grid_x),
+            geometry: dense_geometry(&facts, count)?,
         };
         check_proof(&checked)?;
         return Ok(checked);
@@ -268,7 +269,7 @@ fn check_full<'a, I: AsViewDesc, O: AsViewDesc>(
         shape,
         params,
         count,
-        geometry: grid_for(count, facts.max_grid_x),
+        geometry: dense_geometry(&facts, count)?,
     })
 }
 
@@ -276,9 +277,51 @@ fn check_full<'a, I: AsViewDesc, O: AsViewDesc>(
 /// device's limit (kernels are grid-stride loops, so a capped grid still covers everything) and
 /// at least one block. All arithmetic is in `u64`: nothing is truncated.
 pub fn grid_for(units: u64, max_grid_x: u32) -> Geometry {
-    let blocks = units.div_ceil(u64::from(BLOCK)).max(1);
+    grid_in_blocks(units, max_grid_x, BLOCK)
+}
+
+/// [`grid_for`] in one-dimensional blocks of `block` threads (at least 1).
+fn grid_in_blocks(units: u64, max_grid_x: u32, block: u32) -> Geometry {
+    let block = block.max(1);
+    let blocks = units.div_ceil(u64::from(block)).max(1);
     let grid = u32::try_from(blocks.min(u64::from(max_grid_x.max(1)))).unwrap_or(u32::MAX);
-    Geometry::linear(grid, BLOCK)
+    Geometry::linear(grid, block)
+}
+
+/// The geometry of a scalar, vectorized or strided launch: [`grid_for`], in blocks the kernel's
+/// own block directives allow.
+#[inline(always)]
+fn dense_geometry(facts: &LaunchFacts<'_>, count: u64) -> Result<Geometry, Error> {
+    let limits = facts.limits;
+    if limits.reqntid.is_none() && limits.maxntid.is_none() {
+        return Ok(grid_in_blocks(count, facts.max_grid_x, BLOCK));
+    }
+    directed_block(facts.entry, limits).map(|block| grid_in_blocks(count, facts.max_grid_x, block))
+}
+
+/// The one-dimensional block of a kernel whose grid jitseam chooses, under its `.reqntid` (the
+/// block it names, which must be one-dimensional) or `.maxntid` (at most that many threads):
+/// such kernels are correct for any block, so the directive picks it.
+#[cold]
+pub(super) fn directed_block(entry: &str, limits: &ConfigLimits) -> Result<u32, Error> {
+    if let Some(required) = limits.reqntid {
+        return match required {
+            [x, 1, 1] if x > 0 => Ok(x),
+            _ => Err(Error::LaunchConfig {
+                entry: entry.to_owned(),
+                problem: ConfigProblem::RequiredBlock {
+                    required,
+                    block: [BLOCK, 1, 1],
+                },
+            }),
+        };
+    }
+    let most = limits.maxntid.map_or(u64::from(BLOCK), |max| {
+        max.iter().map(|&d| u64::from(d)).product::<u64>()
+    });
+    Ok(u32::try_from(most.min(u64::from(BLOCK)))
+        .unwrap_or(BLOCK)
+        .max(1))
 }
 
 /// What every ABI checks first: the operand and param counts against the spec, and the

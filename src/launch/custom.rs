@@ -1,12 +1,14 @@
 //! [`check_custom`]: the checks of a custom-ABI launch — operand counts, devices, dtypes and
-//! param types as for every ABI; the launch configuration against the device's limits and the
-//! kernel's `.maxntid`/`.reqntid`; every pointer's declared extent, evaluated with checked
-//! arithmetic for this launch's params and geometry, against its buffer; outputs overlapping
-//! nothing. Refused with a typed error before a device sees anything.
+//! param types as for every ABI; the launch configuration against the block the kernel
+//! declares, the device's limits and the kernel's `.maxntid`/`.reqntid`; every pointer's
+//! declared extent, evaluated with checked arithmetic for this launch's params and geometry,
+//! against its buffer; outputs overlapping nothing. Refused with a typed error before a device
+//! sees anything.
 
 use super::CheckedLaunch;
 use super::check::{
     BLOCK, LaunchFacts, check_aliasing, check_counts_and_stream, check_operand, check_param_types,
+    directed_block,
 };
 use super::reach::dense_byte_range;
 use crate::abi::{
@@ -18,8 +20,9 @@ use crate::liveness::DeviceId;
 use jitseam_verify::Proof;
 
 /// Checks one launch of a custom-ABI kernel. `config` is the launch's configuration; `None`
-/// asks for one thread per element of the kernel's covered count, in blocks of [`BLOCK`]
-/// (refused for a kernel that declares none).
+/// asks for one thread per element of the kernel's covered count, in blocks of [`BLOCK`] or of
+/// the block the kernel declares (refused for a kernel that covers no count). A kernel that
+/// declares a block (`block = (x, y, z)`) launches only with exactly that block.
 ///
 /// `inputs`, `outputs` and `params` are the kernel's `In` pointers, `Out` pointers and by-value
 /// params, each in declaration order. Each operand must be dense (a buffer or a contiguous
@@ -49,7 +52,7 @@ pub fn check_custom<'a, I: AsViewDesc, O: AsViewDesc>(
         Some(config) => config,
         None => covering(entry, custom, params, facts.limits)?,
     };
-    check_config(entry, &config, facts.limits)?;
+    check_config(entry, &config, facts.limits, custom.block)?;
     let env = ExtentEnv {
         params,
         grid: config.grid,
@@ -205,9 +208,10 @@ const PROVEN_GRID: u32 = (1 << 31) - 1;
 /// Operands whose byte ranges the one pass records for the aliasing test.
 const CACHED: usize = 8;
 
-/// One thread per element of the covered count, in blocks of [`BLOCK`]: `div_ceil(count,
-/// 256)` blocks (at least one), which must fit the device's grid — the body handles one element
-/// per thread, so the grid is never capped.
+/// One thread per element of the covered count, in blocks of [`BLOCK`] threads — or of the
+/// block the kernel declares, or its `.reqntid` or `.maxntid` allows: `div_ceil(count, block)`
+/// blocks (at least one), which must fit the device's grid — the body handles one element per
+/// thread, so the grid is never capped.
 fn covering(
     entry: &str,
     custom: &CustomAbi,
@@ -234,7 +238,13 @@ fn covering(
     };
     let count = eval_next(&custom.code, &mut cursor, &env)
         .map_err(|problem| invalid(entry, custom, pointers, "", problem))?;
-    let blocks = count.div_ceil(u64::from(BLOCK)).max(1);
+    let block = match custom.block {
+        // One-dimensional by the signature's rules (`check_config` refuses any other).
+        Some([x, ..]) => x.max(1),
+        None if limits.reqntid.is_none() && limits.maxntid.is_none() => BLOCK,
+        None => directed_block(entry, limits)?,
+    };
+    let blocks = count.div_ceil(u64::from(block)).max(1);
     let limit = limits.device.max_grid[0];
     let grid = u32::try_from(blocks)
         .ok()
@@ -250,12 +260,26 @@ fn covering(
                 },
             )
         })?;
-    Ok(LaunchConfig::linear(grid, BLOCK))
+    Ok(LaunchConfig::linear(grid, block))
 }
 
-/// A configuration against the device's limits and the kernel's block directives.
-fn check_config(entry: &str, config: &LaunchConfig, limits: &ConfigLimits) -> Result<(), Error> {
+/// A configuration against the block the kernel declares, the device's limits and the
+/// kernel's block directives.
+fn check_config(
+    entry: &str,
+    config: &LaunchConfig,
+    limits: &ConfigLimits,
+    declared: Option<[u32; 3]>,
+) -> Result<(), Error> {
     let refuse = |problem| Err(config_error(entry, problem));
+    if let Some(declared) = declared
+        && declared != config.block
+    {
+        return refuse(ConfigProblem::DeclaredBlock {
+            declared,
+            block: config.block,
+        });
+    }
     for (what, dims) in [("grid", config.grid), ("block", config.block)] {
         if let Some(axis) = dims.iter().position(|&d| d == 0) {
             return refuse(ConfigProblem::Empty {

@@ -32,8 +32,10 @@ pub fn marshal_with<'c, I: AsViewDesc, O: AsViewDesc, R>(
     use_packet(&packet)
 }
 
-/// Writes every param of `checked` into `bytes`, a zeroed packet of its layout's size.
-#[inline]
+/// Writes every param of `checked` into `bytes`, a zeroed packet of its layout's size. Always
+/// inlined: out of line, the call and the re-derivation of the packet's slice cost a launch as
+/// much as the dense words it writes.
+#[inline(always)]
 fn fill_packet<I: AsViewDesc, O: AsViewDesc>(checked: &CheckedLaunch<'_, I, O>, bytes: &mut [u8]) {
     let layout = checked.facts.layout;
     let mut rest = layout.params();

@@ -114,6 +114,10 @@ pub enum ParamContract {
 pub struct EntryContract {
     /// One per `.param`, in order.
     pub params: Vec<ParamContract>,
+    /// The exact block `(x, y, z)` of every launch, when the caller guarantees one (a declared
+    /// launch shape, `.reqntid`): the proof takes `%ntid = (x, y, z)` and `%tid < (x, y, z)`
+    /// as facts. For a one-dimensional contract only `x` is used (`y` and `z` are 1 there).
+    pub block: Option<[u32; 3]>,
 }
 
 impl EntryContract {

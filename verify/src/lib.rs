@@ -30,6 +30,8 @@
 //! - `0 ≤ n < 2^63` and every shape `0 ≤ shape_k < 2^63`; for strided, `n = Π shape_k`;
 //! - each pointer is the base of an operand whose byte range covers the view the ABI
 //!   describes: `n` accesses (dense) or every `Σ c_k · stride_k` (strided);
+//! - for a contract with an exact block ([`EntryContract::block`]), every launch uses exactly
+//!   that block;
 //! - the conditions in [`Proof::conditions`] hold (e.g. `n + threads ≤ 2^63 − 1`, so that an
 //!   index stepping one stride past `n` does not wrap).
 
@@ -194,6 +196,7 @@ pub fn verify_resolved(
     // every launch checks it; the search only decides which condition to ask for.
     if let Some(r) = &last
         && contract.three_dimensional()
+        && contract.block.is_none()
         && r.kind == RejectKind::OutOfBounds
         && r.instruction.contains(".shared")
         && body.shared.iter().any(|v| v.bytes.is_some())
@@ -266,6 +269,31 @@ fn attempt(
     let mut atoms = Atoms::new();
     if contract.three_dimensional() {
         atoms.add_axes();
+    }
+    // Under an exact block the caller guarantees (a declared shape, `.reqntid`: every launch
+    // checks it), `%ntid = (x, y, z)` and `%tid < (x, y, z)` along every axis there is.
+    if let Some(dims) = contract.block {
+        let mut axes = vec![(TID, NTID)];
+        for dim in 1..=2u8 {
+            if let (Some(tid), Some(ntid)) = (atoms.axis_atom(0, dim), atoms.axis_atom(1, dim)) {
+                axes.push((tid, ntid));
+            }
+        }
+        for ((tid, ntid), &extent) in axes.into_iter().zip(&dims) {
+            let extent = i128::from(extent.max(1));
+            atoms.set_range(tid, (0, extent - 1));
+            atoms.set_range(ntid, (extent, extent));
+            let ntid = Poly::atom(ntid);
+            for equal in [
+                ntid.add_const(-extent),
+                ntid.neg().and_then(|p| p.add_const(extent)),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                atoms.add_global(equal);
+            }
+        }
     }
     // Under `block ≤ (x, y, …)` (a launch condition then), `%ntid` and `%tid` are that much
     // narrower along x and y.

@@ -47,6 +47,7 @@ fn contract() -> EntryContract {
             },
             ParamContract::Count,
         ],
+        block: None,
     }
 }
 

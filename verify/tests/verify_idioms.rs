@@ -466,6 +466,7 @@ fn strided_contract() -> EntryContract {
             },
             ParamContract::Count,
         ],
+        block: None,
     }
 }
 

@@ -7,6 +7,7 @@
 //! as one compact postfix program (see [`ExtentOp`]), evaluated with checked arithmetic and no
 //! allocation at every launch.
 
+mod block;
 mod compile;
 mod extent;
 mod grammar;
@@ -19,6 +20,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub use block::{BlockError, BlockShape, MAX_BLOCK, MAX_BLOCK_THREADS, validate_block};
 pub use compile::{
     ExtentCompiler, ExtentError, ExtentNames, ExtentSite, MAX_EXTENT_NESTING, MAX_EXTENT_STEPS,
 };
@@ -45,6 +47,9 @@ pub struct CustomAbi {
     /// Whether the last program is the element count the kernel covers with one thread each
     /// (`covers = EXPR`), which lets it launch without an explicit config.
     pub covers: bool,
+    /// The exact block every launch must use (`block = (16, 16, 1)`), for a body written for a
+    /// fixed block: checked at every launch, and a fact for the body verifier.
+    pub block: Option<[u32; 3]>,
 }
 
 impl CustomAbi {
@@ -58,6 +63,23 @@ impl CustomAbi {
             params: Cow::Borrowed(params),
             code: Cow::Borrowed(code),
             covers,
+            block: None,
+        }
+    }
+
+    /// A table over static lists with a declared launch shape: every launch must use exactly
+    /// `block` (see [`CustomAbi::block`]). Usable in `const` items.
+    pub const fn with_block(
+        params: &'static [CustomParam],
+        code: &'static [ExtentOp],
+        covers: bool,
+        block: [u32; 3],
+    ) -> Self {
+        Self {
+            params: Cow::Borrowed(params),
+            code: Cow::Borrowed(code),
+            covers,
+            block: Some(block),
         }
     }
 
@@ -136,8 +158,12 @@ impl CustomAbi {
     /// one per pointer (plus the covered count), or a program that breaks a rule of the extent
     /// language ([`ExtentCompiler::push`]: a param that is missing or not an integer, a geometry
     /// axis other than x, y, z, a covered count that names the geometry, a malformed program or
-    /// one deeper than [`MAX_EXTENT_DEPTH`]).
+    /// one deeper than [`MAX_EXTENT_DEPTH`]), or a declared block no device launches
+    /// ([`validate_block`]; one-dimensional for a kernel that `covers` a count).
     pub fn validate(&self) -> Result<(), String> {
+        if let Some(block) = self.block {
+            self.validate_block(block).map_err(|e| e.to_string())?;
+        }
         let mut seen_names = HashSet::with_capacity(self.params.len());
         for (i, param) in self.params.iter().enumerate() {
             if param.name.is_empty() {
@@ -180,7 +206,17 @@ impl CustomAbi {
         Ok(())
     }
 
-    /// The signature as text: `out: out f32[n], x: in f32[n], n: i32, a: f32`.
+    /// [`validate_block`], and for a kernel that `covers` a count a one-dimensional block.
+    fn validate_block(&self, block: [u32; 3]) -> Result<(), BlockError> {
+        validate_block(block)?;
+        if self.covers && (block[1] != 1 || block[2] != 1) {
+            return Err(BlockError::CoversTwoDimensional { block });
+        }
+        Ok(())
+    }
+
+    /// The signature as text: `out: out f32[n], x: in f32[n], n: i32, a: f32`, and the declared
+    /// block after a `;`: `…, n: u32; block = (16, 16, 1)`.
     pub fn signature_text(&self) -> String {
         let texts = self.extent_texts();
         let mut extents = texts.iter();
@@ -197,20 +233,33 @@ impl CustomAbi {
             };
             out.push_str(&item);
         }
+        if let Some(block) = self.block {
+            out.push_str(&format!("; block = {}", BlockShape(block)));
+        }
         out
     }
 
     /// Parses a signature (`out: out f32[n], x: in f32[n], n: i32, a: f32`: pointers as
     /// `name: in|out DTYPE[EXTENT]`, scalars as `name: DTYPE`) and an optional covered count,
     /// both over the extent grammar: integer literals, integer params by name, `grid.{x,y,z}`,
-    /// `block.{x,y,z}`, `+ - * /`, `div_ceil(a, b)`, parentheses.
+    /// `block.{x,y,z}`, `+ - * /`, `div_ceil(a, b)`, parentheses. After the parameters, `;
+    /// block = (x, y, z)` declares the exact block every launch uses.
     pub fn parse(signature: &str, covers: Option<&str>) -> Result<Self, SignatureError> {
-        let (params, code) = text::parse(signature, covers)?;
+        let parsed = text::parse(signature, covers)?;
         let custom = Self {
-            params: Cow::Owned(params),
-            code: Cow::Owned(code),
+            params: Cow::Owned(parsed.params),
+            code: Cow::Owned(parsed.code),
             covers: covers.is_some(),
+            block: parsed.block.map(|(block, _)| block),
         };
+        if let Some((block, offset)) = parsed.block {
+            custom
+                .validate_block(block)
+                .map_err(|problem| SignatureError {
+                    offset,
+                    problem: SignatureProblem::Block(problem),
+                })?;
+        }
         custom.validate().map_err(|reason| SignatureError {
             offset: 0,
             problem: SignatureProblem::Table(reason),
@@ -229,7 +278,8 @@ impl fmt::Display for CustomAbi {
     }
 }
 
-/// The serde form of a [`CustomAbi`]: its signature and covered count as text.
+/// The serde form of a [`CustomAbi`]: its signature (with its declared block, if any) and
+/// covered count as text.
 #[derive(Serialize, Deserialize)]
 struct CustomText {
     signature: String,

@@ -1,10 +1,11 @@
 //! The text form of a custom signature, as the CLI's `--signature` and serde spell it:
 //! `out: out f32[n], x: in f32[n], n: i32, a: f32`, extents in the same grammar as
-//! `#[len(...)]`.
+//! `#[len(...)]`; after the parameters, clauses behind a `;`: `; block = (16, 16, 1)`.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
 
+use super::BlockError;
 use super::grammar::{ExtentLexer, ExtentToken, parse_extent};
 use crate::{CustomKind, CustomParam, ElementKind, ExtentError, ExtentNames, ExtentOp, ExtentSite};
 
@@ -31,6 +32,9 @@ pub enum SignatureProblem {
     /// The parameter table as a whole is not one a kernel can have.
     #[error("{0}")]
     Table(String),
+    /// The declared block (`; block = (x, y, z)`) is one no device launches.
+    #[error(transparent)]
+    Block(BlockError),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,7 +106,7 @@ impl<'t> Lexer<'t> {
             });
         }
         // The operators an extent lacks are tokens too, so that it can say so.
-        if ":,[]()+-*/.%<>&|^=!".contains(c) {
+        if ":;,[]()+-*/.%<>&|^=!".contains(c) {
             self.pos += c.len_utf8();
             return Ok(Token::Punct(c));
         }
@@ -134,16 +138,22 @@ struct Item<'t> {
     extent: Option<(usize, usize)>,
 }
 
-/// The parameters and the extent programs (pointers in order, then the covered count) of a
-/// signature in text; the caller validates the whole.
-pub(super) fn parse(
-    signature: &str,
-    covers: Option<&str>,
-) -> Result<(Vec<CustomParam>, Vec<ExtentOp>), SignatureError> {
+/// What a signature's text declares; the caller validates the whole.
+pub(super) struct Parsed {
+    /// Every parameter, in order.
+    pub(super) params: Vec<CustomParam>,
+    /// The extent programs: pointers in order, then the covered count.
+    pub(super) code: Vec<ExtentOp>,
+    /// The declared block, with the byte offset of its `(` for errors about its values.
+    pub(super) block: Option<([u32; 3], usize)>,
+}
+
+/// The parameters, the extent programs and the clauses of a signature in text.
+pub(super) fn parse(signature: &str, covers: Option<&str>) -> Result<Parsed, SignatureError> {
     let mut lexer = Lexer::new(signature);
     let mut items: Vec<Item<'_>> = Vec::new();
     let mut declared = HashSet::new();
-    loop {
+    let has_clauses = loop {
         let name = match lexer.next()? {
             Token::Ident(name) => name,
             Token::End if items.is_empty() => return Err(lexer.error("the signature is empty")),
@@ -220,15 +230,21 @@ pub(super) fn parse(
         items.push(Item { name, kind, extent });
         match lexer.next()? {
             Token::Punct(',') => continue,
-            Token::End => break,
+            Token::Punct(';') => break true,
+            Token::End => break false,
             other => {
                 return Err(lexer.error(format!(
-                    "expected `,` or the end after `{name}`, found {}",
+                    "expected `,`, `;` or the end after `{name}`, found {}",
                     describe(&other)
                 )));
             }
         }
-    }
+    };
+    let block = if has_clauses {
+        clauses(&mut lexer)?
+    } else {
+        None
+    };
     let params: Vec<CustomParam> = items
         .iter()
         .map(|i| CustomParam {
@@ -250,7 +266,73 @@ pub(super) fn parse(
     if let Some(covers) = covers {
         expression(covers, &names, ExtentSite::Covers, &mut code)?;
     }
-    Ok((params, code))
+    Ok(Parsed {
+        params,
+        code,
+        block,
+    })
+}
+
+/// The clauses after the parameters, each behind a `;` (the lexer has just taken the first):
+/// today only `block = (x, y, z)`, at most once.
+fn clauses(lexer: &mut Lexer<'_>) -> Result<Option<([u32; 3], usize)>, SignatureError> {
+    let mut block = None;
+    loop {
+        match lexer.next()? {
+            Token::Ident("block") => {}
+            // `a: u32;` with nothing after: a trailing `;` is fine.
+            Token::End => return Ok(block),
+            other => {
+                return Err(lexer.error(format!(
+                    "expected a clause after `;`, as in `block = (16, 16, 1)`, found {}",
+                    describe(&other)
+                )));
+            }
+        }
+        if block.is_some() {
+            return Err(lexer.error("duplicate `block` clause: a kernel declares one block"));
+        }
+        lexer.expect('=')?;
+        lexer.expect('(')?;
+        let open = lexer.at;
+        let mut dims = [0u32; 3];
+        for (axis, dim) in dims.iter_mut().enumerate() {
+            if axis > 0 {
+                lexer.expect(',')?;
+            }
+            *dim = match lexer.next()? {
+                Token::Int(value) => u32::try_from(value).map_err(|_| {
+                    lexer.error(format!("block extent `{value}` does not fit 32 bits"))
+                })?,
+                other => {
+                    return Err(lexer.error(format!(
+                        "`block` takes three integers, as in `block = (16, 16, 1)`, found {}",
+                        describe(&other)
+                    )));
+                }
+            };
+        }
+        match lexer.next()? {
+            Token::Punct(')') => {}
+            other => {
+                return Err(lexer.error(format!(
+                    "`block` takes three integers, as in `block = (16, 16, 1)`: expected `)`, found {}",
+                    describe(&other)
+                )));
+            }
+        }
+        block = Some((dims, open));
+        match lexer.next()? {
+            Token::Punct(';') => continue,
+            Token::End => return Ok(block),
+            other => {
+                return Err(lexer.error(format!(
+                    "expected `;` or the end after the `block` clause, found {}",
+                    describe(&other)
+                )));
+            }
+        }
+    }
 }
 
 /// Parses one extent onto `code` (postfix, ending with `End`).
@@ -329,6 +411,114 @@ mod tests {
         assert_eq!(saxpy.covers_text().as_deref(), Some("n"));
         let again = CustomAbi::parse(&saxpy.signature_text(), Some("n"));
         assert_eq!(again.as_ref(), Ok(&saxpy));
+    }
+
+    #[test]
+    fn a_declared_block_round_trips_through_text_and_serde() {
+        let text = "c: out f32[16 * grid.x], a: in f32[16 * grid.x], n: u32; block = (16, 16, 1)";
+        let custom = CustomAbi::parse(text, None).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(custom.block, Some([16, 16, 1]));
+        assert_eq!(custom.signature_text(), text);
+        assert_eq!(custom.extent_texts(), ["16 * grid.x", "16 * grid.x"]);
+        // Spacing is free, a trailing `;` too; the text prints back in one spelling.
+        let loose = CustomAbi::parse(
+            "c: out f32[16 * grid.x], a: in f32[16 * grid.x], n: u32 ;block=( 16,16 ,1 );",
+            None,
+        );
+        assert_eq!(loose.as_ref(), Ok(&custom));
+        let json = serde_json::to_string(&custom).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            json,
+            format!(r#"{{"signature":"{text}"}}"#),
+            "the serde form is the signature's text"
+        );
+        let back: CustomAbi = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back, custom);
+        // Without the clause there is no declared block, and the text has none either.
+        let plain =
+            CustomAbi::parse("c: out f32[n], n: u32", None).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(plain.block, None);
+        assert_eq!(plain.signature_text(), "c: out f32[n], n: u32");
+        // A kernel that covers a count takes a one-dimensional block.
+        let covered = CustomAbi::parse("c: out f32[n], n: u32; block = (128, 1, 1)", Some("n"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(covered.block, Some([128, 1, 1]));
+        assert_eq!(
+            covered.to_string(),
+            "c: out f32[n], n: u32; block = (128, 1, 1); covers n"
+        );
+    }
+
+    #[test]
+    fn a_declared_block_is_refused_with_a_reason_and_where() {
+        let err = |sig: &str, covers: Option<&str>| {
+            CustomAbi::parse(sig, covers)
+                .err()
+                .map(|e| (e.offset, e.problem.to_string()))
+                .unwrap_or_default()
+        };
+        let sig = "c: out f32[n], n: u32; block = (16, 0, 1)";
+        assert_eq!(
+            err(sig, None),
+            (
+                31,
+                "block.y is 0: every block extent is at least 1".to_owned()
+            )
+        );
+        assert_eq!(&sig[31..32], "(");
+        assert!(
+            err("c: out f32[n], n: u32; block = (32, 64, 1)", None)
+                .1
+                .contains("2048 threads")
+        );
+        assert!(
+            err("c: out f32[n], n: u32; block = (1, 1, 128)", None)
+                .1
+                .contains("block.z = 128 exceeds 64")
+        );
+        assert!(
+            err("c: out f32[n], n: u32; block = (16, 16, 1)", Some("n"))
+                .1
+                .contains("declare `block = (16, 1, 1)`")
+        );
+        assert!(
+            err("c: out f32[n], n: u32; block = (16, 16)", None)
+                .1
+                .contains("expected `,`, found `)`")
+        );
+        assert!(
+            err("c: out f32[n], n: u32; block = (16, 16, 1, 1)", None)
+                .1
+                .contains("expected `)`, found `,`")
+        );
+        assert!(
+            err("c: out f32[n], n: u32; block = (x, 1, 1)", None)
+                .1
+                .contains("three integers")
+        );
+        assert!(
+            err("c: out f32[n], n: u32; grid = (1, 1, 1)", None)
+                .1
+                .contains("expected a clause")
+        );
+        assert!(
+            err(
+                "c: out f32[n], n: u32; block = (1, 1, 1); block = (2, 1, 1)",
+                None
+            )
+            .1
+            .contains("duplicate `block`")
+        );
+        assert!(
+            err("c: out f32[n], n: u32; block = (4294967296, 1, 1)", None)
+                .1
+                .contains("does not fit 32 bits")
+        );
+        assert!(
+            err("c: out f32[n], n: u32; block = (1, 1, 1) x", None)
+                .1
+                .contains("after the `block` clause")
+        );
     }
 
     #[test]

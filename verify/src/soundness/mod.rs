@@ -168,6 +168,7 @@ fn abstract_step(form: &Form) -> Result<Abstract, String> {
             elem_bytes: 1,
             extent: Extent::Dense,
         }],
+        block: None,
     };
     let mut atoms = Atoms::new();
     let mut inputs = Vec::new();

@@ -54,5 +54,6 @@ pub(crate) fn scalar_contract() -> EntryContract {
             ptr(OperandRef::Output(0)),
             ParamContract::Count,
         ],
+        block: None,
     }
 }
