@@ -7,7 +7,7 @@
 //! PTX images go through [`load_ptx`] as well.
 
 use jitseam_ptx::{CubinEntry, ImageKind, parse_cubin, parse_fatbin};
-use jitseam_verify::{Coverage, Proof, verify_entry};
+use jitseam_verify::{Coverage, EntryContract, ParamContract, Proof, verify_entry};
 
 use super::params::verify_entry_params;
 use crate::abi::{AbiContract, ExpectedParam, ParamLayout};
@@ -133,16 +133,18 @@ fn load_ptx(
                 .find_map(|name| demangles_to(name, symbol)),
         });
     };
-    let layout = verify_entry_params(&entry, expected)?;
+    let mut layout = verify_entry_params(&entry, expected)?;
     let proof = match trust {
-        Trust::Verify => Some(
-            verify_entry(text, symbol, &artifact.abi.contract()).map_err(|rejection| {
-                Error::BodyRejected {
+        Trust::Verify => {
+            let contract = artifact.abi.contract();
+            let proof =
+                verify_entry(text, symbol, &contract).map_err(|rejection| Error::BodyRejected {
                     entry: symbol.to_owned(),
                     rejection: Box::new(rejection),
-                }
-            })?,
-        ),
+                })?;
+            require_access_alignment(&mut layout, &contract, &proof);
+            Some(proof)
+        }
         Trust::Vouched => None,
     };
     Ok(PtxFacts {
@@ -153,6 +155,21 @@ fn load_ptx(
         layout,
         proof,
     })
+}
+
+/// Every pointer the proof reads or writes wider than its element (a `float4` access of an
+/// `f32` pointer) must have a base aligned to its widest access, as every access is at a
+/// multiple of its own width from the base: each launch checks the operand's address then.
+fn require_access_alignment(layout: &mut ParamLayout, contract: &EntryContract, proof: &Proof) {
+    for summary in &proof.accesses {
+        let index = summary.param as usize;
+        let Some(ParamContract::Pointer { elem_bytes, .. }) = contract.params.get(index) else {
+            continue;
+        };
+        if summary.align > *elem_bytes && summary.align > layout.pointee_align(index) {
+            layout.require_pointee_align(index, summary.align);
+        }
+    }
 }
 
 /// A cubin: its recorded parameters against the layout, and its body through the sealed PTX of

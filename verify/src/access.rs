@@ -9,6 +9,14 @@ use super::proof::{AccessClaim, AccessKind, ClaimTarget};
 use super::reject::RejectKind;
 use super::value::{State, Val};
 
+/// Where an access goes, for the messages of its checks.
+#[derive(Clone, Copy)]
+struct AccessAt<'a> {
+    what: &'a str,
+    operand: OperandRef,
+    name: &'a str,
+}
+
 impl Analyzer<'_> {
     pub(crate) fn access(&mut self, st: &State, idx: usize, ins: &Ins, final_run: bool) {
         let Kind::Mem {
@@ -168,9 +176,20 @@ impl Analyzer<'_> {
             ));
         };
         let total = st.facts.normalize(&total).unwrap_or(total);
-        let unit = i128::from(access_bytes.max(1));
         // An offset built from values the analysis lost track of says nothing about alignment.
         let inexact = total.atoms().any(|a| self.atoms.is_opaque(a));
+        if let Extent::Declared(_) = extent
+            && bytes != access_bytes
+        {
+            let at = AccessAt {
+                what,
+                operand,
+                name: &name,
+            };
+            self.check_wide(&st.facts, &total, bytes, access_bytes, param, inexact, &at)?;
+            return Ok(param);
+        }
+        let unit = i128::from(access_bytes.max(1));
         let inner = total.constant_term().rem_euclid(unit);
         let index = total.add_const(-inner).and_then(|t| t.div_exact(unit));
         if bytes != access_bytes {
@@ -327,6 +346,99 @@ impl Analyzer<'_> {
             return Err((
                 self.bound_failure(&total),
                 format!("{what} in shared variable `{name}` that may reach past {limit}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// An access of `bytes` through a pointer with a declared extent of `E` elements of
+    /// `elem` bytes each, at byte offset `total` from the operand's base: a power of two of at
+    /// most 16 bytes, at a multiple of itself, within the extent's bytes (`0 ≤ total` and
+    /// `total + bytes ≤ E · elem`). The operand's base must be aligned to the width, which the
+    /// launch checks (the proof's summary names the widest access through each pointer), so
+    /// the address the hardware sees is aligned too. Proven in units of the narrower of the
+    /// two widths, where both sides are whole numbers: `q = total / u ≥ 0` and
+    /// `q + bytes/u ≤ E · elem/u`.
+    #[allow(clippy::too_many_arguments)]
+    fn check_wide(
+        &mut self,
+        facts: &Facts,
+        total: &Poly,
+        bytes: u32,
+        elem: u32,
+        param: u32,
+        inexact: bool,
+        at: &AccessAt<'_>,
+    ) -> Result<(), (RejectKind, String)> {
+        let AccessAt {
+            what,
+            operand,
+            name,
+        } = *at;
+        if !bytes.is_power_of_two() || bytes > 16 || !elem.is_power_of_two() {
+            return Err((
+                RejectKind::WrongWidth,
+                format!(
+                    "{what} of {bytes} bytes through {operand} (`{name}`): an access moves 1, 2, 4, 8 or 16 bytes"
+                ),
+            ));
+        }
+        let aligned = (total.constant_term().rem_euclid(i128::from(bytes)) == 0)
+            .then(|| total.div_exact(i128::from(bytes)))
+            .flatten();
+        if aligned.is_none() {
+            if inexact {
+                return Err((
+                    self.bound_failure(total),
+                    format!(
+                        "{what} through {operand} (`{name}`) at an offset that cannot be bounded"
+                    ),
+                ));
+            }
+            return Err((
+                RejectKind::Misaligned,
+                format!(
+                    "{what} of {bytes} bytes through {operand} (`{name}`) at an offset that is not a multiple of {bytes} bytes"
+                ),
+            ));
+        }
+        let Some(extent) = self.declared.get(param as usize).cloned().flatten() else {
+            return Err((
+                RejectKind::Unsupported,
+                format!(
+                    "{what} through {operand} (`{name}`), whose declared extent is not modeled"
+                ),
+            ));
+        };
+        let unit = bytes.min(elem);
+        let Some(q) = total.div_exact(i128::from(unit)) else {
+            return Err((
+                RejectKind::Misaligned,
+                format!(
+                    "{what} of {bytes} bytes through {operand} (`{name}`) at an offset that is not a multiple of {unit} bytes"
+                ),
+            ));
+        };
+        if !self.prove(facts, &q) {
+            return Err((
+                self.bound_failure(&q),
+                format!(
+                    "{what} of {bytes} bytes through {operand} (`{name}`) at an offset that may be negative"
+                ),
+            ));
+        }
+        let span = i128::from(bytes / unit);
+        let per = i128::from(elem / unit);
+        let upper = extent
+            .scale(per)
+            .and_then(|e| e.add_const(-span))
+            .and_then(|e| e.sub(&q));
+        if !upper.is_some_and(|u| self.prove(facts, &u)) {
+            return Err((
+                self.bound_failure(&q),
+                format!(
+                    "{what} of {bytes} bytes through {operand} (`{name}`) that may reach past its declared extent"
+                ),
             ));
         }
         Ok(())

@@ -146,6 +146,7 @@ impl<'c> Analyzer<'c> {
             Access::Atomic => s.atomics += 1,
         }
         s.width = bytes;
+        s.align = s.align.max(bytes);
     }
 
     /// Orders blocks and finds loops; `Err` names a block for an irreducible CFG.

@@ -397,10 +397,14 @@ impl<'a> Lowerer<'a> {
         }
         let module = self.module;
         let entry = self.entry;
-        let (Some(decl), Some(callee)) = (
-            module.module.functions.get(*func as usize),
-            entry.func_body(*func),
-        ) else {
+        let decl = module.module.functions.get(*func as usize);
+        if decl.is_some_and(|d| d.is_assert_fail() && entry.func_body(*func).is_none()) {
+            // CUDA's `assert`: the driver's `__assertfail` reports the message and traps, so
+            // the thread (the whole launch) ends here, as at `trap`.
+            self.push(Kind::Ret, guard, line);
+            return Ok(());
+        }
+        let (Some(decl), Some(callee)) = (decl, entry.func_body(*func)) else {
             self.push_refuse(
                 "calls to functions without a body are not verified",
                 guard,

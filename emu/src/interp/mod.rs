@@ -107,7 +107,9 @@ mod shared;
 mod spaces;
 mod warp;
 
-pub use fault::{Access, Allocation, ExecError, Fault, FaultKind, LaunchDims, ThreadSite};
+pub use fault::{
+    Access, Allocation, AssertFailure, ExecError, Fault, FaultKind, LaunchDims, ThreadSite,
+};
 pub use globals::ModuleMemory;
 pub use memory::{Memory, Region, Regions, merge_ranges};
 

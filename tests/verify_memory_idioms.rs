@@ -1,0 +1,245 @@
+//! The verifier's memory idioms of real kernels, each by its general rule: accesses of any
+//! width (1–16 bytes) through a custom pointer, local memory, `__constant__` tables, XOR
+//! partners in shared memory and CUDA's `assert`. For each, a safe kernel (written by hand in
+//! NVRTC's style) is proven and runs on the emulator with buffers of exactly its extents; each
+//! unsafe variant is declined at the line of its violation, and run through `load_unverified`
+//! on the emulator it faults there.
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+
+use jitseam::device::{Arg, ArgMut};
+use jitseam::{AbiSpec, Artifact, Device, Error, Kernel, LaunchConfig, ParamValue};
+use jitseam_verify::RejectKind;
+
+#[path = "common/custom_verify.rs"]
+mod custom_verify;
+use custom_verify::{mutate, rejects, verify};
+
+/// Runs `entry` of `text` under `signature` on the emulator, unverified (the kernel may be
+/// unsafe: the emulator's memory checker is then what stops it), with `inputs` and `outputs`
+/// as f32 buffers and `params` in order.
+fn run_unverified(
+    text: &str,
+    entry: &str,
+    signature: &str,
+    config: LaunchConfig,
+    inputs: &[Vec<f32>],
+    outputs: &mut [Vec<f32>],
+    params: &[ParamValue],
+) -> Result<(), Error> {
+    let device = Device::emulator();
+    let stream = device.default_stream();
+    let spec = AbiSpec::parse_custom(signature, None).unwrap();
+    let described = Kernel::describe(Artifact::ptx(text, entry, spec))?;
+    // SAFETY: the emulator checks every access against the operands' allocations, so an unsafe
+    // body faults there instead of touching memory it does not own.
+    let kernel = unsafe { described.load_unverified() }
+        .map_err(|t| t.error)?
+        .bind(&device)
+        .map_err(|t| t.error)?;
+    let ins: Vec<_> = inputs.iter().map(|v| device.upload(v).unwrap()).collect();
+    let mut outs: Vec<_> = outputs.iter().map(|v| device.upload(v).unwrap()).collect();
+    {
+        let in_args: Vec<Arg<'_>> = ins.iter().map(Into::into).collect();
+        let mut out_args: Vec<ArgMut<'_>> = outs.iter_mut().map(Into::into).collect();
+        kernel.launch_custom(&stream, Some(config), &in_args, &mut out_args, params)?;
+    }
+    for (out, buf) in outputs.iter_mut().zip(&outs) {
+        *out = stream.read(buf)?;
+    }
+    Ok(())
+}
+
+fn faults(result: Result<(), Error>) {
+    match result {
+        Err(Error::MemoryFault(_)) => {}
+        other => panic!("expected a memory fault, got {other:?}"),
+    }
+}
+
+// ---- wide accesses of a custom pointer ----
+
+/// `float4` copies of an `f32` pointer: thread `i < m` moves elements `4i..4i+4` as one
+/// 16-byte load and one 16-byte store (`reinterpret_cast<const float4*>(x)[i]`).
+const COPY4: &str = r#".version 8.8
+.target sm_80
+.address_size 64
+
+.visible .entry copy4(
+	.param .u64 copy4_param_0,
+	.param .u64 copy4_param_1,
+	.param .u32 copy4_param_2
+)
+{
+	.reg .pred 	%p<2>;
+	.reg .f32 	%f<5>;
+	.reg .b32 	%r<6>;
+	.reg .b64 	%rd<8>;
+
+	ld.param.u64 	%rd1, [copy4_param_0];
+	ld.param.u64 	%rd2, [copy4_param_1];
+	ld.param.u32 	%r2, [copy4_param_2];
+	mov.u32 	%r3, %ctaid.x;
+	mov.u32 	%r4, %ntid.x;
+	mov.u32 	%r5, %tid.x;
+	mad.lo.s32 	%r1, %r3, %r4, %r5;
+	setp.ge.s32 	%p1, %r1, %r2;
+	@%p1 bra 	$L__BB0_2;
+	cvta.to.global.u64 	%rd3, %rd1;
+	cvta.to.global.u64 	%rd4, %rd2;
+	mul.wide.s32 	%rd5, %r1, 16;
+	add.s64 	%rd6, %rd3, %rd5;
+	ld.global.v4.f32 	{%f1, %f2, %f3, %f4}, [%rd6];
+	add.s64 	%rd7, %rd4, %rd5;
+	st.global.v4.f32 	[%rd7], {%f1, %f2, %f3, %f4};
+$L__BB0_2:
+	ret;
+}
+"#;
+
+const COPY4_SIG: &str = "x: in f32[4 * m], out: out f32[4 * m], m: i32";
+
+fn copy4_config(m: u32) -> LaunchConfig {
+    LaunchConfig::new([m.div_ceil(32).max(1), 1, 1], [32, 1, 1])
+}
+
+#[test]
+fn a_float4_access_of_an_f32_pointer_is_proven_and_runs() {
+    let proof = verify(COPY4, "copy4", COPY4_SIG).unwrap();
+    // Both pointers need a 16-byte base: the launch checks it.
+    let align: Vec<u32> = proof.accesses.iter().map(|s| s.align).collect();
+    assert_eq!(align, [16, 16]);
+    for m in [1usize, 5, 32, 33] {
+        let x: Vec<f32> = (0..4 * m).map(|i| i as f32).collect();
+        let mut out = vec![vec![f32::NAN; 4 * m]];
+        run_unverified(
+            COPY4,
+            "copy4",
+            COPY4_SIG,
+            copy4_config(m as u32),
+            &[x.clone()],
+            &mut out,
+            &[ParamValue::I32(m as i32)],
+        )
+        .unwrap();
+        assert_eq!(out[0], x);
+    }
+}
+
+#[test]
+fn a_float4_access_that_may_pass_the_extent_is_declined_and_faults() {
+    // Declared as `m` floats, the last thread's four reach three past them.
+    let signature = "x: in f32[m], out: out f32[4 * m], m: i32";
+    rejects(
+        COPY4,
+        "copy4",
+        signature,
+        RejectKind::OutOfBounds,
+        "ld.global.v4.f32",
+    );
+    faults(run_unverified(
+        COPY4,
+        "copy4",
+        signature,
+        copy4_config(5),
+        &[vec![1.0; 5]],
+        &mut [vec![0.0; 20]],
+        &[ParamValue::I32(5)],
+    ));
+}
+
+#[test]
+fn a_float4_access_off_its_width_is_declined_and_faults() {
+    // Four bytes past a multiple of 16: inside the extent, but not aligned to its width.
+    let text = mutate(
+        COPY4,
+        "copy4",
+        "ld.global.v4.f32 	{%f1, %f2, %f3, %f4}, [%rd6];",
+        "ld.global.v4.f32 	{%f1, %f2, %f3, %f4}, [%rd6+4];",
+    );
+    let signature = "x: in f32[4 * m + 1], out: out f32[4 * m], m: i32";
+    rejects(
+        &text,
+        "copy4",
+        signature,
+        RejectKind::Misaligned,
+        "ld.global.v4.f32",
+    );
+    faults(run_unverified(
+        &text,
+        "copy4",
+        signature,
+        copy4_config(2),
+        &[vec![1.0; 9]],
+        &mut [vec![0.0; 8]],
+        &[ParamValue::I32(2)],
+    ));
+}
+
+#[test]
+fn a_float4_access_is_proven_narrower_too() {
+    // `float2` halves and single floats of the same rows, and bytes of them: every power of
+    // two up to 16 at a multiple of itself.
+    for (from, to) in [
+        (
+            "ld.global.v4.f32 	{%f1, %f2, %f3, %f4}, [%rd6];",
+            "ld.global.v2.f32 	{%f1, %f2}, [%rd6+8];",
+        ),
+        (
+            "ld.global.v4.f32 	{%f1, %f2, %f3, %f4}, [%rd6];",
+            "ld.global.f32 	%f1, [%rd6+12];",
+        ),
+        (
+            "ld.global.v4.f32 	{%f1, %f2, %f3, %f4}, [%rd6];",
+            "ld.global.u8 	%rs1, [%rd6+15];",
+        ),
+    ] {
+        let text = mutate(COPY4, "copy4", from, to).replace(
+            "\t.reg .pred 	%p<2>;",
+            "\t.reg .pred 	%p<2>;\n\t.reg .b16 	%rs<2>;",
+        );
+        verify(&text, "copy4", COPY4_SIG).unwrap_or_else(|r| panic!("{to}: {r}"));
+    }
+}
+
+#[test]
+fn a_proven_float4_kernel_refuses_a_base_off_16_bytes_at_launch() {
+    let device = Device::emulator();
+    let stream = device.default_stream();
+    let spec = AbiSpec::parse_custom(COPY4_SIG, None).unwrap();
+    let kernel = Kernel::describe(Artifact::ptx(COPY4, "copy4", spec))
+        .unwrap()
+        .load()
+        .unwrap()
+        .bind(&device)
+        .unwrap();
+    let x = device.upload(&vec![1.0f32; 12]).unwrap();
+    let mut out = device.upload(&vec![0.0f32; 8]).unwrap();
+    let params = [ParamValue::I32(2)];
+    let aligned = x.slice(0..8).unwrap();
+    kernel
+        .launch_custom(
+            &stream,
+            Some(copy4_config(2)),
+            &[(&aligned).into()],
+            &mut [(&mut out).into()],
+            &params,
+        )
+        .unwrap();
+    // One float in: the proof's 16-byte accesses would be misaligned.
+    let shifted = x.slice(1..9).unwrap();
+    match kernel.launch_custom(
+        &stream,
+        Some(copy4_config(2)),
+        &[(&shifted).into()],
+        &mut [(&mut out).into()],
+        &params,
+    ) {
+        Err(Error::PointerMisaligned {
+            required, address, ..
+        }) => {
+            assert_eq!(required, 16);
+            assert_eq!(address, x.address() + 4);
+        }
+        other => panic!("expected a misaligned pointer, got {other:?}"),
+    }
+}
