@@ -8,7 +8,7 @@
 
 use jitseam::device::{Arg, ArgMut};
 use jitseam::{AbiSpec, Artifact, Device, Error, Kernel, LaunchConfig, ParamValue};
-use jitseam_verify::RejectKind;
+use jitseam_verify::{ClaimTarget, RejectKind};
 
 #[path = "common/custom_verify.rs"]
 mod custom_verify;
@@ -241,5 +241,190 @@ fn a_proven_float4_kernel_refuses_a_base_off_16_bytes_at_launch() {
             assert_eq!(address, x.address() + 4);
         }
         other => panic!("expected a misaligned pointer, got {other:?}"),
+    }
+}
+
+// ---- local memory ----
+
+/// A per-thread array of eight floats (`float a[8]` read at a thread-dependent index, which
+/// NVRTC keeps in the thread's `.local` frame): thread `i < n` fills `a[k] = x[i] + k` and
+/// writes `a[i & 7]` to `out[i]`; the fill goes through the frame's local-space address, the
+/// read through its generic one.
+const LOCAL8: &str = r#".version 8.8
+.target sm_80
+.address_size 64
+
+.visible .entry local8(
+	.param .u64 local8_param_0,
+	.param .u64 local8_param_1,
+	.param .u32 local8_param_2
+)
+{
+	.local .align 4 .b8 	__local_depot0[32];
+	.reg .b64 	%SP;
+	.reg .b64 	%SPL;
+	.reg .pred 	%p<2>;
+	.reg .f32 	%f<4>;
+	.reg .b32 	%r<8>;
+	.reg .b64 	%rd<10>;
+
+	mov.u64 	%SPL, __local_depot0;
+	cvta.local.u64 	%SP, %SPL;
+	ld.param.u64 	%rd1, [local8_param_0];
+	ld.param.u64 	%rd2, [local8_param_1];
+	ld.param.u32 	%r2, [local8_param_2];
+	mov.u32 	%r3, %ctaid.x;
+	mov.u32 	%r4, %ntid.x;
+	mov.u32 	%r5, %tid.x;
+	mad.lo.s32 	%r1, %r3, %r4, %r5;
+	setp.ge.s32 	%p1, %r1, %r2;
+	@%p1 bra 	$L__BB0_2;
+	cvta.to.global.u64 	%rd3, %rd1;
+	mul.wide.s32 	%rd4, %r1, 4;
+	add.s64 	%rd5, %rd3, %rd4;
+	ld.global.f32 	%f1, [%rd5];
+	st.local.f32 	[%SPL], %f1;
+	add.f32 	%f2, %f1, 0f3F800000;
+	st.local.f32 	[%SPL+4], %f2;
+	add.f32 	%f2, %f1, 0f40000000;
+	st.local.f32 	[%SPL+8], %f2;
+	add.f32 	%f2, %f1, 0f40400000;
+	st.local.f32 	[%SPL+12], %f2;
+	add.f32 	%f2, %f1, 0f40800000;
+	st.volatile.local.f32 	[%SPL+16], %f2;
+	add.f32 	%f2, %f1, 0f40A00000;
+	st.local.f32 	[%SPL+20], %f2;
+	add.f32 	%f2, %f1, 0f40C00000;
+	st.local.f32 	[%SPL+24], %f2;
+	add.f32 	%f2, %f1, 0f40E00000;
+	st.local.f32 	[%SPL+28], %f2;
+	and.b32 	%r6, %r1, 7;
+	mul.wide.u32 	%rd6, %r6, 4;
+	add.s64 	%rd7, %SP, %rd6;
+	ld.f32 	%f3, [%rd7];
+	cvta.to.global.u64 	%rd8, %rd2;
+	add.s64 	%rd9, %rd8, %rd4;
+	st.global.f32 	[%rd9], %f3;
+$L__BB0_2:
+	ret;
+}
+"#;
+
+const LOCAL8_SIG: &str = "x: in f32[n], out: out f32[n], n: i32";
+
+fn local8_expected(x: &[f32]) -> Vec<f32> {
+    x.iter()
+        .enumerate()
+        .map(|(i, v)| v + (i & 7) as f32)
+        .collect()
+}
+
+#[test]
+fn a_per_thread_local_array_is_proven_and_runs() {
+    let proof = verify(LOCAL8, "local8", LOCAL8_SIG).unwrap();
+    // Every frame access is claimed, against the frame, at its width.
+    let local: Vec<_> = proof
+        .claims
+        .iter()
+        .filter(|c| c.target == ClaimTarget::Local("__local_depot0".to_owned()))
+        .collect();
+    assert_eq!(local.len(), 9, "{:?}", proof.claims);
+    assert!(local.iter().all(|c| c.bytes == 4));
+    for n in [1usize, 7, 33, 100] {
+        let x: Vec<f32> = (0..n).map(|i| (i * 10) as f32).collect();
+        let mut out = vec![vec![f32::NAN; n]];
+        run_unverified(
+            LOCAL8,
+            "local8",
+            LOCAL8_SIG,
+            copy4_config(n as u32),
+            &[x.clone()],
+            &mut out,
+            &[ParamValue::I32(n as i32)],
+        )
+        .unwrap();
+        assert_eq!(out[0], local8_expected(&x));
+    }
+}
+
+/// Each unsafe variant of [`LOCAL8`]: what it changes, what the verifier says, and whether the
+/// emulator faults on it (a misuse of address spaces the emulator may read as another byte
+/// of the frame, which is wrong all the same).
+const LOCAL8_UNSAFE: &[(&str, &str, &str, RejectKind, bool)] = &[
+    // An index past the frame: `a[i & 15]` of eight floats.
+    (
+        "and.b32 	%r6, %r1, 7;",
+        "and.b32 	%r6, %r1, 15;",
+        "ld.f32",
+        RejectKind::OutOfBounds,
+        true,
+    ),
+    // Negative: `a[(i & 7) - 1]`.
+    (
+        "ld.f32 	%f3, [%rd7];",
+        "ld.f32 	%f3, [%rd7+-4];",
+        "ld.f32",
+        RejectKind::OutOfBounds,
+        true,
+    ),
+    // A store past the frame's last byte.
+    (
+        "st.local.f32 	[%SPL+28], %f2;",
+        "st.local.f32 	[%SPL+32], %f2;",
+        "[%SPL+32]",
+        RejectKind::OutOfBounds,
+        true,
+    ),
+    // Wider than the frame's alignment.
+    (
+        "ld.f32 	%f3, [%rd7];",
+        "ld.v2.f32 	{%f3, %f2}, [%rd7];",
+        "ld.v2.f32",
+        RejectKind::WrongWidth,
+        false,
+    ),
+    // The generic address read as a local-space one.
+    (
+        "ld.f32 	%f3, [%rd7];",
+        "ld.local.f32 	%f3, [%rd7];",
+        "ld.local.f32",
+        RejectKind::UnattributedAddress,
+        true,
+    ),
+    // The local-space address read as a generic one.
+    (
+        "add.s64 	%rd7, %SP, %rd6;",
+        "add.s64 	%rd7, %SPL, %rd6;",
+        "ld.f32",
+        RejectKind::UnattributedAddress,
+        true,
+    ),
+    // A pointer parameter read in the local space.
+    (
+        "ld.global.f32 	%f1, [%rd5];",
+        "ld.local.f32 	%f1, [%rd5];",
+        "ld.local.f32",
+        RejectKind::UnattributedAddress,
+        true,
+    ),
+];
+
+#[test]
+fn unsafe_uses_of_a_local_frame_are_declined() {
+    for &(from, to, at, kind, faulting) in LOCAL8_UNSAFE {
+        let text = mutate(LOCAL8, "local8", from, to);
+        rejects(&text, "local8", LOCAL8_SIG, kind, at);
+        if faulting {
+            let n = 40;
+            faults(run_unverified(
+                &text,
+                "local8",
+                LOCAL8_SIG,
+                copy4_config(n as u32),
+                &[vec![1.0; n]],
+                &mut [vec![0.0; n]],
+                &[ParamValue::I32(n as i32)],
+            ));
+        }
     }
 }

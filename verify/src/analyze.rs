@@ -829,7 +829,8 @@ pub(crate) fn defs(kind: &Kind) -> Vec<Reg> {
         | Kind::Selp { d, .. }
         | Kind::Pred { d, .. }
         | Kind::LdKParam { d, .. }
-        | Kind::SharedAddr { d, .. } => vec![*d],
+        | Kind::SharedAddr { d, .. }
+        | Kind::LocalCvta { d, .. } => vec![*d],
         Kind::Setp { d, d2, .. } => {
             let mut v = vec![*d];
             v.extend(d2.iter().copied());

@@ -174,6 +174,10 @@ pub enum ClaimTarget {
     Param(u32),
     /// The `.shared` variable of that name.
     Shared(String),
+    /// The `.local` variable of that name, the thread's own.
+    Local(String),
+    /// The module `.const` or `.global` table of that name, only read.
+    Table(String),
 }
 
 /// What the proof establishes about every execution of one access instruction: it goes
