@@ -7,7 +7,9 @@
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
 use jitseam::device::{Arg, ArgMut};
-use jitseam::{AbiSpec, Artifact, Device, Error, Kernel, LaunchConfig, ParamValue};
+use jitseam::{
+    AbiKind, AbiSpec, Artifact, Device, Error, Kernel, LaunchConfig, ParamValue, Signature,
+};
 use jitseam_verify::{ClaimTarget, RejectKind};
 
 #[path = "common/custom_verify.rs"]
@@ -426,5 +428,136 @@ fn unsafe_uses_of_a_local_frame_are_declined() {
                 &[ParamValue::I32(n as i32)],
             ));
         }
+    }
+}
+
+// ---- vector element types ----
+
+/// [`COPY4`] declared honestly: its pointers are `float4*`, their extents count vectors.
+const COPY4_VEC_SIG: &str = "x: in f32x4[m], out: out f32x4[m], m: i32";
+
+/// [`COPY4`] through `#[kernel]`: `In<[f32; 4]>` is the text's `f32x4`.
+#[jitseam::kernel(abi = custom, symbol = "copy4")]
+fn copy4_vec(#[len(m)] x: jitseam::In<[f32; 4]>, #[len(m)] out: jitseam::Out<[f32; 4]>, m: i32);
+
+#[test]
+fn a_float4_buffer_kernel_is_declared_proven_and_launched() {
+    let spec = AbiSpec::parse_custom(COPY4_VEC_SIG, None).unwrap();
+    assert_eq!(spec, Copy4Vec::SPEC);
+    let AbiKind::Custom(custom) = &spec.abi else {
+        panic!("not custom")
+    };
+    assert_eq!(custom.signature_text(), COPY4_VEC_SIG);
+    assert_eq!(
+        spec.cuda_prototype("copy4"),
+        "extern \"C\" __global__ void copy4(const float4* __restrict__ x, float4* __restrict__ out, int m);"
+    );
+    // The proof's unit is the whole vector: one element per access.
+    let proof = verify(COPY4, "copy4", COPY4_VEC_SIG).unwrap();
+    assert!(proof.accesses.iter().all(|s| s.align == 16));
+    let device = Device::emulator();
+    let stream = device.default_stream();
+    let kernel = Kernel::<Copy4Vec, _>::describe_typed(Copy4Vec::ptx_artifact(COPY4))
+        .unwrap()
+        .load()
+        .unwrap()
+        .bind(&device)
+        .unwrap();
+    for m in [1usize, 5, 33] {
+        let data: Vec<f32> = (0..4 * m).map(|i| i as f32).collect();
+        let x = device.upload(&data).unwrap();
+        let mut out = device.upload(&vec![f32::NAN; 4 * m]).unwrap();
+        kernel
+            .launch_with(
+                &stream,
+                copy4_config(m as u32),
+                Copy4Vec::args(&x, &mut out, m as i32),
+            )
+            .unwrap();
+        assert_eq!(stream.read(&out).unwrap(), data);
+    }
+}
+
+#[test]
+fn a_float4_buffer_is_checked_in_vectors_and_for_its_alignment_at_launch() {
+    let device = Device::emulator();
+    let stream = device.default_stream();
+    let spec = AbiSpec::parse_custom(COPY4_VEC_SIG, None).unwrap();
+    // Checked whether the body is proven or not: the kernel's `float4*` assumes it.
+    // SAFETY: COPY4 is proven under this signature (above); the launch checks are the subject.
+    let kernel = unsafe {
+        Kernel::describe(Artifact::ptx(COPY4, "copy4", spec))
+            .unwrap()
+            .load_unverified()
+    }
+    .unwrap()
+    .bind(&device)
+    .unwrap();
+    let x = device.upload(&vec![1.0f32; 13]).unwrap();
+    let mut out = device.upload(&vec![0.0f32; 12]).unwrap();
+    let params = [ParamValue::I32(3)];
+    // `m = 3` vectors are 12 floats; 11 are short by one.
+    let short = x.slice(0..11).unwrap();
+    match kernel.launch_custom(
+        &stream,
+        Some(copy4_config(3)),
+        &[(&short).into()],
+        &mut [(&mut out).into()],
+        &params,
+    ) {
+        Err(Error::ExtentShort(short)) => {
+            assert_eq!((short.needed, short.found), (12, 11), "{short:?}");
+        }
+        other => panic!("expected a short extent, got {other:?}"),
+    }
+    // One float in: the vectors' base is off 16 bytes.
+    let shifted = x.slice(1..13).unwrap();
+    match kernel.launch_custom(
+        &stream,
+        Some(copy4_config(3)),
+        &[(&shifted).into()],
+        &mut [(&mut out).into()],
+        &params,
+    ) {
+        Err(Error::PointerMisaligned { required, .. }) => assert_eq!(required, 16),
+        other => panic!("expected a misaligned pointer, got {other:?}"),
+    }
+    let aligned = x.slice(0..12).unwrap();
+    kernel
+        .launch_custom(
+            &stream,
+            Some(copy4_config(3)),
+            &[(&aligned).into()],
+            &mut [(&mut out).into()],
+            &params,
+        )
+        .unwrap();
+}
+
+#[test]
+fn vector_element_types_that_do_not_exist_are_refused_in_the_text() {
+    for (signature, says) in [
+        ("x: in f32x3[n], n: i32", "unknown type `f32x3`"),
+        ("x: in f64x4[n], n: i32", "unknown type `f64x4`"),
+        ("x: in f32x1[n], n: i32", "unknown type `f32x1`"),
+        (
+            "x: in f32[n], v: f32x4, n: i32",
+            "a vector type is an element type of a pointer",
+        ),
+    ] {
+        let err = AbiSpec::parse_custom(signature, None).unwrap_err();
+        assert!(err.to_string().contains(says), "{signature}: {err}");
+    }
+    // Every other width of at most 16 bytes reads back as written.
+    for signature in [
+        "x: in u8x16[n], n: i32",
+        "x: out f64x2[n], n: i32",
+        "x: in u32x2[n], n: i32",
+    ] {
+        let spec = AbiSpec::parse_custom(signature, None).unwrap();
+        let AbiKind::Custom(custom) = &spec.abi else {
+            panic!("not custom")
+        };
+        assert_eq!(custom.signature_text(), signature);
     }
 }

@@ -51,7 +51,7 @@ pub use custom::{
     CustomAbi, CustomKind, CustomParam, ExtentCompiler, ExtentEnv, ExtentError, ExtentLexer,
     ExtentNames, ExtentOp, ExtentProblem, ExtentSite, ExtentToken, MAX_EXTENT_DEPTH,
     MAX_EXTENT_NESTING, MAX_EXTENT_STEPS, SignatureError, SignatureProblem, eval_next,
-    parse_extent,
+    parse_extent, vector_type,
 };
 pub use element::ElementKind;
 pub use kind::{

@@ -10,7 +10,7 @@ use jitseam_ptx::{CubinEntry, ImageKind, parse_cubin, parse_fatbin};
 use jitseam_verify::{Coverage, EntryContract, ParamContract, Proof, verify_entry};
 
 use super::params::verify_entry_params;
-use crate::abi::{AbiContract, ExpectedParam, ParamLayout};
+use crate::abi::{AbiContract, AbiKind, AbiSpec, ExpectedParam, ParamLayout};
 use crate::artifact::{Artifact, ArtifactKind};
 use crate::error::{Error, MangledEntry, ParamLists};
 use crate::seal;
@@ -134,6 +134,7 @@ fn load_ptx(
         });
     };
     let mut layout = verify_entry_params(&entry, expected)?;
+    require_vector_alignment(&mut layout, &artifact.abi);
     let proof = match trust {
         Trust::Verify => {
             let contract = artifact.abi.contract();
@@ -155,6 +156,20 @@ fn load_ptx(
         layout,
         proof,
     })
+}
+
+/// A pointer to vectors (`x: in f32x4[n]`) has a base aligned to its vector, as the kernel's
+/// `float4*` assumes: each launch checks the operand's address, proven body or not.
+fn require_vector_alignment(layout: &mut ParamLayout, spec: &AbiSpec) {
+    let AbiKind::Custom(custom) = &spec.abi else {
+        return;
+    };
+    for (index, param) in custom.params.iter().enumerate() {
+        let align = u32::try_from(param.elem_bytes()).unwrap_or(u32::MAX);
+        if param.lanes > 1 && align > layout.pointee_align(index) {
+            layout.require_pointee_align(index, align);
+        }
+    }
 }
 
 /// Every pointer the proof reads or writes wider than its element (a `float4` access of an
