@@ -561,3 +561,145 @@ fn vector_element_types_that_do_not_exist_are_refused_in_the_text() {
         assert_eq!(custom.signature_text(), signature);
     }
 }
+
+// ---- `__constant__` tables ----
+
+/// `__constant__ float coef[64]` read at a fixed index and at `threadIdx.x`: thread `i < n`
+/// writes `x[i] * coef[threadIdx.x] + coef[3]`. In bounds only for blocks of at most 64 threads
+/// along x, a launch condition then, as for a shared tile.
+const COEF: &str = r#".version 8.8
+.target sm_80
+.address_size 64
+
+.const .align 4 .b8 coef[256];
+
+.visible .entry scale_by_table(
+	.param .u64 scale_by_table_param_0,
+	.param .u64 scale_by_table_param_1,
+	.param .u32 scale_by_table_param_2
+)
+{
+	.reg .pred 	%p<2>;
+	.reg .f32 	%f<6>;
+	.reg .b32 	%r<6>;
+	.reg .b64 	%rd<10>;
+
+	ld.param.u64 	%rd1, [scale_by_table_param_0];
+	ld.param.u64 	%rd2, [scale_by_table_param_1];
+	ld.param.u32 	%r2, [scale_by_table_param_2];
+	mov.u32 	%r3, %ctaid.x;
+	mov.u32 	%r4, %ntid.x;
+	mov.u32 	%r5, %tid.x;
+	mad.lo.s32 	%r1, %r3, %r4, %r5;
+	setp.ge.s32 	%p1, %r1, %r2;
+	@%p1 bra 	$L__BB0_2;
+	cvta.to.global.u64 	%rd3, %rd1;
+	mul.wide.s32 	%rd4, %r1, 4;
+	add.s64 	%rd5, %rd3, %rd4;
+	ld.global.f32 	%f1, [%rd5];
+	mul.wide.u32 	%rd6, %r5, 4;
+	mov.u64 	%rd7, coef;
+	add.s64 	%rd8, %rd7, %rd6;
+	ld.const.f32 	%f2, [%rd8];
+	ld.const.f32 	%f3, [coef+12];
+	fma.rn.f32 	%f4, %f1, %f2, %f3;
+	cvta.to.global.u64 	%rd9, %rd2;
+	add.s64 	%rd9, %rd9, %rd4;
+	st.global.f32 	[%rd9], %f4;
+$L__BB0_2:
+	ret;
+}
+"#;
+
+const COEF_SIG: &str = "x: in f32[n], out: out f32[n], n: i32";
+
+#[test]
+fn a_constant_table_read_at_the_thread_index_is_proven_for_blocks_no_wider_than_it() {
+    let proof = verify(COEF, "scale_by_table", COEF_SIG).unwrap();
+    let block = proof
+        .conditions
+        .iter()
+        .find_map(|c| match c {
+            jitseam_verify::LaunchCondition::BlockAtMost { x, .. } => Some(*x),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no block condition: {:?}", proof.conditions));
+    assert_eq!(block, 64);
+    let table: Vec<_> = proof
+        .claims
+        .iter()
+        .filter(|c| c.target == ClaimTarget::Table("coef".to_owned()))
+        .collect();
+    assert_eq!(table.len(), 2, "{:?}", proof.claims);
+    // The emulator runs it (the table reads zero: nothing initializes it); a block of 128
+    // threads is declined at launch.
+    let device = Device::emulator();
+    let stream = device.default_stream();
+    let spec = AbiSpec::parse_custom(COEF_SIG, None).unwrap();
+    let kernel = Kernel::describe(Artifact::ptx(COEF, "scale_by_table", spec))
+        .unwrap()
+        .load()
+        .unwrap()
+        .bind(&device)
+        .unwrap();
+    let x = device.upload(&vec![2.0f32; 200]).unwrap();
+    let mut out = device.upload(&vec![f32::NAN; 200]).unwrap();
+    let params = [ParamValue::I32(200)];
+    kernel
+        .launch_custom(
+            &stream,
+            Some(LaunchConfig::new([4, 1, 1], [64, 1, 1])),
+            &[(&x).into()],
+            &mut [(&mut out).into()],
+            &params,
+        )
+        .unwrap();
+    assert_eq!(stream.read(&out).unwrap(), vec![0.0f32; 200]);
+    match kernel.launch_custom(
+        &stream,
+        Some(LaunchConfig::new([2, 1, 1], [128, 1, 1])),
+        &[(&x).into()],
+        &mut [(&mut out).into()],
+        &params,
+    ) {
+        Err(Error::LaunchCondition { .. }) => {}
+        other => panic!("expected a launch condition, got {other:?}"),
+    }
+}
+
+#[test]
+fn unsafe_reads_of_a_constant_table_are_declined() {
+    for (from, to, at, kind) in [
+        // Indexed by the global index: no block shape bounds it.
+        (
+            "mul.wide.u32 	%rd6, %r5, 4;",
+            "mul.wide.u32 	%rd6, %r1, 4;",
+            "ld.const.f32 	%f2",
+            RejectKind::OutOfBounds,
+        ),
+        // Past the last element at a fixed index.
+        (
+            "ld.const.f32 	%f3, [coef+12];",
+            "ld.const.f32 	%f3, [coef+256];",
+            "[coef+256]",
+            RejectKind::OutOfBounds,
+        ),
+        // The table's address read as a global pointer's.
+        (
+            "ld.const.f32 	%f2, [%rd8];",
+            "ld.global.f32 	%f2, [%rd8];",
+            "ld.global.f32 	%f2",
+            RejectKind::UnattributedAddress,
+        ),
+        // A pointer parameter read in the constant space.
+        (
+            "ld.global.f32 	%f1, [%rd5];",
+            "ld.const.f32 	%f1, [%rd5];",
+            "ld.const.f32 	%f1",
+            RejectKind::UnattributedAddress,
+        ),
+    ] {
+        let text = mutate(COEF, "scale_by_table", from, to);
+        rejects(&text, "scale_by_table", COEF_SIG, kind, at);
+    }
+}

@@ -9,6 +9,10 @@ use super::proof::{AccessClaim, AccessKind, ClaimTarget};
 use super::reject::RejectKind;
 use super::value::{State, Val};
 
+/// How a rejection says an access may pass a static variable's last byte: the one failure a
+/// narrower block may mend (`attempt`'s block-shape search looks for it).
+pub(crate) const PAST_ITS_SIZE: &str = "reach past its size";
+
 /// Where an access goes, for the messages of its checks.
 #[derive(Clone, Copy)]
 struct AccessAt<'a> {
@@ -373,13 +377,13 @@ impl Analyzer<'_> {
         let upper = size.add_const(-unit).and_then(|c| c.sub(&total));
         if !upper.is_some_and(|u| self.prove(&st.facts, &u)) {
             let limit = if var.bytes.is_some() {
-                "its size"
+                PAST_ITS_SIZE
             } else {
-                "the launch's dynamic shared bytes"
+                "reach past the launch's dynamic shared bytes"
             };
             return Err((
                 self.bound_failure(&total),
-                format!("{what} in {noun} `{name}` that may reach past {limit}"),
+                format!("{what} in {noun} `{name}` that may {limit}"),
             ));
         }
         Ok(())
