@@ -137,16 +137,20 @@ pub enum Error {
     /// The body verifier could not prove the kernel's body touches only its operands, within
     /// the bounds its ABI gives them, storing only through outputs.
     #[error(
-        "kernel `{entry}`: body rejected: line {} `{}`: {}",
+        "kernel `{entry}`: body rejected: line {} `{}`: {}{}",
         rejection.line,
         rejection.instruction,
-        rejection.reason
+        rejection.reason,
+        fix.as_ref().map_or_else(String::new, |fix| format!("; fix: {fix}"))
     )]
     BodyRejected {
         /// Entry point.
         entry: String,
-        /// The PTX line, its instruction, what kind of violation ([`Rejection::kind`]) and why.
+        /// The PTX line, its instruction, what kind of violation ([`Rejection::kind`]) and why,
+        /// each parameter by its declared name.
         rejection: Box<Rejection>,
+        /// What to change, where the kind of violation says (`declare `x` as `out``).
+        fix: Option<String>,
     },
     /// The cubin or fatbin image could not be read.
     #[error("kernel `{entry}`: not a readable cubin: {detail}")]

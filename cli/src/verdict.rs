@@ -44,13 +44,14 @@ pub(crate) fn verify_ptx_json(text: &str, entry: &str, spec: &AbiSpec) -> Value 
         .and_then(|k| k.load().map_err(Error::from));
     match loaded {
         Ok(kernel) => proof_json(spec, kernel.loaded().proof()),
-        Err(Error::BodyRejected { rejection, .. }) => json!({
+        Err(Error::BodyRejected { rejection, fix, .. }) => json!({
             "verified": false,
             "rejection": {
                 "line": rejection.line,
                 "instruction": rejection.instruction,
                 "kind": rejection.kind.as_str(),
                 "reason": rejection.reason,
+                "fix": fix,
             },
         }),
         Err(e) => json!({ "verified": false, "error": e.to_string() }),

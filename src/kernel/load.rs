@@ -7,7 +7,7 @@
 //! PTX images go through [`load_ptx`] as well.
 
 use jitseam_ptx::{CubinEntry, ImageKind, parse_cubin, parse_fatbin};
-use jitseam_verify::{Coverage, EntryContract, ParamContract, Proof, verify_entry};
+use jitseam_verify::{Coverage, EntryContract, ParamContract, Proof, RejectKind, verify_entry};
 
 use super::params::verify_entry_params;
 use crate::abi::{AbiContract, AbiKind, AbiSpec, ExpectedParam, ParamLayout};
@@ -138,11 +138,8 @@ fn load_ptx(
     let proof = match trust {
         Trust::Verify => {
             let contract = artifact.abi.contract();
-            let proof =
-                verify_entry(text, symbol, &contract).map_err(|rejection| Error::BodyRejected {
-                    entry: symbol.to_owned(),
-                    rejection: Box::new(rejection),
-                })?;
+            let proof = verify_entry(text, symbol, &contract)
+                .map_err(|rejection| declined(symbol, &entry, &artifact.abi, rejection))?;
             require_access_alignment(&mut layout, &contract, &proof);
             Some(proof)
         }
@@ -155,6 +152,71 @@ fn load_ptx(
         entry,
         layout,
         proof,
+    })
+}
+
+/// The body's decline in the user's words: each parameter by its declared name (`bias`, not
+/// `k_param_2`; `in0`, `n` for the fixed ABIs' roles), and what to change where the kind of
+/// violation says.
+fn declined(
+    symbol: &str,
+    entry: &jitseam_ptx::Entry,
+    spec: &AbiSpec,
+    mut rejection: jitseam_verify::Rejection,
+) -> Error {
+    let declared: Vec<String> = match &spec.abi {
+        AbiKind::Custom(custom) => custom.params.iter().map(|p| p.name.to_string()).collect(),
+        _ => spec
+            .expected_params()
+            .iter()
+            .map(|p| p.role.short_name())
+            .collect(),
+    };
+    let mut named = None;
+    for (param, name) in entry.params.iter().zip(&declared) {
+        let ptx = format!("`{}`", param.name);
+        if rejection.reason.contains(&ptx) {
+            rejection.reason = rejection.reason.replace(&ptx, &format!("`{name}`"));
+            named = named.or(Some(name.as_str()));
+        }
+    }
+    let custom = matches!(spec.abi, AbiKind::Custom(_));
+    // A strided body's bounds are its coordinates', which no one guard mends.
+    let fix = match spec.abi {
+        AbiKind::Strided { .. } if rejection.kind == RejectKind::OutOfBounds => None,
+        _ => fix_for(rejection.kind, named, custom),
+    };
+    Error::BodyRejected {
+        entry: symbol.to_owned(),
+        rejection: Box::new(rejection),
+        fix,
+    }
+}
+
+/// What to change for a decline of `kind` through parameter `name` (if the reason names one).
+fn fix_for(kind: RejectKind, name: Option<&str>, custom: bool) -> Option<String> {
+    let it = name.map_or_else(|| "the pointer".to_owned(), |n| format!("`{n}`"));
+    Some(match kind {
+        RejectKind::StoreThroughInput if custom => format!("declare {it} as `out`"),
+        RejectKind::StoreThroughInput => "write only through outputs".to_owned(),
+        RejectKind::OutOfBounds if custom => format!(
+            "guard the access by its bound (`if (i < n)`), or, if {it} holds more, declare its extent larger"
+        ),
+        RejectKind::OutOfBounds => "guard the access by its bound (`if (i < n)`)".to_owned(),
+        RejectKind::DataDependentIndex => {
+            "check the loaded index against its operand's extent before the access (`if (k < n)`)"
+                .to_owned()
+        }
+        RejectKind::MayWrap => {
+            "bound the index by a guard before it grows, or compute it in 64 bits".to_owned()
+        }
+        RejectKind::WrongWidth | RejectKind::Misaligned if custom => format!(
+            "access {it} at a multiple of the access's width, or declare it with the vector type it is read as (`f32x4`)"
+        ),
+        RejectKind::CrossedStride => {
+            "pair each axis's coordinate with that operand's stride on that axis".to_owned()
+        }
+        _ => return None,
     })
 }
 
