@@ -703,3 +703,64 @@ fn unsafe_reads_of_a_constant_table_are_declined() {
         rejects(&text, "scale_by_table", COEF_SIG, kind, at);
     }
 }
+
+// ---- `assert` ----
+
+/// PyTorch's `index_select` of the real corpus (an `assert` that each loaded index lies in
+/// `[0, srcSelectDimSize)`), launched with one index out of range: the emulator ends the launch
+/// with the assertion, as a GPU does, instead of reading past `src`.
+#[test]
+fn a_failing_assert_ends_the_launch_with_the_assertion() {
+    let ptx = include_str!("fixtures/real/torch_index_select.ptx");
+    let signature = "dst: out f32[totalSize], src: in f32[srcSelectDimSize * innerSize], \
+                     indices: in i64[div_ceil(totalSize, innerSize)], totalSize: u32, \
+                     innerSize: u32, srcSelectDimSize: i64";
+    let device = Device::emulator();
+    let stream = device.default_stream();
+    let spec = AbiSpec::parse_custom(signature, None).unwrap();
+    let described = Kernel::describe(Artifact::ptx(ptx, "torch_index_select_large_index", spec));
+    // SAFETY: the emulator checks every access against the operands' allocations.
+    let kernel = unsafe { described.unwrap().load_unverified() }
+        .unwrap()
+        .bind(&device)
+        .unwrap();
+    let (total, inner, select) = (30u32, 15u32, 3i64);
+    let src = device
+        .upload(&vec![1.0f32; (select as usize) * inner as usize])
+        .unwrap();
+    let config = LaunchConfig::new([1, 1, 1], [32, 1, 1]);
+    let params = [
+        ParamValue::U32(total),
+        ParamValue::U32(inner),
+        ParamValue::I64(select),
+    ];
+    let mut dst = device.upload(&vec![f32::NAN; total as usize]).unwrap();
+    let good = device.upload(&[2i64, 0]).unwrap();
+    kernel
+        .launch_custom(
+            &stream,
+            Some(config),
+            &[(&src).into(), (&good).into()],
+            &mut [(&mut dst).into()],
+            &params,
+        )
+        .unwrap();
+    assert_eq!(stream.read(&dst).unwrap(), vec![1.0f32; total as usize]);
+    let bad = device.upload(&[1i64, select]).unwrap();
+    let outcome = kernel
+        .launch_custom(
+            &stream,
+            Some(config),
+            &[(&src).into(), (&bad).into()],
+            &mut [(&mut dst).into()],
+            &params,
+        )
+        .and_then(|()| stream.read(&dst).map(|_| ()));
+    match outcome {
+        Err(Error::AssertFailed { failure }) => {
+            assert!(failure.message.contains("srcSelectDimSize"), "{failure}");
+            assert!(failure.line > 0, "{failure}");
+        }
+        other => panic!("expected the assertion, got {other:?}"),
+    }
+}

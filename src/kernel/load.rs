@@ -10,6 +10,7 @@ use jitseam_ptx::{CubinEntry, ImageKind, parse_cubin, parse_fatbin};
 use jitseam_verify::{Coverage, EntryContract, ParamContract, Proof, RejectKind, verify_entry};
 
 use super::params::verify_entry_params;
+use super::proof_cache::ProofCache;
 use crate::abi::{AbiContract, AbiKind, AbiSpec, ExpectedParam, ParamLayout};
 use crate::artifact::{Artifact, ArtifactKind};
 use crate::error::{Error, MangledEntry, ParamLists};
@@ -138,8 +139,16 @@ fn load_ptx(
     let proof = match trust {
         Trust::Verify => {
             let contract = artifact.abi.contract();
-            let proof = verify_entry(text, symbol, &contract)
-                .map_err(|rejection| declined(symbol, &entry, &artifact.abi, rejection))?;
+            let cache = ProofCache::global();
+            let proof = match cache.get(text, symbol, &contract) {
+                Some(proof) => proof,
+                None => {
+                    let proof = verify_entry(text, symbol, &contract)
+                        .map_err(|rejection| declined(symbol, &entry, &artifact.abi, rejection))?;
+                    cache.insert(text, symbol, &contract, proof.clone());
+                    proof
+                }
+            };
             require_access_alignment(&mut layout, &contract, &proof);
             Some(proof)
         }

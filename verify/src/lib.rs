@@ -54,6 +54,8 @@ mod value;
 mod witness;
 
 pub use contract::{EntryContract, Extent, ExtentTerm, OperandRef, ParamContract};
+/// The verifier's fast hasher, for keys that are compared whole after (jitseam's proof cache).
+pub use hash::WordHasher;
 pub use proof::{
     AccessClaim, AccessKind, AccessSummary, ClaimTarget, Coverage, LaunchCondition, Proof,
 };
