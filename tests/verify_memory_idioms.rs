@@ -118,7 +118,7 @@ fn a_float4_access_of_an_f32_pointer_is_proven_and_runs() {
             "copy4",
             COPY4_SIG,
             copy4_config(m as u32),
-            &[x.clone()],
+            std::slice::from_ref(&x),
             &mut out,
             &[ParamValue::I32(m as i32)],
         )
@@ -214,8 +214,8 @@ fn a_proven_float4_kernel_refuses_a_base_off_16_bytes_at_launch() {
         .unwrap()
         .bind(&device)
         .unwrap();
-    let x = device.upload(&vec![1.0f32; 12]).unwrap();
-    let mut out = device.upload(&vec![0.0f32; 8]).unwrap();
+    let x = device.upload(&[1.0f32; 12]).unwrap();
+    let mut out = device.upload(&[0.0f32; 8]).unwrap();
     let params = [ParamValue::I32(2)];
     let aligned = x.slice(0..8).unwrap();
     kernel
@@ -340,7 +340,7 @@ fn a_per_thread_local_array_is_proven_and_runs() {
             "local8",
             LOCAL8_SIG,
             copy4_config(n as u32),
-            &[x.clone()],
+            std::slice::from_ref(&x),
             &mut out,
             &[ParamValue::I32(n as i32)],
         )
@@ -493,8 +493,8 @@ fn a_float4_buffer_is_checked_in_vectors_and_for_its_alignment_at_launch() {
     .unwrap()
     .bind(&device)
     .unwrap();
-    let x = device.upload(&vec![1.0f32; 13]).unwrap();
-    let mut out = device.upload(&vec![0.0f32; 12]).unwrap();
+    let x = device.upload(&[1.0f32; 13]).unwrap();
+    let mut out = device.upload(&[0.0f32; 12]).unwrap();
     let params = [ParamValue::I32(3)];
     // `m = 3` vectors are 12 floats; 11 are short by one.
     let short = x.slice(0..11).unwrap();
