@@ -151,16 +151,20 @@ pub enum Error {
     /// The body verifier could not prove the kernel's body touches only its operands, within
     /// the bounds its ABI gives them, storing only through outputs.
     #[error(
-        "kernel `{entry}`: body rejected: line {} `{}`: {}",
+        "kernel `{entry}`: body rejected: line {} `{}`: {}{}",
         rejection.line,
         rejection.instruction,
-        rejection.reason
+        rejection.reason,
+        fix.as_ref().map_or_else(String::new, |fix| format!("; fix: {fix}"))
     )]
     BodyRejected {
         /// Entry point.
         entry: String,
-        /// The PTX line, its instruction, what kind of violation ([`Rejection::kind`]) and why.
+        /// The PTX line, its instruction, what kind of violation ([`Rejection::kind`]) and why,
+        /// each parameter by its declared name.
         rejection: Box<Rejection>,
+        /// What to change, where the kind of violation says (`declare `x` as `out``).
+        fix: Option<String>,
     },
     /// The cubin or fatbin image could not be read.
     #[error("kernel `{entry}`: not a readable cubin: {detail}")]
@@ -418,6 +422,13 @@ pub enum Error {
         /// The trapping thread and instruction. Boxed to keep `Error` small.
         at: Box<KernelSite>,
     },
+    /// A kernel on the emulator failed a CUDA `assert` (it called `__assertfail`); the launch
+    /// stopped there, as it does on a GPU.
+    #[error("kernel `{}`: {failure}", failure.at.entry)]
+    AssertFailed {
+        /// The assertion and the thread that failed it. Boxed to keep `Error` small.
+        failure: Box<AssertFailure>,
+    },
     /// A launch on the emulator was cancelled before it finished: its device was dropped while
     /// it ran.
     #[error("kernel `{entry}`: launch cancelled")]
@@ -594,9 +605,11 @@ pub enum Error {
         /// Required alignment in bytes.
         required: usize,
     },
-    /// An operand's address is not aligned as the kernel's `.ptr .align N` declares.
+    /// An operand's address is not aligned as the kernel needs: as its `.ptr .align N`
+    /// declares, or to the widest access the body proof found through it (a `float4` load of
+    /// an `f32` pointer needs a 16-byte base).
     #[error(
-        "kernel `{entry}`: {operand} starts at device address {address:#x}, not a multiple of the {required} bytes its parameter declares (`.ptr .align {required}`)"
+        "kernel `{entry}`: {operand} starts at device address {address:#x}, not a multiple of the {required} bytes the kernel needs (its parameter's `.ptr .align`, or its widest load or store through it)"
     )]
     PointerMisaligned {
         /// Entry point.
@@ -831,6 +844,7 @@ impl Error {
             Self::LaunchTooCostly { .. } => "launch_too_costly",
             Self::UnknownForm { .. } => "unknown_form",
             Self::Trap { .. } => "trap",
+            Self::AssertFailed { .. } => "assert_failed",
             Self::Cancelled { .. } => "cancelled",
             Self::NvrtcUnavailable { .. } => "nvrtc_unavailable",
             Self::Compile { .. } => "compile",
@@ -948,6 +962,7 @@ impl Error {
         match self {
             Self::MemoryFault(fault) => Some(Some(&fault.entry)),
             Self::BudgetExceeded { at, .. } | Self::Trap { at } => Some(Some(&at.entry)),
+            Self::AssertFailed { failure } => Some(Some(&failure.at.entry)),
             Self::Driver { code, .. } if code.is_sticky() => Some(None),
             _ => None,
         }
@@ -1474,6 +1489,32 @@ impl fmt::Display for MemoryFault {
             self.line,
             self.instruction,
             nearest_text(self.nearest)
+        )
+    }
+}
+
+/// A failed CUDA `assert` on the emulator (see [`Error::AssertFailed`]): the assertion's text,
+/// where it is in the CUDA source, and the thread and PTX line that failed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssertFailure {
+    /// The thread and its `call __assertfail` instruction.
+    pub at: KernelSite,
+    /// The assertion as written (`srcIndex < srcSelectDimSize`).
+    pub message: String,
+    /// The CUDA source file.
+    pub file: String,
+    /// The line in that file.
+    pub line: u32,
+    /// The function the assertion is in.
+    pub function: String,
+}
+
+impl fmt::Display for AssertFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "assertion `{}` failed at {}:{} in `{}`, {}",
+            self.message, self.file, self.line, self.function, self.at
         )
     }
 }

@@ -58,7 +58,9 @@ fn load_proves_custom_bodies_against_their_declared_extents() {
     let described = Kernel::<Matmul, _>::describe_typed(Matmul::ptx_artifact(&mutated)).unwrap();
     let err = described.load().map(|_| ()).unwrap_err().error;
     match &err {
-        Error::BodyRejected { entry, rejection } => {
+        Error::BodyRejected {
+            entry, rejection, ..
+        } => {
             assert_eq!(entry, "matmul");
             assert_eq!(rejection.kind, RejectKind::OutOfBounds, "{err}");
         }

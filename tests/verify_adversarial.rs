@@ -1365,10 +1365,29 @@ attacks! {
         ),
         10, OutOfBounds, Unsupported,
     );
-    // `.local` memory past its end.
+    // `.local` memory past its end: the frame is the thread's own and of known size, so the
+    // store is refused for reaching past it.
     local_memory => guarded_out(
-        "\t.local .align 4 .b8 buf[16]; // <- rejected\n\tst.local.u32 [buf+64], %r3; // <- faults\n",
-        10, OutOfBounds, Unsupported,
+        "\t.local .align 4 .b8 buf[16];\n\tst.local.u32 [buf+64], %r3; // <- rejected, faults\n",
+        10, OutOfBounds, RejOob,
+    );
+    // `.local` memory before its start, through a register.
+    local_memory_negative => guarded_out(
+        "\t.local .align 4 .b8 buf[16];\n\tmov.u64 %rd5, buf;\n\
+             \tst.local.u32 [%rd5+-4], %r3; // <- rejected, faults\n",
+        10, OutOfBounds, RejOob,
+    );
+    // A thread-indexed slot of a frame of four: `buf[i]` for `i < n = 10`.
+    local_memory_thread_indexed => guarded_out(
+        "\t.local .align 4 .b8 buf[16];\n\tmov.u64 %rd5, buf;\n\tshl.b64 %rd6, %rd3, 2;\n\
+             \tadd.s64 %rd5, %rd5, %rd6;\n\tst.local.u32 [%rd5], %r3; // <- rejected, faults\n",
+        10, OutOfBounds, RejOob,
+    );
+    // A generic frame address read in the local space (another number there).
+    local_memory_generic_as_local => guarded_out(
+        "\t.local .align 4 .b8 buf[16];\n\tcvta.local.u64 %rd5, buf;\n\
+             \tst.local.u32 [%rd5], %r3; // <- rejected, faults\n",
+        10, OutOfBounds, UnattributedAddress,
     );
 
     // A negative displacement: `out[i − 1]`, before the start for `i = 0`.

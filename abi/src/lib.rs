@@ -51,7 +51,7 @@ pub use custom::{
     BlockError, BlockShape, CustomAbi, CustomKind, CustomParam, ExtentCompiler, ExtentEnv,
     ExtentError, ExtentLexer, ExtentNames, ExtentOp, ExtentProblem, ExtentSite, ExtentToken,
     MAX_BLOCK, MAX_BLOCK_THREADS, MAX_EXTENT_DEPTH, MAX_EXTENT_NESTING, MAX_EXTENT_STEPS,
-    SignatureError, SignatureProblem, eval_next, parse_extent, validate_block,
+    SignatureError, SignatureProblem, eval_next, parse_extent, validate_block, vector_type,
 };
 pub use element::ElementKind;
 pub use kind::{

@@ -17,9 +17,15 @@ impl AbiSpec {
                 .iter()
                 .map(|param| match param.kind {
                     CustomKind::In(d) => {
-                        format!("const {}* __restrict__ {}", scalar(d), param.name)
+                        format!(
+                            "const {}* __restrict__ {}",
+                            element(d, param.lanes),
+                            param.name
+                        )
                     }
-                    CustomKind::Out(d) => format!("{}* __restrict__ {}", scalar(d), param.name),
+                    CustomKind::Out(d) => {
+                        format!("{}* __restrict__ {}", element(d, param.lanes), param.name)
+                    }
                     CustomKind::Value(d) => format!("{} {}", scalar(d), param.name),
                 })
                 .collect();
@@ -114,6 +120,29 @@ fn pointer(
 }
 
 /// The CUDA C spelling of one element or param type.
+/// A custom pointer's element: the scalar, or CUDA's vector type of it (`float4`, `uint2`);
+/// a vector CUDA has no type for is the scalar with the vector named beside it.
+fn element(kind: ElementKind, lanes: u8) -> String {
+    let base = match kind {
+        ElementKind::F32 => "float",
+        ElementKind::F64 => "double",
+        ElementKind::I8 => "char",
+        ElementKind::U8 => "uchar",
+        ElementKind::I16 => "short",
+        ElementKind::U16 => "ushort",
+        ElementKind::I32 => "int",
+        ElementKind::U32 => "uint",
+        ElementKind::I64 => "longlong",
+        ElementKind::U64 => "ulonglong",
+        ElementKind::F16 | ElementKind::BF16 => "",
+    };
+    match lanes {
+        1 => scalar(kind).to_owned(),
+        2 | 4 if !base.is_empty() => format!("{base}{lanes}"),
+        _ => format!("{} /* {kind}x{lanes} */", scalar(kind)),
+    }
+}
+
 fn scalar(kind: ElementKind) -> &'static str {
     match kind {
         ElementKind::F32 => "float",

@@ -64,17 +64,19 @@ impl<'t> ModuleVerdicts<'t> {
             Err(unread) => Err(Error::BodyRejected {
                 entry: entry.to_owned(),
                 rejection: Box::new(Rejection::unparsed(unread)),
+                fix: None,
             }),
         };
         match proved {
             Ok(proof) => proof_json(self.spec, Some(&proof)),
-            Err(Error::BodyRejected { rejection, .. }) => json!({
+            Err(Error::BodyRejected { rejection, fix, .. }) => json!({
                 "verified": false,
                 "rejection": {
                     "line": rejection.line,
                     "instruction": rejection.instruction,
                     "kind": rejection.kind.as_str(),
                     "reason": rejection.reason,
+                    "fix": fix,
                 },
             }),
             Err(e) => json!({ "verified": false, "error": e.to_string() }),

@@ -330,6 +330,90 @@ fn trap_is_a_typed_error() {
     assert!(err.to_string().contains("trap"), "{err}");
 }
 
+/// CUDA's `assert` as NVRTC compiles it: a call of the driver's `__assertfail` with the
+/// assertion's text, file, line and function. The launch ends there, naming all four and the
+/// thread, as a trap does.
+#[test]
+fn assertfail_ends_the_launch_with_the_assertion() {
+    let ptx = r#"
+.version 8.0
+.target sm_90
+.address_size 64
+.extern .func __assertfail
+(
+    .param .b64 __assertfail_param_0,
+    .param .b64 __assertfail_param_1,
+    .param .b32 __assertfail_param_2,
+    .param .b64 __assertfail_param_3,
+    .param .b64 __assertfail_param_4
+)
+;
+.global .align 1 .b8 $msg[6] = {105, 32, 60, 32, 57, 0};
+.global .align 1 .b8 $file[5] = {107, 46, 99, 117, 0};
+.global .align 1 .b8 $func[2] = {107, 0};
+.visible .entry k()
+{
+    .reg .b32 %r;
+    .reg .pred %p;
+    .reg .b64 %rd<4>;
+    mov.u32 %r, %tid.x;
+    setp.ne.u32 %p, %r, 37;
+    @%p bra $ok;
+    mov.u64 %rd1, $msg;
+    cvta.global.u64 %rd1, %rd1;
+    mov.u64 %rd2, $file;
+    cvta.global.u64 %rd2, %rd2;
+    mov.u64 %rd3, $func;
+    cvta.global.u64 %rd3, %rd3;
+    {
+    .param .b64 param0;
+    st.param.b64 [param0+0], %rd1;
+    .param .b64 param1;
+    st.param.b64 [param1+0], %rd2;
+    .param .b32 param2;
+    st.param.b32 [param2+0], 27;
+    .param .b64 param3;
+    st.param.b64 [param3+0], %rd3;
+    .param .b64 param4;
+    st.param.b64 [param4+0], 1;
+    call.uni __assertfail, (param0, param1, param2, param3, param4);
+    }
+$ok:
+    ret;
+}
+"#;
+    let module = parse_module(ptx).unwrap();
+    let program = decode(ptx, &module, "k").unwrap();
+    let memory = Regions::new(Vec::new());
+    let err = run_with(
+        &program,
+        &[],
+        LaunchDims::linear(2, 64),
+        &memory,
+        &RunOptions::default(),
+    )
+    .unwrap_err();
+    let ExecError::AssertFailed(failure) = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(
+        (
+            failure.message.as_str(),
+            failure.file.as_str(),
+            failure.line
+        ),
+        ("i < 9", "k.cu", 27)
+    );
+    assert_eq!(failure.function, "k");
+    assert_eq!((failure.at.block[0], failure.at.thread[0]), (0, 37));
+    assert_eq!(failure.at.line, 42, "{err}");
+    assert!(
+        err.to_string()
+            .contains("assertion `i < 9` failed at k.cu:27"),
+        "{err}"
+    );
+}
+
 #[test]
 fn vector_parameter_loads() {
     let ptx = "

@@ -223,25 +223,30 @@ impl Kernel {
             ),
             Abi::Custom(custom) => {
                 let table = self.order.iter().map(|field| {
-                    let (name, kind) = match *field {
+                    let (name, kind, lanes) = match *field {
                         Field::Input(k) => {
                             let o = &self.inputs[k];
-                            (&o.name, wrap("In", o.elem.kind()))
+                            (&o.name, wrap("In", o.elem.kind()), o.elem.lanes())
                         }
                         Field::Output(m) => {
                             let o = &self.outputs[m];
-                            (&o.name, wrap("Out", o.elem.kind()))
+                            (&o.name, wrap("Out", o.elem.kind()), o.elem.lanes())
                         }
                         Field::Param(p) => {
                             let param = &self.params[p];
                             (
                                 &param.name,
                                 wrap("Value", scalars::kind_tokens(param.kind, param.span)),
+                                1,
                             )
                         }
                     };
                     let name = names::unraw(name);
-                    quote!(::jitseam::__private::CustomParam::new(#name, #kind))
+                    if lanes > 1 {
+                        quote!(::jitseam::__private::CustomParam::vector(#name, #kind, #lanes))
+                    } else {
+                        quote!(::jitseam::__private::CustomParam::new(#name, #kind))
+                    }
                 });
                 let code = custom.code.iter().map(|(op, span)| op_tokens(*op, *span));
                 let covers = custom.covers;
@@ -482,20 +487,34 @@ impl Elem {
     fn spelling(&self) -> String {
         match self {
             Self::Known { kind, .. } => kind.name().to_owned(),
+            Self::Vector { kind, lanes, .. } => format!("[{kind}; {lanes}]"),
             Self::Other(ty) => quote!(#ty).to_string().replace(' ', ""),
+        }
+    }
+
+    /// Elements per vector: 1 but for a vector element.
+    fn lanes(&self) -> u8 {
+        match self {
+            Self::Vector { lanes, .. } => *lanes,
+            Self::Known { .. } | Self::Other(_) => 1,
         }
     }
 
     fn rust_type(&self) -> TokenStream {
         match self {
-            Self::Known { kind, span } => scalars::rust_type(*kind, *span),
+            // A vector's operand is a buffer of its scalars.
+            Self::Known { kind, span } | Self::Vector { kind, span, .. } => {
+                scalars::rust_type(*kind, *span)
+            }
             Self::Other(ty) => quote!(#ty),
         }
     }
 
     fn kind(&self) -> TokenStream {
         match self {
-            Self::Known { kind, span } => scalars::kind_tokens(*kind, *span),
+            Self::Known { kind, span } | Self::Vector { kind, span, .. } => {
+                scalars::kind_tokens(*kind, *span)
+            }
             Self::Other(ty) => {
                 let span = syn::spanned::Spanned::span(&**ty);
                 quote_spanned!(span=> <#ty as ::jitseam::__private::Element>::KIND)

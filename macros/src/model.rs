@@ -85,7 +85,17 @@ pub(crate) struct Operand {
 /// An operand's element type: a scalar the macro knows by name, or any other type, left to the
 /// `Element` bound (a type alias of `f32` is fine; `String` is refused by rustc there).
 pub(crate) enum Elem {
-    Known { kind: ElementKind, span: Span },
+    Known {
+        kind: ElementKind,
+        span: Span,
+    },
+    /// `[f32; 4]`: a vector of `lanes` elements of `kind` (custom kernels only); the operand is
+    /// a buffer of `kind` and the extent counts vectors.
+    Vector {
+        kind: ElementKind,
+        lanes: u8,
+        span: Span,
+    },
     Other(Box<Type>),
 }
 
@@ -166,6 +176,15 @@ impl Kernel {
             ));
         }
         if let Abi::Fixed { kind, .. } = &abi {
+            if let Some(span) = inputs.iter().chain(&outputs).find_map(|o| match o.elem {
+                Elem::Vector { span, .. } => Some(span),
+                _ => None,
+            }) {
+                return Err(Error::new(
+                    span,
+                    "a vector element type (`[f32; 4]`) is for `abi = custom` kernels, whose extents count vectors; the other abis take scalar elements",
+                ));
+            }
             check_vector_width(kind, inputs.iter().chain(&outputs))?;
         }
         let type_name = names::upper_camel(&sig.ident);
@@ -753,18 +772,52 @@ fn operand(ty: &Type) -> syn::Result<Option<(Role, Elem, syn::Path)>> {
             format!("`{wrapper}` takes exactly one element type, as in `{wrapper}<f32>`"),
         ));
     };
-    let elem = match scalars::from_type(elem) {
-        Some(kind) => Elem::Known {
+    let elem = match (scalars::from_type(elem), elem) {
+        (Some(kind), _) => Elem::Known {
             kind,
             span: elem.span(),
         },
-        None => Elem::Other(Box::new(elem.clone())),
+        (None, Type::Array(array)) => vector(array)?,
+        (None, _) => Elem::Other(Box::new(elem.clone())),
     };
     let mut marker = path.path.clone();
     if let Some(last) = marker.segments.last_mut() {
         last.arguments = syn::PathArguments::None;
     }
     Ok(Some((role, elem, marker)))
+}
+
+/// `[T; N]` as an operand's element: a vector jitseam-abi accepts (`f32x4`), or an error that
+/// says which are.
+fn vector(array: &syn::TypeArray) -> syn::Result<Elem> {
+    let lanes = match &array.len {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(n),
+            ..
+        }) => n.base10_parse::<u8>().ok(),
+        _ => None,
+    };
+    let written = quote::ToTokens::to_token_stream(array)
+        .to_string()
+        .replace(" ;", ";");
+    let found = scalars::from_type(&array.elem).and_then(|kind| {
+        let lanes = lanes?;
+        jitseam_abi::vector_type(&format!("{kind}x{lanes}"))
+    });
+    match found {
+        Some((kind, lanes)) => Ok(Elem::Vector {
+            kind,
+            lanes,
+            span: array.span(),
+        }),
+        None => Err(Error::new(
+            array.span(),
+            format!(
+                "unsupported vector element `{written}`: a vector is `[T; N]` of one of {} with N of 2, 4, 8 or 16 and at most 16 bytes in all, as in `[f32; 4]`",
+                ElementKind::names()
+            ),
+        )),
+    }
 }
 
 fn param(name: Ident, ty: &Type) -> syn::Result<Param> {

@@ -135,6 +135,26 @@ pub struct Function {
     pub offset: usize,
 }
 
+impl Function {
+    /// Whether this is the declaration of CUDA's `assert` failure handler as NVRTC and NVCC
+    /// emit it: `.extern .func __assertfail(.param .b64 message, .param .b64 file, .param .b32
+    /// line, .param .b64 function, .param .b64 char_size)`, with no body and no return value.
+    /// The driver supplies it: it reports the message and traps, so a call never returns.
+    pub fn is_assert_fail(&self) -> bool {
+        const SIZES: [u64; 5] = [8, 8, 4, 8, 8];
+        self.name == "__assertfail"
+            && self.linkage == Linkage::Extern
+            && self.body.is_none()
+            && self.returns.is_empty()
+            && self.params.len() == SIZES.len()
+            && self
+                .params
+                .iter()
+                .zip(SIZES)
+                .all(|(p, size)| p.array_len.is_none() && p.size_bytes() == size)
+    }
+}
+
 /// One `.param` of an entry or function.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Param {

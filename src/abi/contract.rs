@@ -83,7 +83,7 @@ fn custom_contract(custom: &CustomAbi) -> EntryContract {
     let mut params = Vec::with_capacity(custom.params.len());
     for param in custom.params.iter() {
         let role = match param.kind {
-            CustomKind::In(d) | CustomKind::Out(d) => {
+            CustomKind::In(_) | CustomKind::Out(_) => {
                 let operand = match param.kind {
                     CustomKind::In(_) => {
                         inputs += 1;
@@ -94,7 +94,8 @@ fn custom_contract(custom: &CustomAbi) -> EntryContract {
                         OperandRef::Output(outputs - 1)
                     }
                 };
-                let bytes = u32::try_from(d.size()).unwrap_or(u32::MAX);
+                // A pointer to vectors counts vectors: its element is the whole vector.
+                let bytes = u32::try_from(param.elem_bytes()).unwrap_or(u32::MAX);
                 let code = programs
                     .next()
                     .map(|ops| ops.iter().map(|&op| term(op, &values)).collect())

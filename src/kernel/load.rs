@@ -12,10 +12,13 @@ use jitseam_ptx::{
     CubinEntry, ImageKind, PerfDirective, parse_cubin, parse_fatbin, parse_module,
     resolve::{ResolvedEntry, ResolvedModule},
 };
-use jitseam_verify::{Coverage, EntryContract, Proof, Rejection, verify_resolved};
+use jitseam_verify::{
+    Coverage, EntryContract, ParamContract, Proof, RejectKind, Rejection, verify_resolved,
+};
 
 use super::params::verify_entry_params;
-use crate::abi::{AbiContract, AbiSpec, ExpectedParam, ParamLayout};
+use super::proof_cache::ProofCache;
+use crate::abi::{AbiContract, AbiKind, AbiSpec, ExpectedParam, ParamLayout};
 use crate::artifact::{Artifact, ArtifactKind};
 use crate::error::{Error, MangledEntry, ParamLists};
 use crate::seal;
@@ -149,25 +152,24 @@ pub fn prove_entry(
         .map_err(|error| error.with_declared_names(abi, &[]))?;
     let mut contract = abi.contract();
     contract.block = launch_shape(entry, abi, header, Directives::Checked)?;
-    prove_body(text, module, entry, &contract).map(|(_, proof)| proof)
+    prove_body(text, module, header, abi, &contract).map(|(_, proof)| proof)
 }
 
-/// The body proof of `symbol` in `module` under `contract`, and the entry resolved for it.
+/// The body proof of `header`'s entry in `module` under `contract`, and the entry resolved for
+/// it; a decline in the words of `abi`'s declaration.
 fn prove_body(
     text: &str,
     module: &ResolvedModule,
-    symbol: &str,
+    header: &jitseam_ptx::Entry,
+    abi: &AbiSpec,
     contract: &EntryContract,
 ) -> Result<(ResolvedEntry, Proof), Error> {
+    let symbol = header.name.as_str();
     let entry = module
         .entry(text, symbol)
         .map_err(|e| unparsed(symbol, &e))?;
-    let proof = verify_resolved(text, module, &entry, contract).map_err(|rejection| {
-        Error::BodyRejected {
-            entry: symbol.to_owned(),
-            rejection: Box::new(rejection),
-        }
-    })?;
+    let proof = verify_resolved(text, module, &entry, contract)
+        .map_err(|rejection| declined(symbol, header, abi, rejection))?;
     Ok((entry, proof))
 }
 
@@ -176,6 +178,7 @@ fn unparsed(symbol: &str, error: &jitseam_ptx::ParseError) -> Error {
     Error::BodyRejected {
         entry: symbol.to_owned(),
         rejection: Box::new(Rejection::unparsed(error)),
+        fix: None,
     }
 }
 
@@ -224,7 +227,8 @@ fn load_ptx(
                     &mut header.entries.iter().map(|e| e.name.as_str()),
                 ));
             };
-            let layout = verify_entry_params(&found, expected)?;
+            let mut layout = verify_entry_params(&found, expected)?;
+            require_vector_alignment(&mut layout, &artifact.abi);
             let mut contract = artifact.abi.contract();
             contract.block = launch_shape(
                 &artifact.link.entry_point,
@@ -234,7 +238,24 @@ fn load_ptx(
             )?;
             let module =
                 ResolvedModule::with_module(text, header).map_err(|e| unparsed(symbol, &e))?;
-            let (entry, proof) = prove_body(text, &module, symbol, &contract)?;
+            // A proof this process made of the same text, entry and contract spares the proof;
+            // the module is still resolved, for `bind()` to hand on.
+            let cache = ProofCache::global();
+            let (entry, proof) = match cache.get(text, symbol, &contract) {
+                Some(proof) => (
+                    module
+                        .entry(text, symbol)
+                        .map_err(|e| unparsed(symbol, &e))?,
+                    proof,
+                ),
+                None => {
+                    let (entry, proof) =
+                        prove_body(text, &module, &found, &artifact.abi, &contract)?;
+                    cache.insert(text, symbol, &contract, proof.clone());
+                    (entry, proof)
+                }
+            };
+            require_access_alignment(&mut layout, &contract, &proof);
             Ok(PtxFacts {
                 version: module.module.version,
                 target: module.module.target.clone(),
@@ -252,7 +273,8 @@ fn load_ptx(
             let Some(entry) = index.entry(symbol).map(|entry| entry.to_owned()) else {
                 return Err(no_entry(&mut index.entry_names()));
             };
-            let layout = verify_entry_params(&entry, expected)?;
+            let mut layout = verify_entry_params(&entry, expected)?;
+            require_vector_alignment(&mut layout, &artifact.abi);
             // Under either trust: a declared block the entry's directives contradict would be
             // refused at every launch.
             launch_shape(
@@ -330,6 +352,102 @@ fn launch_shape(
         Directives::Checked => declared.or(required),
         Directives::Unchecked => declared,
     })
+}
+
+/// The body's decline in the user's words: each parameter by its declared name (`bias`, not
+/// `k_param_2`; `in0`, `n` for the fixed ABIs' roles), and what to change where the kind of
+/// violation says.
+fn declined(
+    symbol: &str,
+    entry: &jitseam_ptx::Entry,
+    spec: &AbiSpec,
+    mut rejection: jitseam_verify::Rejection,
+) -> Error {
+    let declared: Vec<String> = match &spec.abi {
+        AbiKind::Custom(custom) => custom.params.iter().map(|p| p.name.to_string()).collect(),
+        _ => spec
+            .expected_params()
+            .iter()
+            .map(|p| p.role.short_name())
+            .collect(),
+    };
+    let mut named = None;
+    for (param, name) in entry.params.iter().zip(&declared) {
+        let ptx = format!("`{}`", param.name);
+        if rejection.reason.contains(&ptx) {
+            rejection.reason = rejection.reason.replace(&ptx, &format!("`{name}`"));
+            named = named.or(Some(name.as_str()));
+        }
+    }
+    let custom = matches!(spec.abi, AbiKind::Custom(_));
+    // A strided body's bounds are its coordinates', which no one guard mends.
+    let fix = match spec.abi {
+        AbiKind::Strided { .. } if rejection.kind == RejectKind::OutOfBounds => None,
+        _ => fix_for(rejection.kind, named, custom),
+    };
+    Error::BodyRejected {
+        entry: symbol.to_owned(),
+        rejection: Box::new(rejection),
+        fix,
+    }
+}
+
+/// What to change for a decline of `kind` through parameter `name` (if the reason names one).
+fn fix_for(kind: RejectKind, name: Option<&str>, custom: bool) -> Option<String> {
+    let it = name.map_or_else(|| "the pointer".to_owned(), |n| format!("`{n}`"));
+    Some(match kind {
+        RejectKind::StoreThroughInput if custom => format!("declare {it} as `out`"),
+        RejectKind::StoreThroughInput => "write only through outputs".to_owned(),
+        RejectKind::OutOfBounds if custom => format!(
+            "guard the access by its bound (`if (i < n)`), or, if {it} holds more, declare its extent larger"
+        ),
+        RejectKind::OutOfBounds => "guard the access by its bound (`if (i < n)`)".to_owned(),
+        RejectKind::DataDependentIndex => {
+            "check the loaded index against its operand's extent before the access (`if (k < n)`)"
+                .to_owned()
+        }
+        RejectKind::MayWrap => {
+            "bound the index by a guard before it grows, or compute it in 64 bits".to_owned()
+        }
+        RejectKind::WrongWidth | RejectKind::Misaligned if custom => format!(
+            "access {it} at a multiple of the access's width, or declare it with the vector type it is read as (`f32x4`)"
+        ),
+        RejectKind::CrossedStride => {
+            "pair each axis's coordinate with that operand's stride on that axis".to_owned()
+        }
+        _ => return None,
+    })
+}
+
+/// A pointer to vectors (`x: in f32x4[n]`) has a base aligned to its vector, as the kernel's
+/// `float4*` assumes: each launch checks the operand's address, proven body or not.
+fn require_vector_alignment(layout: &mut ParamLayout, spec: &AbiSpec) {
+    let AbiKind::Custom(custom) = &spec.abi else {
+        return;
+    };
+    for (index, param) in custom.params.iter().enumerate() {
+        let align = u32::try_from(param.elem_bytes()).unwrap_or(u32::MAX);
+        if param.lanes > 1 && align > layout.pointee_align(index) {
+            layout.require_pointee_align(index, align);
+        }
+    }
+}
+
+/// Every pointer the proof reads or writes wider than its element (a `float4` access of an
+/// `f32` pointer) must have a base aligned to its widest access, as every access is at a
+/// multiple of its own width from the base: each launch checks the operand's address then.
+fn require_access_alignment(layout: &mut ParamLayout, contract: &EntryContract, proof: &Proof) {
+    for summary in &proof.accesses {
+        let index = summary.param as usize;
+        // The ABI's own unit (a vectorized ABI's whole vector) is aligned by the ABI's launch
+        // check already, which names the misalignment in its own terms.
+        let Some(ParamContract::Pointer { access_bytes, .. }) = contract.params.get(index) else {
+            continue;
+        };
+        if summary.align > *access_bytes && summary.align > layout.pointee_align(index) {
+            layout.require_pointee_align(index, summary.align);
+        }
+    }
 }
 
 /// A cubin: its recorded parameters against the layout, and its body through the sealed PTX of

@@ -10,6 +10,7 @@ mod bind;
 mod launch;
 mod load;
 mod params;
+pub mod proof_cache;
 
 pub use load::prove_entry;
 

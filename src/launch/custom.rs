@@ -96,6 +96,8 @@ pub fn check_custom<'a, I: AsViewDesc, O: AsViewDesc>(
         let needed = eval_next(&custom.code, &mut cursor, &env)
             .map_err(|problem| invalid(entry, custom, pointer, &param.name, problem))?;
         largest = largest.max(needed);
+        // The extent counts vectors of a pointer to vectors; the operand, its elements.
+        let needed = needed.saturating_mul(u64::from(param.lanes));
         if needed > len as u64 {
             return Err(Error::ExtentShort(Box::new(ShortExtent {
                 entry: entry.to_owned(),

@@ -3,11 +3,23 @@
 use super::analyze::Analyzer;
 use super::contract::{Extent, OperandRef, ParamContract};
 use super::facts::Facts;
-use super::ir::{Access, AddrBase, Ins, Kind, SHARED_BASE};
+use super::ir::{Access, AddrBase, GENERIC, Ins, Kind, MemSpace, SHARED_BASE, SharedVar, VarSpace};
 use super::poly::{Mono, Poly};
 use super::proof::{AccessClaim, AccessKind, ClaimTarget};
 use super::reject::RejectKind;
 use super::value::{State, Val};
+
+/// How a rejection says an access may pass a static variable's last byte: the one failure a
+/// narrower block may mend (`attempt`'s block-shape search looks for it).
+pub(crate) const PAST_ITS_SIZE: &str = "reach past its size";
+
+/// Where an access goes, for the messages of its checks.
+#[derive(Clone, Copy)]
+struct AccessAt<'a> {
+    what: &'a str,
+    operand: OperandRef,
+    name: &'a str,
+}
 
 impl Analyzer<'_> {
     pub(crate) fn access(&mut self, st: &State, idx: usize, ins: &Ins, final_run: bool) {
@@ -16,7 +28,7 @@ impl Analyzer<'_> {
             addr,
             offset,
             bytes,
-            shared,
+            space,
             ..
         } = &ins.kind
         else {
@@ -26,11 +38,16 @@ impl Analyzer<'_> {
         if !final_run {
             return;
         }
-        let verdict = self.check_access(st, *access, *addr, *offset, *bytes, *shared);
+        let verdict = self.check_access(st, *access, *addr, *offset, *bytes, *space);
         match verdict {
             Ok(param) => {
-                let target = if param >= SHARED_BASE {
-                    ClaimTarget::Shared(self.param_name(param))
+                let target = if let Some((var, _)) = self.var_of(param) {
+                    let name = self.param_name(param);
+                    match var.space {
+                        VarSpace::Shared => ClaimTarget::Shared(name),
+                        VarSpace::Local => ClaimTarget::Local(name),
+                        VarSpace::Const | VarSpace::Global => ClaimTarget::Table(name),
+                    }
                 } else {
                     self.record_access(param, *access, *bytes);
                     ClaimTarget::Param(param)
@@ -50,11 +67,17 @@ impl Analyzer<'_> {
         }
     }
 
+    /// The variable an address of provenance `param` points into, and whether the address
+    /// is its generic one (else the one of the variable's own state space).
+    fn var_of(&self, param: u32) -> Option<(&SharedVar, bool)> {
+        let v = param.checked_sub(SHARED_BASE)?;
+        let generic = v & GENERIC != 0;
+        let var = self.body.shared.get((v & !GENERIC) as usize)?;
+        Some((var, generic))
+    }
+
     fn param_name(&self, param: u32) -> String {
-        if let Some(var) = param
-            .checked_sub(SHARED_BASE)
-            .and_then(|v| self.body.shared.get(v as usize))
-        {
+        if let Some((var, _)) = self.var_of(param) {
             return var.name.clone();
         }
         self.param_names
@@ -70,21 +93,17 @@ impl Analyzer<'_> {
         addr: AddrBase,
         offset: i64,
         bytes: u32,
-        shared: bool,
+        space: MemSpace,
     ) -> Result<u32, (RejectKind, String)> {
-        let what = match access {
-            Access::Load => "a load",
-            Access::Store => "a store",
-            Access::Atomic => "an atomic",
-        };
+        let what = access_word(access);
         let r = match addr {
             AddrBase::Reg(r) => r,
-            AddrBase::Shared(var) if shared => {
+            AddrBase::Shared(var) => {
                 let param = SHARED_BASE + var;
-                self.check_shared(st, param, &Poly::zero(), offset, bytes, what)?;
+                self.check_var(st, param, &Poly::zero(), offset, bytes, access, space)?;
                 return Ok(param);
             }
-            AddrBase::Shared(_) | AddrBase::Absolute => {
+            AddrBase::Absolute => {
                 return Err((
                     RejectKind::UnattributedAddress,
                     format!("{what} from a fixed address"),
@@ -115,32 +134,23 @@ impl Analyzer<'_> {
                 ));
             }
         };
-        // A shared-space address means nothing as a global or generic one (the same number
-        // names another byte there), and a global pointer nothing in the shared space.
-        match (shared, param >= SHARED_BASE) {
-            (true, true) => {
-                self.check_shared(st, param, &off, offset, bytes, what)?;
-                return Ok(param);
-            }
-            (true, false) => {
-                return Err((
-                    RejectKind::UnattributedAddress,
-                    format!(
-                        "{what} in the shared space through `{}`, which is not a shared variable's address",
-                        self.param_name(param)
-                    ),
-                ));
-            }
-            (false, true) => {
-                return Err((
-                    RejectKind::UnattributedAddress,
-                    format!(
-                        "{what} outside the shared space through the shared-space address of `{}`",
-                        self.param_name(param)
-                    ),
-                ));
-            }
-            (false, false) => {}
+        // A variable's address is its own: checked against the variable, in the space the
+        // access names (see `check_var`).
+        if param >= SHARED_BASE {
+            self.check_var(st, param, &off, offset, bytes, access, space)?;
+            return Ok(param);
+        }
+        // A pointer parameter's address is a global one: it means nothing in the shared,
+        // local or constant space (the same number names another byte there).
+        if !matches!(space, MemSpace::Generic | MemSpace::Global) {
+            return Err((
+                RejectKind::UnattributedAddress,
+                format!(
+                    "{what} in the {} space through `{}`, which is not a variable of that space",
+                    space_name(space),
+                    self.param_name(param)
+                ),
+            ));
         }
         let name = self.param_name(param);
         let Some(ParamContract::Pointer {
@@ -168,9 +178,20 @@ impl Analyzer<'_> {
             ));
         };
         let total = st.facts.normalize(&total).unwrap_or(total);
-        let unit = i128::from(access_bytes.max(1));
         // An offset built from values the analysis lost track of says nothing about alignment.
         let inexact = total.atoms().any(|a| self.atoms.is_opaque(a));
+        if let Extent::Declared(_) = extent
+            && bytes != access_bytes
+        {
+            let at = AccessAt {
+                what,
+                operand,
+                name: &name,
+            };
+            self.check_wide(&st.facts, &total, bytes, access_bytes, param, inexact, &at)?;
+            return Ok(param);
+        }
+        let unit = i128::from(access_bytes.max(1));
         let inner = total.constant_term().rem_euclid(unit);
         let index = total.add_const(-inner).and_then(|t| t.div_exact(unit));
         if bytes != access_bytes {
@@ -226,37 +247,75 @@ impl Analyzer<'_> {
         Ok(param)
     }
 
-    /// A `.shared` access of `bytes` at `off + offset` from the start of shared variable
-    /// `param − SHARED_BASE`. Each variable is its own object: a static one of `B` bytes is
-    /// in bounds iff `0 ≤ o` and `o + bytes ≤ B`, so no access through one variable reaches
-    /// another, whatever the layout; the dynamic arrays all start where the dynamic shared
-    /// memory does, so one is in bounds iff `o + bytes ≤ D`, the launch's dynamic shared bytes
-    /// (a symbol bounded only by the launch conditions the proof states). The width must be a
-    /// power of two no wider than the variable's alignment (a wider one may straddle the
+    /// An access of `bytes` at `off + offset` from the start of variable `param − SHARED_BASE`
+    /// (a `.shared` variable, a thread's `.local` frame, or a module `.const` or `.global`
+    /// table). Each variable is its own object: a static one of `B` bytes is in bounds iff
+    /// `0 ≤ o` and `o + bytes ≤ B`, so no access through one variable reaches another, whatever
+    /// the layout; the dynamic shared arrays all start where the dynamic shared memory does,
+    /// so one is in bounds iff `o + bytes ≤ D`, the launch's dynamic shared bytes (a symbol
+    /// bounded only by the launch conditions the proof states). A `.local` frame is the
+    /// thread's own, so its bounds are per thread. The access must name the space the address
+    /// is one of: the variable's own (`ld.shared`, `ld.local`, `ld.const`; a `.global` table's
+    /// is the generic one too) or, for the generic address `cvta.local` gives a `.local`
+    /// variable, none. Tables are only read; a `.local` frame takes no atomics. The width must
+    /// be a power of two no wider than the variable's alignment (a wider one may straddle the
     /// alignment the variable is placed at) and `o` a multiple of it, so the hardware never
-    /// sees a misaligned shared address.
-    fn check_shared(
+    /// sees a misaligned address.
+    #[allow(clippy::too_many_arguments)]
+    fn check_var(
         &mut self,
         st: &State,
         param: u32,
         off: &Poly,
         offset: i64,
         bytes: u32,
-        what: &str,
+        access: Access,
+        space: MemSpace,
     ) -> Result<(), (RejectKind, String)> {
+        let what = access_word(access);
         let name = self.param_name(param);
-        let Some(var) = self
-            .body
-            .shared
-            .get((param - SHARED_BASE) as usize)
-            .cloned()
-        else {
+        let Some((var, generic)) = self.var_of(param).map(|(v, g)| (v.clone(), g)) else {
             return Err((
                 RejectKind::UnattributedAddress,
-                format!("{what} through an unknown shared variable"),
+                format!("{what} through an unknown variable"),
             ));
         };
-        if !self.contract.three_dimensional() {
+        let noun = var_noun(var.space);
+        let fits = match (var.space, generic) {
+            (VarSpace::Local, true) => space == MemSpace::Generic,
+            (VarSpace::Shared, _) => space == MemSpace::Shared,
+            (VarSpace::Local, false) => space == MemSpace::Local,
+            (VarSpace::Const, _) => space == MemSpace::Const,
+            (VarSpace::Global, _) => matches!(space, MemSpace::Global | MemSpace::Generic),
+        };
+        if !fits {
+            return Err((
+                RejectKind::UnattributedAddress,
+                format!(
+                    "{what} in the {} space through the {} address of {noun} `{name}`",
+                    space_name(space),
+                    if generic {
+                        "generic".to_owned()
+                    } else {
+                        format!("{} space", var.space.name())
+                    }
+                ),
+            ));
+        }
+        let refused = match (var.space, access) {
+            (VarSpace::Const | VarSpace::Global, Access::Store | Access::Atomic) => {
+                Some("tables are only read")
+            }
+            (VarSpace::Local, Access::Atomic) => Some("local memory takes no atomics"),
+            _ => None,
+        };
+        if let Some(why) = refused {
+            return Err((
+                RejectKind::Unsupported,
+                format!("{what} to {noun} `{name}`: {why}"),
+            ));
+        }
+        if var.space == VarSpace::Shared && !self.contract.three_dimensional() {
             return Err((
                 RejectKind::Unsupported,
                 "shared memory is not verified".to_owned(),
@@ -266,7 +325,7 @@ impl Analyzer<'_> {
             return Err((
                 RejectKind::WrongWidth,
                 format!(
-                    "{what} of {bytes} bytes in shared variable `{name}`, aligned to {} bytes",
+                    "{what} of {bytes} bytes in {noun} `{name}`, aligned to {} bytes",
                     var.align
                 ),
             ));
@@ -285,15 +344,13 @@ impl Analyzer<'_> {
             if total.atoms().any(|a| self.atoms.is_opaque(a)) {
                 return Err((
                     self.bound_failure(&total),
-                    format!(
-                        "{what} in shared variable `{name}` at an offset that cannot be bounded"
-                    ),
+                    format!("{what} in {noun} `{name}` at an offset that cannot be bounded"),
                 ));
             }
             return Err((
                 RejectKind::Misaligned,
                 format!(
-                    "{what} in shared variable `{name}` at an offset that is not a multiple of {bytes} bytes"
+                    "{what} in {noun} `{name}` at an offset that is not a multiple of {bytes} bytes"
                 ),
             ));
         }
@@ -314,19 +371,112 @@ impl Analyzer<'_> {
         if !self.prove(&st.facts, &total) {
             return Err((
                 self.bound_failure(&total),
-                format!("{what} in shared variable `{name}` at an offset that may be negative"),
+                format!("{what} in {noun} `{name}` at an offset that may be negative"),
             ));
         }
         let upper = size.add_const(-unit).and_then(|c| c.sub(&total));
         if !upper.is_some_and(|u| self.prove(&st.facts, &u)) {
             let limit = if var.bytes.is_some() {
-                "its size"
+                PAST_ITS_SIZE
             } else {
-                "the launch's dynamic shared bytes"
+                "reach past the launch's dynamic shared bytes"
             };
             return Err((
                 self.bound_failure(&total),
-                format!("{what} in shared variable `{name}` that may reach past {limit}"),
+                format!("{what} in {noun} `{name}` that may {limit}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// An access of `bytes` through a pointer with a declared extent of `E` elements of
+    /// `elem` bytes each, at byte offset `total` from the operand's base: a power of two of at
+    /// most 16 bytes, at a multiple of itself, within the extent's bytes (`0 ≤ total` and
+    /// `total + bytes ≤ E · elem`). The operand's base must be aligned to the width, which the
+    /// launch checks (the proof's summary names the widest access through each pointer), so
+    /// the address the hardware sees is aligned too. Proven in units of the narrower of the
+    /// two widths, where both sides are whole numbers: `q = total / u ≥ 0` and
+    /// `q + bytes/u ≤ E · elem/u`.
+    #[allow(clippy::too_many_arguments)]
+    fn check_wide(
+        &mut self,
+        facts: &Facts,
+        total: &Poly,
+        bytes: u32,
+        elem: u32,
+        param: u32,
+        inexact: bool,
+        at: &AccessAt<'_>,
+    ) -> Result<(), (RejectKind, String)> {
+        let AccessAt {
+            what,
+            operand,
+            name,
+        } = *at;
+        if !bytes.is_power_of_two() || bytes > 16 || !elem.is_power_of_two() {
+            return Err((
+                RejectKind::WrongWidth,
+                format!(
+                    "{what} of {bytes} bytes through {operand} (`{name}`): an access moves 1, 2, 4, 8 or 16 bytes"
+                ),
+            ));
+        }
+        let aligned = (total.constant_term().rem_euclid(i128::from(bytes)) == 0)
+            .then(|| total.div_exact(i128::from(bytes)))
+            .flatten();
+        if aligned.is_none() {
+            if inexact {
+                return Err((
+                    self.bound_failure(total),
+                    format!(
+                        "{what} through {operand} (`{name}`) at an offset that cannot be bounded"
+                    ),
+                ));
+            }
+            return Err((
+                RejectKind::Misaligned,
+                format!(
+                    "{what} of {bytes} bytes through {operand} (`{name}`) at an offset that is not a multiple of {bytes} bytes"
+                ),
+            ));
+        }
+        let Some(extent) = self.declared.get(param as usize).cloned().flatten() else {
+            return Err((
+                RejectKind::Unsupported,
+                format!(
+                    "{what} through {operand} (`{name}`), whose declared extent is not modeled"
+                ),
+            ));
+        };
+        let unit = bytes.min(elem);
+        let Some(q) = total.div_exact(i128::from(unit)) else {
+            return Err((
+                RejectKind::Misaligned,
+                format!(
+                    "{what} of {bytes} bytes through {operand} (`{name}`) at an offset that is not a multiple of {unit} bytes"
+                ),
+            ));
+        };
+        if !self.prove(facts, &q) {
+            return Err((
+                self.bound_failure(&q),
+                format!(
+                    "{what} of {bytes} bytes through {operand} (`{name}`) at an offset that may be negative"
+                ),
+            ));
+        }
+        let span = i128::from(bytes / unit);
+        let per = i128::from(elem / unit);
+        let upper = extent
+            .scale(per)
+            .and_then(|e| e.add_const(-span))
+            .and_then(|e| e.sub(&q));
+        if !upper.is_some_and(|u| self.prove(facts, &u)) {
+            return Err((
+                self.bound_failure(&q),
+                format!(
+                    "{what} of {bytes} bytes through {operand} (`{name}`) that may reach past its declared extent"
+                ),
             ));
         }
         Ok(())
@@ -497,5 +647,34 @@ impl Analyzer<'_> {
             ));
         }
         Ok(())
+    }
+}
+
+fn access_word(access: Access) -> &'static str {
+    match access {
+        Access::Load => "a load",
+        Access::Store => "a store",
+        Access::Atomic => "an atomic",
+    }
+}
+
+/// What a variable of `space` is called in messages.
+fn var_noun(space: VarSpace) -> &'static str {
+    match space {
+        VarSpace::Shared => "shared variable",
+        VarSpace::Local => "local variable",
+        VarSpace::Const => "constant table",
+        VarSpace::Global => "global table",
+    }
+}
+
+/// The state space an access names, for messages.
+fn space_name(space: MemSpace) -> &'static str {
+    match space {
+        MemSpace::Generic => "generic",
+        MemSpace::Global => "global",
+        MemSpace::Shared => "shared",
+        MemSpace::Local => "local",
+        MemSpace::Const => "constant",
     }
 }

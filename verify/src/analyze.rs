@@ -162,6 +162,7 @@ impl<'c> Analyzer<'c> {
             Access::Atomic => s.atomics += 1,
         }
         s.width = bytes;
+        s.align = s.align.max(bytes);
     }
 
     /// Orders blocks and finds loops; `Err` names a block for an irreducible CFG.
@@ -828,7 +829,8 @@ pub(crate) fn defs(kind: &Kind) -> Vec<Reg> {
         | Kind::Selp { d, .. }
         | Kind::Pred { d, .. }
         | Kind::LdKParam { d, .. }
-        | Kind::SharedAddr { d, .. } => vec![*d],
+        | Kind::SharedAddr { d, .. }
+        | Kind::LocalCvta { d, .. } => vec![*d],
         Kind::Setp { d, d2, .. } => {
             let mut v = vec![*d];
             v.extend(d2.iter().copied());

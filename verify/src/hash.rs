@@ -7,7 +7,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 /// Multiply-rotate hashing, one machine word at a time (the scheme of rustc's `FxHasher`).
 #[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct WordHasher(u64);
+pub struct WordHasher(u64);
 
 const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 

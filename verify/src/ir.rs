@@ -86,24 +86,67 @@ pub(crate) enum Access {
 pub(crate) enum AddrBase {
     Reg(Reg),
     Absolute,
-    /// A `.shared` variable named in the address (`[s]`, `[s+4]`): its index in
-    /// [`Body::shared`].
+    /// A variable named in the address (`[s]`, `[params+4]`) in its own state space: its
+    /// index in [`Body::shared`].
     Shared(u32),
 }
 
-/// Pointer values into `.shared` variable `v` carry the provenance `SHARED_BASE + v` where a
-/// global pointer carries its `.param` index; entries have far fewer params than this.
+/// Pointer values into variable `v` (of [`Body::shared`]) carry the provenance
+/// `SHARED_BASE + v` where a global pointer carries its `.param` index (entries have far fewer
+/// params than this): the address of `v` in its own state space.
 pub(crate) const SHARED_BASE: u32 = 1 << 30;
 
-/// One `.shared` variable an entry can name.
+/// The provenance `SHARED_BASE + GENERIC + v` is the *generic* address of variable `v`
+/// (`cvta.local` of its local-space address), a different number from its local-space one.
+pub(crate) const GENERIC: u32 = 1 << 29;
+
+/// The state space a variable the body names lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum VarSpace {
+    /// `.shared`: one per block.
+    Shared,
+    /// `.local`: one per thread (the `__local_depot` frame of a body).
+    Local,
+    /// A module `.const` variable: a table every thread reads.
+    Const,
+    /// A module `.global` variable: likewise (NVRTC's tables for `sinf`'s slow path).
+    Global,
+}
+
+impl VarSpace {
+    /// The PTX spelling, for messages.
+    pub(crate) const fn name(self) -> &'static str {
+        match self {
+            Self::Shared => ".shared",
+            Self::Local => ".local",
+            Self::Const => ".const",
+            Self::Global => ".global",
+        }
+    }
+}
+
+/// The state space an access names (`ld.local`, `st.shared`, `ld.global`, or none: generic).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MemSpace {
+    Generic,
+    Global,
+    Shared,
+    Local,
+    Const,
+}
+
+/// One variable an entry can name: a `.shared` one, a `.local` frame, or a module `.const` or
+/// `.global` table; each its own object, of known size (a dynamic shared array aside).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SharedVar {
     pub(crate) name: String,
-    /// Its size; `None` for a dynamic (`.extern`, unsized) array, whose size is the launch's
-    /// dynamic shared bytes.
+    /// Its size; `None` for a dynamic (`.extern`, unsized) shared array, whose size is the
+    /// launch's dynamic shared bytes.
     pub(crate) bytes: Option<u64>,
     /// Its alignment (a power of two).
     pub(crate) align: u64,
+    /// Where it lives.
+    pub(crate) space: VarSpace,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,13 +218,23 @@ pub(crate) enum Kind {
         bytes: u32,
         /// Registers written (loads, atomics), every one of a vector.
         dests: Vec<Reg>,
-        /// Written `.shared`: the address is a shared-space one (else global or generic).
+        /// Written `.shared`: the address is a shared-space one (`space` is
+        /// [`MemSpace::Shared`]).
         shared: bool,
+        /// The state space the instruction names.
+        space: MemSpace,
     },
-    /// `d` = the shared-space address of `.shared` variable `var` (`mov.u64 %rd, s`).
+    /// `d` = the address of variable `var` in its own state space (`mov.u64 %rd, s`).
     SharedAddr {
         d: Reg,
         var: u32,
+    },
+    /// `cvta.local d, a` (`to_generic`) or `cvta.to.local d, a`: between the local-space and
+    /// the generic address of a `.local` variable.
+    LocalCvta {
+        d: Reg,
+        a: Src,
+        to_generic: bool,
     },
     /// A `.shared` declaration in the body: verified only for contracts whose launches carry a
     /// shared-memory size (see `EntryContract::three_dimensional`); refused otherwise.
@@ -238,7 +291,8 @@ pub(crate) struct Body {
     pub(crate) sites: Vec<String>,
     pub(crate) num_regs: u32,
     pub(crate) blocks: Vec<Block>,
-    /// The `.shared` variables the body can name (module scope first).
+    /// The variables the body can name (module scope first): `.shared`, `.local`, and module
+    /// `.const` and `.global` tables.
     pub(crate) shared: Vec<SharedVar>,
 }
 

@@ -56,6 +56,8 @@ mod value;
 mod witness;
 
 pub use contract::{EntryContract, Extent, ExtentTerm, OperandRef, ParamContract};
+/// The verifier's fast hasher, for keys that are compared whole after (jitseam's proof cache).
+pub use hash::WordHasher;
 pub use proof::{
     AccessClaim, AccessKind, AccessSummary, ClaimTarget, Coverage, LaunchCondition, Proof,
 };
@@ -190,15 +192,16 @@ pub fn verify_resolved(
             }
         }
     }
-    // A static shared array indexed by `%tid` is in bounds only for blocks no larger than it:
-    // look for the largest block shape (by threads, then by x) under which the body is proven,
-    // and make that shape a launch condition. Any shape the search settles on is sound, as
-    // every launch checks it; the search only decides which condition to ask for.
+    // A static shared array or a `__constant__` table indexed by `%tid` is in bounds only for
+    // blocks no larger than it: look for the largest block shape (by threads, then by x) under
+    // which the body is proven, and make that shape a launch condition. Any shape the search
+    // settles on is sound, as every launch checks it; the search only decides which condition
+    // to ask for.
     if let Some(r) = &last
         && contract.three_dimensional()
         && contract.block.is_none()
         && r.kind == RejectKind::OutOfBounds
-        && r.instruction.contains(".shared")
+        && r.reason.contains(access::PAST_ITS_SIZE)
         && body.shared.iter().any(|v| v.bytes.is_some())
     {
         let strongest = attempts.last().copied().unwrap_or(0);

@@ -13,7 +13,9 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use super::ir::{Access, AddrBase, Body, Cmp, Ins, IntOp, Kind, PredOp, Reg, SharedVar, Src};
+use super::ir::{
+    Access, AddrBase, Body, Cmp, Ins, IntOp, Kind, MemSpace, PredOp, Reg, SharedVar, Src, VarSpace,
+};
 use jitseam_ptx::FloatValue;
 use jitseam_ptx::body::Variable;
 use jitseam_ptx::inst::{
@@ -43,7 +45,8 @@ enum Sym {
     Reg(Reg),
     /// A kernel parameter.
     KParam(u32),
-    /// A `.shared` variable: its index in [`Body::shared`].
+    /// A variable the body can name (`.shared`, `.local`, a module table): its index in
+    /// [`Body::shared`].
     Shared(u32),
     /// Anything else (a variable of another space, a function, a label): what it is.
     Other,
@@ -64,7 +67,7 @@ struct Frame<'r> {
     /// and a `.func`'s parameters and return values): an access wider than its variable reads
     /// or writes bytes that are not the variable's.
     param_bytes: HashMap<Reg, u64>,
-    /// The body's `.shared` variables, by their index in `body.vars`.
+    /// The body's `.shared` and `.local` variables, by their index in `body.vars`.
     shared: HashMap<u32, u32>,
     /// Inlined at a call: `ret` jumps past the call.
     inlined: bool,
@@ -92,7 +95,8 @@ pub(crate) struct Lowerer<'a> {
     entry: &'a ResolvedEntry,
     body: Body,
     depth: usize,
-    /// Module-scope `.shared` variables, by their index in `module.vars`.
+    /// Module-scope `.shared`, `.const` and `.global` variables, by their index in
+    /// `module.vars`.
     module_shared: HashMap<u32, u32>,
 }
 
@@ -154,12 +158,17 @@ impl<'a> Lowerer<'a> {
                 reason: "the entry has no body".to_owned(),
             });
         };
-        // Module-scope `.shared` variables are the block's as much as the entry's own.
+        // Module-scope `.shared` variables are the block's as much as the entry's own; module
+        // `.const` and `.global` variables are tables every thread may read.
         let module = self.module;
         for (i, var) in module.vars.iter().enumerate() {
-            if var.space == StateSpace::Shared
-                && let Some(index) = self.declare_shared(var)
-            {
+            let space = match var.space {
+                StateSpace::Shared => VarSpace::Shared,
+                StateSpace::Const => VarSpace::Const,
+                StateSpace::Global => VarSpace::Global,
+                StateSpace::Local => continue,
+            };
+            if let Some(index) = self.declare_var(var, space) {
                 self.module_shared.insert(i as u32, index);
             }
         }
@@ -287,14 +296,24 @@ impl<'a> Lowerer<'a> {
             .get(start as usize..end as usize)
             .unwrap_or(&[]);
         let line = self.line_of(vars.first().map_or(0, |v| v.offset));
-        let all_shared = !vars.is_empty() && vars.iter().all(|v| v.space == StateSpace::Shared);
-        if all_shared && !frame.inlined {
+        let all = |space| !vars.is_empty() && vars.iter().all(|v| v.space == space);
+        if all(StateSpace::Shared) && !frame.inlined {
             for (i, var) in vars.iter().enumerate() {
-                if let Some(index) = self.declare_shared(var) {
+                if let Some(index) = self.declare_var(var, VarSpace::Shared) {
                     frame.shared.insert(start + i as u32, index);
                 }
             }
             self.push(Kind::SharedDecl, None, line);
+            return;
+        }
+        // A thread's `.local` frame (NVRTC's `__local_depot`, a `volatile` or address-taken
+        // local): private to the thread, of known size, and a new one for each inlined call.
+        if all(StateSpace::Local) {
+            for (i, var) in vars.iter().enumerate() {
+                if let Some(index) = self.declare_var(var, VarSpace::Local) {
+                    frame.shared.insert(start + i as u32, index);
+                }
+            }
             return;
         }
         let reason = match vars.first().map(|v| v.space) {
@@ -305,15 +324,19 @@ impl<'a> Lowerer<'a> {
         self.push_refuse(reason, None, line);
     }
 
-    /// Names a `.shared` variable. One that is initialized, opaque, of unknown size without
-    /// being `.extern`, or with an alignment that is not a power of two is not named: the
-    /// decoder refuses such a module, and an access through it stays unattributed here.
-    fn declare_shared(&mut self, var: &Variable) -> Option<u32> {
+    /// Names a variable of `space`. A `.shared` or `.local` one that is initialized, one that
+    /// is opaque, of unknown size (unless an `.extern` shared array), a module table defined in
+    /// another module (`.extern`), or one with an alignment that is not a power of two is not
+    /// named: an access through it stays unattributed here.
+    fn declare_var(&mut self, var: &Variable, space: VarSpace) -> Option<u32> {
         let bytes = var.size_bytes();
         let align = var.alignment();
-        if var.init.is_some()
+        let shared = space == VarSpace::Shared;
+        let table = matches!(space, VarSpace::Const | VarSpace::Global);
+        if (var.init.is_some() && !table)
             || var.opaque
-            || (bytes.is_none() && !var.external)
+            || (bytes.is_none() && !(shared && var.external))
+            || (table && var.external)
             || !align.is_power_of_two()
         {
             return None;
@@ -325,6 +348,7 @@ impl<'a> Lowerer<'a> {
             name: var.name.clone(),
             bytes: if var.external { None } else { bytes },
             align,
+            space,
         });
         Some(index)
     }
@@ -404,10 +428,14 @@ impl<'a> Lowerer<'a> {
         }
         let module = self.module;
         let entry = self.entry;
-        let (Some(decl), Some(callee)) = (
-            module.module.functions.get(*func as usize),
-            entry.func_body(*func),
-        ) else {
+        let decl = module.module.functions.get(*func as usize);
+        if decl.is_some_and(|d| d.is_assert_fail() && entry.func_body(*func).is_none()) {
+            // CUDA's `assert`: the driver's `__assertfail` reports the message and traps, so
+            // the thread (the whole launch) ends here, as at `trap`.
+            self.push(Kind::Ret, guard, line);
+            return Ok(());
+        }
+        let (Some(decl), Some(callee)) = (decl, entry.func_body(*func)) else {
             self.push_refuse(
                 "calls to functions without a body are not verified",
                 guard,
@@ -585,6 +613,14 @@ impl<'a> Lowerer<'a> {
             O::Ld | O::Ldu => return self.load(frame, ins),
             O::St => self.store(frame, ins),
             O::Atom | O::Red => self.atomic(frame, ins),
+            // A 32-bit `cvta` holds the low half of the address: no address at all.
+            O::Cvta
+                if m.space == Some(Space::Local)
+                    && m.flags_within(&[Flag::To])
+                    && int.is_some_and(|(w, _)| w == 64) =>
+            {
+                return self.local_cvta(frame, ins);
+            }
             O::Cvta => {
                 if m.space != Some(Space::Global) || !m.flags_within(&[Flag::To]) {
                     refuse("address conversions outside the global space are not verified")
@@ -780,6 +816,37 @@ impl<'a> Lowerer<'a> {
         vec![kind]
     }
 
+    /// `cvta.local d, a` and `cvta.to.local d, a`: `a` a register or a `.local` variable's
+    /// name (its local-space address).
+    fn local_cvta(&mut self, frame: &Frame<'_>, ins: &Instruction) -> Vec<Kind> {
+        let operands_refused = || vec![refuse("this instruction's operands are not verified")];
+        let to_generic = !ins.mods.has(Flag::To);
+        let Some(d) = ins.operands.first().and_then(|d| self.dst(frame, d)) else {
+            return operands_refused();
+        };
+        match ins.operands.get(1) {
+            Some(Operand::Name(name)) => match self.sym(frame, *name) {
+                Sym::Shared(var) if to_generic => {
+                    let t = self.fresh();
+                    vec![
+                        Kind::SharedAddr { d: t, var },
+                        Kind::LocalCvta {
+                            d,
+                            a: Src::Reg(t),
+                            to_generic,
+                        },
+                    ]
+                }
+                _ => vec![refuse("addresses of variables are not verified")],
+            },
+            Some(a @ Operand::Reg(_)) => match self.src(frame, a) {
+                Some(a) => vec![Kind::LocalCvta { d, a, to_generic }],
+                None => operands_refused(),
+            },
+            _ => operands_refused(),
+        }
+    }
+
     fn mov(&self, frame: &Frame<'_>, ins: &Instruction, int: Option<(u8, bool)>) -> Kind {
         let (Some(d), Some(a)) = (ins.operands.first(), ins.operands.get(1)) else {
             return refuse("this instruction's operands are not verified");
@@ -845,7 +912,8 @@ impl<'a> Lowerer<'a> {
         let dests = Self::dests(frame, ins);
         match m.space {
             Some(Space::Param) => self.load_param(frame, ins, *base, *offset, dests, ty),
-            None | Some(Space::Generic | Space::Global | Space::Shared) => {
+            None
+            | Some(Space::Generic | Space::Global | Space::Shared | Space::Local | Space::Const) => {
                 vec![self.mem(frame, Access::Load, *base, *offset, bytes, dests, m.space)]
             }
             Some(_) => vec![refuse(
@@ -952,7 +1020,7 @@ impl<'a> Lowerer<'a> {
                     _ => refuse("stores to kernel parameters are not verified"),
                 }
             }
-            None | Some(Space::Generic | Space::Global | Space::Shared) => self.mem(
+            None | Some(Space::Generic | Space::Global | Space::Shared | Space::Local) => self.mem(
                 frame,
                 Access::Store,
                 *base,
@@ -1015,11 +1083,27 @@ impl<'a> Lowerer<'a> {
         dests: Vec<Reg>,
         space: Option<Space>,
     ) -> Kind {
+        let space = match space {
+            Some(Space::Global) => MemSpace::Global,
+            Some(Space::Shared) => MemSpace::Shared,
+            Some(Space::Local) => MemSpace::Local,
+            Some(Space::Const) => MemSpace::Const,
+            _ => MemSpace::Generic,
+        };
         let addr = match base {
             inst::AddrBase::Absolute => AddrBase::Absolute,
             inst::AddrBase::Reg(r) => AddrBase::Reg(frame.reg(r)),
-            inst::AddrBase::Name(name) => match (self.sym(frame, name), space) {
-                (Sym::Shared(var), Some(Space::Shared)) => AddrBase::Shared(var),
+            inst::AddrBase::Name(name) => match self.sym(frame, name) {
+                // A variable named in an access of its own space.
+                Sym::Shared(var)
+                    if self
+                        .body
+                        .shared
+                        .get(var as usize)
+                        .is_some_and(|v| var_space_of(v.space) == space) =>
+                {
+                    AddrBase::Shared(var)
+                }
                 _ => {
                     return refuse("accesses to variables or parameters by name are not verified");
                 }
@@ -1031,7 +1115,8 @@ impl<'a> Lowerer<'a> {
             offset,
             bytes,
             dests,
-            shared: space == Some(Space::Shared),
+            shared: space == MemSpace::Shared,
+            space,
         }
     }
 
@@ -1242,6 +1327,16 @@ impl<'a> Lowerer<'a> {
             None => None,
         };
         Kind::Pred { op, d, a, a_neg, b }
+    }
+}
+
+/// The state space an access of a variable of `space` names.
+fn var_space_of(space: VarSpace) -> MemSpace {
+    match space {
+        VarSpace::Shared => MemSpace::Shared,
+        VarSpace::Local => MemSpace::Local,
+        VarSpace::Const => MemSpace::Const,
+        VarSpace::Global => MemSpace::Global,
     }
 }
 

@@ -168,6 +168,11 @@ pub struct AccessSummary {
     pub atomics: u32,
     /// Bytes per access (0 when there is none).
     pub width: u32,
+    /// The widest access, in bytes (0 when there is none): every access is at an offset that
+    /// is a multiple of its width, so the operand's base address must be a multiple of this
+    /// for every address to be aligned. A launch checks it where it exceeds the element's own
+    /// alignment (a `float4` access of an `f32` pointer).
+    pub align: u32,
 }
 
 /// What an access does to memory.
@@ -188,6 +193,10 @@ pub enum ClaimTarget {
     Param(u32),
     /// The `.shared` variable of that name.
     Shared(String),
+    /// The `.local` variable of that name, the thread's own.
+    Local(String),
+    /// The module `.const` or `.global` table of that name, only read.
+    Table(String),
 }
 
 /// What the proof establishes about every execution of one access instruction: it goes

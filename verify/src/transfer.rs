@@ -4,7 +4,7 @@ use super::analyze::{Analyzer, Outcome};
 use super::atoms::{AtomKind, CTAID, INF, NCTAID, NTID, TID};
 use super::contract::ParamContract;
 use super::facts::{Fact, Facts};
-use super::ir::{Cmp, Ins, IntOp, Kind, PredOp, SHARED_BASE, Src};
+use super::ir::{Cmp, GENERIC, Ins, IntOp, Kind, PredOp, SHARED_BASE, Src, VarSpace};
 use super::poly::{Poly, gcd};
 use super::reject::RejectKind;
 use super::value::{PredVal, State, Val};
@@ -175,8 +175,14 @@ impl Analyzer<'_> {
             }
             Kind::SharedAddr { d, var } => {
                 // Only a custom contract's launches carry the shared size its bounds need;
-                // elsewhere the address is an integer no access may use, as before.
-                let v = if self.contract.three_dimensional() {
+                // elsewhere a shared address is an integer no access may use, as before. A
+                // thread's `.local` frame and a module table have a size of their own.
+                let shared = self
+                    .body
+                    .shared
+                    .get(*var as usize)
+                    .is_none_or(|v| v.space == VarSpace::Shared);
+                let v = if !shared || self.contract.three_dimensional() {
                     Val::Ptr {
                         param: SHARED_BASE + *var,
                         off: Poly::zero(),
@@ -186,6 +192,35 @@ impl Analyzer<'_> {
                         p: self.opaque(key(0), (-(1i128 << 63), (1i128 << 64) - 1), false),
                         w: 64,
                     }
+                };
+                st.set(*d, v);
+                Outcome::Continue
+            }
+            Kind::LocalCvta { d, a, to_generic } => {
+                // The generic and the local-space address of a `.local` variable are different
+                // numbers; `cvta` turns the one into the other and anything else into no
+                // address.
+                let v = match self.read_raw(st, *a) {
+                    Some(Val::Ptr { param, off }) => {
+                        let local = param
+                            .checked_sub(SHARED_BASE)
+                            .map(|v| v & !GENERIC)
+                            .and_then(|v| self.body.shared.get(v as usize))
+                            .is_some_and(|v| v.space == VarSpace::Local);
+                        let generic = param >= SHARED_BASE + GENERIC;
+                        match (local, generic, *to_generic) {
+                            (true, false, true) => Val::Ptr {
+                                param: param + GENERIC,
+                                off,
+                            },
+                            (true, true, false) => Val::Ptr {
+                                param: param - GENERIC,
+                                off,
+                            },
+                            _ => Val::Wild,
+                        }
+                    }
+                    _ => Val::Wild,
                 };
                 st.set(*d, v);
                 Outcome::Continue

@@ -27,7 +27,7 @@ pub use compile::{
 use extent::write_infix;
 pub use extent::{ExtentEnv, ExtentOp, ExtentProblem, MAX_EXTENT_DEPTH, eval_next};
 pub use grammar::{ExtentLexer, ExtentToken, parse_extent};
-pub use param::{CustomKind, CustomParam};
+pub use param::{CustomKind, CustomParam, vector_type};
 pub use text::{SignatureError, SignatureProblem};
 
 use crate::ElementKind;
@@ -227,8 +227,12 @@ impl CustomAbi {
             }
             let mut extent = || extents.next().map_or("?", String::as_str);
             let item = match param.kind {
-                CustomKind::In(d) => format!("{}: in {d}[{}]", param.name, extent()),
-                CustomKind::Out(d) => format!("{}: out {d}[{}]", param.name, extent()),
+                CustomKind::In(_) => {
+                    format!("{}: in {}[{}]", param.name, param.type_name(), extent())
+                }
+                CustomKind::Out(_) => {
+                    format!("{}: out {}[{}]", param.name, param.type_name(), extent())
+                }
                 CustomKind::Value(d) => format!("{}: {d}", param.name),
             };
             out.push_str(&item);

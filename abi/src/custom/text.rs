@@ -7,6 +7,7 @@ use std::collections::HashSet;
 
 use super::BlockError;
 use super::grammar::{ExtentLexer, ExtentToken, parse_extent};
+use super::param::vector_type;
 use crate::{CustomKind, CustomParam, ElementKind, ExtentError, ExtentNames, ExtentOp, ExtentSite};
 
 /// A signature or extent that does not parse, with the byte offset where it went wrong.
@@ -134,6 +135,8 @@ fn describe(token: &Token<'_>) -> String {
 struct Item<'t> {
     name: &'t str,
     kind: CustomKind,
+    /// Elements per vector (`f32x4`), 1 for scalars.
+    lanes: u8,
     /// Byte range of the extent's text, for pointers.
     extent: Option<(usize, usize)>,
 }
@@ -193,12 +196,23 @@ pub(super) fn parse(signature: &str, covers: Option<&str>) -> Result<Parsed, Sig
             }
             _ => None,
         };
-        let dtype = ElementKind::from_name(word).ok_or_else(|| {
-            lexer.error(format!(
-                "unknown type `{word}`: expected one of {}",
-                ElementKind::names()
-            ))
-        })?;
+        let (dtype, lanes) = match (ElementKind::from_name(word), vector_type(word)) {
+            (Some(dtype), _) => (dtype, 1),
+            (None, Some(_)) if direction.is_none() => {
+                return Err(lexer.error(format!(
+                    "`{name}: {word}`: a vector type is an element type of a pointer \
+                     (`{name}: in {word}[n]`); params travel as one scalar"
+                )));
+            }
+            (None, Some(vector)) => vector,
+            (None, None) => {
+                return Err(lexer.error(format!(
+                    "unknown type `{word}`: expected one of {}, or a vector of one of them \
+                     of at most 16 bytes (`f32x4`, `u32x2`, `f16x8`)",
+                    ElementKind::names()
+                )));
+            }
+        };
         let (kind, extent) = match direction {
             Some(direction) => {
                 lexer.expect('[')?;
@@ -227,7 +241,12 @@ pub(super) fn parse(signature: &str, covers: Option<&str>) -> Result<Parsed, Sig
             }
             None => (CustomKind::Value(dtype), None),
         };
-        items.push(Item { name, kind, extent });
+        items.push(Item {
+            name,
+            kind,
+            lanes,
+            extent,
+        });
         match lexer.next()? {
             Token::Punct(',') => continue,
             Token::Punct(';') => break true,
@@ -250,6 +269,7 @@ pub(super) fn parse(signature: &str, covers: Option<&str>) -> Result<Parsed, Sig
         .map(|i| CustomParam {
             name: Cow::Owned(i.name.to_owned()),
             kind: i.kind,
+            lanes: i.lanes,
         })
         .collect();
     let names = ExtentNames::of(&params);

@@ -4,7 +4,7 @@
 use super::class::int_type;
 use super::decoder::{Ctx, Decoder, Sym};
 use super::operands::{EResult, bad, full};
-use super::{Inst, Op};
+use super::{Inst, NONE, Op};
 use crate::space::Space;
 use jitseam_ptx::inst::{Name, Operand};
 
@@ -58,10 +58,19 @@ impl Decoder<'_> {
         if iter.next().is_some() {
             return bad("calls with a prototype");
         }
+        let module = self.module;
+        if module
+            .module
+            .functions
+            .get(func as usize)
+            .is_some_and(|f| f.is_assert_fail())
+            && returns.is_empty()
+        {
+            return self.assert_fail(ctx, args);
+        }
         let (params, rets) = match self.sigs.get(&func) {
             Some(sig) => (sig.params.clone(), sig.returns.clone()),
             None => {
-                let module = self.module;
                 let name = module
                     .module
                     .functions
@@ -85,24 +94,7 @@ impl Decoder<'_> {
                 }
                 _ => return bad("this call"),
             };
-            let src = match arg {
-                Operand::Name(name) => match self.sym(ctx, *name)? {
-                    Sym::ParamSlot { slot, .. } | Sym::Reg(slot) => slot,
-                    Sym::KParam { .. } => return bad("passing kernel parameters directly"),
-                    Sym::ParamMem { .. } => {
-                        return Err(self.invalid(ctx, "an array argument for a scalar parameter"));
-                    }
-                    Sym::Var { .. } => return bad("passing a variable as an argument"),
-                    Sym::Refused(reason) => return bad(reason),
-                    Sym::Shared(_) => return bad("passing a shared variable's address"),
-                    Sym::Func => return bad("passing a function as an argument"),
-                    Sym::Label => return bad("passing a label as an argument"),
-                },
-                Operand::Vector(_) => {
-                    return Err(self.invalid(ctx, "a vector register as an argument"));
-                }
-                other => self.src_operand(ctx, other, int_type((size * 8).min(64) as u8))?,
-            };
+            let src = self.argument(ctx, arg, size)?;
             let mut inst = Inst::new(Op::MovMask);
             inst.d = slot;
             inst.a = src;
@@ -114,7 +106,60 @@ impl Decoder<'_> {
         ctx.code.calls.push((call_at, func));
         self.push(ctx, Inst::new(Op::Call));
         self.clear_carry(ctx)?;
-        for (ret, &pass) in returns.iter().zip(&rets) {
+        self.call_returns(ctx, returns, &rets)
+    }
+
+    /// `call __assertfail, (message, file, line, function, char_size)`: one instruction that
+    /// ends the launch with the assertion (see [`Op::AssertFail`]).
+    fn assert_fail(&mut self, ctx: &mut Ctx<'_>, args: &[Operand]) -> EResult<()> {
+        const SIZES: [u32; 5] = [8, 8, 4, 8, 8];
+        if args.len() != SIZES.len() {
+            return Err(self.invalid(ctx, "argument count differs from the function's"));
+        }
+        let mut slots = [NONE; 5];
+        for ((slot, arg), size) in slots.iter_mut().zip(args).zip(SIZES) {
+            *slot = self.argument(ctx, arg, size)?;
+        }
+        let mut inst = Inst::new(Op::AssertFail);
+        let [message, file, line, function, _] = slots;
+        inst.a = message;
+        inst.b = file;
+        inst.c = line;
+        inst.e = function;
+        self.push(ctx, inst);
+        Ok(())
+    }
+
+    /// The slot holding call argument `arg` of `size` bytes.
+    fn argument(&mut self, ctx: &mut Ctx<'_>, arg: &Operand, size: u32) -> EResult<u32> {
+        Ok(match arg {
+            Operand::Name(name) => match self.sym(ctx, *name)? {
+                Sym::ParamSlot { slot, .. } | Sym::Reg(slot) => slot,
+                Sym::KParam { .. } => return bad("passing kernel parameters directly"),
+                Sym::ParamMem { .. } => {
+                    return Err(self.invalid(ctx, "an array argument for a scalar parameter"));
+                }
+                Sym::Var { .. } => return bad("passing a variable as an argument"),
+                Sym::Refused(reason) => return bad(reason),
+                Sym::Shared(_) => return bad("passing a shared variable's address"),
+                Sym::Func => return bad("passing a function as an argument"),
+                Sym::Label => return bad("passing a label as an argument"),
+            },
+            Operand::Vector(_) => {
+                return Err(self.invalid(ctx, "a vector register as an argument"));
+            }
+            other => self.src_operand(ctx, other, int_type((size * 8).min(64) as u8))?,
+        })
+    }
+
+    /// The moves of a call's return values into the registers (or `.param`s) named for them.
+    fn call_returns(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        returns: &[Operand],
+        rets: &[Sym],
+    ) -> EResult<()> {
+        for (ret, &pass) in returns.iter().zip(rets) {
             let slot = match pass {
                 Sym::ParamSlot { slot, .. } | Sym::Reg(slot) => slot,
                 Sym::ParamMem { addr, size } => {

@@ -172,6 +172,10 @@ pub(crate) enum Op {
     Special,
     /// `trap`/`brkpt`: the launch ends with a typed error.
     Trap,
+    /// A call of CUDA's `__assertfail`: the launch ends with the failed assertion, whose
+    /// message, file and function are C strings at the generic addresses in `a`, `b` and `e`,
+    /// its source line in `c`.
+    AssertFail,
     /// An instruction with no effect for the emulator (`membar`, `fence`, `nanosleep`).
     Nop,
     /// `atom`/`red` on global memory: `d` (or the sink) = old value at `[a + imm]`, which

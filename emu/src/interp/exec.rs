@@ -356,6 +356,17 @@ impl<'p> Machine<'p> {
                                     at: Box::new(thread_site(program, pc, ids[lane])),
                                 }));
                             }
+                            Op::AssertFail => {
+                                let lane = eff.trailing_zeros() as usize % LANES;
+                                let hint = hints.get_mut(pc).unwrap_or(&mut spare);
+                                let at = thread_site(program, pc, ids[lane]);
+                                let to = Spaces {
+                                    memory,
+                                    local: &mut *local,
+                                    shared,
+                                };
+                                return Err(Halt::Fail(assertion(regs, inst, lane, at, hint, &to)));
+                            }
                             Op::Nop => Flow::Next,
                             Op::ToShared => {
                                 if let Err((lane, s, len, kind)) =
@@ -543,6 +554,55 @@ fn memory_space(inst: Option<&Inst>) -> u8 {
         _ => 0,
     }
 }
+
+/// The failed assertion lane `lane` reports at `__assertfail` ([`Op::AssertFail`]): its
+/// message, file and function read as C strings from the lane's generic addresses (at most
+/// [`ASSERT_TEXT`] bytes each; what cannot be read ends the text), its line from a register.
+#[cold]
+fn assertion<M: Memory>(
+    regs: &super::lanes::Registers,
+    inst: &Inst,
+    lane: usize,
+    at: super::fault::ThreadSite,
+    hint: &mut u32,
+    to: &Spaces<'_, M>,
+) -> ExecError {
+    let value = |slot: u32| regs.rows.get(regs.ix(slot)).map_or(0, |row| row[lane]);
+    let mut text = |slot: u32| {
+        let start = value(slot);
+        let mut bytes = Vec::new();
+        for i in 0..ASSERT_TEXT {
+            let read = spaces::load(
+                to.memory,
+                to.local,
+                to.shared,
+                crate::space::Space::Generic as u8,
+                lane,
+                start.wrapping_add(i),
+                1,
+                hint,
+            );
+            match read {
+                Ok(b) if b != 0 => bytes.push(b as u8),
+                _ => break,
+            }
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    let message = text(inst.a);
+    let file = text(inst.b);
+    let function = text(inst.e);
+    ExecError::AssertFailed(Box::new(super::fault::AssertFailure {
+        at,
+        message,
+        file,
+        line: value(inst.c) as u32,
+        function,
+    }))
+}
+
+/// The longest text of a failed assertion the emulator reads, in bytes.
+const ASSERT_TEXT: u64 = 1024;
 
 #[cold]
 fn lane_fault(

@@ -233,6 +233,9 @@ pub enum ExecError {
         /// The trapping thread and instruction.
         at: Box<ThreadSite>,
     },
+    /// A thread called CUDA's `__assertfail` (a failed `assert`).
+    #[error("{0}")]
+    AssertFailed(Box<AssertFailure>),
     /// The [`ModuleMemory`](super::ModuleMemory) given to the launch was not made for its
     /// program.
     #[error("entry `{entry}`: the module memory given to the launch belongs to another program")]
@@ -282,6 +285,44 @@ pub enum ExecError {
         /// A waiting thread and its barrier instruction.
         at: Box<ThreadSite>,
     },
+}
+
+/// A failed CUDA `assert`: what `__assertfail` was called with, and by whom.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssertFailure {
+    /// The calling thread and its `call` instruction.
+    pub at: ThreadSite,
+    /// The assertion's text (`srcIndex >= 0 && srcIndex < srcSelectDimSize`).
+    pub message: String,
+    /// The source file it is in.
+    pub file: String,
+    /// Its line in that file.
+    pub line: u32,
+    /// The function it is in.
+    pub function: String,
+}
+
+impl std::fmt::Display for AssertFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let at = &self.at;
+        write!(
+            f,
+            "entry `{}`: assertion `{}` failed at {}:{} in `{}` (PTX line {}: `{}`, block ({}, {}, {}) thread ({}, {}, {}))",
+            at.entry,
+            self.message,
+            self.file,
+            self.line,
+            self.function,
+            at.line,
+            at.instruction,
+            at.block[0],
+            at.block[1],
+            at.block[2],
+            at.thread[0],
+            at.thread[1],
+            at.thread[2]
+        )
+    }
 }
 
 /// A thread and the instruction it was at, for diagnostics that are not memory faults.

@@ -108,7 +108,9 @@ mod spaces;
 mod trace;
 mod warp;
 
-pub use fault::{Access, Allocation, ExecError, Fault, FaultKind, LaunchDims, ThreadSite};
+pub use fault::{
+    Access, Allocation, AssertFailure, ExecError, Fault, FaultKind, LaunchDims, ThreadSite,
+};
 pub use globals::ModuleMemory;
 pub use memory::{Memory, Region, Regions, merge_ranges};
 pub use trace::{AccessEvent, AccessTrace, TracedKind, TracedSpace};

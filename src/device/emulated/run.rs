@@ -15,7 +15,7 @@ use jitseam_emu::interp::{
 use super::heap::{Heap, lock};
 use crate::abi::OperandRange;
 use crate::device::Geometry;
-use crate::error::{Error, KernelSite, MemoryFault};
+use crate::error::{AssertFailure, Error, KernelSite, MemoryFault};
 
 /// How the emulator runs launches.
 #[derive(Debug, Clone, Default)]
@@ -197,6 +197,18 @@ fn launch_error(program: &Program, error: ExecError) -> Error {
             budget,
         },
         ExecError::Trap { at } => Error::Trap { at: site(*at) },
+        ExecError::AssertFailed(failure) => {
+            let failure = *failure;
+            Error::AssertFailed {
+                failure: Box::new(AssertFailure {
+                    at: *site(failure.at),
+                    message: failure.message,
+                    file: failure.file,
+                    line: failure.line,
+                    function: failure.function,
+                }),
+            }
+        }
         ExecError::Cancelled { entry } => Error::Cancelled { entry },
         other => Error::Device {
             stage: format!("launch of `{}`", program.entry()),

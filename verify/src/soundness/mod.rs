@@ -320,6 +320,10 @@ fn check_case(form: &Form, abs: &Abstract, case: &[i128], out: &[u64]) -> Check 
         env.vals.insert(a, v);
     }
     let mut unknown = false;
+    // Addresses of a variable (`SHARED_BASE + v`, its own space's or its generic one): the
+    // harness knows no base for them, but two of the same provenance differ by exactly the
+    // difference of their offsets.
+    let mut var_addrs: Vec<(&str, u32, i128, i128)> = Vec::new();
     // The outputs: bind each result atom to the concrete value it stands for, then compare.
     for (((name, ty), &r), &bits_out) in form.outputs.iter().zip(&abs.outputs).zip(out) {
         let concrete = i128::from(bits_out);
@@ -344,6 +348,24 @@ fn check_case(form: &Form, abs: &Abstract, case: &[i128], out: &[u64]) -> Check 
                 Ok(None) => unknown = true,
                 Err(e) => return Check::Fails(format!("{name}: {e}")),
             },
+            Val::Ptr { param, off } if *param >= crate::ir::SHARED_BASE => {
+                match env.poly_mod(&abs.atoms, off) {
+                    Ok(Some(v)) => {
+                        for &(other, p, v2, c2) in &var_addrs {
+                            let claimed = read(v.wrapping_sub(v2), 64, false);
+                            let seen = read(concrete.wrapping_sub(c2), 64, false);
+                            if p == *param && claimed != seen {
+                                return Check::Fails(format!(
+                                    "{name}: claimed {claimed:#x} past {other}, the machine says {seen:#x}"
+                                ));
+                            }
+                        }
+                        var_addrs.push((name, *param, v, concrete));
+                    }
+                    Ok(None) => unknown = true,
+                    Err(e) => return Check::Fails(format!("{name}: {e}")),
+                }
+            }
             Val::Pred(pred) => match env.pred(&abs.atoms, pred) {
                 Ok(Some(t)) if t == (concrete & 1 == 1) => {}
                 Ok(Some(t)) => {

@@ -902,3 +902,37 @@ fn warp_shuffles_and_warp_size() {
     }
     assert_sound("warp_shuffles_and_warp_size", &forms);
 }
+
+/// A thread's `.local` frame: its local-space address (`mov`), the generic one (`cvta.local`)
+/// and back (`cvta.to.local`), offsets into it; two addresses of the same frame must differ
+/// by what their offsets claim, in either space.
+#[test]
+fn local_frame_addresses() {
+    let mut forms = Vec::new();
+    for class in [(0, 64), (-(1i128 << 40), 1i128 << 40)] {
+        for text in [
+            "mov.u64 %d, buf; add.s64 %e, %d, %a;",
+            "mov.u64 %d, buf; cvta.local.u64 %e, %d;",
+            "cvta.local.u64 %d, buf; add.s64 %e, %d, 8;",
+            "mov.u64 %d, buf; add.s64 %f, %d, %a; cvta.local.u64 %e, %f;",
+            "cvta.local.u64 %d, buf; add.s64 %f, %d, %a; cvta.to.local.u64 %e, %f;",
+            "mov.u64 %d, buf; cvta.local.u64 %f, %d; cvta.to.local.u64 %e, %f;",
+            "mov.u64 %d, buf; cvta.to.local.u64 %e, %d;",
+        ] {
+            forms.push(Form {
+                regs: vec![
+                    ("%a", S64),
+                    ("%d", U64),
+                    ("%e", U64),
+                    ("%f", U64),
+                    ("%r", U32),
+                ],
+                inputs: vec![input("%a", S64, class)],
+                text: format!("{{ .local .align 8 .b8 buf[64]; {text} }}"),
+                outputs: vec![("%d", U64), ("%e", U64)],
+                branch: None,
+            });
+        }
+    }
+    assert_sound("local_frame_addresses", &forms);
+}
