@@ -26,7 +26,10 @@ impl Analyzer<'_> {
         if !final_run {
             return;
         }
-        let verdict = self.check_access(st, *access, *addr, *offset, *bytes, *shared);
+        let verdict = match self.fault_record_access(st, *addr, *offset, *bytes, *shared) {
+            Some(verdict) => verdict,
+            None => self.check_access(st, *access, *addr, *offset, *bytes, *shared),
+        };
         match verdict {
             Ok(param) => {
                 let target = if param >= SHARED_BASE {
@@ -46,7 +49,7 @@ impl Analyzer<'_> {
                     bytes: *bytes,
                 });
             }
-            Err((kind, reason)) => self.reject(idx, kind, reason),
+            Err((kind, reason)) => self.guard_or_reject(st, idx, ins, kind, reason),
         }
     }
 

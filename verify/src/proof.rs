@@ -1,6 +1,9 @@
 //! What a successful verification establishes, and what a launch must still check.
 
 use std::fmt;
+use std::sync::Arc;
+
+use crate::guard::{Guard, Guarded};
 
 /// How the body covers the index space.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -192,7 +195,9 @@ pub struct AccessClaim {
     pub bytes: u32,
 }
 
-/// A body proven safe under `conditions`.
+/// A body proven safe under `conditions` — as written, or with run-time guards on the
+/// accesses the proof does not cover ([`Proof::guards`]), whose rewritten PTX
+/// ([`Proof::guarded`]) is what the proof is of.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Proof {
     /// How the body covers the index space.
@@ -201,6 +206,24 @@ pub struct Proof {
     pub conditions: Vec<LaunchCondition>,
     /// One summary per pointer parameter, in parameter order.
     pub accesses: Vec<AccessSummary>,
-    /// Every access instruction's claim, by line.
+    /// Every access instruction's claim, by line: for a guarded entry, of the rewritten PTX
+    /// (the same lines; each guard's fault-record words are claims through its hidden
+    /// parameter).
     pub claims: Vec<AccessClaim>,
+    pub(crate) guards: Vec<Guard>,
+    pub(crate) guarded: Option<Arc<Guarded>>,
+}
+
+impl Proof {
+    /// The accesses checked at run time instead of proven, in the order of the body: empty
+    /// for a body proven as written.
+    pub fn guards(&self) -> &[Guard] {
+        &self.guards
+    }
+
+    /// The entry's PTX with its guards, and its hidden parameters: what a backend runs in
+    /// place of the artifact's PTX. `None` for a body proven as written.
+    pub fn guarded(&self) -> Option<&Guarded> {
+        self.guarded.as_deref()
+    }
 }

@@ -2,7 +2,7 @@
 
 use super::analyze::{Analyzer, Outcome};
 use super::atoms::{AtomKind, CTAID, INF, NCTAID, NTID, TID};
-use super::contract::ParamContract;
+use super::contract::{GuardParam, ParamContract};
 use super::facts::{Fact, Facts};
 use super::ir::{Cmp, Ins, IntOp, Kind, PredOp, SHARED_BASE, Src};
 use super::poly::Poly;
@@ -395,7 +395,30 @@ impl Analyzer<'_> {
                     Val::Wild
                 }
             }
-            ParamContract::Value => Val::Data,
+            ParamContract::Value | ParamContract::Guard(GuardParam::Tag(_)) => Val::Data,
+            ParamContract::Guard(GuardParam::FaultRecord) => {
+                if offset == 0 && bytes == 8 {
+                    Val::Ptr {
+                        param: index,
+                        off: Poly::zero(),
+                    }
+                } else {
+                    Val::Wild
+                }
+            }
+            // A limit is a symbol of its own, bounded by the facts the attempt assumes of it.
+            ParamContract::Guard(GuardParam::Limit { .. }) => {
+                match self.param_atoms.get(index as usize).copied().flatten() {
+                    Some(a) if offset == 0 && bytes == 8 => Val::Int {
+                        p: Poly::atom(a),
+                        w: 64,
+                    },
+                    _ => Val::Int {
+                        p: self.opaque(key, unsigned_range(w), false),
+                        w,
+                    },
+                }
+            }
             ParamContract::Int { bits, .. } => {
                 // A load at an offset, or wider than the param, reads bytes that are not its
                 // value: known only by their width.
@@ -492,6 +515,16 @@ impl Analyzer<'_> {
                     return off
                         .add(p)
                         .map_or(Val::Wild, |off| Val::Ptr { param: *param, off });
+                }
+                // An address at a data-dependent offset less its own operand's base: the offset,
+                // some `w`-bit number (what the data made it), read unsigned.
+                (Val::PtrData { param: p1 }, Val::Ptr { param: p2, .. })
+                    if op == IntOp::Sub && p1 == p2 =>
+                {
+                    return Val::Int {
+                        p: self.opaque(key(23), unsigned_range(w), false),
+                        w,
+                    };
                 }
                 (Val::Ptr { param, .. } | Val::PtrData { param }, Val::Data)
                 | (Val::Data | Val::PtrData { .. }, Val::Ptr { param, .. })
