@@ -131,6 +131,10 @@ pub(crate) fn launch_facts<'a>(
         max_grid_x,
         limits,
         proof: loaded.proof(),
-        grid_stride: loaded.grid_stride(),
+        // A custom kernel runs exactly the configuration its launch checked: its extents may
+        // name the grid and the block, evaluated with the configuration's, and its body reads
+        // the same geometry. The 1-D ABIs' proofs hold for every grid, and their conditions
+        // bound the threads only from above, so a backend may run fewer blocks.
+        grid_stride: loaded.grid_stride() && !artifact.abi.abi.is_custom(),
     }
 }

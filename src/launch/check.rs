@@ -36,10 +36,11 @@ pub struct LaunchFacts<'k> {
     /// What the body verifier proved about the kernel (its coverage form and the conditions
     /// every launch must meet); `None` for a kernel loaded with `Kernel::load_unverified`.
     pub proof: Option<&'k Proof>,
-    /// Whether the body covers every element whatever the grid (a grid-stride loop), so that a
-    /// backend may run it on fewer blocks than one thread per element asks for (the emulator
-    /// caps the grid near its core count). False — every block runs — unless the loaded
-    /// kernel says so.
+    /// Whether the body covers every element whatever the grid (a grid-stride loop) and is
+    /// safe on every grid, so that a backend may run it on fewer blocks than one thread per
+    /// element asks for (the emulator caps the grid near its core count). False — every block
+    /// runs — unless the loaded kernel says so; always false for a custom kernel, whose
+    /// extents are evaluated with the configuration's grid.
     pub grid_stride: bool,
 }
 

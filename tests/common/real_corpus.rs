@@ -201,6 +201,16 @@ macro_rules! data_kinds {
             pub fn read(&self, stream: &jitseam::Stream) -> Result<Data, Error> {
                 Ok(match self { $(DevBuf::$variant(b) => Data::$variant(stream.read(b)?),)* })
             }
+
+            /// The device address of the first element.
+            pub fn address(&self) -> u64 {
+                match self { $(DevBuf::$variant(b) => b.address(),)* }
+            }
+
+            /// Bytes the buffer holds.
+            pub fn bytes(&self) -> u64 {
+                match self { $(DevBuf::$variant(b) => (b.len() * std::mem::size_of::<$t>()) as u64,)* }
+            }
         }
     };
 }

@@ -455,12 +455,23 @@ impl Analyzer<'_> {
                     format!("{what} at an unbounded offset"),
                 ));
             };
-            if c.is_zero() {
-                continue;
-            }
             let Some(&shape) = self.shape_atoms.get(axis) else {
                 continue;
             };
+            if c.is_zero() {
+                // Coordinate 0 on an axis the offset does not name is an element of the view
+                // only if the axis is not empty: a launch checks nothing of an empty view.
+                let nonempty = Poly::atom(shape).add_const(-1);
+                if nonempty.is_some_and(|u| self.prove(facts, &u)) {
+                    continue;
+                }
+                return Err((
+                    RejectKind::OutOfBounds,
+                    format!(
+                        "{what} through {operand} (`{name}`) at coordinate 0 of axis {axis}, which may be empty"
+                    ),
+                ));
+            }
             let within = |this: &mut Self, s: u32| {
                 let upper = Poly::atom(s).add_const(-1).and_then(|u| u.sub(&c));
                 this.prove(facts, &c) && upper.is_some_and(|u| this.prove(facts, &u))

@@ -61,6 +61,12 @@ pub(crate) struct Analyzer<'c> {
     pub(crate) wrap_atoms: HashSet<Atom>,
     pub(crate) used_tags: Tags,
     pub(crate) grid_stride: bool,
+    /// The final pass is inside a loop stepped by the grid's thread count.
+    pub(crate) in_grid_loop: bool,
+    /// Pointer params the final pass found written (stored or atomically updated) inside a
+    /// loop stepped by the grid's thread count, and outside every such loop.
+    pub(crate) written_in_grid_loop: HashSet<u32>,
+    pub(crate) written_outside_grid_loop: HashSet<u32>,
     pub(crate) rejections: Vec<(usize, Rejection)>,
     pub(crate) summaries: Vec<AccessSummary>,
     /// Every access proven, by line (a set: a loop's body is checked once per visit).
@@ -95,6 +101,9 @@ impl<'c> Analyzer<'c> {
             wrap_atoms: HashSet::new(),
             used_tags: 0,
             grid_stride: false,
+            in_grid_loop: false,
+            written_in_grid_loop: HashSet::new(),
+            written_outside_grid_loop: HashSet::new(),
             rejections: Vec::new(),
             summaries: Vec::new(),
             claims: BTreeSet::new(),
@@ -142,6 +151,13 @@ impl<'c> Analyzer<'c> {
     }
 
     pub(crate) fn record_access(&mut self, param: u32, access: Access, bytes: u32) {
+        if access != Access::Load {
+            if self.in_grid_loop {
+                self.written_in_grid_loop.insert(param);
+            } else {
+                self.written_outside_grid_loop.insert(param);
+            }
+        }
         let Some(s) = self.summaries.iter_mut().find(|s| s.param == param) else {
             return;
         };
@@ -677,13 +693,26 @@ impl<'c> Analyzer<'c> {
                 kept.push(c);
             }
         }
+        // Refinement to a fixed point: each round keeps the candidates the back edge
+        // re-establishes while all of them are assumed, so the round that drops none has
+        // proven every one it kept (they hold on entry, and each iteration that starts with
+        // all of them ends with all of them); a round that drops some proved the rest only
+        // under the dropped ones, and must be followed by another. Each such round drops at
+        // least one, so there are at most as many rounds as candidates, plus the one that
+        // settles. Whatever stops the rounds before that (the work limit) leaves nothing
+        // assumed.
         let kp1 = kp.add_const(1).unwrap_or_default();
-        for _ in 0..6 {
+        let mut settled = false;
+        while !settled && !self.too_complex {
             if kept.is_empty() && values.is_empty() {
+                settled = true;
                 break;
             }
             let out = run_with(self, &kept, &values, false);
             let Some(b) = out.back else {
+                // No iteration that starts with every candidate returns to the header: the
+                // header is entered once, on entry, where they all hold.
+                settled = true;
                 break;
             };
             let before = kept.len() + values.len();
@@ -714,14 +743,20 @@ impl<'c> Analyzer<'c> {
                 }
             }
             kept = next;
-            if kept.len() + values.len() == before {
-                break;
-            }
+            settled = kept.len() + values.len() == before;
+        }
+        if !settled {
+            kept.clear();
+            values.clear();
         }
         if final_run && grid {
             self.grid_stride = true;
         }
-        run_with(self, &kept, &values, final_run).exits
+        let outer = self.in_grid_loop;
+        self.in_grid_loop |= final_run && grid;
+        let exits = run_with(self, &kept, &values, final_run).exits;
+        self.in_grid_loop = outer;
+        exits
     }
 }
 

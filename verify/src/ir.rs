@@ -144,12 +144,14 @@ pub(crate) enum Kind {
         /// `.and/.or/.xor` with a predicate (negated?).
         combine: Option<(PredOp, Reg, bool)>,
     },
+    /// `d = p ? a : b` at width `w`.
     Selp {
         d: Reg,
         a: Src,
         b: Src,
         p: Reg,
         neg: bool,
+        w: u8,
     },
     Pred {
         op: PredOp,

@@ -592,7 +592,15 @@ fn attempt(
         conditions.push(LaunchCondition::BlockAtMost { x, y, z: 1024 });
     }
     Ok(Proof {
-        coverage: if an.grid_stride {
+        // Any grid covers every element only if every operand the body writes is written
+        // inside a loop stepped by the grid: one written only outside such a loop is written
+        // by the thread of each index alone, which a smaller grid would not run. (A write
+        // before the loop as well is NVRTC's peeled first iteration.)
+        coverage: if an.grid_stride
+            && an
+                .written_outside_grid_loop
+                .is_subset(&an.written_in_grid_loop)
+        {
             Coverage::GridStride
         } else {
             Coverage::OneThreadPerElement

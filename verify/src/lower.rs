@@ -60,6 +60,10 @@ struct Frame<'r> {
     returns: Vec<Reg>,
     /// The registers holding the body's own `.param` variables (`Name::LocalParam(i)`).
     local_params: Vec<Reg>,
+    /// The size in bytes of each `.param`-space variable held in a register (the body's own,
+    /// and a `.func`'s parameters and return values): an access wider than its variable reads
+    /// or writes bytes that are not the variable's.
+    param_bytes: HashMap<Reg, u64>,
     /// The body's `.shared` variables, by their index in `body.vars`.
     shared: HashMap<u32, u32>,
     /// Inlined at a call: `ret` jumps past the call.
@@ -69,6 +73,12 @@ struct Frame<'r> {
 impl Frame<'_> {
     fn reg(&self, id: RegId) -> Reg {
         self.base.saturating_add(id.0)
+    }
+
+    /// Whether an access of `bytes` at the start of the variable held in `r` stays inside it
+    /// (always, for a register that holds no `.param` variable).
+    fn within_param(&self, r: Reg, bytes: u64) -> bool {
+        self.param_bytes.get(&r).is_none_or(|&size| bytes <= size)
     }
 
     fn is_pred(&self, id: RegId) -> bool {
@@ -173,6 +183,7 @@ impl<'a> Lowerer<'a> {
             params,
             returns: Vec::new(),
             local_params: Vec::new(),
+            param_bytes: HashMap::new(),
             shared: HashMap::new(),
             inlined: false,
         };
@@ -204,9 +215,11 @@ impl<'a> Lowerer<'a> {
                         *slot = Some(self.body.insts.len());
                     }
                 }
-                Stmt::Param(_) => {
+                Stmt::Param(id) => {
                     let r = self.fresh();
                     frame.local_params.push(r);
+                    let bytes = body.params.get(*id as usize).map_or(0, |p| p.size_bytes());
+                    frame.param_bytes.insert(r, bytes);
                 }
                 Stmt::Vars(start, end) => self.variables(&mut frame, *start, *end),
                 // A call prototype declares a signature; only a call through it matters.
@@ -435,10 +448,15 @@ impl<'a> Lowerer<'a> {
                 .map(|i| base.saturating_add(i as u32))
         };
         let mut params = Vec::with_capacity(decl.params.len());
+        let mut param_bytes = HashMap::new();
         for (i, (p, arg)) in decl.params.iter().zip(args).enumerate() {
             let r = match reg_of(RegOrigin::Param(i as u32)) {
                 Some(r) if p.reg => r,
-                _ => self.fresh(),
+                _ => {
+                    let r = self.fresh();
+                    param_bytes.insert(r, p.size_bytes());
+                    r
+                }
             };
             params.push(Sym::Reg(r));
             let w = (p.size_bytes().min(8) * 8) as u8;
@@ -452,7 +470,11 @@ impl<'a> Lowerer<'a> {
         for (i, p) in decl.returns.iter().enumerate() {
             let r = match reg_of(RegOrigin::Return(i as u32)) {
                 Some(r) if p.reg => r,
-                _ => self.fresh(),
+                _ => {
+                    let r = self.fresh();
+                    param_bytes.insert(r, p.size_bytes());
+                    r
+                }
             };
             returns.push(r);
         }
@@ -462,6 +484,7 @@ impl<'a> Lowerer<'a> {
             params,
             returns: returns.clone(),
             local_params: Vec::new(),
+            param_bytes,
             shared: HashMap::new(),
             inlined: true,
         };
@@ -579,7 +602,12 @@ impl<'a> Lowerer<'a> {
                 } else {
                     match (op(0).and_then(|d| self.dst(frame, d)), op(1)) {
                         (Some(d), Some(a @ Operand::Reg(_))) => match self.src(frame, a) {
-                            Some(a) => Kind::Mov { d, a, w: 64 },
+                            // A 32-bit `cvta` holds the low half of the address.
+                            Some(a) => Kind::Mov {
+                                d,
+                                a,
+                                w: int.map_or(64, |(w, _)| w),
+                            },
                             None => operands_refused(),
                         },
                         (Some(_), Some(Operand::Name(_))) => {
@@ -637,13 +665,13 @@ impl<'a> Lowerer<'a> {
             O::Selp => {
                 let p = op(3).and_then(|p| self.pred(frame, p));
                 match (int, p) {
-                    (Some(_), Some((p, neg))) => {
+                    (Some((w, _)), Some((p, neg))) => {
                         match (
                             op(0).and_then(|d| self.dst(frame, d)),
                             op(1).and_then(|a| self.src(frame, a)),
                             op(2).and_then(|b| self.src(frame, b)),
                         ) {
-                            (Some(d), Some(a), Some(b)) => Kind::Selp { d, a, b, p, neg },
+                            (Some(d), Some(a), Some(b)) => Kind::Selp { d, a, b, p, neg, w },
                             _ => operands_refused(),
                         }
                     }
@@ -878,6 +906,9 @@ impl<'a> Lowerer<'a> {
                 }
                 return parts;
             }
+            Sym::Reg(r) if !frame.within_param(r, u64::from(elem)) => {
+                refuse("parameter accesses past the end of a parameter are not verified")
+            }
             Sym::Reg(r) if offset == 0 && dests.len() == 1 && ins.mods.vector == 1 => {
                 match dests.first() {
                     Some(&d) => Kind::Mov {
@@ -914,6 +945,9 @@ impl<'a> Lowerer<'a> {
                     return refuse("parameter-space accesses through a register are not verified");
                 };
                 match self.sym(frame, *name) {
+                    Sym::Reg(r) if !frame.within_param(r, u64::from(bytes)) => {
+                        refuse("parameter accesses past the end of a parameter are not verified")
+                    }
                     Sym::Reg(r) if *offset == 0 => {
                         match ins.operands.get(1).and_then(|a| self.src(frame, a)) {
                             Some(a) => Kind::Mov {

@@ -104,6 +104,22 @@ impl Analyzer<'_> {
         }
     }
 
+    /// `v` written at width `w`: its low `w` bits.
+    fn narrow(&mut self, v: Val, w: u8, key: (u32, u32, u32)) -> Val {
+        match v {
+            Val::Int { p, w: w0 } => Val::Int { p, w: w0.min(w) },
+            // Fewer than 64 bits of an address are no address: the register holds its low
+            // half (or less), another number entirely.
+            Val::Ptr { .. } | Val::PtrData { .. } if w < 64 => Val::Wild,
+            // The `or` of parts is kept whole only at 64 bits.
+            Val::OrOf(_) | Val::HiTest(_) if w < 64 => Val::Int {
+                p: self.opaque(key, unsigned_range(w), false),
+                w,
+            },
+            other => other,
+        }
+    }
+
     fn read_raw(&self, st: &State, src: Src) -> Option<Val> {
         match src {
             Src::Reg(r) => Some(st.get(r).clone()),
@@ -170,18 +186,7 @@ impl Analyzer<'_> {
             }
             Kind::Mov { d, a, w } => {
                 let v = self.read(st, *a, *w, key(0));
-                let v = match v {
-                    Val::Int { p, w: w0 } => Val::Int { p, w: w0.min(*w) },
-                    // Fewer than 64 bits of an address are no address: the register holds
-                    // its low half (or less), another number entirely.
-                    Val::Ptr { .. } | Val::PtrData { .. } if *w < 64 => Val::Wild,
-                    // The `or` of parts is kept whole only at 64 bits.
-                    Val::OrOf(_) | Val::HiTest(_) if *w < 64 => Val::Int {
-                        p: self.opaque(key(1), unsigned_range(*w), false),
-                        w: *w,
-                    },
-                    other => other,
-                };
+                let v = self.narrow(v, *w, key(1));
                 st.set(*d, v);
                 Outcome::Continue
             }
@@ -323,15 +328,16 @@ impl Analyzer<'_> {
                 st.set(*d, Val::Pred(out));
                 Outcome::Continue
             }
-            Kind::Selp { d, a, b, p, neg } => {
-                let va = self.read(st, *a, 64, key(0));
-                let vb = self.read(st, *b, 64, key(1));
+            Kind::Selp { d, a, b, p, neg, w } => {
+                let va = self.read(st, *a, *w, key(0));
+                let vb = self.read(st, *b, *w, key(1));
                 let _ = (p, neg);
                 let mut extra = Vec::new();
                 let out = self.join_val(&va, &vb, &st.facts, &st.facts, key(2), &mut extra);
                 for f in extra {
                     st.facts.assume(&self.atoms, &f.p, f.tags);
                 }
+                let out = self.narrow(out, *w, key(3));
                 st.set(*d, out);
                 Outcome::Continue
             }
@@ -500,8 +506,14 @@ impl Analyzer<'_> {
             w
         };
         let vc = c.map(|c| self.read(st, c, dw, key(12)));
-        // Pointer arithmetic.
+        // Pointer arithmetic: at 64 bits. Narrower, the sum is the low part of an address, no
+        // address at all (the difference of two pointers is exact at any width).
         if let (IntOp::Add | IntOp::Sub, Some(vb)) = (op, &vb) {
+            let pointer = |v: &Val| matches!(v, Val::Ptr { .. } | Val::PtrData { .. });
+            let difference = matches!((&va, vb), (Val::Ptr { param: p1, .. }, Val::Ptr { param: p2, .. }) if op == IntOp::Sub && p1 == p2);
+            if w < 64 && !difference && (pointer(&va) || pointer(vb)) {
+                return Val::Wild;
+            }
             match (&va, vb) {
                 (Val::Ptr { param, off }, Val::Int { p, .. }) => {
                     let off = if op == IntOp::Add {
@@ -540,7 +552,10 @@ impl Analyzer<'_> {
                 _ => {}
             }
         }
-        if let (IntOp::Or, Some(vb)) = (op, &vb) {
+        // The `or` of parts is kept for the 64-bit high-word test, which reads each part as a
+        // 64-bit number: a narrower `or` is some number of its width (a 32-bit register read by
+        // a 64-bit `and` holds the low 32 bits of each part, zero-extended).
+        if let (IntOp::Or, Some(vb), 64) = (op, &vb, w) {
             let part = |v: &Val| -> Option<Vec<Poly>> {
                 match v {
                     Val::Int { p, .. } => Some(vec![p.clone()]),

@@ -24,6 +24,7 @@ use super::memory::Memory;
 use super::meter::{Halt, LaneId, Meter, SLICE, Stop, group_steps, thread_site};
 use super::shared::{SharedMemory, shared_fault};
 use super::spaces;
+use super::trace;
 use super::warp::warp_op;
 use crate::decode::{BAR_ARRIVE, F_GUARD_NEG, F_NEG_C, Inst, NONE, Op, Program};
 
@@ -318,8 +319,16 @@ impl<'p> Machine<'p> {
                                     shared,
                                 };
                                 let hint = hints.get_mut(pc).unwrap_or(&mut spare);
+                                let traced = meter
+                                    .trace()
+                                    .map(|t| (t, trace::addresses(regs, eff, inst)));
                                 match access::access(regs, eff, inst, lanes, hint, to) {
-                                    Ok(()) => Flow::Next,
+                                    Ok(()) => {
+                                        if let Some((t, addrs)) = traced {
+                                            trace::report(t, program, pc, inst, &addrs, ids);
+                                        }
+                                        Flow::Next
+                                    }
                                     Err(f) => fault!(f),
                                 }
                             }
@@ -419,6 +428,9 @@ impl<'p> Machine<'p> {
                                 Flow::Next
                             }
                             Op::Atom => {
+                                let traced = meter
+                                    .trace()
+                                    .map(|t| (t, trace::addresses(regs, eff, inst)));
                                 match atomic::atom(
                                     regs,
                                     eff,
@@ -427,7 +439,12 @@ impl<'p> Machine<'p> {
                                     memory,
                                     shared,
                                 ) {
-                                    Ok(()) => Flow::Next,
+                                    Ok(()) => {
+                                        if let Some((t, addrs)) = traced {
+                                            trace::report(t, program, pc, inst, &addrs, ids);
+                                        }
+                                        Flow::Next
+                                    }
                                     Err(f) => fault!(f),
                                 }
                             }

@@ -9,6 +9,7 @@
 //! group a block's scheduler looks at), so that no work goes uncharged and the steps a launch
 //! runs bound its time.
 
+use super::trace::AccessTrace;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -70,6 +71,8 @@ pub(crate) struct Meter<'a> {
     deadline: Option<(Instant, Duration)>,
     cancel: Option<&'a AtomicBool>,
     stop: AtomicBool,
+    /// The launch's access trace, which travels with the meter to every worker.
+    trace: Option<&'a dyn AccessTrace>,
 }
 
 /// Why a charge was refused.
@@ -96,7 +99,20 @@ impl<'a> Meter<'a> {
             deadline: timeout.and_then(|t| Some((Instant::now().checked_add(t)?, t))),
             cancel,
             stop: AtomicBool::new(false),
+            trace: None,
         }
+    }
+
+    /// The same meter, reporting every access to `trace`.
+    pub(crate) fn with_trace(mut self, trace: Option<&'a dyn AccessTrace>) -> Self {
+        self.trace = trace;
+        self
+    }
+
+    /// The launch's access trace, if it has one.
+    #[inline]
+    pub(crate) fn trace(&self) -> Option<&'a dyn AccessTrace> {
+        self.trace
     }
 
     /// Adds `steps` to the launch's count; refuses when the budget is spent, the deadline has

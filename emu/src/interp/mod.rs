@@ -105,11 +105,13 @@ mod memory;
 mod meter;
 mod shared;
 mod spaces;
+mod trace;
 mod warp;
 
 pub use fault::{Access, Allocation, ExecError, Fault, FaultKind, LaunchDims, ThreadSite};
 pub use globals::ModuleMemory;
 pub use memory::{Memory, Region, Regions, merge_ranges};
+pub use trace::{AccessEvent, AccessTrace, TracedKind, TracedSpace};
 
 /// Generic addresses the interpreter keeps for its own windows (the thread's `.local` frame,
 /// the block's `.shared` memory, the argument packet, the module's variables); a [`Memory`]
@@ -162,6 +164,9 @@ pub struct RunOptions<'a> {
     /// Set to `true` (from any thread) to end the launch with [`ExecError::Cancelled`]; the
     /// workers look at it every few thousand steps.
     pub cancel: Option<&'a AtomicBool>,
+    /// Receives every load, store and atomic the launch makes (`None`, the default: no trace,
+    /// and no cost).
+    pub trace: Option<&'a dyn AccessTrace>,
 }
 
 /// The number of cores the process may use (at least one): the default worker count.
@@ -248,7 +253,8 @@ pub fn run_in_module(
         0 => available_workers(),
         n => n,
     };
-    let meter = meter::Meter::new(budget, options.timeout, options.cancel);
+    let meter =
+        meter::Meter::new(budget, options.timeout, options.cancel).with_trace(options.trace);
     let windows = spaces::Windows {
         global: memory,
         module: module.regions(&program.module.consts),

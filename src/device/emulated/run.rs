@@ -2,14 +2,14 @@
 //! with, and the interpreter run over exactly the launch's operand bytes, its failures turned
 //! into [`Error`]s.
 
-use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use jitseam_emu::Program;
 use jitseam_emu::interp::{
-    ExecError, LaunchDims, ModuleMemory, RunOptions, ThreadSite, available_workers, default_budget,
-    run_in_module, run_with,
+    AccessTrace, ExecError, LaunchDims, ModuleMemory, RunOptions, ThreadSite, available_workers,
+    default_budget, run_in_module, run_with,
 };
 
 use super::heap::{Heap, lock};
@@ -18,7 +18,7 @@ use crate::device::Geometry;
 use crate::error::{Error, KernelSite, MemoryFault};
 
 /// How the emulator runs launches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct EmulatorConfig {
     /// Steps one launch may run (one step: one instruction run by one lockstep group of up to
     /// [`jitseam_emu::interp::LANES`] threads, or the work of starting a group or a block)
@@ -34,7 +34,27 @@ pub struct EmulatorConfig {
     /// Worker threads each launch runs its blocks on; 0 (the default) means one per available
     /// core.
     pub workers: usize,
+    /// Receives every load, store and atomic of every launch (a checker's: the verifier's
+    /// whole-kernel soundness test compares each access with the proof). `None`, the default:
+    /// no trace, at no cost.
+    pub trace: Option<Arc<dyn AccessTrace>>,
 }
+
+impl PartialEq for EmulatorConfig {
+    fn eq(&self, other: &Self) -> bool {
+        let same_trace = match (&self.trace, &other.trace) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        self.budget == other.budget
+            && self.timeout == other.timeout
+            && self.workers == other.workers
+            && same_trace
+    }
+}
+
+impl Eq for EmulatorConfig {}
 
 impl EmulatorConfig {
     /// The worker threads a launch uses.
@@ -114,6 +134,7 @@ pub(super) fn run_launch(
         timeout: config.timeout,
         workers: config.workers,
         cancel: Some(cancel),
+        trace: config.trace.as_deref().map(|t| -> &dyn AccessTrace { t }),
     };
     lent.with_regions(|memory| match &kernel.module {
         Some(module) => {

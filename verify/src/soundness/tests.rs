@@ -456,6 +456,26 @@ fn the_high_word_test() {
                 branch: Some("%p"),
             });
         }
+        // A 32-bit `or` read by the 64-bit `and` from its 32-bit register: the low halves of
+        // the parts, zero-extended, always pass the test.
+        forms.push(Form {
+            regs: vec![
+                ("%a", S32),
+                ("%b", S32),
+                ("%o", B32),
+                ("%h", B64),
+                ("%p", Pred),
+            ],
+            inputs: vec![
+                input("%a", S32, (-1000, 1000)),
+                input("%b", S32, (-1000, 1000)),
+            ],
+            text: format!(
+                "or.b32 %o, %a, %b; and.b64 %h, %o, -4294967296; setp.{cmp}.s64 %p, %h, 0;"
+            ),
+            outputs: vec![("%p", Pred)],
+            branch: Some("%p"),
+        });
         // The `or` of 32-bit values, widened: the test then says nothing about the parts'
         // signs (a negative `int` zero-extended is below 2^32).
         for cvt in ["cvt.u64.u32", "cvt.s64.s32", "cvt.u64.u16"] {
@@ -572,6 +592,35 @@ fn pointer_arithmetic_and_widths() {
             ("mov.b32 %r, %p;", U32),
             ("cvt.u32.u64 %r, %p;", U32),
             ("mov.u16 %s, %p;", U16),
+            // Arithmetic, selects and conversions of addresses narrower than 64 bits: the low
+            // part of an address, no address of the operand.
+            ("add.u32 %r, %p, 0;", U32),
+            ("add.s32 %r, %p, 16;", U32),
+            ("sub.u32 %r, %p, 4;", U32),
+            ("sub.u32 %r, %p, %q;", U32),
+            ("add.u16 %s, %p, 2;", U16),
+            ("selp.b32 %r, %p, %q, %c;", U32),
+            ("selp.b64 %d, %p, %p, %c;", U64),
+            ("selp.b64 %d, %p, %q, %c;", U64),
+            ("cvta.to.global.u64 %d, %p;", U64),
+            ("cvta.global.u64 %d, %p;", U64),
+            // Through `.param` variables, whole and in part.
+            (
+                "{ .param .b64 t; st.param.b64 [t], %p; ld.param.b64 %d, [t]; }",
+                U64,
+            ),
+            (
+                "{ .param .b64 t; st.param.b64 [t], %p; ld.param.b32 %r, [t]; }",
+                U32,
+            ),
+            (
+                "{ .param .b64 t; st.param.b32 [t], %p; ld.param.b64 %d, [t]; }",
+                U64,
+            ),
+            (
+                "{ .param .b32 t; st.param.b32 [t], %p; ld.param.b32 %r, [t]; }",
+                U32,
+            ),
         ] {
             let out = if text.contains("%r,") {
                 "%r"
@@ -585,6 +634,7 @@ fn pointer_arithmetic_and_widths() {
                     ("%p", U64),
                     ("%q", U64),
                     ("%a", S64),
+                    ("%c", Pred),
                     ("%d", U64),
                     ("%r", U32),
                     ("%s", U16),
@@ -593,6 +643,7 @@ fn pointer_arithmetic_and_widths() {
                     pointer("%p", class),
                     pointer("%q", class),
                     input("%a", S64, class),
+                    input("%c", Pred, (0, 1)),
                 ],
                 text: text.to_owned(),
                 outputs: vec![(out, out_ty)],
