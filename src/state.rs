@@ -80,6 +80,35 @@ pub struct LoadedData {
     /// What the body verifier proved, and what every launch must still satisfy; `None` when
     /// the caller vouched for the body (`Kernel::load_unverified`).
     pub(crate) proof: Option<Proof>,
+    /// For a body proven with run-time guards: what its launches pass and report.
+    pub(crate) guarded: Option<Arc<GuardedEntry>>,
+}
+
+/// What a kernel proven with run-time guards ([`Proof::guards`]) launches with: the rewritten
+/// PTX (the proof's [`Proof::guarded`]) takes hidden parameters after the declared ones — its
+/// fault record, two tags, a limit per guarded operand — which every launch appends.
+#[derive(Debug)]
+pub struct GuardedEntry {
+    /// The rewritten module.
+    pub(crate) ptx: String,
+    /// Each hidden parameter's role, in order.
+    pub(crate) hidden: Vec<jitseam_verify::GuardParam>,
+    /// The packet: the declared parameters, then the hidden ones.
+    pub(crate) layout: ParamLayout,
+    /// What a guard failure names.
+    pub(crate) table: Arc<crate::device::GuardTable>,
+}
+
+impl GuardedEntry {
+    /// The PTX the backends load in place of the artifact's.
+    pub fn ptx(&self) -> &str {
+        &self.ptx
+    }
+
+    /// The guards, in the order a fault record names them.
+    pub fn table(&self) -> &crate::device::GuardTable {
+        &self.table
+    }
 }
 
 impl LoadedData {
@@ -103,6 +132,13 @@ impl LoadedData {
     /// `Kernel::load_unverified`.
     pub fn proof(&self) -> Option<&Proof> {
         self.proof.as_ref()
+    }
+
+    /// For a body proven only with run-time guards on some accesses (see [`Proof::guards`]):
+    /// the rewritten PTX it launches, and what its guards name. `None` for a body proven as
+    /// written, or loaded unverified.
+    pub fn guarded(&self) -> Option<&GuardedEntry> {
+        self.guarded.as_deref()
     }
 
     /// The verified PTX entry: name, parameters, performance directives; `None` for a cubin

@@ -7,21 +7,26 @@
 //! PTX images go through [`load_ptx`] as well.
 
 use jitseam_ptx::{CubinEntry, ImageKind, parse_cubin, parse_fatbin};
-use jitseam_verify::{Coverage, Proof, verify_entry};
+use std::sync::Arc;
+
+use jitseam_verify::{ClaimTarget, Coverage, Proof, verify_entry, verify_guarded_entry};
 
 use super::params::verify_entry_params;
 use crate::abi::{AbiContract, ExpectedParam, ParamLayout};
 use crate::artifact::{Artifact, ArtifactKind};
+use crate::device::{GuardSite, GuardTable};
 use crate::error::{Error, MangledEntry, ParamLists};
 use crate::seal;
-use crate::state::{FatbinChoice, LoadedData, LoadedImage};
+use crate::state::{FatbinChoice, GuardedEntry, LoadedData, LoadedImage};
 
 /// Whether the body must be proven, or the caller vouched for it (`Kernel::load_unverified`).
 /// Only the body proof is skipped under [`Trust::Vouched`]; every parameter check still runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Trust {
-    /// `load()`.
+    /// `load()`: proven, or proven with run-time guards on the accesses the proof leaves.
     Verify,
+    /// `load_proven()`: every access proven, no guard.
+    Proven,
     /// `load_unverified()`.
     Vouched,
 }
@@ -36,15 +41,22 @@ struct PtxFacts {
     layout: ParamLayout,
     /// What the body verifier proved; `None` under [`Trust::Vouched`].
     proof: Option<Proof>,
+    /// What a body proven with guards launches with.
+    guarded: Option<Arc<GuardedEntry>>,
 }
 
 /// What `load()` proves, for every kind of artifact.
-pub(super) fn verify(artifact: &Artifact, trust: Trust) -> Result<LoadedData, Error> {
+/// `names` are the signature's declared names, which a guard failure prints.
+pub(super) fn verify(
+    artifact: &Artifact,
+    trust: Trust,
+    names: &[&str],
+) -> Result<LoadedData, Error> {
     let expected = artifact.abi.expected_params();
     match artifact.kind {
         ArtifactKind::Ptx => {
             let text = utf8(artifact, &artifact.bytes)?;
-            let facts = load_ptx(artifact, text, &expected, trust)?;
+            let facts = load_ptx(artifact, text, &expected, trust, names)?;
             Ok(loaded(
                 Some(facts),
                 None,
@@ -53,7 +65,7 @@ pub(super) fn verify(artifact: &Artifact, trust: Trust) -> Result<LoadedData, Er
                 trust,
             ))
         }
-        ArtifactKind::Cubin => load_cubin(artifact, &expected, trust),
+        ArtifactKind::Cubin => load_cubin(artifact, &expected, trust, names),
         ArtifactKind::Fatbin => load_fatbin(artifact, &expected, trust),
     }
 }
@@ -91,8 +103,9 @@ fn loaded(
             entry: Some(facts.entry),
             layout: facts.layout,
             image,
-            body_verified: trust == Trust::Verify,
+            body_verified: trust != Trust::Vouched,
             proof: facts.proof,
+            guarded: facts.guarded,
         },
         None => LoadedData {
             version: None,
@@ -103,6 +116,7 @@ fn loaded(
             image,
             body_verified: false,
             proof: None,
+            guarded: None,
         },
     }
 }
@@ -116,6 +130,7 @@ fn load_ptx(
     text: &str,
     expected: &[ExpectedParam],
     trust: Trust,
+    names: &[&str],
 ) -> Result<PtxFacts, Error> {
     // The borrowed scan validates the whole module like `parse_module`, but only the one
     // entry this kernel needs is converted into owned data.
@@ -134,17 +149,19 @@ fn load_ptx(
         });
     };
     let layout = verify_entry_params(&entry, expected)?;
+    let rejected = |rejection| Error::BodyRejected {
+        entry: symbol.to_owned(),
+        rejection: Box::new(rejection),
+    };
+    let contract = artifact.abi.contract();
     let proof = match trust {
-        Trust::Verify => Some(
-            verify_entry(text, symbol, &artifact.abi.contract()).map_err(|rejection| {
-                Error::BodyRejected {
-                    entry: symbol.to_owned(),
-                    rejection: Box::new(rejection),
-                }
-            })?,
-        ),
+        Trust::Verify => Some(verify_guarded_entry(text, symbol, &contract).map_err(rejected)?),
+        Trust::Proven => Some(verify_entry(text, symbol, &contract).map_err(rejected)?),
         Trust::Vouched => None,
     };
+    let guarded = proof
+        .as_ref()
+        .and_then(|proof| guarded_entry(artifact, &entry, &layout, proof, names));
     Ok(PtxFacts {
         version: index.version,
         target: index.target,
@@ -152,7 +169,47 @@ fn load_ptx(
         entry,
         layout,
         proof,
+        guarded,
     })
+}
+
+/// What the launches of a body proven with guards need: the rewritten PTX, the packet with
+/// the hidden parameters, and each guard's line and operand (by its declared name where the
+/// signature has one). `None` for a body proven as written.
+fn guarded_entry(
+    artifact: &Artifact,
+    entry: &jitseam_ptx::Entry,
+    layout: &ParamLayout,
+    proof: &Proof,
+    names: &[&str],
+) -> Option<Arc<GuardedEntry>> {
+    let rewritten = proof.guarded()?;
+    let sites = proof
+        .guards()
+        .iter()
+        .map(|guard| {
+            let declared = match &guard.target {
+                ClaimTarget::Param(q) => layout.params().get(*q as usize).and_then(|placed| {
+                    crate::error::declared_name(&artifact.abi, names, placed.role)
+                }),
+                ClaimTarget::Shared(_) => None,
+            };
+            GuardSite {
+                line: guard.line,
+                operand: declared.unwrap_or_else(|| guard.name.clone()),
+                bytes: guard.bytes,
+            }
+        })
+        .collect();
+    Some(Arc::new(GuardedEntry {
+        ptx: rewritten.ptx.clone(),
+        hidden: rewritten.params.clone(),
+        layout: layout.with_hidden_words(rewritten.params.len()),
+        table: Arc::new(GuardTable {
+            entry: entry.name.clone(),
+            sites,
+        }),
+    }))
 }
 
 /// A cubin: its recorded parameters against the layout, and its body through the sealed PTX of
@@ -161,6 +218,7 @@ fn load_cubin(
     artifact: &Artifact,
     expected: &[ExpectedParam],
     trust: Trust,
+    names: &[&str],
 ) -> Result<LoadedData, Error> {
     let cubin = parse_cubin(&artifact.bytes).map_err(|detail| Error::Cubin {
         entry: artifact.link.entry_point.clone(),
@@ -174,8 +232,8 @@ fn load_cubin(
         .and_then(|p| p.linked_ptx.as_ref())
         .filter(|link| seal::verify(&link.text, &artifact.bytes, &link.seal));
     let facts = match (linked, trust) {
-        (Some(link), _) => Some(load_ptx(artifact, &link.text, expected, trust)?),
-        (None, Trust::Verify) => {
+        (Some(link), _) => Some(load_ptx(artifact, &link.text, expected, trust, names)?),
+        (None, Trust::Verify | Trust::Proven) => {
             return Err(Error::CubinUnverified {
                 entry: artifact.link.entry_point.clone(),
             });
@@ -276,7 +334,13 @@ fn load_fatbin(
         match image.kind {
             ImageKind::Ptx => {
                 let text = image.ptx_text(bytes).map_err(fatbin_error)?;
-                let facts = load_ptx(artifact, text, expected, trust)?;
+                // `bind()` picks an image by the device: each is proven as written, so that
+                // whichever it picks runs with what every launch checks.
+                let strict = match trust {
+                    Trust::Verify => Trust::Proven,
+                    other => other,
+                };
+                let facts = load_ptx(artifact, text, expected, strict, &[])?;
                 aligned = Some(match aligned.take() {
                     None => facts.layout.clone(),
                     Some(both) => strictest_alignment(both, &facts.layout),
@@ -311,7 +375,7 @@ fn load_fatbin(
     }
     if choices.is_empty() {
         let wanted = match trust {
-            Trust::Verify => {
+            Trust::Verify | Trust::Proven => {
                 "with readable ptx (its cubins load only through `Kernel::load_unverified`)"
             }
             Trust::Vouched => "that jitseam can read",

@@ -34,7 +34,10 @@ pub fn marshal_with<'c, I: AsViewDesc, O: AsViewDesc, R>(
 
 /// Writes every param of `checked` into `bytes`, a zeroed packet of its layout's size.
 #[inline]
-fn fill_packet<I: AsViewDesc, O: AsViewDesc>(checked: &CheckedLaunch<'_, I, O>, bytes: &mut [u8]) {
+pub(super) fn fill_packet<I: AsViewDesc, O: AsViewDesc>(
+    checked: &CheckedLaunch<'_, I, O>,
+    bytes: &mut [u8],
+) {
     let layout = checked.facts.layout;
     let mut rest = layout.params();
     // A dense layout's leading words are the operands' addresses and the count, in order: they
@@ -147,6 +150,7 @@ mod tests {
                     limits: &crate::device::ConfigLimits::TYPICAL,
                     grid_stride: false,
                     proof: None,
+                    guarded: None,
                 };
                 let view = |k: u64| {
                     ViewDesc::contiguous(device, ElementKind::F32, 4096 * (k + 1), 64, 4, 16)
