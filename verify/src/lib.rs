@@ -608,7 +608,10 @@ fn attempt(
         conditions,
         accesses: an.summaries,
         claims: an.claims.into_iter().collect(),
-        guards: an.guards.map(|g| g.into_values().collect()).unwrap_or_default(),
+        guards: an
+            .guards
+            .map(|g| g.into_values().collect())
+            .unwrap_or_default(),
         guarded: None,
     })
 }

@@ -171,7 +171,16 @@ fn run_gather(text: &str, x: &[f32], idx: &[i32], tags: [u64; 2]) -> (Vec<u32>, 
             (RECORD, &mut rb[..]),
         ]);
         let mut params = Vec::new();
-        for word in [X, IDX, OUT, n as u64, RECORD, tags[0], tags[1], x.len() as u64] {
+        for word in [
+            X,
+            IDX,
+            OUT,
+            n as u64,
+            RECORD,
+            tags[0],
+            tags[1],
+            x.len() as u64,
+        ] {
             params.extend_from_slice(&word.to_le_bytes());
         }
         let dims = LaunchDims {
@@ -217,7 +226,10 @@ fn the_guarded_gather_runs_in_bounds_and_reports_the_first_fault() {
     assert_eq!(fault.guard, 0);
     assert_eq!(fault.tags, [11, 12]);
     assert_eq!(fault.block, [1, 0, 0]);
-    assert!(fault.thread == [5, 0, 0] || fault.thread == [6, 0, 0], "{fault:?}");
+    assert!(
+        fault.thread == [5, 0, 0] || fault.thread == [6, 0, 0],
+        "{fault:?}"
+    );
     let offset = if fault.thread[0] == 5 {
         160
     } else {

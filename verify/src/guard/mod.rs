@@ -461,8 +461,7 @@ pub(crate) fn limit_facts(
             },
             ClaimTarget::Shared(_) => dynamic.cloned(),
         };
-        if let Some(fact) = reach.and_then(|r| r.sub(&Poly::atom(l).scale(i128::from(*bytes))?))
-        {
+        if let Some(fact) = reach.and_then(|r| r.sub(&Poly::atom(l).scale(i128::from(*bytes))?)) {
             out.push(fact);
         }
     }
@@ -483,13 +482,9 @@ pub(crate) fn seal(
     let guards = found.guards;
     let rewritten = rewrite::rewrite(text, module, entry, &guards)?;
     let mut hidden = contract.clone();
-    hidden.params.extend(
-        rewritten
-            .params
-            .iter()
-            .cloned()
-            .map(ParamContract::Guard),
-    );
+    hidden
+        .params
+        .extend(rewritten.params.iter().cloned().map(ParamContract::Guard));
     let reproof =
         super::verify_entry(&rewritten.ptx, entry_name, &hidden).map_err(|r| Rejection {
             reason: format!("the guarded rewrite is not proven: {}", r.reason),

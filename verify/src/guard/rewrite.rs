@@ -83,16 +83,27 @@ pub(crate) fn rewrite(
         .map(|p| format!(".param .u64 {}", param_name(p)))
         .collect::<Vec<_>>()
         .join(", ");
-    let (at_close, empty) = param_list_end(text, declared)
-        .ok_or_else(|| fail(0, "the entry's parameter list is not where it was".to_owned()))?;
+    let (at_close, empty) = param_list_end(text, declared).ok_or_else(|| {
+        fail(
+            0,
+            "the entry's parameter list is not where it was".to_owned(),
+        )
+    })?;
     let inserted = if empty { list } else { format!(", {list}") };
     edits.push((at_close, at_close, inserted));
     for (id, guard) in guards.iter().enumerate() {
-        let ins = instruction_at(body, guard.span)
-            .ok_or_else(|| fail(guard.line, "the guarded access is not in the entry".to_owned()))?;
-        let source = text
-            .get(guard.span.0..guard.span.1)
-            .ok_or_else(|| fail(guard.line, "the guarded access is not in the text".to_owned()))?;
+        let ins = instruction_at(body, guard.span).ok_or_else(|| {
+            fail(
+                guard.line,
+                "the guarded access is not in the entry".to_owned(),
+            )
+        })?;
+        let source = text.get(guard.span.0..guard.span.1).ok_or_else(|| {
+            fail(
+                guard.line,
+                "the guarded access is not in the text".to_owned(),
+            )
+        })?;
         let limit = match &guard.limit {
             Limit::Const(slots) => format!("mov.u64 %{prefix}r4, {slots};"),
             Limit::Param(role) => format!("ld.param.u64 %{prefix}r4, [{}];", param_name(role)),
@@ -105,8 +116,10 @@ pub(crate) fn rewrite(
                 param_name(&GuardParam::Tag(1)),
             ],
         };
-        let block = guarded(&names, body, declared, ins, source, guard, id as u32, &limit)
-            .map_err(|reason| fail(guard.line, reason))?;
+        let block = guarded(
+            &names, body, declared, ins, source, guard, id as u32, &limit,
+        )
+        .map_err(|reason| fail(guard.line, reason))?;
         edits.push((guard.span.0, guard.span.1, block));
     }
     // Back to front, so that each range is still where it was.
