@@ -61,6 +61,13 @@ mod custom_shared_suite;
 // reach `cuLaunchKernel`.
 custom_shared_suite_tests!(cuda, via in_model);
 
+#[path = "common/guard_suite.rs"]
+mod guard_suite;
+
+// Guarded kernels through the real CUDA backend: the rewritten PTX, its hidden params and the
+// fault record's copies on the driver model.
+guard_suite_tests!(cuda, via in_model);
+
 #[path = "common/real_corpus.rs"]
 mod real_corpus;
 #[path = "common/real_reference.rs"]
