@@ -21,11 +21,23 @@ use std::io::Write as _;
 use jitseam::{Device, Error, Kernel};
 use real_corpus::{Entry, Scalar, manifest, prepare, run};
 
-/// What `load()` says about `e` today: `proven`, or `declined KIND at line N`.
+/// What `load()` says about `e` today: `proven`, `guarded at lines A, B` (proven with run-time
+/// guards on those accesses), or `declined KIND at line N`.
 fn verdict_today(e: &Entry) -> String {
     let described = Kernel::describe(e.artifact()).unwrap();
     match described.load() {
-        Ok(_) => "proven".to_owned(),
+        Ok(k) => match k.loaded().guarded() {
+            None => "proven".to_owned(),
+            Some(guarded) => {
+                let lines: Vec<String> = guarded
+                    .table()
+                    .sites
+                    .iter()
+                    .map(|s| s.line.to_string())
+                    .collect();
+                format!("guarded at lines {}", lines.join(", "))
+            }
+        },
         Err(t) => match t.error {
             Error::BodyRejected { rejection, .. } => {
                 format!("declined {} at line {}", rejection.kind, rejection.line)

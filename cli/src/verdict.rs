@@ -3,7 +3,7 @@
 
 use jitseam::abi::AbiContract;
 use jitseam::{AbiSpec, Artifact, Error, Kernel};
-use jitseam_verify::{Coverage, ParamContract, Proof};
+use jitseam_verify::{AccessKind, ClaimTarget, Coverage, ParamContract, Proof};
 use serde_json::{Value, json};
 
 /// The proof as JSON: coverage, the launch conditions, and per pointer parameter its role in
@@ -34,7 +34,64 @@ pub(crate) fn proof_json(spec: &AbiSpec, proof: Option<&Proof>) -> Value {
                 "width": a.width,
             })
         }).collect::<Vec<_>>(),
+        "guards": guards_json(proof),
     })
+}
+
+/// The accesses the proof guards at run time instead of proving: line, operand, kind, width
+/// and why the proof does not cover them.
+pub(crate) fn guards_json(proof: &Proof) -> Value {
+    proof
+        .guards()
+        .iter()
+        .map(|g| {
+            json!({
+                "line": g.line,
+                "operand": g.name,
+                "kind": access_kind(g.kind),
+                "bytes": g.bytes,
+                "reason": g.reason.as_str(),
+                "why": g.why,
+            })
+        })
+        .collect()
+}
+
+fn access_kind(kind: AccessKind) -> &'static str {
+    match kind {
+        AccessKind::Load => "load",
+        AccessKind::Store => "store",
+        AccessKind::Atomic => "atomic",
+    }
+}
+
+/// `guarded: N of M accesses (lines …)`: how many of the body's access instructions (through
+/// its declared operands and shared variables) are guarded at run time; `None` for a body
+/// proven as written.
+pub(crate) fn guarded_summary(spec: &AbiSpec, proof: &Proof) -> Option<String> {
+    if proof.guards().is_empty() {
+        return None;
+    }
+    let declared = spec.contract().params.len();
+    let mut lines: Vec<u32> = proof
+        .claims
+        .iter()
+        .filter(|c| match &c.target {
+            ClaimTarget::Param(p) => (*p as usize) < declared,
+            ClaimTarget::Shared(_) => true,
+        })
+        .map(|c| c.line)
+        .collect();
+    lines.sort_unstable();
+    lines.dedup();
+    let guarded: Vec<String> = proof.guards().iter().map(|g| g.line.to_string()).collect();
+    Some(format!(
+        "guarded: {} of {} accesses (line{} {})",
+        guarded.len(),
+        lines.len().max(guarded.len()),
+        if guarded.len() == 1 { "" } else { "s" },
+        guarded.join(", ")
+    ))
 }
 
 /// Loads `entry` of the PTX `text` as `spec` (the body proof included) and reports the outcome:

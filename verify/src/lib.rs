@@ -170,7 +170,13 @@ pub fn verify_guarded(
     if !guard::guardable(strict.kind) || strict.line == 0 {
         return Err(strict);
     }
-    let found = prove(&body, contract, &names, true)?;
+    // What the guard machinery cannot handle (a form it does not rewrite) is no reason of
+    // the body's: the decline is the one it would be without guards.
+    let found = match prove(&body, contract, &names, true) {
+        Ok(found) => found,
+        Err(r) if r.kind == RejectKind::Unsupported => return Err(strict),
+        Err(r) => return Err(r),
+    };
     if found.guards.is_empty() {
         return Ok(found);
     }
