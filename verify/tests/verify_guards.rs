@@ -262,3 +262,116 @@ fn an_address_loaded_from_memory_is_rejected() {
     assert_eq!(r.kind, RejectKind::UnattributedAddress, "{r}");
     assert_eq!(r.line, GATHER_LINE);
 }
+
+/// The contract of the rewrite: the declared parameters, then the hidden ones.
+fn hidden_contract(proof: &Proof) -> EntryContract {
+    let mut contract = gather_contract();
+    contract.params.extend(
+        proof
+            .guarded()
+            .expect("guarded")
+            .params
+            .iter()
+            .cloned()
+            .map(ParamContract::Guard),
+    );
+    contract
+}
+
+/// A rewriter bug is a decline, not a hole: each guard broken by hand — a bound off by one, the
+/// alignment test dropped, the access at its original address, the slot unmasked, the limit of
+/// another width — is rejected by the re-verification at the guard's line, while the rewrite
+/// as made is proven.
+#[test]
+fn a_broken_guard_is_rejected_by_the_re_verification() {
+    let proof = guarded(verify_guarded_entry(GATHER, "gather", &gather_contract()));
+    let text = &proof.guarded().expect("guarded").ptx;
+    let contract = hidden_contract(&proof);
+    assert!(verify_entry(text, "gather", &contract).is_ok());
+    let breaks: [(&str, &str, &str); 5] = [
+        ("off by one", "setp.lt.and.u64", "setp.le.and.u64"),
+        (
+            "no alignment or wrap test",
+            "setp.eq.u64 %__jsgp0, %__jsgr3, %__jsgr1; setp.lt.and.u64 %__jsgp0, %__jsgr2, %__jsgr4, %__jsgp0;",
+            "setp.lt.u64 %__jsgp0, %__jsgr1, %__jsgr4;",
+        ),
+        (
+            "the original address",
+            "@%__jsgp0 ld.global.f32 \t%f1, [%__jsgr3];",
+            "@%__jsgp0 ld.global.f32 \t%f1, [%rd11];",
+        ),
+        (
+            "the slot unmasked and unscaled",
+            "shl.b64 %__jsgr3, %__jsgr2, 2;",
+            "shl.b64 %__jsgr3, %__jsgr2, 3;",
+        ),
+        (
+            "the predicate inverted",
+            "@%__jsgp0 ld.global.f32",
+            "@%__jsgp1 ld.global.f32",
+        ),
+    ];
+    for (what, from, to) in breaks {
+        assert!(
+            text.contains(from),
+            "{what}: `{from}` not in the rewrite:\n{text}"
+        );
+        let broken = text.replacen(from, to, 1);
+        match verify_entry(&broken, "gather", &contract) {
+            Err(r) => assert_eq!(r.line, GATHER_LINE, "{what}: {r}"),
+            Ok(_) => panic!("{what}: the broken guard was proven:\n{broken}"),
+        }
+    }
+}
+
+/// The fault record is written only at its words: a guard that writes past its end or across
+/// two of its words is rejected.
+#[test]
+fn the_fault_record_is_written_only_at_its_words() {
+    let proof = guarded(verify_guarded_entry(GATHER, "gather", &gather_contract()));
+    let text = &proof.guarded().expect("guarded").ptx;
+    let contract = hidden_contract(&proof);
+    for (from, to) in [
+        ("[%__jsgr5+40]", "[%__jsgr5+64]"),
+        ("[%__jsgr5+16]", "[%__jsgr5+18]"),
+    ] {
+        let broken = text.replacen(from, to, 1);
+        assert_ne!(&broken, text);
+        let r = verify_entry(&broken, "gather", &contract).unwrap_err();
+        assert_eq!(r.line, GATHER_LINE, "{r}");
+    }
+}
+
+/// A mix of two parameters' addresses has no single provenance: no guard.
+#[test]
+fn an_address_of_two_operands_is_rejected() {
+    let text = GATHER.replace(
+        "add.s64 	%rd11, %rd9, %rd10;",
+        "add.s64 	%rd11, %rd9, %rd6;",
+    );
+    let r = verify_guarded_entry(&text, "gather", &gather_contract()).unwrap_err();
+    assert_eq!(r.line, GATHER_LINE, "{r}");
+    assert_eq!(r.kind, RejectKind::UnattributedAddress, "{r}");
+}
+
+/// An access inside a `.func` cannot be guarded: its text serves every call.
+#[test]
+fn a_data_dependent_access_in_a_func_is_rejected() {
+    let text = GATHER
+        .replace(
+            ".visible .entry gather(",
+            ".func (.reg .f32 %v) pick(.reg .b64 %a)\n{\n\tld.global.f32 \t%v, [%a]; // in the func\n\tret;\n}\n\n.visible .entry gather(",
+        )
+        .replace(
+            "ld.global.f32 	%f1, [%rd11];",
+            "call.uni (%f1), pick, (%rd11);",
+        );
+    let func_line = text
+        .lines()
+        .position(|l| l.contains("// in the func"))
+        .expect("marked") as u32
+        + 1;
+    let r = verify_guarded_entry(&text, "gather", &gather_contract()).unwrap_err();
+    assert_eq!(r.line, func_line, "{r}");
+    assert!(r.reason.contains(".func"), "{r}");
+}
