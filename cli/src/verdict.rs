@@ -149,6 +149,16 @@ pub(crate) fn verdict_text(verdict: &Value) -> String {
         for a in accesses {
             line.push_str(&format!("\n    {a}"));
         }
+        for g in verdict["guards"].as_array().into_iter().flatten() {
+            line.push_str(&format!(
+                "\n    guarded at run time: line {} ({} of {} bytes through {}): {}",
+                g["line"],
+                g["kind"].as_str().unwrap_or("-"),
+                g["bytes"],
+                g["operand"].as_str().unwrap_or("-"),
+                g["why"].as_str().unwrap_or("-")
+            ));
+        }
         line
     } else if let Some(r) = verdict.get("rejection") {
         format!(
