@@ -161,7 +161,7 @@ fn load_ptx(
     };
     let guarded = proof
         .as_ref()
-        .and_then(|proof| guarded_entry(artifact, &entry, &layout, proof, names));
+        .and_then(|proof| guarded_entry(artifact, &layout, proof, names));
     Ok(PtxFacts {
         version: index.version,
         target: index.target,
@@ -178,7 +178,6 @@ fn load_ptx(
 /// signature has one). `None` for a body proven as written.
 fn guarded_entry(
     artifact: &Artifact,
-    entry: &jitseam_ptx::Entry,
     layout: &ParamLayout,
     proof: &Proof,
     names: &[&str],
@@ -206,7 +205,7 @@ fn guarded_entry(
         hidden: rewritten.params.clone(),
         layout: layout.with_hidden_words(rewritten.params.len()),
         table: Arc::new(GuardTable {
-            entry: entry.name.clone(),
+            entry: artifact.link.entry_point.clone(),
             sites,
         }),
     }))
