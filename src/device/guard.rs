@@ -140,8 +140,9 @@ impl Device {
             .ok()
             .and_then(|tag| record.kernels.get(tag));
         let site = table.and_then(|t| t.sites.get(fault.guard as usize));
-        Err(Error::GuardFault(Box::new(GuardFault {
-            entry: table.map_or_else(String::new, |t| t.entry.clone()),
+        let entry = table.map_or("", |t| t.entry.as_str());
+        let error = Error::GuardFault(Box::new(GuardFault {
+            entry: entry.to_owned(),
             line: site.map_or(0, |s| s.line),
             operand: site.map_or_else(String::new, |s| s.operand.clone()),
             block: fault.block,
@@ -149,7 +150,9 @@ impl Device {
             offset: fault.offset,
             bytes: site.map_or(0, |s| s.bytes),
             limit: fault.limit,
-        })))
+        }));
+        crate::trace::refused("guard", entry, &error);
+        Err(error)
     }
 
     /// Frees every fault record (the device is going away).
