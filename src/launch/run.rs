@@ -356,23 +356,26 @@ impl<'k> Launch<'k> {
                 *ticket = Some(log.before(backend, raw, AccessKind::Write)?);
             }
         }
-        // SAFETY: `packet` comes from `marshal_with` over a launch `check` (or `check_custom`)
-        // accepted for this function's verified layout, which proved the stream is on
-        // `facts.device`, the device `function` was resolved on: the stream and every operand
-        // are on that device (ids are never reused, the stream holds a live handle to it, and
-        // each description came from a live buffer, view or cudarc slice borrowed for this call
-        // — read in place from the operands, or completed from them once their foreign memory
-        // was acquired), every pointer
-        // plus every index the ABI lets the kernel touch lies inside its allocation (for the
-        // custom ABI: each buffer holds its declared extent for this launch's params and
-        // configuration, which fits the device and the kernel's block directives), outputs
-        // overlap nothing else, and the count and params have exactly the declared types. The
-        // stream now waits for every conflicting earlier use of each operand (the `before` calls
-        // above, and the foreign guards), and each is logged once the launch is queued (below).
         match self.facts.guarded {
-            None => marshal_with(checked, |packet| unsafe {
-                backend.launch(self.function, stream.raw(), checked.geometry(), packet)
-            })?,
+            None => {
+                // SAFETY: `packet` comes from `marshal_with` over a launch `check` (or
+                // `check_custom`) accepted for this function's verified layout, which proved the
+                // stream is on `facts.device`, the device `function` was resolved on: the stream
+                // and every operand are on that device (ids are never reused, the stream holds a
+                // live handle to it, and each description came from a live buffer, view or cudarc
+                // slice borrowed for this call — read in place from the operands, or completed from
+                // them once their foreign memory was acquired), every pointer plus every index the
+                // ABI lets the kernel touch lies inside its allocation (for the custom ABI: each
+                // buffer holds its declared extent for this launch's params and configuration,
+                // which fits the device and the kernel's block directives), outputs overlap nothing
+                // else, and the count and params have exactly the declared types. The stream now
+                // waits for every conflicting earlier use of each operand (the `before` calls
+                // above, and the foreign guards), and each is logged once the launch is queued
+                // (below).
+                marshal_with(checked, |packet| unsafe {
+                    backend.launch(self.function, stream.raw(), checked.geometry(), packet)
+                })?
+            }
             Some(guarded) => {
                 let (record, tag) = stream.device().guard_record(raw, &guarded.table)?;
                 // SAFETY: as above for the declared parameters, which `marshal_guarded` writes
