@@ -13,7 +13,6 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::process::Command;
 
 use common::ptxas::find_ptxas;
