@@ -368,9 +368,22 @@ fn attempt(
         .three_dimensional()
         .then(|| atoms.push(AtomKind::DynamicShared, 0, i128::from(u32::MAX)));
     let slot = widest_shared_access(body);
-    let dynamic_condition =
-        (dynamic.is_some() && slot > 0 && body.shared.iter().any(|v| v.bytes.is_none()))
-            .then_some(slot);
+    // Only a dynamic shared array the body names needs the launch to size it: a module-scope
+    // one of another entry (the body can name every module variable) is no address it has.
+    let dynamic_var = |var: u32| {
+        body.shared
+            .get(var as usize)
+            .is_some_and(|v| v.bytes.is_none())
+    };
+    let names_dynamic = body.insts.iter().any(|ins| match &ins.kind {
+        ir::Kind::SharedAddr { var, .. }
+        | ir::Kind::Mem {
+            addr: ir::AddrBase::Shared(var),
+            ..
+        } => dynamic_var(*var),
+        _ => false,
+    });
+    let dynamic_condition = (dynamic.is_some() && slot > 0 && names_dynamic).then_some(slot);
     // Params some declared extent names: the launch refuses a negative value for them.
     let named: Vec<u32> = contract
         .params
