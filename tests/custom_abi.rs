@@ -72,7 +72,11 @@ fn load_proves_custom_bodies_against_their_declared_extents() {
     let loaded = described.load().unwrap();
     let guarded = loaded.loaded().guarded().expect("guarded");
     assert!(
-        guarded.table().sites.iter().any(|s| s.line == line && s.operand == "a"),
+        guarded
+            .table()
+            .sites
+            .iter()
+            .any(|s| s.line == line && s.operand == "a"),
         "{:?}",
         guarded.table()
     );

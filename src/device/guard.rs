@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use jitseam_verify::{FAULT_RECORD_BYTES, FaultRecord};
 
-use super::{BackendStream, Device};
+use super::{Backend, BackendStream};
 use crate::error::{Error, GuardFault};
 
 /// What a guard failure names: one guarded access of a kernel.
@@ -58,30 +58,28 @@ impl std::fmt::Debug for FaultRecords {
     }
 }
 
+fn same(stream: &Arc<dyn BackendStream>, record: &StreamRecord) -> bool {
+    std::ptr::addr_eq(Arc::as_ptr(stream), Arc::as_ptr(&record.stream))
+}
+
 impl FaultRecords {
     fn lock(&self) -> MutexGuard<'_, Vec<StreamRecord>> {
         // A panic while the list was held left it whole: every change is one push or swap.
         self.streams.lock().unwrap_or_else(PoisonError::into_inner)
     }
-}
 
-fn same(stream: &Arc<dyn BackendStream>, record: &StreamRecord) -> bool {
-    std::ptr::addr_eq(Arc::as_ptr(stream), Arc::as_ptr(&record.stream))
-}
-
-impl Device {
-    /// The fault record a guarded launch of `table`'s kernel on `stream` writes, and the tag
-    /// that names the kernel in it; the record is allocated (zeroed, on `stream`) at the
-    /// stream's first guarded launch.
-    pub(crate) fn guard_record(
+    /// The fault record a guarded launch of `table`'s kernel on `stream` of `backend` writes,
+    /// and the tag that names the kernel in it; the record is allocated (zeroed, on `stream`)
+    /// at the stream's first guarded launch.
+    pub(super) fn record(
         &self,
+        backend: &dyn Backend,
         stream: &Arc<dyn BackendStream>,
         table: &Arc<GuardTable>,
     ) -> Result<(u64, u64), Error> {
-        let mut streams = self.fault_records().lock();
+        let mut streams = self.lock();
         // A record of a stream no one else holds is of no use: its launches have been
         // reported or never will be. It is freed once the stream's work has finished.
-        let backend = self.backend();
         streams.retain(|r| {
             let held = Arc::strong_count(&r.stream) > 1;
             if !held {
@@ -124,12 +122,15 @@ impl Device {
     /// After `stream` was synchronized: the first guard failure its fault record holds, as
     /// [`Error::GuardFault`] (the record is cleared, on the stream, for the launches after
     /// it); `Ok` when the stream never ran a guarded kernel or no guard failed.
-    pub(crate) fn guard_report(&self, stream: &Arc<dyn BackendStream>) -> Result<(), Error> {
-        let streams = self.fault_records().lock();
+    pub(super) fn report(
+        &self,
+        backend: &dyn Backend,
+        stream: &Arc<dyn BackendStream>,
+    ) -> Result<(), Error> {
+        let streams = self.lock();
         let Some(record) = streams.iter().find(|r| same(stream, r)) else {
             return Ok(());
         };
-        let backend = self.backend();
         let mut bytes = [0u8; FAULT_RECORD_BYTES];
         backend.read(&**stream, record.address, &mut bytes)?;
         let Some(fault) = FaultRecord::read(&bytes) else {
@@ -156,8 +157,8 @@ impl Device {
     }
 
     /// Frees every fault record (the device is going away).
-    pub(super) fn free_fault_records(records: &FaultRecords, backend: &dyn super::Backend) {
-        for record in records.lock().drain(..) {
+    pub(super) fn free_all(&self, backend: &dyn Backend) {
+        for record in self.lock().drain(..) {
             backend.free(record.address, FAULT_RECORD_BYTES, &[&*record.stream]);
         }
     }

@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::{Arc, OnceLock, Weak};
 
 use super::backend::{Backend, BackendStream, DeviceProperties};
-use super::guard::FaultRecords;
+use super::guard::{FaultRecords, GuardTable};
 use crate::error::Error;
 use crate::liveness::{DeviceId, LivenessToken};
 
@@ -46,7 +46,7 @@ struct DeviceInner {
 
 impl Drop for DeviceInner {
     fn drop(&mut self) {
-        Device::free_fault_records(&self.fault_records, &*self.backend);
+        self.fault_records.free_all(&*self.backend);
     }
 }
 
@@ -85,9 +85,23 @@ impl Device {
         &*self.inner.backend
     }
 
-    /// The fault records of this device's guarded launches.
-    pub(super) fn fault_records(&self) -> &FaultRecords {
-        &self.inner.fault_records
+    /// The fault record a guarded launch of `table`'s kernel on `stream` writes, and the tag
+    /// that names the kernel in it (see [`FaultRecords`]).
+    pub(crate) fn guard_record(
+        &self,
+        stream: &Arc<dyn BackendStream>,
+        table: &Arc<GuardTable>,
+    ) -> Result<(u64, u64), Error> {
+        self.inner
+            .fault_records
+            .record(self.backend(), stream, table)
+    }
+
+    /// After `stream` was synchronized: the first guard failure its fault record holds, as
+    /// [`Error::GuardFault`] (the record is cleared, on the stream, for the launches after
+    /// it); `Ok` when the stream never ran a guarded kernel or no guard failed.
+    pub(crate) fn guard_report(&self, stream: &Arc<dyn BackendStream>) -> Result<(), Error> {
+        self.inner.fault_records.report(self.backend(), stream)
     }
 
     /// The slot the launch layer keeps its per-device state in.

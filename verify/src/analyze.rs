@@ -14,10 +14,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use super::atoms::{AtomKind, Atoms, INF, S};
 use super::contract::{EntryContract, OperandRef};
 use super::facts::{Facts, Tags};
-use super::guard::Guard;
 use super::ir::{Access, Body, Kind, Reg};
 use super::poly::{Atom, Poly};
-use super::proof::{AccessClaim, AccessSummary};
+use super::proof::{AccessClaim, AccessSummary, Guard};
 use super::reject::{RejectKind, Rejection};
 use super::value::{PredVal, State, Val};
 

@@ -109,29 +109,7 @@ pub enum ParamContract {
     },
     /// A hidden parameter of a guarded entry (see [`crate::Guarded`]): appended by the guard
     /// rewrite after the declared ones, filled in by the launcher.
-    Guard(GuardParam),
-}
-
-/// What a hidden parameter of a guarded entry carries (`.u64` each).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum GuardParam {
-    /// The device address of the launch's fault record: [`crate::FAULT_RECORD_BYTES`] bytes,
-    /// written only by a guard that fails (32- and 64-bit words at fixed offsets, the first
-    /// word by an atomic compare-and-swap).
-    FaultRecord,
-    /// Tag word `i` (0 or 1): a value the launcher chooses, written into the fault record by
-    /// a failing guard so that the host can tell whose fault it reads (see
-    /// [`crate::FaultRecord`]); data, never an address ingredient.
-    Tag(u8),
-    /// `floor(reach / bytes)`: how many `bytes`-wide slots the launch lets `target` reach —
-    /// for a pointer, `n` (dense) or its declared extent times its access bytes; for a dynamic
-    /// shared array, the launch's dynamic shared bytes.
-    Limit {
-        /// The operand (`ClaimTarget::Param`) or dynamic shared array (`ClaimTarget::Shared`).
-        target: crate::ClaimTarget,
-        /// The width of the guarded accesses, a power of two.
-        bytes: u32,
-    },
+    Guard(crate::proof::GuardParam),
 }
 
 /// The roles of every `.param` of an entry, in order.

@@ -54,10 +54,11 @@ mod transfer;
 mod value;
 mod witness;
 
-pub use contract::{EntryContract, Extent, ExtentTerm, GuardParam, OperandRef, ParamContract};
-pub use guard::{FAULT_RECORD_BYTES, FaultRecord, Guard, Guarded};
+pub use contract::{EntryContract, Extent, ExtentTerm, OperandRef, ParamContract};
+pub use guard::{FAULT_RECORD_BYTES, FaultRecord};
 pub use proof::{
-    AccessClaim, AccessKind, AccessSummary, ClaimTarget, Coverage, LaunchCondition, Proof,
+    AccessClaim, AccessKind, AccessSummary, ClaimTarget, Coverage, Guard, GuardParam, Guarded,
+    LaunchCondition, Proof,
 };
 pub use reject::{RejectKind, Rejection};
 
@@ -438,7 +439,7 @@ fn attempt(
                 };
                 Some(atoms.push(AtomKind::Param(i as u32), lo, hi))
             }
-            ParamContract::Guard(contract::GuardParam::Limit { .. }) => {
+            ParamContract::Guard(proof::GuardParam::Limit { .. }) => {
                 Some(atoms.push(AtomKind::Param(i as u32), 0, (1i128 << 64) - 1))
             }
             _ => None,

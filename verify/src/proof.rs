@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::guard::{Guard, Guarded};
+use crate::reject::RejectKind;
 
 /// How the body covers the index space.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -226,4 +226,67 @@ impl Proof {
     pub fn guarded(&self) -> Option<&Guarded> {
         self.guarded.as_deref()
     }
+}
+
+/// What a hidden parameter of a guarded entry carries (`.u64` each).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum GuardParam {
+    /// The device address of the launch's fault record: [`crate::FAULT_RECORD_BYTES`] bytes,
+    /// written only by a guard that fails (32- and 64-bit words at fixed offsets, the first
+    /// word by an atomic compare-and-swap).
+    FaultRecord,
+    /// Tag word `i` (0 or 1): a value the launcher chooses, written into the fault record by
+    /// a failing guard so that the host can tell whose fault it reads (see
+    /// [`crate::FaultRecord`]); data, never an address ingredient.
+    Tag(u8),
+    /// `floor(reach / bytes)`: how many `bytes`-wide slots the launch lets `target` reach —
+    /// for a pointer, `n` (dense) or its declared extent times its access bytes; for a dynamic
+    /// shared array, the launch's dynamic shared bytes.
+    Limit {
+        /// The operand (`ClaimTarget::Param`) or dynamic shared array (`ClaimTarget::Shared`).
+        target: ClaimTarget,
+        /// The width of the guarded accesses, a power of two.
+        bytes: u32,
+    },
+}
+
+/// How far a guard lets its access reach, in slots of the access's width.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum Limit {
+    /// Fixed by the body: a static shared variable's bytes over the width.
+    Const(u64),
+    /// Set by each launch: the hidden parameter with this role.
+    Param(GuardParam),
+}
+
+/// One access the proof does not cover, checked at run time.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Guard {
+    /// 1-based PTX line of the access (the guard is on the same line of the rewritten PTX).
+    pub line: u32,
+    /// What it goes through.
+    pub target: ClaimTarget,
+    /// The pointer parameter's declared name, or the shared variable's.
+    pub name: String,
+    /// Load, store or atomic.
+    pub kind: AccessKind,
+    /// Bytes it moves (a power of two).
+    pub bytes: u32,
+    /// Why the proof does not cover it.
+    pub reason: RejectKind,
+    /// The same, in words.
+    pub why: String,
+    /// Byte range of the instruction in the module's text.
+    pub(crate) span: (usize, usize),
+    pub(crate) limit: Limit,
+}
+
+/// The rewritten PTX of a guarded entry: what a backend loads in place of the artifact's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Guarded {
+    /// The whole module, the entry's guards in place: every line keeps its number, so lines a
+    /// proof or a fault names are the artifact's lines.
+    pub ptx: String,
+    /// The hidden parameters appended to the entry's declared ones, in order (each `.u64`).
+    pub params: Vec<GuardParam>,
 }

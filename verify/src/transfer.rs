@@ -2,10 +2,11 @@
 
 use super::analyze::{Analyzer, Outcome};
 use super::atoms::{AtomKind, CTAID, INF, NCTAID, NTID, TID};
-use super::contract::{GuardParam, ParamContract};
+use super::contract::ParamContract;
 use super::facts::{Fact, Facts};
 use super::ir::{Cmp, Ins, IntOp, Kind, PredOp, SHARED_BASE, Src};
 use super::poly::Poly;
+use super::proof::GuardParam;
 use super::reject::RejectKind;
 use super::value::{PredVal, State, Val};
 

@@ -23,10 +23,10 @@ use std::sync::Arc;
 
 use super::analyze::Analyzer;
 use super::atoms::Atoms;
-use super::contract::{EntryContract, Extent, GuardParam, ParamContract};
+use super::contract::{EntryContract, Extent, ParamContract};
 use super::ir::{Access, AddrBase, Ins, Kind, SHARED_BASE};
 use super::poly::{Atom, Poly};
-use super::proof::{AccessKind, ClaimTarget, Proof};
+use super::proof::{AccessKind, ClaimTarget, Guard, GuardParam, Limit, Proof};
 use super::reject::{RejectKind, Rejection};
 use super::value::{State, Val};
 
@@ -106,47 +106,6 @@ impl FaultRecord {
             limit: u64_at(at::LIMIT)?,
         })
     }
-}
-
-/// How far a guard lets its access reach, in slots of the access's width.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) enum Limit {
-    /// Fixed by the body: a static shared variable's bytes over the width.
-    Const(u64),
-    /// Set by each launch: the hidden parameter with this role.
-    Param(GuardParam),
-}
-
-/// One access the proof does not cover, checked at run time.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Guard {
-    /// 1-based PTX line of the access (the guard is on the same line of the rewritten PTX).
-    pub line: u32,
-    /// What it goes through.
-    pub target: ClaimTarget,
-    /// The pointer parameter's declared name, or the shared variable's.
-    pub name: String,
-    /// Load, store or atomic.
-    pub kind: AccessKind,
-    /// Bytes it moves (a power of two).
-    pub bytes: u32,
-    /// Why the proof does not cover it.
-    pub reason: RejectKind,
-    /// The same, in words.
-    pub why: String,
-    /// Byte range of the instruction in the module's text.
-    pub(crate) span: (usize, usize),
-    pub(crate) limit: Limit,
-}
-
-/// The rewritten PTX of a guarded entry: what a backend loads in place of the artifact's.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Guarded {
-    /// The whole module, the entry's guards in place: every line keeps its number, so lines a
-    /// proof or a fault names are the artifact's lines.
-    pub ptx: String,
-    /// The hidden parameters appended to the entry's declared ones, in order (each `.u64`).
-    pub params: Vec<GuardParam>,
 }
 
 /// The rejection kinds a guard can take the place of: the bounds or the alignment of an

@@ -31,8 +31,8 @@ use std::fmt::Write as _;
 use jitseam_ptx::inst::{self, Instruction, Opcode, Operand, Space};
 use jitseam_ptx::resolve::{Body, ResolvedEntry, ResolvedModule, Stmt};
 
-use super::{Guard, GuardParam, Guarded, Limit, at};
-use crate::proof::ClaimTarget;
+use super::at;
+use crate::proof::{ClaimTarget, Guard, GuardParam, Guarded, Limit};
 use crate::reject::{RejectKind, Rejection};
 
 /// Keeps bits 0..61 and 62 of a slot: not of the form `2^k − 1`, so its `and` is a value in
