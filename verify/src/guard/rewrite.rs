@@ -126,7 +126,11 @@ pub(crate) fn rewrite(
     edits.sort_by_key(|e| std::cmp::Reverse(e.0));
     let mut out = text.to_owned();
     for (start, end, with) in edits {
-        if end > out.len() || start > end || !out.is_char_boundary(start) {
+        if end > out.len()
+            || start > end
+            || !out.is_char_boundary(start)
+            || !out.is_char_boundary(end)
+        {
             return Err(fail(0, "a guard's place is not in the text".to_owned()));
         }
         out.replace_range(start..end, &with);
