@@ -375,6 +375,16 @@ pub enum Error {
     /// small.
     #[error("{0}")]
     MemoryFault(Box<MemoryFault>),
+    /// A run-time guard of a guarded kernel (one `load()` proved except for accesses whose
+    /// bounds or alignment only the launch decides) caught an access outside what its launch
+    /// lets the operand reach: the access did not happen (a load read 0), the rest of the
+    /// launch ran, so outputs may hold partial results; no byte outside the launch's operands
+    /// changed. Reported by the next synchronizing call that covers the launch
+    /// (`Stream::synchronize`, `Stream::read`/`read_into`, `Event::synchronize`,
+    /// `Device::synchronize`); the device stays usable. The first failing guard of the
+    /// launches since the last report. Boxed to keep `Error` small.
+    #[error("{0}")]
+    GuardFault(Box<GuardFault>),
     /// A kernel on the emulator ran more instruction steps than the device's budget allows
     /// (`EmulatorConfig::budget`): most likely a loop that never ends (`L: bra L;`, or a
     /// grid-stride step of zero). The launch stopped; what it wrote before stays.
@@ -837,6 +847,7 @@ impl Error {
             Self::DriverParamCount { .. } => "driver_param_count",
             Self::Unsupported { .. } => "unsupported",
             Self::MemoryFault(_) => "memory_fault",
+            Self::GuardFault(_) => "guard_fault",
             Self::BodyRejected { .. } => "body_rejected",
             Self::LaunchCondition { .. } => "launch_condition",
             Self::BudgetExceeded { .. } => "budget_exceeded",
@@ -961,6 +972,7 @@ impl Error {
     pub(crate) fn kernel_fault(&self) -> Option<Option<&str>> {
         match self {
             Self::MemoryFault(fault) => Some(Some(&fault.entry)),
+            Self::GuardFault(fault) => Some(Some(&fault.entry)),
             Self::BudgetExceeded { at, .. } | Self::Trap { at } => Some(Some(&at.entry)),
             Self::AssertFailed { failure } => Some(Some(&failure.at.entry)),
             Self::Driver { code, .. } if code.is_sticky() => Some(None),
@@ -1161,7 +1173,7 @@ impl fmt::Display for SpecText<'_> {
 
 /// The name `role` is declared with in `spec`: from a custom ABI's own table, else from the
 /// signature's `names` (inputs, outputs, then params, as [`crate::Signature::NAMES`]).
-fn declared_name(spec: &AbiSpec, names: &[&str], role: ParamRole) -> Option<String> {
+pub(crate) fn declared_name(spec: &AbiSpec, names: &[&str], role: ParamRole) -> Option<String> {
     use crate::abi::CustomKind;
     if let Some(custom) = spec.abi.custom() {
         let (wanted, index): (fn(&CustomKind) -> bool, u32) = match role {
@@ -1445,6 +1457,44 @@ fn slot_state(generation: u64) -> String {
         "the slot is empty".to_owned()
     } else {
         format!("the slot holds generation {generation}")
+    }
+}
+
+/// Which guard of a guarded kernel caught an access, and where (see [`Error::GuardFault`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GuardFault {
+    /// Entry point.
+    pub entry: String,
+    /// 1-based PTX line of the guarded access (the artifact's line: the rewrite keeps lines).
+    pub line: u32,
+    /// The operand it goes through: the declared name where the signature has one, else the
+    /// PTX parameter's (or the shared variable's) name.
+    pub operand: String,
+    /// `%ctaid` of the thread whose access was caught.
+    pub block: [u32; 3],
+    /// `%tid` of that thread.
+    pub thread: [u32; 3],
+    /// The access's byte offset from its operand's base (two's complement: an address below
+    /// the base reads as a huge offset).
+    pub offset: u64,
+    /// Bytes the access moves.
+    pub bytes: u32,
+    /// How many `bytes`-wide slots the launch let the operand reach: the access was allowed
+    /// at offsets `0, bytes, …, (limit − 1)·bytes`.
+    pub limit: u64,
+}
+
+impl fmt::Display for GuardFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [bx, by, bz] = self.block;
+        let [tx, ty, tz] = self.thread;
+        write!(
+            f,
+            "kernel `{}`: guarded access at line {} through `{}` by block ({bx}, {by}, {bz}) \
+             thread ({tx}, {ty}, {tz}) at byte offset {} is outside the {} {}-byte slots the \
+             launch lets it reach (or misaligned); the access did not happen",
+            self.entry, self.line, self.operand, self.offset as i64, self.limit, self.bytes,
+        )
     }
 }
 

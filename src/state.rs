@@ -84,6 +84,8 @@ pub struct LoadedData {
     /// reads PTX itself; `None` for a fatbin (`bind()` picks its image later), a kernel loaded
     /// unverified (only its header was scanned), and once bound.
     pub(crate) parsed: Option<Arc<ParsedPtx>>,
+    /// For a body proven with run-time guards: what its launches pass and report.
+    pub(crate) guarded: Option<Arc<GuardedEntry>>,
 }
 
 /// One PTX module, parsed and resolved, and the entry a kernel runs.
@@ -91,6 +93,33 @@ pub struct LoadedData {
 pub(crate) struct ParsedPtx {
     pub(crate) module: jitseam_ptx::resolve::ResolvedModule,
     pub(crate) entry: jitseam_ptx::resolve::ResolvedEntry,
+}
+
+/// What a kernel proven with run-time guards ([`Proof::guards`]) launches with: the rewritten
+/// PTX (the proof's [`Proof::guarded`]) takes hidden parameters after the declared ones — its
+/// fault record, two tags, a limit per guarded operand — which every launch appends.
+#[derive(Debug)]
+pub struct GuardedEntry {
+    /// The rewritten module.
+    pub(crate) ptx: String,
+    /// Each hidden parameter's role, in order.
+    pub(crate) hidden: Vec<jitseam_verify::GuardParam>,
+    /// The packet: the declared parameters, then the hidden ones.
+    pub(crate) layout: ParamLayout,
+    /// What a guard failure names.
+    pub(crate) table: Arc<crate::device::GuardTable>,
+}
+
+impl GuardedEntry {
+    /// The PTX the backends load in place of the artifact's.
+    pub fn ptx(&self) -> &str {
+        &self.ptx
+    }
+
+    /// The guards, in the order a fault record names them.
+    pub fn table(&self) -> &crate::device::GuardTable {
+        &self.table
+    }
 }
 
 impl LoadedData {
@@ -114,6 +143,13 @@ impl LoadedData {
     /// `Kernel::load_unverified`.
     pub fn proof(&self) -> Option<&Proof> {
         self.proof.as_ref()
+    }
+
+    /// For a body proven only with run-time guards on some accesses (see [`Proof::guards`]):
+    /// the rewritten PTX it launches, and what its guards name. `None` for a body proven as
+    /// written, or loaded unverified.
+    pub fn guarded(&self) -> Option<&GuardedEntry> {
+        self.guarded.as_deref()
     }
 
     /// The verified PTX entry: name, parameters, performance directives; `None` for a cubin

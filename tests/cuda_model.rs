@@ -68,6 +68,13 @@ mod launch_shape_suite;
 // kernel is declined before `cuLaunchKernel` (the model would fault and poison the context).
 launch_shape_suite_tests!(cuda, via in_model);
 
+#[path = "common/guard_suite.rs"]
+mod guard_suite;
+
+// Guarded kernels through the real CUDA backend: the rewritten PTX, its hidden params and the
+// fault record's copies on the driver model.
+guard_suite_tests!(cuda, via in_model);
+
 #[path = "common/real_corpus.rs"]
 mod real_corpus;
 #[path = "common/real_reference.rs"]

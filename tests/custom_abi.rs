@@ -55,18 +55,33 @@ fn load_proves_custom_bodies_against_their_declared_extents() {
         mutated, PTX,
         "the fixture's text changed: update the mutation"
     );
+    // Every access proven or nothing: declined (`load_proven`).
     let described = Kernel::<Matmul, _>::describe_typed(Matmul::ptx_artifact(&mutated)).unwrap();
-    let err = described.load().map(|_| ()).unwrap_err().error;
-    match &err {
+    let err = described.load_proven().map(|_| ()).unwrap_err().error;
+    let line = match &err {
         Error::BodyRejected {
             entry, rejection, ..
         } => {
             assert_eq!(entry, "matmul");
             assert_eq!(rejection.kind, RejectKind::OutOfBounds, "{err}");
+            rejection.line
         }
         other => panic!("expected a body decline, got {other}"),
-    }
+    };
     assert_eq!(err.kind_name(), "body_rejected");
+    // `load()` guards that access at run time instead: its operand and role are proven.
+    let described = Kernel::<Matmul, _>::describe_typed(Matmul::ptx_artifact(&mutated)).unwrap();
+    let loaded = described.load().unwrap();
+    let guarded = loaded.loaded().guarded().expect("guarded");
+    assert!(
+        guarded
+            .table()
+            .sites
+            .iter()
+            .any(|s| s.line == line && s.operand == "a"),
+        "{:?}",
+        guarded.table()
+    );
 }
 
 /// A launch the proof's conditions refuse: saxpy's `int` index with more than 2^31 − 1

@@ -82,7 +82,7 @@ fn a_param_mismatch_names_the_declared_parameters() {
 fn a_body_rejection_is_matchable_through_jitseam() {
     let refused = Kernel::describe(faulty::artifact(None))
         .unwrap()
-        .load()
+        .load_proven()
         .unwrap_err();
     let Error::BodyRejected { rejection, .. } = &refused.error else {
         panic!("{}", refused.error);

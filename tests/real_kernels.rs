@@ -21,11 +21,23 @@ use std::io::Write as _;
 use jitseam::{Device, Error, Kernel};
 use real_corpus::{Entry, Scalar, manifest, prepare, run};
 
-/// What `load()` says about `e` today: `proven`, or `declined KIND at line N`.
+/// What `load()` says about `e` today: `proven`, `guarded at lines A, B` (proven with run-time
+/// guards on those accesses), or `declined KIND at line N`.
 fn verdict_today(e: &Entry) -> String {
     let described = Kernel::describe(e.artifact()).unwrap();
     match described.load() {
-        Ok(_) => "proven".to_owned(),
+        Ok(k) => match k.loaded().guarded() {
+            None => "proven".to_owned(),
+            Some(guarded) => {
+                let lines: Vec<String> = guarded
+                    .table()
+                    .sites
+                    .iter()
+                    .map(|s| s.line.to_string())
+                    .collect();
+                format!("guarded at lines {}", lines.join(", "))
+            }
+        },
         Err(t) => match t.error {
             Error::BodyRejected { rejection, .. } => {
                 format!("declined {} at line {}", rejection.kind, rejection.line)
@@ -110,6 +122,7 @@ fn load_verdicts_are_the_recorded_ones() {
 #[test]
 fn an_index_out_of_range_faults_on_the_emulator() {
     let mut checked = 0;
+    let mut guarded = 0;
     for e in manifest() {
         let Some(oob) = e.raw.get("oob") else {
             continue;
@@ -119,6 +132,18 @@ fn an_index_out_of_range_faults_on_the_emulator() {
         let element = usize::try_from(oob["element"].as_u64().unwrap()).unwrap();
         let value = Scalar::Int(i128::from(oob["value"].as_i64().unwrap()));
         case.buffers.get_mut(pointer).unwrap().set(element, value);
+        // Loaded guarded, the same launch is caught by a guard before it happens.
+        match real_corpus::run_guarded(&Device::emulator(), &e, &case) {
+            None => {}
+            Some(Err(Error::GuardFault(fault))) => {
+                assert_eq!(fault.entry, e.entry, "{fault}");
+                guarded += 1;
+            }
+            Some(other) => panic!(
+                "{}: guarded, expected a guard fault, got {other:?}",
+                e.entry
+            ),
+        }
         match run(&Device::emulator(), &e, &case) {
             Err(Error::MemoryFault(fault)) => {
                 assert_eq!(fault.entry, e.entry, "{fault}");
@@ -132,6 +157,7 @@ fn an_index_out_of_range_faults_on_the_emulator() {
         checked += 1;
     }
     assert!(checked >= 9, "only {checked} kernels take indices");
+    assert!(guarded >= 6, "only {guarded} of them guarded");
 }
 
 /// Kernels whose manifest records a construct the emulator does not run yet: each is refused

@@ -13,45 +13,13 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::ptxas::find_ptxas;
 use common::synth_matrix;
 use jitseam::synth::SynthDecline;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
-
-fn find_ptxas() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("JITSEAM_PTXAS") {
-        return Some(PathBuf::from(path));
-    }
-    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-ptxas");
-    if let Some(found) = find_in(&venv, 8) {
-        return Some(found);
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("ptxas"))
-        .find(|candidate| candidate.is_file())
-}
-
-/// Depth-limited search for `bin/ptxas` under `dir`.
-fn find_in(dir: &Path, depth: usize) -> Option<PathBuf> {
-    let candidate = dir.join("bin").join("ptxas");
-    if candidate.is_file() {
-        return Some(candidate);
-    }
-    if depth == 0 {
-        return None;
-    }
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir())
-        .collect();
-    entries.sort();
-    entries.into_iter().find_map(|sub| find_in(&sub, depth - 1))
-}
 
 #[test]
 fn ptxas_accepts_every_emitted_kernel() -> TestResult {

@@ -202,7 +202,16 @@ fn records_merge_and_a_full_sink_counts_declines_as_overflow() {
 fn a_refusal_at_load_for_counts_under_the_kernel_and_reason() {
     let device = Device::emulator();
     let sink = sink_on(&device);
-    let artifact = || common::faulty::artifact(Some("oob:f32"));
+    // The faulty kernel's store moved to its input: a store through an input, which `load()`
+    // declines (an out-of-bounds store through the output alone it would guard).
+    let artifact = || {
+        let mut artifact = common::faulty::artifact(Some("oob:f32"));
+        let text = String::from_utf8(artifact.bytes.clone()).unwrap();
+        artifact.bytes = text
+            .replace("ld.param.u64 %rd1, [out0];", "ld.param.u64 %rd1, [in0];")
+            .into_bytes();
+        artifact
+    };
     let refused = Kernel::describe(artifact()).unwrap().load().unwrap_err();
     assert!(matches!(refused.error, Error::BodyRejected { .. }));
     assert!(sink.decline_records().is_empty(), "load() knows no sink");

@@ -123,3 +123,59 @@ fn faults_are_flushed_and_read_back() {
         (Some(4), Some(0))
     );
 }
+
+/// The scalar gather of tests/fixtures/guards/, which `load()` guards.
+const GATHER: &str = include_str!("fixtures/guards/gather_scalar.ptx");
+
+/// A guard that caught an access counts as a `guard_fault` of its kernel, not a dispatch; a
+/// clean launch of the same kernel counts as a dispatch.
+#[test]
+fn a_guard_fault_counts_as_a_fault_of_its_kernel() {
+    use jitseam::{AbiKind, AbiSpec, Artifact, ElementKind};
+    let device = Device::emulator();
+    let sink = sink_on(&device);
+    let spec = AbiSpec::owned(
+        AbiKind::Scalar,
+        vec![ElementKind::F32, ElementKind::I32],
+        vec![ElementKind::F32],
+        Vec::new(),
+    );
+    let kernel = Kernel::describe(Artifact::ptx(GATHER, "gather", spec))
+        .unwrap()
+        .load()
+        .unwrap()
+        .bind(&device)
+        .unwrap();
+    assert!(kernel.loaded().guarded().is_some());
+    let x = device.upload(&[1.5f32; 8]).unwrap();
+    let mut y = device.alloc_zeros::<f32>(8).unwrap();
+    let stream = device.default_stream();
+    for bad in [true, true, false] {
+        let idx = device
+            .upload(&[0i32, 1, 2, if bad { 8 } else { 3 }, 4, 5, 6, 7])
+            .unwrap();
+        kernel
+            .launch(
+                &stream,
+                &[(&x).into(), (&idx).into()],
+                &mut [(&mut y).into()],
+                &[8],
+                &[],
+            )
+            .unwrap();
+        match stream.synchronize() {
+            Err(Error::GuardFault(fault)) if bad => assert_eq!(fault.entry, "gather"),
+            Ok(()) if !bad => {}
+            other => panic!("bad index {bad}: {other:?}"),
+        }
+    }
+    let faults = sink.fault_records();
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert_eq!(
+        (faults[0].reason.as_str(), faults[0].count),
+        ("guard_fault", 2)
+    );
+    let dispatches = sink.dispatch_records();
+    assert_eq!(dispatches.len(), 1, "{dispatches:?}");
+    assert_eq!(dispatches[0].count, 1);
+}

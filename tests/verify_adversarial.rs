@@ -5,7 +5,12 @@
 //!   write to an input, a misaligned access, outside shared memory): the attack is real, and the
 //!   emulator's memory checker sees it. Where the emulator refuses an instruction the kernel
 //!   uses, the case says so and the refusal is asserted instead (or the fault, once it runs it);
-//! - `load()` declines it, naming the line of the attack and the kind of violation.
+//! - `load_proven()` (every access proven) declines it, naming the line of the attack and the
+//!   kind of violation;
+//! - `load()` declines it the same way, or — where the attack is an access whose operand and
+//!   role are proven but whose bounds only the launch decides — guards that line: then the
+//!   same launch of the guarded kernel on the emulator reports `Error::GuardFault` instead of
+//!   reaching the memory checker (a guard caught the access before it happened).
 //!
 //! One attack per kernel, named in one line above it. Lines are marked in the PTX itself: the
 //! line `load()` must name carries `// <- rejected`, the access the emulator stops at carries
@@ -354,8 +359,11 @@ fn check(attack: Attack) {
     let text = &attack.ptx;
     // The verifier's verdict.
     let described = Kernel::describe(Artifact::ptx(text.as_str(), "k", spec.clone())).unwrap();
-    let verdict: Result<String, String> = match described.load() {
-        Ok(loaded) => Err(format!("load() accepted it: {:?}", loaded.loaded().proof())),
+    let verdict: Result<String, String> = match described.load_proven() {
+        Ok(loaded) => Err(format!(
+            "load_proven() accepted it: {:?}",
+            loaded.loaded().proof()
+        )),
         Err(e) => match e.error {
             Error::BodyRejected { rejection, .. } => {
                 let expected = (attack.reject, marked(text, "rejected"));
@@ -398,10 +406,80 @@ fn check(attack: Attack) {
             other => Err(format!("the unverified launch did not fault: {other:?}")),
         },
     };
+    let guarded = guarded_verdict(&attack, &spec, verdict.as_ref().ok().map(String::as_str));
     assert!(
-        verdict.is_ok() && outcome.is_ok(),
-        "verifier: {verdict:?}\nemulator: {outcome:?}\n{text}"
+        verdict.is_ok() && outcome.is_ok() && guarded.is_ok(),
+        "verifier: {verdict:?}\nemulator: {outcome:?}\nguarded: {guarded:?}\n{text}"
     );
+}
+
+/// What `load()` makes of an attack: the decline `load_proven()` gave (`strict`), or a guard on
+/// the attack's line whose launch — the attack's own — reports a guard fault on the emulator
+/// and never reaches its memory checker.
+fn guarded_verdict(
+    attack: &Attack,
+    spec: &AbiSpec,
+    strict: Option<&str>,
+) -> Result<String, String> {
+    let text = &attack.ptx;
+    let line = marked(text, "rejected");
+    let described = Kernel::describe(Artifact::ptx(text.as_str(), "k", spec.clone())).unwrap();
+    let loaded = match described.load() {
+        Err(e) => {
+            return match (&e.error, strict) {
+                (Error::BodyRejected { rejection, .. }, Some(_))
+                    if (rejection.kind, rejection.line) == (attack.reject, line) =>
+                {
+                    Ok(format!("declined: {rejection}"))
+                }
+                (other, _) => Err(format!(
+                    "load() declined otherwise than load_proven(): {other}"
+                )),
+            };
+        }
+        Ok(loaded) => loaded,
+    };
+    let Some(guarded) = loaded.loaded().guarded() else {
+        return Err(format!("load() proved it: {:?}", loaded.loaded().proof()));
+    };
+    let lines: Vec<u32> = guarded.table().sites.iter().map(|s| s.line).collect();
+    if !lines.contains(&line) {
+        return Err(format!(
+            "guarded at lines {lines:?}, not at the attack's line {line}"
+        ));
+    }
+    // A loop the unverified launch left at its first stray access runs on once its accesses
+    // are guarded off: a smaller budget ends it sooner.
+    let device = Device::emulator_with(EmulatorConfig {
+        workers: 1,
+        budget: Some(1 << 20),
+        ..EmulatorConfig::default()
+    });
+    let kernel = loaded
+        .bind(&device)
+        .map_err(|e| format!("the guarded kernel does not bind: {}", e.error))?;
+    let clean = matches!(attack.fault, Fault::NotOnTheEmulator(..));
+    match run(&device, &kernel, spec, &attack.launch) {
+        Err(Error::GuardFault(fault)) if lines.contains(&fault.line) => {
+            // The device is usable after the fault.
+            device
+                .synchronize()
+                .map_err(|e| format!("after the guard fault: {e}"))?;
+            Ok(format!("guarded: {fault}"))
+        }
+        // The guard caught the access; the loop it was in never ended. The fault is in the
+        // record, reported by the next synchronization.
+        Err(Error::BudgetExceeded { .. }) => match device.synchronize() {
+            Err(Error::GuardFault(fault)) if lines.contains(&fault.line) => {
+                Ok(format!("guarded, then out of budget: {fault}"))
+            }
+            other => Err(format!("out of budget without a guard fault: {other:?}")),
+        },
+        Ok(()) if clean => Ok("guarded, runs clean on the emulator".to_owned()),
+        other => Err(format!(
+            "the guarded launch did not report a guard fault: {other:?}"
+        )),
+    }
 }
 
 /// One `#[test]` per attack.

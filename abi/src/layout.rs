@@ -97,6 +97,25 @@ impl ParamLayout {
         }
     }
 
+    /// This layout with `words` 64-bit parameters appended, each at the next multiple of 8
+    /// bytes: the packet of an entry that takes hidden parameters after its declared ones. The
+    /// appended parameters' role is `ParamRole::Param(u32::MAX)`, which names no declared
+    /// parameter; whoever appends them writes them.
+    pub fn with_hidden_words(&self, words: usize) -> Self {
+        let mut out = self.clone();
+        for _ in 0..words {
+            let at = out.size.next_multiple_of(8);
+            out.params.push(PlacedParam {
+                role: ParamRole::Param(u32::MAX),
+                class: ParamClass::Int64,
+                offset: at,
+                pointee_align: 1,
+            });
+            out.size = at + 8;
+        }
+        out
+    }
+
     /// Records that parameter `index` (a pointer) declares its pointee aligned to `align` bytes,
     /// as its PTX says (`.ptr .align N`): every launch then checks the operand's address.
     pub fn require_pointee_align(&mut self, index: usize, align: u32) {

@@ -12,9 +12,26 @@ use crate::kernel_args::KernelArgs;
 pub(crate) struct Args {
     #[command(flatten)]
     kernel: KernelArgs,
-    /// Print what was proven (coverage, launch conditions, accesses per pointer) as JSON.
+    /// Print what was proven (coverage, launch conditions, accesses per pointer, guards) as
+    /// JSON.
     #[arg(long)]
     json: bool,
+    /// Refuse a body that needs run-time guards, as `Kernel::load_proven` does: every access
+    /// must be proven.
+    #[arg(long)]
+    no_guards: bool,
+}
+
+/// `load()`, or `load_proven()` under `--no-guards`.
+fn load(
+    args: &Args,
+    kernel: Kernel<jitseam::Erased, jitseam::Described>,
+) -> Result<Kernel<jitseam::Erased, jitseam::Loaded>, Error> {
+    if args.no_guards {
+        kernel.load_proven().map_err(Error::from)
+    } else {
+        kernel.load().map_err(Error::from)
+    }
 }
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
@@ -29,7 +46,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
         // SAFETY: the kernel is only checked and dropped, never bound or launched, so no body
         // runs and the caller's promise is never relied on.
         ArtifactKind::Cubin => unsafe { k.load_unverified() }.map_err(jitseam::Error::from),
-        _ => k.load().map_err(jitseam::Error::from),
+        _ => load(args, k),
     });
     match verdict {
         Ok(_) if kind == ArtifactKind::Cubin => {
@@ -46,10 +63,15 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
             }
             println!("ok");
             if let Some(proof) = proof {
-                println!(
-                    "body proven safe; coverage: {}",
-                    coverage_name(proof.coverage)
-                );
+                let how = if proof.guards().is_empty() {
+                    "proven safe"
+                } else {
+                    "proven safe with run-time guards"
+                };
+                println!("body {how}; coverage: {}", coverage_name(proof.coverage));
+                if let Some(summary) = crate::verdict::guarded_summary(&spec, proof) {
+                    println!("{summary}");
+                }
                 for condition in &proof.conditions {
                     println!("every launch checks: {condition}");
                 }
@@ -87,7 +109,7 @@ fn check_custom(args: &Args, artifact: Artifact) -> Result<ExitCode, String> {
         }
         return Ok(ExitCode::FAILURE);
     }
-    let proven = Kernel::describe(artifact).and_then(|k| k.load().map_err(Error::from));
+    let proven = Kernel::describe(artifact).and_then(|k| load(args, k));
     let (proof, body) = match proven {
         Ok(kernel) => (kernel.loaded().proof().cloned(), None),
         Err(e) => (None, Some(e.to_string())),
@@ -104,6 +126,7 @@ fn check_custom(args: &Args, artifact: Artifact) -> Result<ExitCode, String> {
                 "params_match": true,
                 "body": body,
                 "conditions": conditions,
+                "guards": proof.as_ref().map(crate::verdict::guards_json),
             })
         );
         return Ok(verdict_code(body.is_none()));
@@ -121,6 +144,12 @@ fn check_custom(args: &Args, artifact: Artifact) -> Result<ExitCode, String> {
         }
         None => {
             println!("body proven safe against the declared extents");
+            if let Some(summary) = proof
+                .as_ref()
+                .and_then(|p| crate::verdict::guarded_summary(&spec, p))
+            {
+                println!("{summary}");
+            }
             for condition in &conditions {
                 println!("every launch checks: {condition}");
             }

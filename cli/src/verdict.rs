@@ -5,7 +5,7 @@ use jitseam::abi::AbiContract;
 use jitseam::kernel::prove_entry;
 use jitseam::{AbiSpec, Error, Rejection};
 use jitseam_ptx::resolve::ResolvedModule;
-use jitseam_verify::{Coverage, ParamContract, Proof};
+use jitseam_verify::{AccessKind, ClaimTarget, Coverage, ParamContract, Proof};
 use serde_json::{Value, json};
 
 /// The proof as JSON: coverage, the launch conditions, and per pointer parameter its role in
@@ -36,6 +36,7 @@ pub(crate) fn proof_json(spec: &AbiSpec, proof: Option<&Proof>) -> Value {
                 "width": a.width,
             })
         }).collect::<Vec<_>>(),
+        "guards": guards_json(proof),
     })
 }
 
@@ -84,6 +85,62 @@ impl<'t> ModuleVerdicts<'t> {
     }
 }
 
+/// The accesses the proof guards at run time instead of proving: line, operand, kind, width
+/// and why the proof does not cover them.
+pub(crate) fn guards_json(proof: &Proof) -> Value {
+    proof
+        .guards()
+        .iter()
+        .map(|g| {
+            json!({
+                "line": g.line,
+                "operand": g.name,
+                "kind": access_kind(g.kind),
+                "bytes": g.bytes,
+                "reason": g.reason.as_str(),
+                "why": g.why,
+            })
+        })
+        .collect()
+}
+
+fn access_kind(kind: AccessKind) -> &'static str {
+    match kind {
+        AccessKind::Load => "load",
+        AccessKind::Store => "store",
+        AccessKind::Atomic => "atomic",
+    }
+}
+
+/// `guarded: N of M accesses (lines …)`: how many of the body's access instructions (through
+/// its declared operands and shared variables) are guarded at run time; `None` for a body
+/// proven as written.
+pub(crate) fn guarded_summary(spec: &AbiSpec, proof: &Proof) -> Option<String> {
+    if proof.guards().is_empty() {
+        return None;
+    }
+    let declared = spec.contract().params.len();
+    let mut lines: Vec<u32> = proof
+        .claims
+        .iter()
+        .filter(|c| match &c.target {
+            ClaimTarget::Param(p) => (*p as usize) < declared,
+            ClaimTarget::Shared(_) | ClaimTarget::Local(_) | ClaimTarget::Table(_) => true,
+        })
+        .map(|c| c.line)
+        .collect();
+    lines.sort_unstable();
+    lines.dedup();
+    let guarded: Vec<String> = proof.guards().iter().map(|g| g.line.to_string()).collect();
+    Some(format!(
+        "guarded: {} of {} accesses (line{} {})",
+        guarded.len(),
+        lines.len().max(guarded.len()),
+        if guarded.len() == 1 { "" } else { "s" },
+        guarded.join(", ")
+    ))
+}
+
 /// One line for the text report: what was proven, or why not.
 pub(crate) fn verdict_text(verdict: &Value) -> String {
     if verdict["verified"] == true {
@@ -118,6 +175,16 @@ pub(crate) fn verdict_text(verdict: &Value) -> String {
         }
         for a in accesses {
             line.push_str(&format!("\n    {a}"));
+        }
+        for g in verdict["guards"].as_array().into_iter().flatten() {
+            line.push_str(&format!(
+                "\n    guarded at run time: line {} ({} of {} bytes through {}): {}",
+                g["line"],
+                g["kind"].as_str().unwrap_or("-"),
+                g["bytes"],
+                g["operand"].as_str().unwrap_or("-"),
+                g["why"].as_str().unwrap_or("-")
+            ));
         }
         line
     } else if let Some(r) = verdict.get("rejection") {

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::{BackendEvent, Device, DeviceId};
+use super::{BackendEvent, BackendStream, Device, DeviceId};
 use crate::error::Error;
 
 /// A point in one stream's queue, made by [`Stream::record_event`]: it completes once all work
@@ -16,11 +16,21 @@ use crate::error::Error;
 pub struct Event {
     device: Device,
     raw: Arc<dyn BackendEvent>,
+    /// The stream it was recorded on, whose guard failures its synchronization reports.
+    stream: Arc<dyn BackendStream>,
 }
 
 impl Event {
-    pub(super) fn new(device: Device, raw: Arc<dyn BackendEvent>) -> Self {
-        Self { device, raw }
+    pub(super) fn new(
+        device: Device,
+        raw: Arc<dyn BackendEvent>,
+        stream: Arc<dyn BackendStream>,
+    ) -> Self {
+        Self {
+            device,
+            raw,
+            stream,
+        }
     }
 
     /// The id of the device it was recorded on.
@@ -36,9 +46,12 @@ impl Event {
         &*self.raw
     }
 
-    /// Blocks the calling thread until the event completes.
+    /// Blocks the calling thread until the event completes. When its stream has run a
+    /// guarded kernel, reports a guard that failed there as [`Error::GuardFault`] — reading the
+    /// stream's fault record waits for the work queued on it after the event too.
     pub fn synchronize(&self) -> Result<(), Error> {
-        self.device.backend().synchronize_event(self.raw())
+        self.device.backend().synchronize_event(self.raw())?;
+        self.device.guard_report(&self.stream)
     }
 
     /// Whether the event has completed, without waiting.

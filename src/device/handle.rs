@@ -6,6 +6,7 @@ use std::fmt;
 use std::sync::{Arc, OnceLock, Weak};
 
 use super::backend::{Backend, BackendStream, DeviceProperties};
+use super::guard::{FaultRecords, GuardTable};
 use crate::error::Error;
 use crate::liveness::{DeviceId, LivenessToken};
 
@@ -39,6 +40,14 @@ struct DeviceInner {
     default_stream: Arc<dyn BackendStream>,
     // Set once by the launch layer (it keeps the telemetry sink here).
     launch_hook: OnceLock<Box<dyn LaunchHook>>,
+    /// Where guarded launches record their first failing guard, per stream.
+    fault_records: FaultRecords,
+}
+
+impl Drop for DeviceInner {
+    fn drop(&mut self) {
+        self.fault_records.free_all(&*self.backend);
+    }
 }
 
 impl Device {
@@ -52,6 +61,7 @@ impl Device {
                 backend,
                 default_stream,
                 launch_hook: OnceLock::new(),
+                fault_records: FaultRecords::default(),
             }),
         }
     }
@@ -75,6 +85,25 @@ impl Device {
         &*self.inner.backend
     }
 
+    /// The fault record a guarded launch of `table`'s kernel on `stream` writes, and the tag
+    /// that names the kernel in it (see [`FaultRecords`]).
+    pub(crate) fn guard_record(
+        &self,
+        stream: &Arc<dyn BackendStream>,
+        table: &Arc<GuardTable>,
+    ) -> Result<(u64, u64), Error> {
+        self.inner
+            .fault_records
+            .record(self.backend(), stream, table)
+    }
+
+    /// After `stream` was synchronized: the first guard failure its fault record holds, as
+    /// [`Error::GuardFault`] (the record is cleared, on the stream, for the launches after
+    /// it); `Ok` when the stream never ran a guarded kernel or no guard failed.
+    pub(crate) fn guard_report(&self, stream: &Arc<dyn BackendStream>) -> Result<(), Error> {
+        self.inner.fault_records.report(self.backend(), stream)
+    }
+
     /// The slot the launch layer keeps its per-device state in.
     #[cfg_attr(not(feature = "telemetry"), allow(dead_code))]
     pub(crate) fn launch_hook(&self) -> &OnceLock<Box<dyn LaunchHook>> {
@@ -88,6 +117,8 @@ impl Device {
         stream: &Arc<dyn BackendStream>,
         result: Result<T, Error>,
     ) -> Result<T, Error> {
+        // Work on the stream has finished: a guard that failed in it is in its fault record.
+        let result = result.and_then(|value| self.guard_report(stream).map(|()| value));
         if let Some(hook) = self.inner.launch_hook.get() {
             match &result {
                 Ok(_) => hook.finished(stream),

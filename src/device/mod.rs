@@ -13,6 +13,7 @@ mod cuda;
 mod desc;
 mod emulated;
 mod event;
+mod guard;
 mod handle;
 mod memory;
 pub(crate) mod operand;
@@ -32,6 +33,7 @@ pub use config::{ConfigLimits, LaunchConfig, LaunchLimits};
 pub use desc::{AsViewDesc, ViewDesc};
 pub use emulated::{EmulatorBackend, EmulatorConfig};
 pub use event::Event;
+pub use guard::{GuardSite, GuardTable};
 #[cfg(feature = "telemetry")]
 pub(crate) use handle::LaunchHook;
 pub use handle::{Device, WeakDevice};

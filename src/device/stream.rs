@@ -136,7 +136,7 @@ impl Stream {
     /// [`Event::elapsed_since`].
     pub fn record_event(&self) -> Result<Event, Error> {
         let raw = self.device.backend().record_timed_event(self.raw())?;
-        Ok(Event::new(self.device.clone(), raw))
+        Ok(Event::new(self.device.clone(), raw, Arc::clone(&self.raw)))
     }
 
     /// Makes work queued on this stream from now on wait, on the device, for `event`. The

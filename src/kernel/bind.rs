@@ -21,7 +21,11 @@ pub(super) fn resolve(
     let function = load_image(artifact, loaded, device)?;
     if let Some(reported) = function.param_info()? {
         let entry = &artifact.link.entry_point;
-        let layout = loaded.layout().params();
+        // A guarded rewrite takes its hidden parameters after the declared ones.
+        let layout = loaded
+            .guarded()
+            .map_or(loaded.layout(), |g| &g.layout)
+            .params();
         if reported.len() != layout.len() {
             return Err(Error::DriverParamCount {
                 entry: entry.clone(),
@@ -101,6 +105,12 @@ fn load_image(
     let symbol = artifact.symbol();
     let backend = device.backend();
     let props = device.properties();
+    // A body proven with guards runs its guarded rewrite, whatever image it came as (a
+    // cubin's own code has no guards).
+    if let Some(guarded) = loaded.guarded() {
+        check_arch(entry, loaded.target(), device)?;
+        return backend.load_function(guarded.ptx(), symbol);
+    }
     match loaded.image() {
         LoadedImage::Ptx => {
             check_arch(entry, loaded.target(), device)?;

@@ -136,5 +136,6 @@ pub(crate) fn launch_facts<'a>(
         // the same geometry. The 1-D ABIs' proofs hold for every grid, and their conditions
         // bound the threads only from above, so a backend may run fewer blocks.
         grid_stride: loaded.grid_stride() && !artifact.abi.abi.is_custom(),
+        guarded: loaded.guarded(),
     }
 }

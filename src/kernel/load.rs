@@ -13,23 +13,27 @@ use jitseam_ptx::{
     resolve::{ResolvedEntry, ResolvedModule},
 };
 use jitseam_verify::{
-    Coverage, EntryContract, ParamContract, Proof, RejectKind, Rejection, verify_resolved,
+    ClaimTarget, Coverage, EntryContract, ParamContract, Proof, RejectKind, Rejection,
+    verify_guarded, verify_resolved,
 };
 
 use super::params::verify_entry_params;
 use super::proof_cache::ProofCache;
 use crate::abi::{AbiContract, AbiKind, AbiSpec, ExpectedParam, ParamLayout};
 use crate::artifact::{Artifact, ArtifactKind};
+use crate::device::{GuardSite, GuardTable};
 use crate::error::{Error, MangledEntry, ParamLists};
 use crate::seal;
-use crate::state::{FatbinChoice, LoadedData, LoadedImage, ParsedPtx};
+use crate::state::{FatbinChoice, GuardedEntry, LoadedData, LoadedImage, ParsedPtx};
 
 /// Whether the body must be proven, or the caller vouched for it (`Kernel::load_unverified`).
 /// Only the body proof is skipped under [`Trust::Vouched`]; every parameter check still runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Trust {
-    /// `load()`.
+    /// `load()`: proven, or proven with run-time guards on the accesses the proof leaves.
     Verify,
+    /// `load_proven()`: every access proven, no guard.
+    Proven,
     /// `load_unverified()`.
     Vouched,
 }
@@ -47,15 +51,22 @@ struct PtxFacts {
     /// The module and entry the verifier read, for `bind()` to hand on; `None` under
     /// [`Trust::Vouched`], which only scans the header.
     parsed: Option<Arc<ParsedPtx>>,
+    /// What a body proven with guards launches with.
+    guarded: Option<Arc<GuardedEntry>>,
 }
 
 /// What `load()` proves, for every kind of artifact.
-pub(super) fn verify(artifact: &Artifact, trust: Trust) -> Result<LoadedData, Error> {
+/// `names` are the signature's declared names, which a guard failure prints.
+pub(super) fn verify(
+    artifact: &Artifact,
+    trust: Trust,
+    names: &[&str],
+) -> Result<LoadedData, Error> {
     let expected = artifact.abi.expected_params();
     match artifact.kind {
         ArtifactKind::Ptx => {
             let text = utf8(artifact, &artifact.bytes)?;
-            let facts = load_ptx(artifact, text, &expected, trust, Directives::Checked)?;
+            let facts = load_ptx(artifact, text, &expected, trust, Directives::Checked, names)?;
             Ok(loaded(
                 Some(facts),
                 None,
@@ -64,7 +75,7 @@ pub(super) fn verify(artifact: &Artifact, trust: Trust) -> Result<LoadedData, Er
                 trust,
             ))
         }
-        ArtifactKind::Cubin => load_cubin(artifact, &expected, trust),
+        ArtifactKind::Cubin => load_cubin(artifact, &expected, trust, names),
         ArtifactKind::Fatbin => load_fatbin(artifact, &expected, trust),
     }
 }
@@ -102,9 +113,10 @@ fn loaded(
             entry: Some(facts.entry),
             layout: facts.layout,
             image,
-            body_verified: trust == Trust::Verify,
+            body_verified: trust != Trust::Vouched,
             proof: facts.proof,
             parsed: facts.parsed,
+            guarded: facts.guarded,
         },
         None => LoadedData {
             version: None,
@@ -116,13 +128,15 @@ fn loaded(
             body_verified: false,
             proof: None,
             parsed: None,
+            guarded: None,
         },
     }
 }
 
 /// What [`Kernel::load`](super::Kernel::load) proves of the entry `entry` of a PTX module
 /// already parsed and resolved from `text`, under `abi`: the spec is valid, the entry exists,
-/// its `.param` list is exactly the ABI's, and its body is proven — with `load()`'s errors.
+/// its `.param` list is exactly the ABI's, and its body is proven, or proven with run-time
+/// guards ([`Proof::guards`]) — with `load()`'s errors.
 ///
 /// For a tool that reports on every entry of one large module (`jitseam inspect --abi`): the
 /// module is read once, and no kernel is built (a kernel keeps its own copy of the text).
@@ -152,24 +166,29 @@ pub fn prove_entry(
         .map_err(|error| error.with_declared_names(abi, &[]))?;
     let mut contract = abi.contract();
     contract.block = launch_shape(entry, abi, header, Directives::Checked)?;
-    prove_body(text, module, header, abi, &contract).map(|(_, proof)| proof)
+    prove_body(text, module, header, abi, &contract, Trust::Verify).map(|(_, proof)| proof)
 }
 
-/// The body proof of `header`'s entry in `module` under `contract`, and the entry resolved for
-/// it; a decline in the words of `abi`'s declaration.
+/// The body proof of `header`'s entry in `module` under `contract` — strictly under
+/// [`Trust::Proven`], else proven or guarded — and the entry resolved for it; a decline in the
+/// words of `abi`'s declaration.
 fn prove_body(
     text: &str,
     module: &ResolvedModule,
     header: &jitseam_ptx::Entry,
     abi: &AbiSpec,
     contract: &EntryContract,
+    trust: Trust,
 ) -> Result<(ResolvedEntry, Proof), Error> {
     let symbol = header.name.as_str();
     let entry = module
         .entry(text, symbol)
         .map_err(|e| unparsed(symbol, &e))?;
-    let proof = verify_resolved(text, module, &entry, contract)
-        .map_err(|rejection| declined(symbol, header, abi, rejection))?;
+    let proved = match trust {
+        Trust::Proven => verify_resolved(text, module, &entry, contract),
+        Trust::Verify | Trust::Vouched => verify_guarded(text, module, &entry, contract),
+    };
+    let proof = proved.map_err(|rejection| declined(symbol, header, abi, rejection))?;
     Ok((entry, proof))
 }
 
@@ -195,13 +214,14 @@ enum Directives {
 /// Parses PTX text, finds the entry named by the link's symbol and verifies its `.param` list
 /// against the spec. Every PTX jitseam loads passes here — the artifact's own, a cubin's linked
 /// PTX, a fatbin's PTX images — so a check added here covers them all; the body proof, which
-/// `load_unverified` skips, belongs here under [`Trust::Verify`].
+/// `load_unverified` skips, belongs here under [`Trust::Verify`] and [`Trust::Proven`].
 fn load_ptx(
     artifact: &Artifact,
     text: &str,
     expected: &[ExpectedParam],
     trust: Trust,
     directives: Directives,
+    names: &[&str],
 ) -> Result<PtxFacts, Error> {
     let ptx_error = |detail| Error::Ptx {
         entry: artifact.link.entry_point.clone(),
@@ -218,7 +238,7 @@ fn load_ptx(
         }
     };
     match trust {
-        Trust::Verify => {
+        Trust::Verify | Trust::Proven => {
             // Parsed and resolved once: the parameter check, the body proof and a backend that
             // runs PTX itself (the emulator's decoder, at `bind()`) all read this one module.
             let header = parse_module(text).map_err(ptx_error)?;
@@ -239,9 +259,14 @@ fn load_ptx(
             let module =
                 ResolvedModule::with_module(text, header).map_err(|e| unparsed(symbol, &e))?;
             // A proof this process made of the same text, entry and contract spares the proof;
-            // the module is still resolved, for `bind()` to hand on.
+            // the module is still resolved, for `bind()` to hand on. The cache keeps proofs of
+            // either trust: one without guards is the strict proof (a guarded proof is tried
+            // strictly first), so `load_proven()` takes only those.
             let cache = ProofCache::global();
-            let (entry, proof) = match cache.get(text, symbol, &contract) {
+            let cached = cache
+                .get(text, symbol, &contract)
+                .filter(|proof| trust == Trust::Verify || proof.guards().is_empty());
+            let (entry, proof) = match cached {
                 Some(proof) => (
                     module
                         .entry(text, symbol)
@@ -250,20 +275,31 @@ fn load_ptx(
                 ),
                 None => {
                     let (entry, proof) =
-                        prove_body(text, &module, &found, &artifact.abi, &contract)?;
+                        prove_body(text, &module, &found, &artifact.abi, &contract, trust)?;
                     cache.insert(text, symbol, &contract, proof.clone());
                     (entry, proof)
                 }
             };
             require_access_alignment(&mut layout, &contract, &proof);
+            let guarded = guarded_entry(artifact, &layout, &proof, names);
+            let (version, target, address_size) = (
+                module.module.version,
+                module.module.target.clone(),
+                module.module.address_size,
+            );
+            // A guarded body binds its rewrite: the module resolved here is not what runs.
+            let parsed = guarded
+                .is_none()
+                .then(|| Arc::new(ParsedPtx { module, entry }));
             Ok(PtxFacts {
-                version: module.module.version,
-                target: module.module.target.clone(),
-                address_size: module.module.address_size,
+                version,
+                target,
+                address_size,
                 entry: found,
                 layout,
                 proof: Some(proof),
-                parsed: Some(Arc::new(ParsedPtx { module, entry })),
+                parsed,
+                guarded,
             })
         }
         Trust::Vouched => {
@@ -291,6 +327,7 @@ fn load_ptx(
                 layout,
                 proof: None,
                 parsed: None,
+                guarded: None,
             })
         }
     }
@@ -450,12 +487,51 @@ fn require_access_alignment(layout: &mut ParamLayout, contract: &EntryContract, 
     }
 }
 
+/// What the launches of a body proven with guards need: the rewritten PTX, the packet with
+/// the hidden parameters, and each guard's line and operand (by its declared name where the
+/// signature has one). `None` for a body proven as written.
+fn guarded_entry(
+    artifact: &Artifact,
+    layout: &ParamLayout,
+    proof: &Proof,
+    names: &[&str],
+) -> Option<Arc<GuardedEntry>> {
+    let rewritten = proof.guarded()?;
+    let sites = proof
+        .guards()
+        .iter()
+        .map(|guard| {
+            let declared = match &guard.target {
+                ClaimTarget::Param(q) => layout.params().get(*q as usize).and_then(|placed| {
+                    crate::error::declared_name(&artifact.abi, names, placed.role)
+                }),
+                ClaimTarget::Shared(_) | ClaimTarget::Local(_) | ClaimTarget::Table(_) => None,
+            };
+            GuardSite {
+                line: guard.line,
+                operand: declared.unwrap_or_else(|| guard.name.clone()),
+                bytes: guard.bytes,
+            }
+        })
+        .collect();
+    Some(Arc::new(GuardedEntry {
+        ptx: rewritten.ptx.clone(),
+        hidden: rewritten.params.clone(),
+        layout: layout.with_hidden_words(rewritten.params.len()),
+        table: Arc::new(GuardTable {
+            entry: artifact.link.entry_point.clone(),
+            sites,
+        }),
+    }))
+}
+
 /// A cubin: its recorded parameters against the layout, and its body through the sealed PTX of
 /// the same compile — or, vouched for by the caller, without.
 fn load_cubin(
     artifact: &Artifact,
     expected: &[ExpectedParam],
     trust: Trust,
+    names: &[&str],
 ) -> Result<LoadedData, Error> {
     let cubin = parse_cubin(&artifact.bytes).map_err(|detail| Error::Cubin {
         entry: artifact.link.entry_point.clone(),
@@ -475,8 +551,9 @@ fn load_cubin(
             expected,
             trust,
             Directives::Checked,
+            names,
         )?),
-        (None, Trust::Verify) => {
+        (None, Trust::Verify | Trust::Proven) => {
             return Err(Error::CubinUnverified {
                 entry: artifact.link.entry_point.clone(),
             });
@@ -577,7 +654,13 @@ fn load_fatbin(
         match image.kind {
             ImageKind::Ptx => {
                 let text = image.ptx_text(bytes).map_err(fatbin_error)?;
-                let facts = load_ptx(artifact, text, expected, trust, Directives::Unchecked)?;
+                // `bind()` picks an image by the device: each is proven as written, so that
+                // whichever it picks runs with what every launch checks.
+                let strict = match trust {
+                    Trust::Verify => Trust::Proven,
+                    other => other,
+                };
+                let facts = load_ptx(artifact, text, expected, strict, Directives::Unchecked, &[])?;
                 aligned = Some(match aligned.take() {
                     None => facts.layout.clone(),
                     Some(both) => strictest_alignment(both, &facts.layout),
@@ -617,7 +700,7 @@ fn load_fatbin(
     }
     if choices.is_empty() {
         let wanted = match trust {
-            Trust::Verify => {
+            Trust::Verify | Trust::Proven => {
                 "with readable ptx (its cubins load only through `Kernel::load_unverified`)"
             }
             Trust::Vouched => "that jitseam can read",

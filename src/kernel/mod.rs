@@ -125,9 +125,20 @@ impl<Sig> Kernel<Sig, Described> {
     /// Parses the PTX on the host, finds the entry named by the link's symbol, verifies its
     /// `.param` list against the spec by class, size and alignment, and proves its body safe:
     /// every global access through exactly one operand pointer, within the bounds the ABI gives
-    /// it, stores only through outputs (see [`Loaded`] for exactly what is proven). A body that
-    /// cannot be proven is declined with [`Error::BodyRejected`], naming the PTX line. No driver
+    /// it, stores only through outputs (see [`Loaded`] for exactly what is proven). No driver
     /// is involved.
+    ///
+    /// Proven or guarded: an access whose operand (one pointer parameter, or one shared
+    /// variable) and role are proven but whose bounds or alignment only the launch decides (an
+    /// index loaded from memory: a gather, a scatter, a lookup) gets a run-time guard instead
+    /// of a decline. The kernel then launches a rewrite of its PTX, itself re-proven, in which
+    /// each such access checks its offset against what the launch lets the operand reach; a
+    /// failing guard skips the access (a load reads 0) and is reported by the next
+    /// synchronizing call on the stream as [`Error::GuardFault`]
+    /// ([`LoadedData::guarded`](crate::state::LoadedData::guarded) lists the guards;
+    /// [`Kernel::load_proven`] refuses them). What no guard mends — an address of no single
+    /// operand, a store through an input, an access inside a `.func` — is declined with
+    /// [`Error::BodyRejected`], naming the PTX line.
     ///
     /// On a decline the described kernel comes back inside the error.
     ///
@@ -136,13 +147,22 @@ impl<Sig> Kernel<Sig, Described> {
     /// own recorded parameters are checked by count, offset and size (a cubin does not record
     /// types). A fatbin's PTX images are verified the same way, and `bind()` picks one for the
     /// device; since that may be any of them, every launch checks what each of them needs (every
-    /// proof's launch conditions, the strictest `.ptr .align` any declares). Anything else
-    /// compiled needs [`Kernel::load_unverified`].
+    /// proof's launch conditions, the strictest `.ptr .align` any declares); a fatbin's images
+    /// are proven without guards. A cubin whose linked PTX needs guards launches its guarded
+    /// PTX instead of the cubin. Anything else compiled needs [`Kernel::load_unverified`].
     ///
     /// No device is involved, so no telemetry either: [`Kernel::load_for`] is the same check,
     /// with a refusal counted in the telemetry of the device the kernel is meant for.
     pub fn load(self) -> Result<Kernel<Sig, Loaded>, TransitionError<Self>> {
         self.load_with(Trust::Verify)
+    }
+
+    /// [`Kernel::load`] with every access proven: a body that [`Kernel::load`] would launch
+    /// with run-time guards (see [`LoadedData::guarded`](crate::state::LoadedData::guarded))
+    /// is declined with [`Error::BodyRejected`] naming the first access it cannot prove, as it
+    /// was before guards existed. For callers that want no run-time check at all.
+    pub fn load_proven(self) -> Result<Kernel<Sig, Loaded>, TransitionError<Self>> {
+        self.load_with(Trust::Proven)
     }
 
     /// [`Kernel::load`], with a refusal counted as a decline of this kernel (under the error's
@@ -189,7 +209,7 @@ impl<Sig> Kernel<Sig, Described> {
 
     fn load_with(self, trust: Trust) -> Result<Kernel<Sig, Loaded>, TransitionError<Self>> {
         let _span = tracing::debug_span!(target: "jitseam", "load", entry = self.entry()).entered();
-        let loaded = load::verify(&self.artifact, trust)
+        let loaded = load::verify(&self.artifact, trust, self.names)
             .map_err(|error| error.with_declared_names(&self.artifact.abi, self.names));
         trace::outcome("load", self.entry(), &loaded);
         match loaded {

@@ -12,6 +12,7 @@ use crate::device::{AsViewDesc, ConfigLimits, Geometry, ViewDesc};
 use crate::dtype::ElementKind;
 use crate::error::{ConfigProblem, Error, Operand};
 use crate::liveness::DeviceId;
+use crate::state::GuardedEntry;
 
 /// Threads per block for every launch whose grid jitseam chooses (unless the kernel's
 /// `.reqntid` or `.maxntid` asks for another): kernels are grid-stride loops, so any block size
@@ -43,6 +44,9 @@ pub struct LaunchFacts<'k> {
     /// runs — unless the loaded kernel says so; always false for a custom kernel, whose
     /// extents are evaluated with the configuration's grid.
     pub grid_stride: bool,
+    /// For a kernel proven with run-time guards: the hidden parameters its launches append and
+    /// what its guards name; `None` for every other kernel.
+    pub guarded: Option<&'k GuardedEntry>,
 }
 
 /// A launch that [`check`] (or, for the custom ABI, [`check_custom`](super::check_custom))
@@ -730,6 +734,7 @@ mod tests {
                     limits: &ConfigLimits::TYPICAL,
                     proof: None,
                     grid_stride: false,
+                    guarded: None,
                 };
                 let shape = [n];
                 let stream = DeviceId::from_raw(stream);

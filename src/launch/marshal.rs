@@ -36,7 +36,10 @@ pub fn marshal_with<'c, I: AsViewDesc, O: AsViewDesc, R>(
 /// inlined: out of line, the call and the re-derivation of the packet's slice cost a launch as
 /// much as the dense words it writes.
 #[inline(always)]
-fn fill_packet<I: AsViewDesc, O: AsViewDesc>(checked: &CheckedLaunch<'_, I, O>, bytes: &mut [u8]) {
+pub(super) fn fill_packet<I: AsViewDesc, O: AsViewDesc>(
+    checked: &CheckedLaunch<'_, I, O>,
+    bytes: &mut [u8],
+) {
     let layout = checked.facts.layout;
     let mut rest = layout.params();
     // A dense layout's leading words are the operands' addresses and the count, in order: they
@@ -149,6 +152,7 @@ mod tests {
                     limits: &crate::device::ConfigLimits::TYPICAL,
                     grid_stride: false,
                     proof: None,
+                    guarded: None,
                 };
                 let view = |k: u64| {
                     ViewDesc::contiguous(device, ElementKind::F32, 4096 * (k + 1), 64, 4, 16)

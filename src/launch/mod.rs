@@ -12,6 +12,7 @@ mod agree;
 mod check;
 mod custom;
 mod dense;
+mod guarded;
 mod lend;
 mod marshal;
 mod reach;

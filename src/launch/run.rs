@@ -7,6 +7,7 @@
 //! (`nvrtc/`) and the element types' byte views (`dtype.rs`).
 
 use super::check::check_counts_and_stream;
+use super::guarded::marshal_guarded;
 use super::{CheckedLaunch, LaunchFacts, check, check_custom, marshal_with};
 use crate::abi::ParamValue;
 use crate::device::{
@@ -355,22 +356,40 @@ impl<'k> Launch<'k> {
                 *ticket = Some(log.before(backend, raw, AccessKind::Write)?);
             }
         }
-        // SAFETY: `packet` comes from `marshal_with` over a launch `check` (or `check_custom`)
-        // accepted for this function's verified layout, which proved the stream is on
-        // `facts.device`, the device `function` was resolved on: the stream and every operand
-        // are on that device (ids are never reused, the stream holds a live handle to it, and
-        // each description came from a live buffer, view or cudarc slice borrowed for this call
-        // — read in place from the operands, or completed from them once their foreign memory
-        // was acquired), every pointer
-        // plus every index the ABI lets the kernel touch lies inside its allocation (for the
-        // custom ABI: each buffer holds its declared extent for this launch's params and
-        // configuration, which fits the device and the kernel's block directives), outputs
-        // overlap nothing else, and the count and params have exactly the declared types. The
-        // stream now waits for every conflicting earlier use of each operand (the `before` calls
-        // above, and the foreign guards), and each is logged once the launch is queued (below).
-        marshal_with(checked, |packet| unsafe {
-            backend.launch(self.function, stream.raw(), checked.geometry(), packet)
-        })?;
+        match self.facts.guarded {
+            None => {
+                // SAFETY: `packet` comes from `marshal_with` over a launch `check` (or
+                // `check_custom`) accepted for this function's verified layout, which proved the
+                // stream is on `facts.device`, the device `function` was resolved on: the stream
+                // and every operand are on that device (ids are never reused, the stream holds a
+                // live handle to it, and each description came from a live buffer, view or cudarc
+                // slice borrowed for this call — read in place from the operands, or completed from
+                // them once their foreign memory was acquired), every pointer plus every index the
+                // ABI lets the kernel touch lies inside its allocation (for the custom ABI: each
+                // buffer holds its declared extent for this launch's params and configuration,
+                // which fits the device and the kernel's block directives), outputs overlap nothing
+                // else, and the count and params have exactly the declared types. The stream now
+                // waits for every conflicting earlier use of each operand (the `before` calls
+                // above, and the foreign guards), and each is logged once the launch is queued
+                // (below).
+                marshal_with(checked, |packet| unsafe {
+                    backend.launch(self.function, stream.raw(), checked.geometry(), packet)
+                })?
+            }
+            Some(guarded) => {
+                let (record, tag) = stream.device().guard_record(raw, &guarded.table)?;
+                // SAFETY: as above for the declared parameters, which `marshal_guarded` writes
+                // exactly as `marshal_with` does. The hidden ones after them are what the
+                // guarded rewrite (the function `bind()` loaded for this kernel) takes: the
+                // address of this stream's fault record — a live allocation of this device
+                // of `FAULT_RECORD_BYTES`, written by no one else but launches on this stream,
+                // which run in order — and limits no larger than what this checked launch
+                // lets each guarded operand reach, which the rewrite's proof assumes of them.
+                marshal_guarded(checked, guarded, record, tag, |packet| unsafe {
+                    backend.launch(self.function, stream.raw(), checked.geometry(), packet)
+                })?
+            }
+        }
         let (in_tickets, out_tickets) = tickets.split_at(inputs.len());
         for (ticket, arg) in in_tickets.iter().zip(inputs) {
             if let (Source::Log(log), Some(ticket)) = (arg.source, ticket) {

@@ -1,6 +1,6 @@
 //! A kernel that faults on purpose: it follows the scalar ABI (`in0, out0, n`) but stores one
-//! float far beyond its output. Bound with `load_unverified`, since `load()` proves it unsafe;
-//! only ever run where the fault is contained — the emulator (a memory fault) and the driver
+//! float far beyond its output. Bound with `load_unverified`, since `load_proven()` declines it
+//! (and `load()` would guard the store, which then never happens); only ever run where the fault is contained — the emulator (a memory fault) and the driver
 //! model (the sticky `CUDA_ERROR_ILLEGAL_ADDRESS` of a real driver) — never on a GPU.
 
 use jitseam::{AbiKind, AbiSpec, Artifact, Device, DeviceBound, ElementKind, Erased, Kernel};

@@ -18,6 +18,7 @@ pub mod interop;
 pub mod launch_suite;
 pub mod memory_suite;
 pub mod nvrtc_env;
+pub mod ptxas;
 pub mod synth_matrix;
 pub mod telemetry;
 pub mod verify_corpus;

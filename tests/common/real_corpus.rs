@@ -448,6 +448,27 @@ pub fn run(device: &Device, e: &Entry, case: &Case) -> Result<BTreeMap<String, D
     // computes exactly that); where a test breaks that on purpose (an index out of range) it
     // runs on the emulator, whose memory checker stops the first access outside the operands.
     let loaded = unsafe { described.load_unverified() }.map_err(|t| t.error)?;
+    run_loaded(device, e, case, loaded)
+}
+
+/// [`run`] through `load()`, for a kernel it loads with run-time guards: `None` for one it
+/// proves as written or declines.
+pub fn run_guarded(
+    device: &Device,
+    e: &Entry,
+    case: &Case,
+) -> Option<Result<BTreeMap<String, Data>, Error>> {
+    let loaded = Kernel::describe(e.artifact()).ok()?.load().ok()?;
+    loaded.loaded().guarded()?;
+    Some(run_loaded(device, e, case, loaded))
+}
+
+fn run_loaded(
+    device: &Device,
+    e: &Entry,
+    case: &Case,
+    loaded: Kernel<jitseam::Erased, jitseam::Loaded>,
+) -> Result<BTreeMap<String, Data>, Error> {
     let kernel = loaded.bind(device).map_err(|t| t.error)?;
     let stream = device.default_stream();
     let table = e.params_table();
@@ -537,6 +558,7 @@ pub fn compare(e: &Entry, got: &BTreeMap<String, Data>, want: &[(&str, Data)]) -
 /// out: tests/real_kernels.rs tests those refusals.
 pub fn run_all(device: &Device, skip_refused: bool) {
     let mut failures = Vec::new();
+    let mut guarded = 0;
     let entries = manifest();
     for e in &entries {
         if skip_refused && e.emulator_refuses().is_some() {
@@ -552,7 +574,19 @@ pub fn run_all(device: &Device, skip_refused: bool) {
             }
             Err(err) => failures.push(format!("{}: {err}", e.entry)),
         }
+        // A kernel `load()` guards: its guarded rewrite gives the same outputs.
+        match run_guarded(device, e, &case) {
+            None => {}
+            Some(Ok(got)) => {
+                guarded += 1;
+                for p in compare(e, &got, &want) {
+                    failures.push(format!("{} (guarded): {p}", e.entry));
+                }
+            }
+            Some(Err(err)) => failures.push(format!("{} (guarded): {err}", e.entry)),
+        }
     }
+    assert!(guarded >= 20, "only {guarded} guarded kernels ran");
     assert!(
         failures.is_empty(),
         "{} of {} kernels failed:\n{}",

@@ -38,7 +38,10 @@ impl Analyzer<'_> {
         if !final_run {
             return;
         }
-        let verdict = self.check_access(st, *access, *addr, *offset, *bytes, *space);
+        let verdict = match self.fault_record_access(st, *addr, *offset, *bytes, *space) {
+            Some(verdict) => verdict,
+            None => self.check_access(st, *access, *addr, *offset, *bytes, *space),
+        };
         match verdict {
             Ok(param) => {
                 let target = if let Some((var, _)) = self.var_of(param) {
@@ -63,7 +66,7 @@ impl Analyzer<'_> {
                     bytes: *bytes,
                 });
             }
-            Err((kind, reason)) => self.reject(idx, kind, reason),
+            Err((kind, reason)) => self.guard_or_reject(st, idx, ins, kind, reason),
         }
     }
 

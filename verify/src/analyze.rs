@@ -9,14 +9,14 @@
 //! every assumed candidate is re-established on the back edge. Only the last pass — run with
 //! invariants that are all proven — records accesses and rejections.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use super::atoms::{AtomKind, Atoms, INF, S};
 use super::contract::{EntryContract, OperandRef};
 use super::facts::{Facts, Tags};
 use super::ir::{Access, Body, Kind, Reg};
 use super::poly::{Atom, Poly};
-use super::proof::{AccessClaim, AccessSummary};
+use super::proof::{AccessClaim, AccessSummary, Guard};
 use super::reject::{RejectKind, Rejection};
 use super::value::{PredVal, State, Val};
 
@@ -70,6 +70,9 @@ pub(crate) struct Analyzer<'c> {
     pub(crate) summaries: Vec<AccessSummary>,
     /// Every access proven, by line (a set: a loop's body is checked once per visit).
     pub(crate) claims: BTreeSet<AccessClaim>,
+    /// In guard mode, the accesses guarded instead of rejected, by instruction; `None`: every
+    /// access must be proven.
+    pub(crate) guards: Option<BTreeMap<usize, Guard>>,
     loops: Vec<Loop>,
     loop_at: HashMap<usize, usize>,
     /// Per loop header: the first atom id its first analysis could create (see [`varies`]).
@@ -103,6 +106,7 @@ impl<'c> Analyzer<'c> {
             rejections: Vec::new(),
             summaries: Vec::new(),
             claims: BTreeSet::new(),
+            guards: None,
             loops: Vec::new(),
             loop_at: HashMap::new(),
             loop_marks: HashMap::new(),

@@ -107,6 +107,9 @@ pub enum ParamContract {
         /// Width: 8, 16, 32 or 64.
         bits: u8,
     },
+    /// A hidden parameter of a guarded entry (see [`crate::Guarded`]): appended by the guard
+    /// rewrite after the declared ones, filled in by the launcher.
+    Guard(crate::proof::GuardParam),
 }
 
 /// The roles of every `.param` of an entry, in order.

@@ -294,6 +294,10 @@ pub(crate) struct Body {
     /// The variables the body can name (module scope first): `.shared`, `.local`, and module
     /// `.const` and `.global` tables.
     pub(crate) shared: Vec<SharedVar>,
+    /// Per instruction, the byte range in the module's text of the entry's own instruction it
+    /// lowers (`None` for one of an inlined `.func`, whose text serves every call): where a
+    /// guard rewrite puts the guard.
+    pub(crate) spans: Vec<Option<(usize, usize)>>,
 }
 
 impl Body {

@@ -42,6 +42,7 @@ mod contract;
 mod declared;
 mod facts;
 mod grid;
+mod guard;
 mod halving;
 mod hash;
 mod ir;
@@ -56,10 +57,12 @@ mod value;
 mod witness;
 
 pub use contract::{EntryContract, Extent, ExtentTerm, OperandRef, ParamContract};
+pub use guard::{FAULT_RECORD_BYTES, FaultRecord};
 /// The verifier's fast hasher, for keys that are compared whole after (jitseam's proof cache).
 pub use hash::WordHasher;
 pub use proof::{
-    AccessClaim, AccessKind, AccessSummary, ClaimTarget, Coverage, LaunchCondition, Proof,
+    AccessClaim, AccessKind, AccessSummary, ClaimTarget, Coverage, Guard, GuardParam, Guarded,
+    LaunchCondition, Proof,
 };
 pub use reject::{RejectKind, Rejection};
 
@@ -113,6 +116,12 @@ const DECLARED_ATTEMPTS: [Tags; 5] = [
 /// Proves the body of `entry` in `text` safe under `contract`: parses and resolves the module,
 /// then [`verify_resolved`].
 pub fn verify_entry(text: &str, entry: &str, contract: &EntryContract) -> Result<Proof, Rejection> {
+    let (module, resolved) = resolved(text, entry)?;
+    verify_resolved(text, &module, &resolved, contract)
+}
+
+/// The module of `text`, parsed and resolved, and its entry `entry`.
+fn resolved(text: &str, entry: &str) -> Result<(ResolvedModule, ResolvedEntry), Rejection> {
     let unparsed = |e: jitseam_ptx::ParseError| Rejection::unparsed(&e);
     let module = ResolvedModule::new(text).map_err(unparsed)?;
     if module.module.entry(entry).is_none() {
@@ -124,17 +133,74 @@ pub fn verify_entry(text: &str, entry: &str, contract: &EntryContract) -> Result
         });
     }
     let resolved = module.entry(text, entry).map_err(unparsed)?;
-    verify_resolved(text, &module, &resolved, contract)
+    Ok((module, resolved))
 }
 
 /// Proves the body of a resolved entry safe under `contract`. `text` is the module's PTX (for
 /// the lines a rejection quotes); `module` and `entry` were resolved from it.
+///
+/// Every access must be proven: the proof has no [`Proof::guards`] (see [`verify_guarded`]).
 pub fn verify_resolved(
     text: &str,
     module: &ResolvedModule,
     entry: &ResolvedEntry,
     contract: &EntryContract,
 ) -> Result<Proof, Rejection> {
+    let (body, names, _) = lowered(text, module, entry, contract)?;
+    prove(&body, contract, &names, false)
+}
+
+/// [`verify_entry`], proving what it can and guarding the rest: parses and resolves the
+/// module, then [`verify_guarded`].
+pub fn verify_guarded_entry(
+    text: &str,
+    entry: &str,
+    contract: &EntryContract,
+) -> Result<Proof, Rejection> {
+    let (module, resolved) = resolved(text, entry)?;
+    verify_guarded(text, &module, &resolved, contract)
+}
+
+/// Proves what it can of the body of a resolved entry, and guards the rest: where every access
+/// is proven, the proof of [`verify_resolved`]; otherwise, when each access left over has one
+/// pointer parameter's (or one shared variable's) provenance and its role, a proof of the
+/// entry rewritten with a run-time guard before each of them ([`Proof::guarded`], the
+/// accesses in [`Proof::guards`]), itself verified with the guards as facts. What no guard
+/// can mend is the [`Rejection`] it would be without guards.
+pub fn verify_guarded(
+    text: &str,
+    module: &ResolvedModule,
+    entry: &ResolvedEntry,
+    contract: &EntryContract,
+) -> Result<Proof, Rejection> {
+    let (body, names, name) = lowered(text, module, entry, contract)?;
+    let strict = match prove(&body, contract, &names, false) {
+        Ok(proof) => return Ok(proof),
+        Err(rejection) => rejection,
+    };
+    if !guard::guardable(strict.kind) || strict.line == 0 {
+        return Err(strict);
+    }
+    // What the guard machinery cannot handle (a form it does not rewrite) is no reason of
+    // the body's: the decline is the one it would be without guards.
+    let found = match prove(&body, contract, &names, true) {
+        Ok(found) => found,
+        Err(r) if r.kind == RejectKind::Unsupported => return Err(strict),
+        Err(r) => return Err(r),
+    };
+    if found.guards.is_empty() {
+        return Ok(found);
+    }
+    guard::seal(text, &name, module, entry, contract, found)
+}
+
+/// The lowered body of `entry`, its parameters' names and the entry's name.
+fn lowered(
+    text: &str,
+    module: &ResolvedModule,
+    entry: &ResolvedEntry,
+    contract: &EntryContract,
+) -> Result<(ir::Body, Vec<String>, String), Rejection> {
     let Some(found) = module.module.entries.get(entry.entry as usize) else {
         return Err(Rejection {
             line: 0,
@@ -164,6 +230,17 @@ pub fn verify_resolved(
             kind: RejectKind::Unsupported,
             reason: e.reason,
         })?;
+    Ok((body, names, found.name.clone()))
+}
+
+/// Runs the attempts over `body`: strictly, the first proof; guarding, the proof with the
+/// fewest guards (the weakest conditions among equals).
+fn prove(
+    body: &ir::Body,
+    contract: &EntryContract,
+    names: &[String],
+    guarding: bool,
+) -> Result<Proof, Rejection> {
     // Each attempt assumes more launch conditions than the one before. When none proves the
     // body, the last rejection is reported: it is what remains wrong under every condition the
     // verifier could impose, so an index that wraps only without a condition (and under one is
@@ -175,9 +252,18 @@ pub fn verify_resolved(
     } else {
         &ATTEMPTS
     };
+    let mut best: Option<Proof> = None;
     for &tags in attempts {
-        match attempt(&body, contract, &names, tags, None) {
-            Ok(proof) => return Ok(proof),
+        match attempt(body, contract, names, tags, None, guarding) {
+            Ok(proof) if proof.guards.is_empty() => return Ok(proof),
+            Ok(proof) => {
+                if best
+                    .as_ref()
+                    .is_none_or(|b| proof.guards.len() < b.guards.len())
+                {
+                    best = Some(proof);
+                }
+            }
             Err(r) => {
                 // A stronger attempt that ran out of work says nothing about the violation.
                 if r.line == 0 && last.is_some() {
@@ -192,12 +278,16 @@ pub fn verify_resolved(
             }
         }
     }
+    if let Some(proof) = best {
+        return Ok(proof);
+    }
     // A static shared array or a `__constant__` table indexed by `%tid` is in bounds only for
     // blocks no larger than it: look for the largest block shape (by threads, then by x) under
     // which the body is proven, and make that shape a launch condition. Any shape the search
     // settles on is sound, as every launch checks it; the search only decides which condition
     // to ask for.
     if let Some(r) = &last
+        && !guarding
         && contract.three_dimensional()
         && contract.block.is_none()
         && r.kind == RejectKind::OutOfBounds
@@ -207,12 +297,12 @@ pub fn verify_resolved(
         let strongest = attempts.last().copied().unwrap_or(0);
         let mut smallest = None;
         for shape in block_shapes() {
-            if let Err(r) = attempt(&body, contract, &names, strongest, Some(shape)) {
+            if let Err(r) = attempt(body, contract, names, strongest, Some(shape), false) {
                 smallest = Some(r);
                 continue;
             }
             for &tags in attempts {
-                if let Ok(proof) = attempt(&body, contract, &names, tags, Some(shape)) {
+                if let Ok(proof) = attempt(body, contract, names, tags, Some(shape), false) {
                     return Ok(proof);
                 }
             }
@@ -268,6 +358,7 @@ fn attempt(
     names: &[String],
     tags: Tags,
     block: Option<(u32, u32)>,
+    guarding: bool,
 ) -> Result<Proof, Rejection> {
     let mut atoms = Atoms::new();
     if contract.three_dimensional() {
@@ -315,9 +406,22 @@ fn attempt(
         .three_dimensional()
         .then(|| atoms.push(AtomKind::DynamicShared, 0, i128::from(u32::MAX)));
     let slot = widest_shared_access(body);
-    let dynamic_condition =
-        (dynamic.is_some() && slot > 0 && body.shared.iter().any(|v| v.bytes.is_none()))
-            .then_some(slot);
+    // Only a dynamic shared array the body names needs the launch to size it: a module-scope
+    // one of another entry (the body can name every module variable) is no address it has.
+    let dynamic_var = |var: u32| {
+        body.shared
+            .get(var as usize)
+            .is_some_and(|v| v.bytes.is_none())
+    };
+    let names_dynamic = body.insts.iter().any(|ins| match &ins.kind {
+        ir::Kind::SharedAddr { var, .. }
+        | ir::Kind::Mem {
+            addr: ir::AddrBase::Shared(var),
+            ..
+        } => dynamic_var(*var),
+        _ => false,
+    });
+    let dynamic_condition = (dynamic.is_some() && slot > 0 && names_dynamic).then_some(slot);
     // Params some declared extent names: the launch refuses a negative value for them.
     let named: Vec<u32> = contract
         .params
@@ -371,6 +475,9 @@ fn attempt(
                     lo
                 };
                 Some(atoms.push(AtomKind::Param(i as u32), lo, hi))
+            }
+            ParamContract::Guard(proof::GuardParam::Limit { .. }) => {
+                Some(atoms.push(AtomKind::Param(i as u32), 0, (1i128 << 64) - 1))
             }
             _ => None,
         };
@@ -440,6 +547,16 @@ fn attempt(
     for f in &launch_facts {
         facts.assume(&atoms, f, 0);
     }
+    let dynamic_poly = dynamic.map(Poly::atom);
+    for f in guard::limit_facts(
+        &atoms,
+        contract,
+        &param_atoms,
+        &declared,
+        dynamic_poly.as_ref(),
+    ) {
+        facts.assume(&atoms, &f, 0);
+    }
     if contract.three_dimensional() {
         for (bit, limit, axes) in DECLARED_CONDITIONS {
             if tags & bit == 0 {
@@ -484,7 +601,8 @@ fn attempt(
     }
     let mut an = Analyzer::new(body, contract, atoms);
     an.declared = declared;
-    an.dynamic_shared = dynamic.map(Poly::atom);
+    an.dynamic_shared = dynamic_poly;
+    an.guards = guarding.then(std::collections::BTreeMap::new);
     an.param_atoms = param_atoms;
     an.param_names = names.to_vec();
     an.shape_atoms = shape_atoms;
@@ -565,5 +683,10 @@ fn attempt(
         conditions,
         accesses: an.summaries,
         claims: an.claims.into_iter().collect(),
+        guards: an
+            .guards
+            .map(|g| g.into_values().collect())
+            .unwrap_or_default(),
+        guarded: None,
     })
 }

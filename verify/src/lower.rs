@@ -98,6 +98,9 @@ pub(crate) struct Lowerer<'a> {
     /// Module-scope `.shared`, `.const` and `.global` variables, by their index in
     /// `module.vars`.
     module_shared: HashMap<u32, u32>,
+    /// The byte range of the entry instruction being lowered (`None` inside an inlined
+    /// `.func` and outside instructions): recorded with every kind it lowers to.
+    span: Option<(usize, usize)>,
 }
 
 impl<'a> Lowerer<'a> {
@@ -111,6 +114,7 @@ impl<'a> Lowerer<'a> {
             body: Body::default(),
             depth: 0,
             module_shared: HashMap::new(),
+            span: None,
         }
     }
 
@@ -207,6 +211,7 @@ impl<'a> Lowerer<'a> {
         let mut fixups: Vec<(usize, u32, u32)> = Vec::new();
         let mut returns: Vec<usize> = Vec::new();
         for statement in &body.statements {
+            self.span = None;
             match statement {
                 Stmt::Label(id) => {
                     if let Some(slot) = labels.get_mut(*id as usize) {
@@ -237,6 +242,7 @@ impl<'a> Lowerer<'a> {
                     }
                     let guard = ins.guard.map(|g| (frame.reg(g.reg), g.negated));
                     let line = ins.line;
+                    self.span = (!frame.inlined).then_some((ins.range.start, ins.range.end));
                     if let Some(form) = ins.unknown() {
                         let kind = Kind::Refuse {
                             reason: Cow::Owned(form.to_string()),
@@ -356,6 +362,7 @@ impl<'a> Lowerer<'a> {
     fn push(&mut self, kind: Kind, guard: Option<(Reg, bool)>, line: u32) {
         let site = self.body.sites.len() as u32;
         self.body.sites.push(self.line_text(line));
+        self.body.spans.push(self.span);
         self.body.insts.push(Ins {
             kind,
             guard,

@@ -1,6 +1,9 @@
 //! What a successful verification establishes, and what a launch must still check.
 
 use std::fmt;
+use std::sync::Arc;
+
+use crate::reject::RejectKind;
 
 /// How the body covers the index space.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -220,7 +223,9 @@ pub struct AccessClaim {
     pub bytes: u32,
 }
 
-/// A body proven safe under `conditions`.
+/// A body proven safe under `conditions` — as written, or with run-time guards on the
+/// accesses the proof does not cover ([`Proof::guards`]), whose rewritten PTX
+/// ([`Proof::guarded`]) is what the proof is of.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Proof {
     /// How the body covers the index space.
@@ -229,6 +234,87 @@ pub struct Proof {
     pub conditions: Vec<LaunchCondition>,
     /// One summary per pointer parameter, in parameter order.
     pub accesses: Vec<AccessSummary>,
-    /// Every access instruction's claim, by line.
+    /// Every access instruction's claim, by line: for a guarded entry, of the rewritten PTX
+    /// (the same lines; each guard's fault-record words are claims through its hidden
+    /// parameter).
     pub claims: Vec<AccessClaim>,
+    pub(crate) guards: Vec<Guard>,
+    pub(crate) guarded: Option<Arc<Guarded>>,
+}
+
+impl Proof {
+    /// The accesses checked at run time instead of proven, in the order of the body: empty
+    /// for a body proven as written.
+    pub fn guards(&self) -> &[Guard] {
+        &self.guards
+    }
+
+    /// The entry's PTX with its guards, and its hidden parameters: what a backend runs in
+    /// place of the artifact's PTX. `None` for a body proven as written.
+    pub fn guarded(&self) -> Option<&Guarded> {
+        self.guarded.as_deref()
+    }
+}
+
+/// What a hidden parameter of a guarded entry carries (`.u64` each).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum GuardParam {
+    /// The device address of the launch's fault record: [`crate::FAULT_RECORD_BYTES`] bytes,
+    /// written only by a guard that fails (32- and 64-bit words at fixed offsets, the first
+    /// word by an atomic compare-and-swap).
+    FaultRecord,
+    /// Tag word `i` (0 or 1): a value the launcher chooses, written into the fault record by
+    /// a failing guard so that the host can tell whose fault it reads (see
+    /// [`crate::FaultRecord`]); data, never an address ingredient.
+    Tag(u8),
+    /// `floor(reach / bytes)`: how many `bytes`-wide slots the launch lets `target` reach —
+    /// for a pointer, `n` (dense) or its declared extent times its access bytes; for a dynamic
+    /// shared array, the launch's dynamic shared bytes.
+    Limit {
+        /// The operand (`ClaimTarget::Param`) or dynamic shared array (`ClaimTarget::Shared`).
+        target: ClaimTarget,
+        /// The width of the guarded accesses, a power of two.
+        bytes: u32,
+    },
+}
+
+/// How far a guard lets its access reach, in slots of the access's width.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum Limit {
+    /// Fixed by the body: a static shared variable's bytes over the width.
+    Const(u64),
+    /// Set by each launch: the hidden parameter with this role.
+    Param(GuardParam),
+}
+
+/// One access the proof does not cover, checked at run time.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Guard {
+    /// 1-based PTX line of the access (the guard is on the same line of the rewritten PTX).
+    pub line: u32,
+    /// What it goes through.
+    pub target: ClaimTarget,
+    /// The pointer parameter's declared name, or the shared variable's.
+    pub name: String,
+    /// Load, store or atomic.
+    pub kind: AccessKind,
+    /// Bytes it moves (a power of two).
+    pub bytes: u32,
+    /// Why the proof does not cover it.
+    pub reason: RejectKind,
+    /// The same, in words.
+    pub why: String,
+    /// Byte range of the instruction in the module's text.
+    pub(crate) span: (usize, usize),
+    pub(crate) limit: Limit,
+}
+
+/// The rewritten PTX of a guarded entry: what a backend loads in place of the artifact's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Guarded {
+    /// The whole module, the entry's guards in place: every line keeps its number, so lines a
+    /// proof or a fault names are the artifact's lines.
+    pub ptx: String,
+    /// The hidden parameters appended to the entry's declared ones, in order (each `.u64`).
+    pub params: Vec<GuardParam>,
 }

@@ -6,6 +6,7 @@ use super::contract::ParamContract;
 use super::facts::{Fact, Facts};
 use super::ir::{Cmp, GENERIC, Ins, IntOp, Kind, PredOp, SHARED_BASE, Src, VarSpace};
 use super::poly::{Poly, gcd};
+use super::proof::GuardParam;
 use super::reject::RejectKind;
 use super::value::{PredVal, State, Val};
 
@@ -444,7 +445,30 @@ impl Analyzer<'_> {
                     Val::Wild
                 }
             }
-            ParamContract::Value => Val::Data,
+            ParamContract::Value | ParamContract::Guard(GuardParam::Tag(_)) => Val::Data,
+            ParamContract::Guard(GuardParam::FaultRecord) => {
+                if offset == 0 && bytes == 8 {
+                    Val::Ptr {
+                        param: index,
+                        off: Poly::zero(),
+                    }
+                } else {
+                    Val::Wild
+                }
+            }
+            // A limit is a symbol of its own, bounded by the facts the attempt assumes of it.
+            ParamContract::Guard(GuardParam::Limit { .. }) => {
+                match self.param_atoms.get(index as usize).copied().flatten() {
+                    Some(a) if offset == 0 && bytes == 8 => Val::Int {
+                        p: Poly::atom(a),
+                        w: 64,
+                    },
+                    _ => Val::Int {
+                        p: self.opaque(key, unsigned_range(w), false),
+                        w,
+                    },
+                }
+            }
             ParamContract::Int { bits, .. } => {
                 // A load at an offset, or wider than the param, reads bytes that are not its
                 // value: known only by their width.
@@ -561,6 +585,16 @@ impl Analyzer<'_> {
                     return off
                         .add(p)
                         .map_or(Val::Wild, |off| Val::Ptr { param: *param, off });
+                }
+                // An address at a data-dependent offset less its own operand's base: the offset,
+                // some `w`-bit number (what the data made it), read unsigned.
+                (Val::PtrData { param: p1 }, Val::Ptr { param: p2, .. })
+                    if op == IntOp::Sub && p1 == p2 =>
+                {
+                    return Val::Int {
+                        p: self.opaque(key(23), unsigned_range(w), false),
+                        w,
+                    };
                 }
                 (Val::Ptr { param, .. } | Val::PtrData { param }, Val::Data)
                 | (Val::Data | Val::PtrData { .. }, Val::Ptr { param, .. })

@@ -936,3 +936,68 @@ fn local_frame_addresses() {
     }
     assert_sound("local_frame_addresses", &forms);
 }
+
+/// The arithmetic of a run-time guard, as the guard rewrite emits it: the slot `q` of a byte
+/// offset `o` (`o >> K` masked below 2^61), `q·w` back, and the test `q·w = o ∧ q < limit`
+/// whose branch the guarded access runs on — each value, and the facts each branch learns, must
+/// hold of the concrete run, at every width, for offsets anywhere in `u64` (an address below
+/// its operand's base is a huge offset) and limits up to 2^40. The offset itself comes from
+/// `address − base` of one operand, the subtraction `pointer_arithmetic_and_widths` covers.
+#[test]
+fn the_guard_sequence() {
+    const MASK: u64 = 0x5FFF_FFFF_FFFF_FFFF;
+    let mut forms = Vec::new();
+    for k in 0..5u32 {
+        let edge = 1i128 << (61 + k).min(63);
+        for offsets in [
+            full(U64),
+            (0, 4096),
+            (edge - 64, edge + 64),
+            (full(U64).1 - 4096, full(U64).1),
+        ] {
+            for limits in [(0, 64), (0, 1i128 << 40)] {
+                forms.push(Form {
+                    regs: vec![
+                        ("%o", U64),
+                        ("%l", U64),
+                        ("%q", U64),
+                        ("%m", U64),
+                        ("%c", Pred),
+                    ],
+                    inputs: vec![input("%o", U64, offsets), input("%l", U64, limits)],
+                    text: format!(
+                        "shr.u64 %q, %o, {k}; and.b64 %q, %q, {MASK}; shl.b64 %m, %q, {k}; \
+                         setp.eq.u64 %c, %m, %o; setp.lt.and.u64 %c, %q, %l, %c;"
+                    ),
+                    outputs: vec![("%q", U64), ("%m", U64), ("%c", Pred)],
+                    branch: Some("%c"),
+                });
+                // The access's address, `base + q·w`, from the operand's base.
+                forms.push(Form {
+                    regs: vec![
+                        ("%p", U64),
+                        ("%o", U64),
+                        ("%l", U64),
+                        ("%q", U64),
+                        ("%m", U64),
+                        ("%a", U64),
+                        ("%c", Pred),
+                    ],
+                    inputs: vec![
+                        pointer("%p", (0, 0)),
+                        input("%o", U64, offsets),
+                        input("%l", U64, limits),
+                    ],
+                    text: format!(
+                        "shr.u64 %q, %o, {k}; and.b64 %q, %q, {MASK}; shl.b64 %m, %q, {k}; \
+                         setp.eq.u64 %c, %m, %o; setp.lt.and.u64 %c, %q, %l, %c; \
+                         add.s64 %a, %p, %m;"
+                    ),
+                    outputs: vec![("%a", U64), ("%c", Pred)],
+                    branch: Some("%c"),
+                });
+            }
+        }
+    }
+    assert_sound("the_guard_sequence", &forms);
+}

@@ -1,0 +1,124 @@
+//! The packet of a guarded launch: the declared parameters as every launch marshals them, then
+//! the hidden ones the guarded rewrite takes (see [`GuardParam`]) — the stream's fault record,
+//! the tag that names the kernel in it, and for each guarded operand the `bytes`-wide slots the
+//! launch lets it reach. The fault record joins the operands a checking backend lends the
+//! launch.
+
+use jitseam_verify::{ClaimTarget, GuardParam};
+
+use super::CheckedLaunch;
+use super::marshal::fill_packet;
+use super::reach::{byte_range_of_reach, reach};
+use crate::abi::{
+    ArgPacket, CustomKind, ExtentEnv, OperandRange, OperandReach, ParamRole, copy_le, eval_next,
+};
+use crate::device::AsViewDesc;
+use crate::state::GuardedEntry;
+
+/// A checked launch's operands and the fault record its guards write.
+#[derive(Debug)]
+struct WithRecord<'c, L: OperandReach> {
+    launch: &'c L,
+    record: u64,
+}
+
+impl<L: OperandReach> OperandReach for WithRecord<'_, L> {
+    fn for_each_range(&self, each: &mut dyn FnMut(OperandRange)) {
+        self.launch.for_each_range(each);
+        each(OperandRange {
+            base: self.record,
+            len: jitseam_verify::FAULT_RECORD_BYTES as u64,
+            writable: true,
+        });
+    }
+}
+
+/// [`marshal_with`](super::marshal_with) for a kernel proven with guards: the packet of
+/// `guarded`'s layout, the hidden parameters written after the declared ones, lent to
+/// `use_packet` with the fault record at `record` among the operands; `tag` names the
+/// kernel in the record.
+#[inline(always)]
+pub(super) fn marshal_guarded<'c, I: AsViewDesc, O: AsViewDesc, R>(
+    checked: &'c CheckedLaunch<'_, I, O>,
+    guarded: &'c GuardedEntry,
+    record: u64,
+    tag: u64,
+    use_packet: impl FnOnce(&ArgPacket<'_>) -> R,
+) -> R {
+    let reach = WithRecord {
+        launch: checked,
+        record,
+    };
+    let mut packet = ArgPacket::zeroed(&guarded.layout, &reach, checked.facts.grid_stride);
+    let bytes = packet.bytes_mut();
+    fill_packet(checked, bytes);
+    let declared = checked.facts.layout.params().len();
+    let hidden = guarded.layout.params().iter().skip(declared);
+    for (role, placed) in guarded.hidden.iter().zip(hidden) {
+        let word = match role {
+            GuardParam::FaultRecord => record,
+            GuardParam::Tag(0) => tag,
+            GuardParam::Tag(_) => 0,
+            GuardParam::Limit { target, bytes } => limit(checked, target, *bytes),
+        };
+        if let Some(slot) = bytes.get_mut(placed.offset..placed.offset + 8) {
+            copy_le(slot, word.to_le_bytes());
+        }
+    }
+    use_packet(&packet)
+}
+
+/// How many `bytes`-wide slots `checked` lets `target` reach: a pointer's elements as its
+/// ABI gives them (a dense view's `n`, a custom pointer's declared extent), a dynamic shared
+/// array's launch bytes. 0 (every guarded access fails) for what the launch does not know.
+fn limit<I: AsViewDesc, O: AsViewDesc>(
+    checked: &CheckedLaunch<'_, I, O>,
+    target: &ClaimTarget,
+    bytes: u32,
+) -> u64 {
+    let bytes = u64::from(bytes.max(1));
+    match target {
+        ClaimTarget::Shared(_) => u64::from(checked.geometry.dynamic_shared_bytes) / bytes,
+        ClaimTarget::Param(q) => pointer_bytes(checked, *q as usize).map_or(0, |b| b / bytes),
+        // Never guarded: a thread's frame and the module's tables are proven or refused.
+        ClaimTarget::Local(_) | ClaimTarget::Table(_) => 0,
+    }
+}
+
+/// The bytes pointer parameter `q` of `checked` may reach from its base.
+fn pointer_bytes<I: AsViewDesc, O: AsViewDesc>(
+    checked: &CheckedLaunch<'_, I, O>,
+    q: usize,
+) -> Option<u64> {
+    let placed = checked.facts.layout.params().get(q)?;
+    let view = match placed.role {
+        ParamRole::Input(k) => checked.inputs.get(k as usize)?.view_desc(),
+        ParamRole::Output(m) => checked.outputs.get(m as usize)?.view_desc(),
+        _ => return None,
+    };
+    let elem = view.dtype.size() as u64;
+    // What the view lends, from its first element on.
+    let (start, end) = byte_range_of_reach(view, reach(view)?)?;
+    let lent = u64::try_from(end.checked_sub(start)?).ok()?;
+    let Some(custom) = checked.facts.spec.abi.custom() else {
+        return Some(lent);
+    };
+    // A custom pointer reaches its declared extent (which the launch checked its buffer holds).
+    let pointer = custom
+        .params
+        .iter()
+        .take(q)
+        .filter(|p| !matches!(p.kind, CustomKind::Value(_)))
+        .count();
+    let env = ExtentEnv {
+        params: checked.params,
+        grid: checked.geometry.grid,
+        block: checked.geometry.block,
+    };
+    let mut cursor = 0;
+    let mut extent = None;
+    for _ in 0..=pointer {
+        extent = eval_next(&custom.code, &mut cursor, &env).ok();
+    }
+    Some(lent.min(extent?.checked_mul(elem)?))
+}
