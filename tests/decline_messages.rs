@@ -53,7 +53,8 @@ const SIG: &str = "x: in f32[n], bias: in f32[n], out: out f32[n], n: i32";
 fn decline(text: &str, signature: &str) -> (String, RejectKind, u32, Option<String>) {
     let spec = AbiSpec::parse_custom(signature, None).unwrap();
     let described = Kernel::describe(Artifact::ptx(text, "bias_add", spec)).unwrap();
-    match described.load().map(|_| ()).map_err(|t| t.error) {
+    // Every access proven or declined: `load()` would guard a bounds violation instead.
+    match described.load_proven().map(|_| ()).map_err(|t| t.error) {
         Err(err @ Error::BodyRejected { .. }) => {
             let message = err.to_string();
             let Error::BodyRejected { rejection, fix, .. } = err else {
@@ -135,7 +136,7 @@ fn a_scalar_abi_decline_names_the_role() {
     let f32 = jitseam::ElementKind::F32;
     let spec = AbiSpec::owned(jitseam::AbiKind::Scalar, vec![f32; 2], vec![f32], vec![]);
     let described = Kernel::describe(Artifact::ptx(&text, "bias_add", spec)).unwrap();
-    let err = described.load().map(|_| ()).unwrap_err().error;
+    let err = described.load_proven().map(|_| ()).unwrap_err().error;
     let message = err.to_string();
     assert!(matches!(err, Error::BodyRejected { .. }), "{message}");
     assert!(!message.contains("bias_add_param_"), "{message}");

@@ -59,6 +59,7 @@ fn check_matches_the_param_list_and_proves_the_body() {
         "warp_sum",
         "--signature",
         "x: in f32[n], partial: out f32[div_ceil(grid.x * block.x, 32)], n: u32",
+        "--no-guards",
     ]);
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("body not proven"), "{text}");
@@ -161,6 +162,7 @@ fn a_declared_block_is_proven_and_checked_at_every_launch() {
             "tile_transpose_2d",
             "--signature",
             signature,
+            "--no-guards",
         ])
     };
     let (code, text) = check(&declared);
