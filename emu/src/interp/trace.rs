@@ -6,7 +6,6 @@
 //! per memory instruction, and only then computes the lanes' addresses.
 
 use super::lanes::{LANES, Registers, lanes_in};
-use super::meter::LaneId;
 use crate::decode::{Inst, Op, Program};
 use crate::space::{LOCAL_WINDOW, RESERVED, SHARED_WINDOW, Space, WINDOW_BYTES};
 
@@ -83,7 +82,7 @@ pub(super) fn report(
     pc: usize,
     inst: &Inst,
     addrs: &[(usize, u64)],
-    ids: &[LaneId],
+    ids: &[([u32; 3], [u32; 3])],
 ) {
     let line = program.sites.get(pc).map_or(0, |s| s.line);
     let (kind, space, bytes) = match inst.op {
