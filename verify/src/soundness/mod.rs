@@ -67,6 +67,8 @@ const IN: u64 = 0x10_0000;
 const OUT: u64 = 0x4000_0000;
 /// Threads per block of a concrete launch.
 const BLOCK: u32 = 64;
+/// Threads per warp, as the interpreter runs them.
+const WARP: usize = 32;
 
 /// Cases per form.
 pub(crate) fn cases_per_form() -> usize {
@@ -253,6 +255,14 @@ fn bits(ty: ScalarType) -> u8 {
 
 /// Each case's output registers, as the bits the interpreter left in them.
 fn concrete(form: &Form, cases: &[Vec<i128>]) -> Result<Vec<Vec<u64>>, String> {
+    // Whole warps only: a form with a warp-wide instruction (`shfl.sync` with a full member
+    // mask) needs every lane of its warp to run it, so the last case is repeated up to a
+    // multiple of the warp (its outputs are dropped below).
+    let mut padded = cases.to_vec();
+    if let Some(last) = cases.last() {
+        padded.resize(cases.len().next_multiple_of(WARP), last.clone());
+    }
+    let (cases, real) = (&padded[..], cases.len());
     let text = form.concrete_text();
     let module = jitseam_ptx::parse_module(&text).map_err(|e| format!("{e}\n{text}"))?;
     let program = jitseam_emu::decode(&text, &module, "k").map_err(|e| format!("{e}\n{text}"))?;
@@ -291,7 +301,7 @@ fn concrete(form: &Form, cases: &[Vec<i128>]) -> Result<Vec<Vec<u64>>, String> {
     }
     Ok(output
         .chunks_exact(n_out * 8)
-        .take(cases.len())
+        .take(real)
         .map(|row| {
             row.chunks_exact(8)
                 .take(form.outputs.len())
