@@ -88,6 +88,21 @@
 //! `telemetry` and `demangle` (all default), `testing` (`jitseam::testing`: a fake backend for
 //! tests).
 //! The README lists them with what each brings.
+//!
+//! # Debug builds
+//!
+//! [`Kernel::load`] proves every body and the emulator interprets PTX: unoptimized, both are
+//! 8–10× slower. A profile setting does not travel with a dependency, so a crate that depends
+//! on jitseam should optimize the three crates that do that work in its own dev profile:
+//!
+//! ```toml
+//! [profile.dev.package.jitseam-ptx]
+//! opt-level = 2
+//! [profile.dev.package.jitseam-verify]
+//! opt-level = 2
+//! [profile.dev.package.jitseam-emu]
+//! opt-level = 2
+//! ```
 #![doc = include_str!("../docs/architecture.md")]
 // Library code never panics on caller data; tests may (clippy.toml allows it there).
 #![warn(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

@@ -14,7 +14,9 @@
 //! The call graph of the entry is recorded as each body's callees; [`ResolvedEntry::call_depth`]
 //! measures it and refuses recursion.
 
-use std::collections::HashMap;
+// Names come from the caller's text: a seeded hash keeps lookups fast without letting a
+// crafted module collide them (SipHash cost more than resolving a body of a large module).
+use foldhash::{HashMap, HashMapExt};
 
 use crate::body::{self, Statement, Variable, parse_body};
 use crate::error::{ParseError, ParseErrorKind, excerpt};

@@ -443,6 +443,7 @@ impl Facts {
         let cx = Search {
             atoms,
             facts: self.ineqs.iter().map(|f| (&f.p, f.tags)).collect(),
+            holding: std::cell::OnceCell::new(),
             ranges: self.range_table(atoms),
             budget: Cell::new(budget),
             memo: RefCell::new(WordMap::default()),
@@ -529,7 +530,7 @@ impl Facts {
     /// One node of the search: `g` (tightened) is not settled by its interval, and there is
     /// depth and budget left.
     fn expand(&self, cx: &Search<'_>, g: &Poly, depth: u32) -> Option<Tags> {
-        let (atoms, facts, budget) = (cx.atoms, cx.facts.as_slice(), &cx.budget);
+        let (atoms, budget) = (cx.atoms, &cx.budget);
         cx.charge(1);
         // The grid-stride rule.
         if let Some((j, c)) = match_q(atoms, g)
@@ -546,13 +547,13 @@ impl Facts {
             && let Some(lead) = count.terms().last().map(|t| t.0)
             && g.coeff(&lead) == 0
         {
-            for (f, tags) in facts {
+            for (f, tags) in cx.holding(&lead) {
                 if f.coeff(&lead) == -1
                     && f.coeff(&Mono::atom(I0)) == 0
                     && let Some(g2) = g.sub(f)
                     && let Some(t) = self.search(cx, &g2, depth - 1)
                 {
-                    return Some(t | *tags);
+                    return Some(t | tags);
                 }
             }
         }
@@ -589,9 +590,8 @@ impl Facts {
                     }
                 })
                 .collect();
-            let chained = facts
-                .iter()
-                .map(|&(f, tags)| (f, tags))
+            let chained = cx
+                .holding(m)
                 .chain(global.iter().map(|(f, tags)| (&**f, *tags)));
             for (f, tags) in chained {
                 let e = f.coeff(m);
@@ -694,11 +694,7 @@ impl Facts {
                     .global_with(&rest)
                     .filter_map(|p| self.normalize(p))
                     .collect();
-                let chained = cx
-                    .facts
-                    .iter()
-                    .map(|&(f, tags)| (f, tags))
-                    .chain(global.iter().map(|f| (f, 0)));
+                let chained = cx.holding(&rest).chain(global.iter().map(|f| (f, 0)));
                 for (f, tags) in chained {
                     let e = f.coeff(&rest);
                     if e == 0 || (e > 0) != (c > 0) {
@@ -801,6 +797,9 @@ pub(crate) fn match_q(atoms: &Atoms, g: &Poly) -> Option<(Poly, i128)> {
 struct Search<'a> {
     atoms: &'a Atoms,
     facts: Vec<(&'a Poly, Tags)>,
+    /// The facts holding each monomial, by index into `facts`, in order: built at the first
+    /// node that cancels (most proofs end at their interval before it).
+    holding: std::cell::OnceCell<WordMap<Mono, Vec<u32>>>,
     ranges: Ranges,
     budget: Cell<u32>,
     memo: RefCell<WordMap<(Poly, u32), Outcome>>,
@@ -813,7 +812,27 @@ enum Outcome {
     Failed(u32),
 }
 
-impl Search<'_> {
+impl<'a> Search<'a> {
+    /// The facts that hold `m` with a nonzero coefficient, in their order.
+    fn holding(&self, m: &Mono) -> impl Iterator<Item = (&'a Poly, Tags)> + '_ {
+        let index = self.holding.get_or_init(|| {
+            let mut index: WordMap<Mono, Vec<u32>> = WordMap::default();
+            for (i, (f, _)) in self.facts.iter().enumerate() {
+                for (m, _) in f.terms() {
+                    if !m.is_one() {
+                        index.entry(*m).or_default().push(i as u32);
+                    }
+                }
+            }
+            index
+        });
+        index
+            .get(m)
+            .into_iter()
+            .flatten()
+            .filter_map(|&i| self.facts.get(i as usize).copied())
+    }
+
     /// Spends `nodes` of the budget (the caller knows there are that many left).
     fn charge(&self, nodes: u32) {
         self.budget.set(self.budget.get().saturating_sub(nodes));

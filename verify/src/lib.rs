@@ -84,8 +84,9 @@ const CONDITIONS: [(Tags, u64); 4] = [
     (4, (1 << 31) - 1),
 ];
 
-/// The condition sets tried, each stronger than the one before.
-const ATTEMPTS: [Tags; 4] = [1, 1 | 8, 1 | 2, 1 | 4];
+/// Every condition of [`CONDITIONS`]: the tags a proof of a contract without declared extents
+/// may use.
+const TAGS: Tags = 1 | 8 | 2 | 4;
 
 /// Launch conditions for contracts with declared extents, by tag bit: along every axis
 /// `grid·block ≤ limit` (`true`), or every declared extent `≤ limit` (`false`). A coordinate
@@ -98,26 +99,38 @@ const DECLARED_CONDITIONS: [(Tags, u64, bool); 4] = [
     (128, (1 << 31) - 1, false),
 ];
 
-/// The condition sets tried for contracts with declared extents, each stronger than the one
-/// before.
 /// Launch condition for contracts with declared extents: every extent plus the threads along
 /// any axis `≤ limit`, so an index below an extent stepped once more by a grid stride (or a
 /// block stride) still reads exactly as an `int`.
 const EXTENTS_PLUS_THREADS: (Tags, u64) = (256, (1 << 31) - 1);
 
-const DECLARED_ATTEMPTS: [Tags; 5] = [
-    0,
-    16 | 32,
-    16 | 32 | 64,
-    16 | 32 | 64 | 128,
-    16 | 32 | 64 | 128 | 256,
-];
+/// Every condition of [`DECLARED_CONDITIONS`] and [`EXTENTS_PLUS_THREADS`]: the tags a proof of
+/// a contract with declared extents may use.
+const DECLARED_TAGS: Tags = 16 | 32 | 64 | 128 | 256;
 
 /// Proves the body of `entry` in `text` safe under `contract`: parses and resolves the module,
 /// then [`verify_resolved`].
 pub fn verify_entry(text: &str, entry: &str, contract: &EntryContract) -> Result<Proof, Rejection> {
     let (module, resolved) = resolved(text, entry)?;
     verify_resolved(text, &module, &resolved, contract)
+}
+
+/// [`verify_entry`] of a guarded rewrite, first under the conditions `tags` the proof that
+/// placed its guards used: the guards stand in for what the other conditions would prove, and
+/// each fact less is a branch less for every search that fails (a guarded access is one whose
+/// bounds the prover could not show). Under every condition when that does not prove it.
+fn verify_rewrite(
+    text: &str,
+    entry: &str,
+    contract: &EntryContract,
+    tags: Tags,
+) -> Result<Proof, Rejection> {
+    let (module, resolved) = resolved(text, entry)?;
+    let (body, names, _) = lowered(text, &module, &resolved, contract)?;
+    match attempt(&body, contract, &names, tags, None, false) {
+        Ok((proof, _)) => Ok(proof),
+        Err(_) => prove(&body, contract, &names, false),
+    }
 }
 
 /// The module of `text`, parsed and resolved, and its entry `entry`.
@@ -183,7 +196,7 @@ pub fn verify_guarded(
     }
     // What the guard machinery cannot handle (a form it does not rewrite) is no reason of
     // the body's: the decline is the one it would be without guards.
-    let found = match prove(&body, contract, &names, true) {
+    let (found, used) = match prove_tagged(&body, contract, &names, true) {
         Ok(found) => found,
         Err(r) if r.kind == RejectKind::Unsupported => return Err(strict),
         Err(r) => return Err(r),
@@ -191,7 +204,15 @@ pub fn verify_guarded(
     if found.guards.is_empty() {
         return Ok(found);
     }
-    guard::seal(text, &name, module, entry, contract, found)
+    guard::seal(
+        text,
+        &name,
+        module,
+        entry,
+        contract,
+        found,
+        |text, entry, contract| verify_rewrite(text, entry, contract, used),
+    )
 }
 
 /// The lowered body of `entry`, its parameters' names and the entry's name.
@@ -233,78 +254,56 @@ fn lowered(
     Ok((body, names, found.name.clone()))
 }
 
-/// Runs the attempts over `body`: strictly, the first proof; guarding, the proof with the
-/// fewest guards (the weakest conditions among equals).
+/// Proves `body` under every launch condition the verifier could impose at once, each fact a
+/// condition introduces tagged with it: the proof asks for the conditions its steps used, and
+/// of the facts a step could use, the weaker conditions' come first. Guarding, the accesses
+/// left unproven are guarded.
 fn prove(
     body: &ir::Body,
     contract: &EntryContract,
     names: &[String],
     guarding: bool,
 ) -> Result<Proof, Rejection> {
-    // Each attempt assumes more launch conditions than the one before. When none proves the
-    // body, the last rejection is reported: it is what remains wrong under every condition the
-    // verifier could impose, so an index that wraps only without a condition (and under one is
-    // merely out of bounds) is reported as out of bounds, and an earlier access that a condition
-    // makes safe is not named in place of the first real violation.
-    let mut last: Option<Rejection> = None;
-    let attempts: &[Tags] = if contract.three_dimensional() {
-        &DECLARED_ATTEMPTS
+    prove_tagged(body, contract, names, guarding).map(|(proof, _)| proof)
+}
+
+/// [`prove`], with the condition tags the proof used.
+fn prove_tagged(
+    body: &ir::Body,
+    contract: &EntryContract,
+    names: &[String],
+    guarding: bool,
+) -> Result<(Proof, Tags), Rejection> {
+    let tags = if contract.three_dimensional() {
+        DECLARED_TAGS
     } else {
-        &ATTEMPTS
+        TAGS
     };
-    let mut best: Option<Proof> = None;
-    for &tags in attempts {
-        match attempt(body, contract, names, tags, None, guarding) {
-            Ok(proof) if proof.guards.is_empty() => return Ok(proof),
-            Ok(proof) => {
-                if best
-                    .as_ref()
-                    .is_none_or(|b| proof.guards.len() < b.guards.len())
-                {
-                    best = Some(proof);
-                }
-            }
-            Err(r) => {
-                // A stronger attempt that ran out of work says nothing about the violation.
-                if r.line == 0 && last.is_some() {
-                    break;
-                }
-                // Other kinds do not depend on the conditions: more facts cannot change them.
-                let settled = r.kind != RejectKind::MayWrap && r.kind != RejectKind::OutOfBounds;
-                last = Some(r);
-                if settled {
-                    break;
-                }
-            }
-        }
-    }
-    if let Some(proof) = best {
-        return Ok(proof);
-    }
+    // What is left wrong under every condition is reported: an index that wraps only without
+    // a condition (and under one is merely out of bounds) is reported as out of bounds, and an
+    // earlier access that a condition makes safe is not named in place of the first real
+    // violation.
+    let mut last = match attempt(body, contract, names, tags, None, guarding) {
+        Ok(found) => return Ok(found),
+        Err(r) => r,
+    };
     // A static shared array or a `__constant__` table indexed by `%tid` is in bounds only for
     // blocks no larger than it: look for the largest block shape (by threads, then by x) under
     // which the body is proven, and make that shape a launch condition. Any shape the search
     // settles on is sound, as every launch checks it; the search only decides which condition
     // to ask for.
-    if let Some(r) = &last
-        && !guarding
+    if !guarding
         && contract.three_dimensional()
         && contract.block.is_none()
-        && r.kind == RejectKind::OutOfBounds
-        && r.reason.contains(access::PAST_ITS_SIZE)
+        && last.kind == RejectKind::OutOfBounds
+        && last.reason.contains(access::PAST_ITS_SIZE)
         && body.shared.iter().any(|v| v.bytes.is_some())
     {
-        let strongest = attempts.last().copied().unwrap_or(0);
         let mut smallest = None;
         for shape in block_shapes() {
-            if let Err(r) = attempt(body, contract, names, strongest, Some(shape), false) {
-                smallest = Some(r);
-                continue;
-            }
-            for &tags in attempts {
-                if let Ok(proof) = attempt(body, contract, names, tags, Some(shape), false) {
-                    return Ok(proof);
-                }
+            match attempt(body, contract, names, tags, Some(shape), false) {
+                Ok(found) => return Ok(found),
+                Err(r) => smallest = Some(r),
             }
         }
         // What is wrong even in a block of one thread is what no block shape mends: the
@@ -312,15 +311,10 @@ fn prove(
         if let Some(r) = smallest
             && r.line != 0
         {
-            last = Some(r);
+            last = r;
         }
     }
-    Err(last.unwrap_or(Rejection {
-        line: 0,
-        instruction: String::new(),
-        kind: RejectKind::Unsupported,
-        reason: "no proof".to_owned(),
-    }))
+    Err(last)
 }
 
 /// Block shapes `(x, y)` with power-of-two sides and at most 1024 threads, the most threads
@@ -359,7 +353,7 @@ fn attempt(
     tags: Tags,
     block: Option<(u32, u32)>,
     guarding: bool,
-) -> Result<Proof, Rejection> {
+) -> Result<(Proof, Tags), Rejection> {
     let mut atoms = Atoms::new();
     if contract.three_dimensional() {
         atoms.add_axes();
@@ -634,10 +628,14 @@ fn attempt(
     if let Some((_, r)) = an.rejections.iter().min_by_key(|(idx, _)| *idx) {
         return Err(r.clone());
     }
+    // All on `n + threads`: the strictest used implies the others.
     let mut conditions: Vec<LaunchCondition> = CONDITIONS
         .iter()
         .filter(|(bit, _)| an.used_tags & bit != 0)
-        .map(|&(_, limit)| LaunchCondition::CountPlusThreadsAtMost { limit })
+        .map(|&(_, limit)| limit)
+        .min()
+        .map(|limit| LaunchCondition::CountPlusThreadsAtMost { limit })
+        .into_iter()
         .collect();
     if contract.three_dimensional() {
         // Of two conditions on the same quantity, the stricter one implies the other.
@@ -666,7 +664,7 @@ fn attempt(
     if let Some((x, y)) = block {
         conditions.push(LaunchCondition::BlockAtMost { x, y, z: 1024 });
     }
-    Ok(Proof {
+    let proof = Proof {
         // Any grid covers every element only if every operand the body writes is written
         // inside a loop stepped by the grid: one written only outside such a loop is written
         // by the thread of each index alone, which a smaller grid would not run. (A write
@@ -688,5 +686,6 @@ fn attempt(
             .map(|g| g.into_values().collect())
             .unwrap_or_default(),
         guarded: None,
-    })
+    };
+    Ok((proof, an.used_tags))
 }

@@ -96,8 +96,8 @@ pub(crate) struct Lowerer<'a> {
     body: Body,
     depth: usize,
     /// Module-scope `.shared`, `.const` and `.global` variables, by their index in
-    /// `module.vars`.
-    module_shared: HashMap<u32, u32>,
+    /// `module.vars` (a module may have thousands: a table, not a map).
+    module_shared: Vec<Option<u32>>,
     /// The byte range of the entry instruction being lowered (`None` inside an inlined
     /// `.func` and outside instructions): recorded with every kind it lowers to.
     span: Option<(usize, usize)>,
@@ -113,7 +113,7 @@ impl<'a> Lowerer<'a> {
             entry,
             body: Body::default(),
             depth: 0,
-            module_shared: HashMap::new(),
+            module_shared: Vec::new(),
             span: None,
         }
     }
@@ -165,16 +165,16 @@ impl<'a> Lowerer<'a> {
         // Module-scope `.shared` variables are the block's as much as the entry's own; module
         // `.const` and `.global` variables are tables every thread may read.
         let module = self.module;
-        for (i, var) in module.vars.iter().enumerate() {
+        self.module_shared = Vec::with_capacity(module.vars.len());
+        for var in &module.vars {
             let space = match var.space {
-                StateSpace::Shared => VarSpace::Shared,
-                StateSpace::Const => VarSpace::Const,
-                StateSpace::Global => VarSpace::Global,
-                StateSpace::Local => continue,
+                StateSpace::Shared => Some(VarSpace::Shared),
+                StateSpace::Const => Some(VarSpace::Const),
+                StateSpace::Global => Some(VarSpace::Global),
+                StateSpace::Local => None,
             };
-            if let Some(index) = self.declare_var(var, space) {
-                self.module_shared.insert(i as u32, index);
-            }
+            let index = space.and_then(|space| self.declare_var(var, space));
+            self.module_shared.push(index);
         }
         let base = self.frame_regs(entry.regs.len(), entry.line)?;
         let params = (0..self.entry_param_count())
@@ -392,8 +392,10 @@ impl<'a> Lowerer<'a> {
             }
             Name::Var(VarRef::Module(v)) => self
                 .module_shared
-                .get(&v)
-                .map_or(Sym::Other, |&s| Sym::Shared(s)),
+                .get(v as usize)
+                .copied()
+                .flatten()
+                .map_or(Sym::Other, Sym::Shared),
             Name::Func(_) | Name::Label(_) => Sym::Other,
         }
     }

@@ -14,8 +14,8 @@ pub(crate) type Atom = u32;
 pub(crate) const MAX_DEGREE: usize = 12;
 
 /// A product of atoms (with repetition), sorted; the empty product is 1. Ordered by degree,
-/// then by atoms.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+/// then by atoms. The slots past `len` are zero.
+#[derive(Clone, Copy, Default)]
 pub(crate) struct Mono {
     len: u8,
     atoms: [Atom; MAX_DEGREE],
@@ -87,8 +87,26 @@ impl Mono {
     }
 }
 
-// By hand: the order the derive would give (degree, then every slot, the unused ones zero),
-// comparing only the used slots.
+// By hand, reading only the used slots: the prover compares and hashes monomials at every
+// node, and most have one or two atoms of twelve.
+impl PartialEq for Mono {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && self.atoms().iter().zip(other.atoms()).all(|(a, b)| a == b)
+    }
+}
+
+impl Eq for Mono {}
+
+impl std::hash::Hash for Mono {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u8(self.len);
+        for &a in self.atoms() {
+            state.write_u32(a);
+        }
+    }
+}
+
+// The order the derive would give (degree, then every slot, the unused ones zero).
 impl Ord for Mono {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.len

@@ -291,18 +291,19 @@ impl Problem<'_> {
 /// of magnitude 2^90 or more: the prover's interval arithmetic saturates at 2^100, and a
 /// point is only a counterexample where it computes exactly.
 fn eval(p: &Poly, point: &[i128]) -> Option<i128> {
-    const BIG: i128 = 1 << 90;
+    // Unsigned magnitudes: a term can be exactly `i128::MIN`, whose `abs` overflows.
+    const BIG: u128 = 1 << 90;
     let mut sum: i128 = 0;
     for (m, c) in p.terms() {
         let mut term = *c;
         for &a in m.atoms() {
             term = term.checked_mul(*point.get(a as usize)?)?;
-            if term.abs() >= BIG {
+            if term.unsigned_abs() >= BIG {
                 return None;
             }
         }
         sum = sum.checked_add(term)?;
-        if sum.abs() >= BIG {
+        if sum.unsigned_abs() >= BIG {
             return None;
         }
     }
@@ -318,5 +319,20 @@ impl Rng {
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_term_of_the_least_i128_is_no_value() {
+        // `i128::MIN` has no absolute value: the magnitude test must not overflow on it
+        // (a debug build panicked here when a fact's term reached it at a point).
+        assert_eq!(eval(&Poly::constant(i128::MIN), &[]), None);
+        let x = Poly::atom(0).scale(-(1i128 << 64)).unwrap_or_default();
+        assert_eq!(eval(&x, &[1i128 << 63]), None);
+        assert_eq!(eval(&Poly::atom(0), &[5]), Some(5));
     }
 }

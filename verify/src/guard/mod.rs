@@ -437,7 +437,8 @@ pub(crate) fn limit_facts(
 
 /// The rewrite of a proof found in guard mode, verified: the entry's PTX with its guards, and
 /// the proof of that PTX under `contract` and the hidden parameters' roles, listing the
-/// guards. A rewrite the verifier does not prove is a rejection naming the line.
+/// guards. A rewrite the verifier does not prove is a rejection naming the line. `reprove`
+/// proves a rewrite (its text, entry name and contract with the hidden parameters).
 pub(crate) fn seal(
     text: &str,
     entry_name: &str,
@@ -445,6 +446,7 @@ pub(crate) fn seal(
     entry: &jitseam_ptx::resolve::ResolvedEntry,
     contract: &EntryContract,
     found: Proof,
+    reprove: impl FnOnce(&str, &str, &EntryContract) -> Result<Proof, Rejection>,
 ) -> Result<Proof, Rejection> {
     let guards = found.guards;
     let rewritten = rewrite::rewrite(text, module, entry, &guards)?;
@@ -452,11 +454,10 @@ pub(crate) fn seal(
     hidden
         .params
         .extend(rewritten.params.iter().cloned().map(ParamContract::Guard));
-    let reproof =
-        super::verify_entry(&rewritten.ptx, entry_name, &hidden).map_err(|r| Rejection {
-            reason: format!("the guarded rewrite is not proven: {}", r.reason),
-            ..r
-        })?;
+    let reproof = reprove(&rewritten.ptx, entry_name, &hidden).map_err(|r| Rejection {
+        reason: format!("the guarded rewrite is not proven: {}", r.reason),
+        ..r
+    })?;
     Ok(Proof {
         guards,
         guarded: Some(Arc::new(rewritten)),
