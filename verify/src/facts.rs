@@ -8,12 +8,14 @@
 //! divisor of a floor atom. Every step is sound for integers; a failed search proves nothing.
 //!
 //! Three things spare work without changing any outcome: a search replays the recorded outcome
-//! of a subgoal it met before (charging the nodes it took), facts remember each question's
-//! answer until they change, and a search that has grown past a few nodes first looks for a
+//! of a subgoal it met before (charging the nodes it took), each question's answer is kept for
+//! the content of the facts it was asked on (every copy of equal facts in one analysis finds
+//! it, until they change), and a search that has grown past a few nodes first looks for a
 //! counterexample point, where no search could succeed.
 
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 
 use super::atoms::{Atoms, I0, INF, S, clamp, imul};
 use super::hash::WordMap;
@@ -23,7 +25,7 @@ use super::witness;
 /// Condition tags carried by facts that a launch condition introduced.
 pub(crate) type Tags = u16;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Fact {
     pub(crate) p: Poly,
     pub(crate) tags: Tags,
@@ -49,20 +51,21 @@ type Question = (Poly, u32, u32);
 /// Its answer: the tags (or a failure) and the nodes the search took.
 type Answer = (Option<Tags>, u64);
 
-/// Proof outcomes, valid for one generation of the atom table.
+/// The proof outcomes of these facts: shared by every copy of them with the same content in
+/// one analysis (the [`AnswerTable`] of its atoms), found at the first question that its
+/// interval does not settle. Every method that changes the facts drops it.
 #[derive(Default)]
 struct Answers {
-    generation: Cell<u64>,
-    map: RefCell<WordMap<Question, Answer>>,
+    shared: RefCell<Option<Rc<Shared>>>,
 }
 
 impl Answers {
     fn clear(&mut self) {
-        self.map.get_mut().clear();
+        *self.shared.get_mut() = None;
     }
 }
 
-// A copy of the facts starts without answers: they are cheap to find again, costly to copy.
+// A copy of the facts finds its answers again in the table, by content.
 impl Clone for Answers {
     fn clone(&self) -> Self {
         Answers::default()
@@ -71,7 +74,93 @@ impl Clone for Answers {
 
 impl std::fmt::Debug for Answers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} answers", self.map.borrow().len())
+        let n = self
+            .shared
+            .borrow()
+            .as_ref()
+            .map_or(0, |s| s.map.borrow().len());
+        write!(f, "{n} answers")
+    }
+}
+
+/// The outcomes of proofs on one content of facts (what a search reads: the inequalities in
+/// order, the substitutions in order, the bounds) at one generation of the atoms.
+struct Shared {
+    ineqs: Vec<Fact>,
+    subs: Vec<(Atom, Poly)>,
+    bounds: Vec<(Atom, i128, i128)>,
+    generation: u64,
+    map: RefCell<WordMap<Question, Answer>>,
+}
+
+/// Proof outcomes by the content of the facts they were found on, for one analysis: the same
+/// path state reached again (another visit of a loop body, the same branch taken by another
+/// path) asks the same questions, and a failing search is the prover's costliest work. An
+/// outcome is replayed only for facts equal to the ones it was found on, in full (the hash
+/// only finds candidates), at the same generation of the atoms: exactly what the search would
+/// find again.
+#[derive(Default)]
+pub(crate) struct AnswerTable {
+    by_content: RefCell<WordMap<u64, Vec<Rc<Shared>>>>,
+    kept: Cell<usize>,
+}
+
+/// The contents an [`AnswerTable`] keeps at most; past it, facts keep their answers alone.
+const MAX_CONTENTS: usize = 4096;
+
+impl Clone for AnswerTable {
+    fn clone(&self) -> Self {
+        AnswerTable::default()
+    }
+}
+
+impl std::fmt::Debug for AnswerTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} fact contents", self.kept.get())
+    }
+}
+
+impl AnswerTable {
+    /// The answers of `facts`' content at `generation`: kept ones, or new ones (kept while
+    /// there is room).
+    fn of(&self, facts: &Facts, generation: u64) -> Rc<Shared> {
+        use std::hash::{Hash, Hasher};
+        let mut h = super::hash::WordHasher::default();
+        facts.ineqs.hash(&mut h);
+        facts.subs.hash(&mut h);
+        facts.bounds.hash(&mut h);
+        generation.hash(&mut h);
+        let key = h.finish();
+        let same = |s: &Shared| {
+            s.generation == generation
+                && s.ineqs == facts.ineqs
+                && s.subs == facts.subs
+                && s.bounds == facts.bounds
+        };
+        if let Some(found) = self
+            .by_content
+            .borrow()
+            .get(&key)
+            .and_then(|list| list.iter().find(|s| same(s)))
+        {
+            return Rc::clone(found);
+        }
+        let shared = Rc::new(Shared {
+            ineqs: facts.ineqs.clone(),
+            subs: facts.subs.clone(),
+            bounds: facts.bounds.clone(),
+            generation,
+            map: RefCell::new(WordMap::default()),
+        });
+        if self.kept.get() < MAX_CONTENTS {
+            self.kept.set(self.kept.get() + 1);
+            self.by_content
+                .borrow_mut()
+                .entry(key)
+                .or_default()
+                .push(Rc::clone(&shared));
+        }
+        shared
     }
 }
 
@@ -421,21 +510,33 @@ impl Facts {
             return Some(0);
         }
         let g = self.normalize(g)?;
+        // What its interval settles needs no search (nor a node: the search would return at
+        // its root, as here). A tightened goal's interval is no wider below zero.
+        if self.range(atoms, &g).0 >= 0 {
+            return Some(0);
+        }
         // The same question on the same facts and atoms: the same search, replayed with its
         // step count so that the work limit runs out exactly where it would have.
-        if self.answers.generation.get() != atoms.generation() {
-            self.answers.map.borrow_mut().clear();
-            self.answers.generation.set(atoms.generation());
-        }
+        let shared = {
+            let mut slot = self.answers.shared.borrow_mut();
+            match slot.as_ref() {
+                Some(s) if s.generation == atoms.generation() => Rc::clone(s),
+                _ => {
+                    let s = atoms.answers.of(self, atoms.generation());
+                    *slot = Some(Rc::clone(&s));
+                    s
+                }
+            }
+        };
         let key = (g, max_depth, budget);
-        if let Some(&(result, nodes)) = self.answers.map.borrow().get(&key) {
+        if let Some(&(result, nodes)) = shared.map.borrow().get(&key) {
             atoms.steps.set(atoms.steps.get().saturating_add(nodes));
             return result;
         }
         let start = atoms.steps.get();
         let result = self.search_within(atoms, &key.0, max_depth, budget);
         let nodes = atoms.steps.get().saturating_sub(start);
-        self.answers.map.borrow_mut().insert(key, (result, nodes));
+        shared.map.borrow_mut().insert(key, (result, nodes));
         result
     }
 

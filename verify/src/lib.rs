@@ -88,6 +88,9 @@ const CONDITIONS: [(Tags, u64); 4] = [
 /// may use.
 const TAGS: Tags = 1 | 8 | 2 | 4;
 
+/// The condition tried first for a contract without declared extents: `n + threads ≤ 2^63 − 1`.
+const WEAKEST: Tags = 1;
+
 /// Launch conditions for contracts with declared extents, by tag bit: along every axis
 /// `grid·block ≤ limit` (`true`), or every declared extent `≤ limit` (`false`). A coordinate
 /// `ctaid·ntid + tid` reads exactly as an `int` only below `2^31`, as an `unsigned` below
@@ -115,10 +118,10 @@ pub fn verify_entry(text: &str, entry: &str, contract: &EntryContract) -> Result
     verify_resolved(text, &module, &resolved, contract)
 }
 
-/// [`verify_entry`] of a guarded rewrite, first under the conditions `tags` the proof that
-/// placed its guards used: the guards stand in for what the other conditions would prove, and
-/// each fact less is a branch less for every search that fails (a guarded access is one whose
-/// bounds the prover could not show). Under every condition when that does not prove it.
+/// [`verify_entry`] of a guarded rewrite, under the conditions `tags` the proof that placed its
+/// guards used: the guards stand in for what the other conditions would prove, and each fact
+/// less is a branch less for every search that fails (a guarded access is one whose bounds the
+/// prover could not show).
 fn verify_rewrite(
     text: &str,
     entry: &str,
@@ -127,10 +130,7 @@ fn verify_rewrite(
 ) -> Result<Proof, Rejection> {
     let (module, resolved) = resolved(text, entry)?;
     let (body, names, _) = lowered(text, &module, &resolved, contract)?;
-    match attempt(&body, contract, &names, tags, None, false) {
-        Ok((proof, _)) => Ok(proof),
-        Err(_) => prove(&body, contract, &names, false),
-    }
+    attempt(&body, contract, &names, tags, None, false).map(|(proof, _)| proof)
 }
 
 /// The module of `text`, parsed and resolved, and its entry `entry`.
@@ -254,10 +254,14 @@ fn lowered(
     Ok((body, names, found.name.clone()))
 }
 
-/// Proves `body` under every launch condition the verifier could impose at once, each fact a
+/// Proves `body` under the weakest launch condition the verifier asks for, then, if that
+/// fails for want of a condition, under every condition it could impose at once, each fact a
 /// condition introduces tagged with it: the proof asks for the conditions its steps used, and
-/// of the facts a step could use, the weaker conditions' come first. Guarding, the accesses
-/// left unproven are guarded.
+/// of the facts a step could use, the weaker conditions' come first. Guarding, under every
+/// condition at once, with the accesses left unproven guarded.
+///
+/// Most bodies are proven under the weakest condition, and fewer facts are fewer branches for
+/// every search; a body that needs more needs the second attempt only.
 fn prove(
     body: &ir::Body,
     contract: &EntryContract,
@@ -274,19 +278,30 @@ fn prove_tagged(
     names: &[String],
     guarding: bool,
 ) -> Result<(Proof, Tags), Rejection> {
-    let tags = if contract.three_dimensional() {
-        DECLARED_TAGS
+    let (weakest, tags) = if contract.three_dimensional() {
+        (0, DECLARED_TAGS)
     } else {
-        TAGS
+        (WEAKEST, TAGS)
     };
+    let first = if guarding { tags } else { weakest };
     // What is left wrong under every condition is reported: an index that wraps only without
     // a condition (and under one is merely out of bounds) is reported as out of bounds, and an
     // earlier access that a condition makes safe is not named in place of the first real
     // violation.
-    let mut last = match attempt(body, contract, names, tags, None, guarding) {
+    let mut last = match attempt(body, contract, names, first, None, guarding) {
         Ok(found) => return Ok(found),
         Err(r) => r,
     };
+    // Other kinds do not depend on the conditions: more facts cannot change them.
+    let settled = last.kind != RejectKind::MayWrap && last.kind != RejectKind::OutOfBounds;
+    if !settled && first != tags {
+        match attempt(body, contract, names, tags, None, false) {
+            Ok(found) => return Ok(found),
+            // An attempt that ran out of work says nothing about the violation.
+            Err(r) if r.line == 0 => {}
+            Err(r) => last = r,
+        }
+    }
     // A static shared array or a `__constant__` table indexed by `%tid` is in bounds only for
     // blocks no larger than it: look for the largest block shape (by threads, then by x) under
     // which the body is proven, and make that shape a launch condition. Any shape the search
