@@ -55,6 +55,7 @@ mod soundness;
 mod transfer;
 mod value;
 mod witness;
+mod xor;
 
 pub use contract::{EntryContract, Extent, ExtentTerm, OperandRef, ParamContract};
 pub use guard::{FAULT_RECORD_BYTES, FaultRecord};
