@@ -40,6 +40,7 @@ mod analyze;
 mod atoms;
 mod contract;
 mod declared;
+mod doubling;
 mod facts;
 mod grid;
 mod guard;

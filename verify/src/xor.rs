@@ -10,13 +10,8 @@ use super::analyze::Analyzer;
 use super::poly::Poly;
 use super::value::State;
 
-/// How many times the bit count found from the intervals is tightened by the facts (`tid <
-/// ntid` under a block condition `ntid ≤ 512` bounds `tid` where its interval does not): each
-/// try is two proofs, and a partner index needs one or two.
-const TIGHTEN: u32 = 4;
-
 impl Analyzer<'_> {
-    /// The smallest `k < w` found with both `a` and `b` proven in `[0, 2^k)`, so that `a ^ b`
+    /// The smallest `k < w` with both `a` and `b` proven in `[0, 2^k)`, so that `a ^ b`
     /// (at width `w`) lies in `[0, 2^k)`; `None` when no such `k` is proven.
     pub(crate) fn xor_bits(&mut self, st: &State, a: &Poly, b: &Poly, w: u8) -> Option<u32> {
         let top = st
@@ -27,10 +22,9 @@ impl Analyzer<'_> {
         if top < 0 {
             return None;
         }
-        let mut k = 128 - top.leading_zeros();
-        if k >= u32::from(w) {
-            return None;
-        }
+        // Below the width's top bit: the facts may prove less than the intervals (a halved
+        // loop register's interval is the whole unsigned range).
+        let mut k = (128 - top.leading_zeros()).min(u32::from(w).saturating_sub(1));
         let below = |this: &mut Self, k: u32| {
             let r = (0, (1i128 << k) - 1);
             this.fits(&st.facts, a, r) && this.fits(&st.facts, b, r)
@@ -38,11 +32,17 @@ impl Analyzer<'_> {
         if !below(self, k) {
             return None;
         }
-        for _ in 0..TIGHTEN {
-            if k == 0 || !below(self, k - 1) {
-                break;
+        // The facts may bound a side more tightly than its interval (`tid < ntid` under a block
+        // condition `ntid ≤ 256`): the smallest `k` they prove, by bisection (`below` holds of
+        // every `k` above one it holds of), at most six tries of two proofs each.
+        let mut lo = 0;
+        while lo < k {
+            let mid = (lo + k) / 2;
+            if below(self, mid) {
+                k = mid;
+            } else {
+                lo = mid + 1;
             }
-            k -= 1;
         }
         Some(k)
     }
