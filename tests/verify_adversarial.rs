@@ -1757,9 +1757,23 @@ attacks! {
     // `dyn[tid ^ 32]` of `4 · block.x` bytes, 96 threads: a block that is not a power of two
     // has partners past it (thread 64's is 96).
     xor_partner_in_a_block_not_a_power_of_two => xor_partner(XOR_DYNAMIC, "32", 96, 384, RejOob);
-    // `s[tid ^ j]` with `j = n` a param: nothing bounds it below the slots (the partner is
-    // some 32-bit number, its offset one that may wrap).
-    xor_partner_at_a_param => xor_partner(XOR_STATIC, "%r4", 32, 0, MayWrap);
+    // `s[tid ^ j]` with `j = n` a param: nothing bounds it below the slots.
+    xor_partner_at_a_param => xor_partner(XOR_STATIC, "%r4", 32, 0, RejOob);
+
+    // `for (k = 1; k <= 32; k <<= 1) s[k] = i` over 32 slots: the doubled register's bound
+    // admits 32, one past the last slot.
+    doubled_register_past_its_array => Attack {
+        ptx: custom_guarded(
+            "\t.shared .align 4 .b8 s[128];\n\tmov.u64 %rd6, s;\n\tmov.u32 %r6, 1;\n$Lk:\n\
+             \tmul.wide.u32 %rd5, %r6, 4;\n\tadd.s64 %rd7, %rd6, %rd5;\n\
+             \tst.shared.u32 [%rd7], %r5; // <- rejected, faults\n\tshl.b32 %r6, %r6, 1;\n\
+             \tsetp.le.u32 %p2, %r6, 32;\n\t@%p2 bra $Lk;\n",
+        ),
+        abi: Abi::Custom(OUT_U32_N, None),
+        launch: custom_one_block(1, 1),
+        fault: Fault::Memory(OutsideShared),
+        reject: RejOob,
+    };
 
     // ---- idioms of real kernels: the unsafe variants --------------------------------------
 
