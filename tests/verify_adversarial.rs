@@ -670,6 +670,44 @@ fn strided_out(lines: &str, output: Operand, reject: RejectKind) -> Attack {
 
 const OUT_U32_N: &str = "out: out u32[n], n: u32";
 
+/// A static shared array of 32 `u32` slots, and the dynamic shared array.
+const XOR_STATIC: (&str, &str) = ("", "\t.shared .align 4 .b8 s[128];\n\tmov.u64 %rd6, s;\n");
+const XOR_DYNAMIC: (&str, &str) = (
+    ".extern .shared .align 4 .b8 dyn[];\n",
+    "\tmov.u64 %rd6, dyn;\n",
+);
+
+/// `shared[tid ^ j] = i` over `out: out u32[n]`, one block of `threads` threads (`n` of them)
+/// with `dyn_bytes` of dynamic shared memory: the partner `tid ^ j` is past the array, and
+/// `load()` rejects the store as `reject`.
+fn xor_partner(
+    (prelude, var): (&str, &str),
+    j: &str,
+    threads: u32,
+    dyn_bytes: u32,
+    reject: RejectKind,
+) -> Attack {
+    let body = format!(
+        "{DECLS}\tld.param.u64 %rd1, [k_out];\n\tld.param.u32 %r4, [k_n];\n\
+         \tmov.u32 %r1, %ctaid.x;\n\tmov.u32 %r2, %ntid.x;\n\tmov.u32 %r3, %tid.x;\n\
+         \tmad.lo.s32 %r5, %r1, %r2, %r3;\n\tsetp.ge.u32 %p1, %r5, %r4;\n\t@%p1 ret;\n{var}\
+         \txor.b32 %r6, %r3, {j};\n\tmul.wide.u32 %rd5, %r6, 4;\n\tadd.s64 %rd7, %rd6, %rd5;\n\
+         \tst.shared.u32 [%rd7], %r5; // <- rejected, faults\n"
+    );
+    Attack {
+        ptx: module(prelude, &[".u64 k_out", ".u32 k_n"], &body),
+        abi: Abi::Custom(OUT_U32_N, None),
+        launch: custom(
+            LaunchConfig::linear(1, threads).dynamic_shared_bytes(dyn_bytes),
+            &[],
+            &[threads as usize],
+            &[ParamValue::U32(threads)],
+        ),
+        fault: Fault::Memory(OutsideShared),
+        reject,
+    }
+}
+
 /// One block of `threads` threads over `out: out u32[n]` with `len = n` elements.
 fn custom_one_block(threads: u32, n: u32) -> Launch {
     custom(
@@ -1708,6 +1746,33 @@ attacks! {
         launch: custom_one_block(1, 1),
         fault: Fault::Memory(OutsideShared),
         reject: Unsupported,
+    };
+
+    // ---- XOR partners in shared memory: the unsafe variants ---------------------------------
+
+    // `s[tid ^ 32]` of 32 slots, 32 threads: the partner sets bit 5, past every slot.
+    xor_partner_at_the_array_size => xor_partner(XOR_STATIC, "32", 32, 0, RejOob);
+    // `s[tid ^ 33]` of 32 slots: 33 is no power of two, and its bit 5 is past the slots too.
+    xor_partner_not_a_power_of_two => xor_partner(XOR_STATIC, "33", 32, 0, RejOob);
+    // `dyn[tid ^ 32]` of `4 · block.x` bytes, 96 threads: a block that is not a power of two
+    // has partners past it (thread 64's is 96).
+    xor_partner_in_a_block_not_a_power_of_two => xor_partner(XOR_DYNAMIC, "32", 96, 384, RejOob);
+    // `s[tid ^ j]` with `j = n` a param: nothing bounds it below the slots.
+    xor_partner_at_a_param => xor_partner(XOR_STATIC, "%r4", 32, 0, RejOob);
+
+    // `for (k = 1; k <= 32; k <<= 1) s[k] = i` over 32 slots: the doubled register's bound
+    // admits 32, one past the last slot.
+    doubled_register_past_its_array => Attack {
+        ptx: custom_guarded(
+            "\t.shared .align 4 .b8 s[128];\n\tmov.u64 %rd6, s;\n\tmov.u32 %r6, 1;\n$Lk:\n\
+             \tmul.wide.u32 %rd5, %r6, 4;\n\tadd.s64 %rd7, %rd6, %rd5;\n\
+             \tst.shared.u32 [%rd7], %r5; // <- rejected, faults\n\tshl.b32 %r6, %r6, 1;\n\
+             \tsetp.le.u32 %p2, %r6, 32;\n\t@%p2 bra $Lk;\n",
+        ),
+        abi: Abi::Custom(OUT_U32_N, None),
+        launch: custom_one_block(1, 1),
+        fault: Fault::Memory(OutsideShared),
+        reject: RejOob,
     };
 
     // ---- idioms of real kernels: the unsafe variants --------------------------------------

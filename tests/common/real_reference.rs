@@ -1431,6 +1431,14 @@ pub fn reference(c: &Case) -> Vec<(&'static str, Data)> {
             }
             vec![("dst", Data::F32(dst))]
         }
+        "lscat_bitonic_sort_block" => {
+            // Each block sorts its 256 elements ascending (the tail padded with +inf).
+            let mut values = out_f32(c, "values");
+            for chunk in values.chunks_mut(block[0]) {
+                chunk.sort_by(f32::total_cmp);
+            }
+            vec![("values", Data::F32(values))]
+        }
         other => panic!("{other}: no reference"),
     }
 }

@@ -40,6 +40,7 @@ mod analyze;
 mod atoms;
 mod contract;
 mod declared;
+mod doubling;
 mod facts;
 mod grid;
 mod guard;
@@ -55,6 +56,7 @@ mod soundness;
 mod transfer;
 mod value;
 mod witness;
+mod xor;
 
 pub use contract::{EntryContract, Extent, ExtentTerm, OperandRef, ParamContract};
 pub use guard::{FAULT_RECORD_BYTES, FaultRecord};

@@ -723,6 +723,10 @@ impl Analyzer<'_> {
                 Some(m) if m >= 0 => return unknown(self, (0, m)),
                 _ => None,
             },
+            (IntOp::Xor, Some(pb)) => match self.xor_bits(st, &pa, pb, w) {
+                Some(k) => return unknown(self, (0, (1i128 << k) - 1)),
+                None => None,
+            },
             (IntOp::Min | IntOp::Max, Some(pb)) => {
                 if self.fits(&st.facts, &pa, range) && self.fits(&st.facts, pb, range) {
                     let ra = st.facts.range(&self.atoms, &pa);

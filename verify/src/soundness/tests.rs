@@ -903,6 +903,63 @@ fn warp_shuffles_and_warp_size() {
     assert_sound("warp_shuffles_and_warp_size", &forms);
 }
 
+/// `a ^ b` with both sides in `[0, 2^k)` lies in `[0, 2^k)`: operands bounded by a mask, a
+/// `min`, a remainder or their own class, partners `tid ^ j` at constants `j` below and at or
+/// past the bound (`j = 2^k` sets bit `k`), and sides that may be negative or reach the top
+/// bit of the width (where the rule says nothing).
+#[test]
+fn xor_partners() {
+    let mut forms = Vec::new();
+    for ty in [U16, U32, S32, U64, S64] {
+        let b = bit_type(ty);
+        let bn = b.name();
+        let t = ty.name();
+        let mut cls = classes(ty);
+        cls.extend([(0, 511), (0, 512), (0, 1023), (0, 1)]);
+        for class in cls {
+            let mut texts = vec![format!("xor.{bn} %d, %a, %b;")];
+            for j in [0i128, 1, 2, 16, 255, 256, 511, 512, 1024, -1] {
+                if j < full(ty).0 || j > full(ty).1 {
+                    continue;
+                }
+                texts.push(format!("xor.{bn} %d, %a, {j};"));
+                texts.push(format!("xor.{bn} %d, {j}, %a;"));
+            }
+            for (ma, mb) in [(511, 511), (511, 255), (300, 7), (0, 1023), (1023, 1024)] {
+                texts.push(format!(
+                    "and.{bn} %x, %a, {ma}; and.{bn} %y, %b, {mb}; xor.{bn} %d, %x, %y;"
+                ));
+            }
+            texts.push(format!(
+                "min.{t} %x, %a, 300; xor.{bn} %d, %x, 256; xor.{bn} %e, %d, %x;"
+            ));
+            texts.push(format!(
+                "rem.{t} %x, %a, %b; xor.{bn} %d, %x, %b; xor.{bn} %e, %x, 512;"
+            ));
+            texts.push(format!(
+                "shr.{t} %x, %a, 3; xor.{bn} %d, %x, %b; add.{t} %e, %d, 1;"
+            ));
+            for text in texts {
+                forms.push(Form {
+                    regs: vec![
+                        ("%a", ty),
+                        ("%b", ty),
+                        ("%x", ty),
+                        ("%y", ty),
+                        ("%d", ty),
+                        ("%e", ty),
+                    ],
+                    inputs: vec![input("%a", ty, class), input("%b", ty, class)],
+                    text,
+                    outputs: vec![("%d", ty), ("%e", ty)],
+                    branch: None,
+                });
+            }
+        }
+    }
+    assert_sound("xor_partners", &forms);
+}
+
 /// A thread's `.local` frame: its local-space address (`mov`), the generic one (`cvta.local`)
 /// and back (`cvta.to.local`), offsets into it; two addresses of the same frame must differ
 /// by what their offsets claim, in either space.

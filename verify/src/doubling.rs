@@ -1,0 +1,171 @@
+//! Registers a loop only doubles and tests against a bound before every back edge:
+//! `for (k = 2; k <= blockDim.x; k <<= 1)`, the outer loop of a bitonic sort, lowered to
+//! `shl.b32 k, k, 1; setp.le.u32 p, k, X; @p bra head`.
+//!
+//! Each back edge is taken only when the register's unsigned value, as the edge carries it to
+//! the header, is at most `X` (an unsigned `w`-bit number the loop never writes). So at the
+//! header the register's unsigned value is its entry value or at most `X`: when the entry
+//! value is at most `X` as well, the header's symbol `v` for it (any integer congruent to the
+//! register modulo `2^w`, so it may be taken to be the unsigned value) lies in `[0, X]`. A shift
+//! left may wrap to 0 (`k = 2^31` doubled); the test sees the wrapped value, which is what the
+//! header gets.
+
+use super::analyze::{Analyzer, defs};
+use super::ir::{Cmp, IntOp, Kind, Reg, Src};
+use super::poly::Poly;
+use super::value::{State, Val};
+
+impl Analyzer<'_> {
+    /// Whether every write to `r` among the instructions of `blocks` is `shl.b<w> r, r, c`
+    /// with `1 ≤ c < w` (predicated or not: either way the register is doubled or kept).
+    fn only_doubled(&self, blocks: &[usize], r: Reg, w: u8) -> bool {
+        let mut any = false;
+        for b in blocks {
+            let Some(block) = self.body.blocks.get(*b) else {
+                return false;
+            };
+            for ins in self.body.insts.get(block.start..block.end).unwrap_or(&[]) {
+                if !defs(&ins.kind).contains(&r) {
+                    continue;
+                }
+                match ins.kind {
+                    Kind::Int {
+                        op: IntOp::Shl,
+                        d,
+                        a: Src::Reg(a),
+                        b: Some(Src::Imm(c)),
+                        c: None,
+                        w: iw,
+                        ..
+                    } if d == r && a == r && iw == w && (1..u64::from(w)).contains(&c) => {
+                        any = true;
+                    }
+                    _ => return false,
+                }
+            }
+        }
+        any
+    }
+
+    /// Whether `x` is written by no instruction of `blocks`.
+    fn unwritten(&self, blocks: &[usize], x: Reg) -> bool {
+        blocks.iter().all(|b| {
+            self.body.blocks.get(*b).is_some_and(|block| {
+                self.body
+                    .insts
+                    .get(block.start..block.end)
+                    .unwrap_or(&[])
+                    .iter()
+                    .all(|ins| !defs(&ins.kind).contains(&x))
+            })
+        })
+    }
+
+    /// The bound `X` of `r` that every edge from `blocks` to `header` is taken under: the edge's
+    /// predicate is the last write in its block of an unguarded unsigned `setp` of `r` against
+    /// the same `X` (`r ≤ X`, `r < X`, or their mirror images and negations, as the edge is
+    /// taken), with neither `r` nor `X`'s register written after it in that block.
+    fn back_edge_bound(&self, blocks: &[usize], header: usize, r: Reg, w: u8) -> Option<Src> {
+        let mut bound: Option<Src> = None;
+        for b in blocks {
+            let block = self.body.blocks.get(*b)?;
+            for &(to, cond) in &block.succs {
+                if to != header {
+                    continue;
+                }
+                let (p, taken) = cond?;
+                let insts = self.body.insts.get(block.start..block.end)?;
+                let at = insts.iter().rposition(|ins| defs(&ins.kind).contains(&p))?;
+                let ins = insts.get(at)?;
+                let Kind::Setp {
+                    d,
+                    d2: None,
+                    cmp,
+                    w: sw,
+                    signed: false,
+                    a,
+                    b: bsrc,
+                    combine: None,
+                } = ins.kind
+                else {
+                    return None;
+                };
+                if d != p || sw != w || ins.guard.is_some() {
+                    return None;
+                }
+                // As the edge is taken: `r ≤ X` or `r < X`, read from either side.
+                let cmp = if taken { cmp } else { cmp.negate() };
+                let x = match (a, bsrc, cmp) {
+                    (Src::Reg(ra), x, Cmp::Le | Cmp::Lt) if ra == r => x,
+                    (x, Src::Reg(rb), Cmp::Ge | Cmp::Gt) if rb == r => x,
+                    _ => return None,
+                };
+                let later = insts.get(at + 1..).unwrap_or(&[]);
+                let touched = |reg: Reg| later.iter().any(|i| defs(&i.kind).contains(&reg));
+                match x {
+                    Src::Reg(xr) if xr == r || touched(xr) || !self.unwritten(blocks, xr) => {
+                        return None;
+                    }
+                    Src::Reg(_) | Src::Imm(_) => {}
+                    _ => return None,
+                }
+                if touched(r) || bound.is_some_and(|o| o != x) {
+                    return None;
+                }
+                bound = Some(x);
+            }
+        }
+        bound
+    }
+
+    /// At the header `head` of a loop over `blocks` entered with `entry`: for each register
+    /// of `regs` the loop only doubles, with every back edge taken under `r ≤ X`, whose header
+    /// value is the symbol `v` and whose entry value `e` is proven in `[0, X]`, `0 ≤ v ≤ X`.
+    pub(crate) fn bound_doubled(
+        &mut self,
+        blocks: &[usize],
+        header: usize,
+        regs: &[Reg],
+        entry: &State,
+        head: &mut State,
+    ) {
+        for &r in regs {
+            let (Val::Int { p: e, w }, Val::Int { p: v, w: hw }) = (entry.get(r), head.get(r))
+            else {
+                continue;
+            };
+            let (e, v, w) = (e.clone(), v.clone(), *w);
+            let Some(atom) = v.atoms().next() else {
+                continue;
+            };
+            if hw != &w || v != Poly::atom(atom) || !self.only_doubled(blocks, r, w) {
+                continue;
+            }
+            let Some(x) = self.back_edge_bound(blocks, header, r, w) else {
+                continue;
+            };
+            let top = (1i128 << w.clamp(1, 64)) - 1;
+            let xp = match x {
+                Src::Imm(c) => Poly::constant(i128::from(c) & top),
+                Src::Reg(xr) => match entry.get(xr) {
+                    Val::Int { p, w: xw } if *xw == w => p.clone(),
+                    _ => continue,
+                },
+                _ => continue,
+            };
+            if !self.fits(&entry.facts, &xp, (0, top)) || !self.fits(&entry.facts, &e, (0, top)) {
+                continue;
+            }
+            let Some(room) = xp.sub(&e) else {
+                continue;
+            };
+            if !self.prove(&entry.facts, &room) {
+                continue;
+            }
+            self.atoms.set_range(atom, (0, top));
+            if let Some(f) = xp.sub(&v) {
+                head.facts.assume(&self.atoms, &f, 0);
+            }
+        }
+    }
+}
