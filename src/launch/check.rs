@@ -172,11 +172,7 @@ pub(super) fn accept<I: AsViewDesc, O: AsViewDesc>(
 /// must not wrap: `n + threads ≤ 2^31 − 1`). Inlined up to the conditions: a kernel loaded
 /// unverified, or proven with none, pays a load and a compare.
 #[inline(always)]
-fn check_proof(
-    facts: &LaunchFacts<'_>,
-    shape: &[usize],
-    accepted: Accepted,
-) -> Result<(), Error> {
+fn check_proof(facts: &LaunchFacts<'_>, shape: &[usize], accepted: Accepted) -> Result<(), Error> {
     let Some(proof) = facts.proof else {
         return Ok(());
     };
@@ -253,13 +249,7 @@ fn check_full<I: AsViewDesc, O: AsViewDesc>(
     }
     for (m, (view, &expected)) in outputs.iter().zip(spec.outputs.iter()).enumerate() {
         let param = inputs.len() + m;
-        check_operand(
-            facts,
-            Operand::Output(m),
-            param,
-            view.view_desc(),
-            expected,
-        )?;
+        check_operand(facts, Operand::Output(m), param, view.view_desc(), expected)?;
     }
     check_param_types(entry, spec, params)?;
     let n = shape
