@@ -98,8 +98,9 @@ impl<I, O> CheckedLaunch<'_, I, O> {
 /// The operands are [`ViewDesc`]s, or launch operands ([`Arg`](crate::device::Arg),
 /// [`ArgMut`](crate::device::ArgMut)) whose descriptions are read in place.
 ///
-/// Inlined, so that a launch builds the accepted launch in its own frame rather than receiving
-/// it through memory; the full check stays out of line.
+/// Inlined, so that a caller builds the accepted launch in its own frame; the full check stays
+/// out of line. (The launch path itself takes only what the checks decided, and builds the
+/// accepted launch where it queues it.)
 #[inline]
 pub fn check<'a, I: AsViewDesc, O: AsViewDesc>(
     facts: LaunchFacts<'a>,
