@@ -21,7 +21,6 @@
 mod stats;
 
 use std::hint::black_box;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
@@ -127,18 +126,7 @@ fn time(f: impl FnOnce()) -> Duration {
 /// the emulator: this binary run under callgrind for one and for two launches of
 /// [`COUNTED`] elements. `None` without valgrind.
 fn instructions_per_element(which: &str) -> Option<f64> {
-    let exe = std::env::current_exe().ok()?;
-    let run = |launches: u64| -> Option<u64> {
-        let out = Command::new("valgrind")
-            .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
-            .arg(&exe)
-            .env(CALLS_VAR, format!("{which}:{launches}"))
-            .output()
-            .ok()?;
-        let log = String::from_utf8_lossy(&out.stderr);
-        let (_, rest) = log.split_once("Collected : ")?;
-        rest.split_whitespace().next()?.parse().ok()
-    };
+    let run = |launches: u64| stats::callgrind(CALLS_VAR, &format!("{which}:{launches}"));
     let (one, two) = (run(1)?, run(2)?);
     Some(two.checked_sub(one)? as f64 / COUNTED as f64)
 }

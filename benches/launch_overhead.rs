@@ -42,7 +42,6 @@ mod cudarc_packing;
 mod stats;
 
 use std::hint::black_box;
-use std::process::Command;
 use std::sync::Arc;
 
 use common::{fake, fixtures};
@@ -368,18 +367,7 @@ fn run_face(face: &str, calls: usize, jit: &mut Jitseam, one: &mut Cudarc, many:
 /// Instructions per call of `face`: this binary run twice under callgrind with different call
 /// counts, so setup and process start cancel out. `None` without valgrind.
 fn instructions(face: &str) -> Option<u64> {
-    let exe = std::env::current_exe().ok()?;
-    let run = |calls: u64| -> Option<u64> {
-        let out = Command::new("valgrind")
-            .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
-            .arg(&exe)
-            .env(CALLS_VAR, format!("{face}:{calls}"))
-            .output()
-            .ok()?;
-        let log = String::from_utf8_lossy(&out.stderr);
-        let (_, rest) = log.split_once("Collected : ")?;
-        rest.split_whitespace().next()?.parse().ok()
-    };
+    let run = |calls: u64| stats::callgrind(CALLS_VAR, &format!("{face}:{calls}"));
     let (low, high) = (run(1_000)?, run(11_000)?);
     Some(high.checked_sub(low)? / 10_000)
 }

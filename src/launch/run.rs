@@ -6,7 +6,7 @@
 //! (`slot/`), the telemetry cells' lock-free index (`telemetry/cells.rs`), NVRTC's calls
 //! (`nvrtc/`) and the element types' byte views (`dtype.rs`).
 
-use super::check::{Accepted, accept, check_counts_and_stream};
+use super::check::{accept, check_counts_and_stream};
 use super::guarded::marshal_guarded;
 use super::{CheckedLaunch, LaunchFacts, check, check_custom, marshal_with};
 use crate::abi::ParamValue;
@@ -176,7 +176,7 @@ impl<'k> Launch<'k> {
     ) -> Result<(), Error> {
         // The checks hand back only what they decided; the accepted launch is built here, once,
         // in the frame that queues it.
-        let Accepted { count, geometry } = accept(
+        let accepted = accept(
             &self.facts,
             self.stream.device_id(),
             inputs,
@@ -184,15 +184,7 @@ impl<'k> Launch<'k> {
             shape,
             params,
         )?;
-        let checked = CheckedLaunch {
-            facts: self.facts,
-            inputs,
-            outputs,
-            shape,
-            params,
-            count,
-            geometry,
-        };
+        let checked = CheckedLaunch::accepted(self.facts, inputs, outputs, shape, params, accepted);
         self.queue(&checked, inputs, outputs)
     }
 
