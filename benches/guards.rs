@@ -1,13 +1,24 @@
 //! What a run-time guard costs on the emulator: the scalar gather of tests/fixtures/guards/
 //! (`out[i] = x[idx[i]]`, its data-dependent load guarded) over 2^20 elements, loaded with
 //! `load()` (the guarded rewrite) and with `load_unverified()` (the same PTX without guards),
-//! launched and synchronized in the same run on the same device, and their ratio; and how many
-//! instructions the guard adds before each guarded access. Goal: guarded ≥ 0.75× the unguarded
-//! throughput.
+//! launched and synchronized in the same run on the same device. Goal: guarded ≥ 0.75× the
+//! unguarded throughput.
+//!
+//! The two are timed in interleaved pairs (one launch of each, their order alternating, so that
+//! both see the same machine and any drift cancels), and the figure is the median of the
+//! per-pair ratios — on a loaded machine a ratio of neighbours moves far less than either
+//! time. Where `valgrind` is installed, the host instructions each launch costs the emulator
+//! per element are counted by callgrind as well (this binary run with each kernel for one and
+//! two launches, so setup cancels out): a ratio load cannot move. And the guard sequence
+//! itself: the instructions the rewrite puts before each guarded access.
 //!
 //! Run with `cargo bench --bench guards`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[allow(dead_code)]
+#[path = "support/stats.rs"]
+mod stats;
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -16,9 +27,22 @@ use criterion::Criterion;
 use jitseam::{
     AbiKind, AbiSpec, Artifact, Device, DeviceBound, DeviceBuffer, ElementKind, Erased, Kernel,
 };
+use stats::Summary;
 
 const PTX: &str = include_str!("../tests/fixtures/guards/gather_scalar.ptx");
 const N: usize = 1 << 20;
+
+/// Interleaved pairs timed.
+const PAIRS: usize = 15;
+
+/// Set to `guarded:k` or `unverified:k` for `k` launches of one kernel and nothing else (see
+/// [`instructions_per_element`]).
+const CALLS_VAR: &str = "GUARDS_CALLS";
+
+/// Elements of the counted launches: fewer than the timed ones, so that callgrind (which runs
+/// the emulator's workers one at a time, some fifty times slower) finishes in seconds; the
+/// emulator's work per element does not depend on the count.
+const COUNTED: usize = 1 << 16;
 
 fn spec() -> AbiSpec {
     AbiSpec::owned(
@@ -42,76 +66,155 @@ fn bind(device: &Device, guarded: bool) -> Kernel<Erased, DeviceBound> {
     loaded.bind(device).unwrap()
 }
 
-fn median(mut f: impl FnMut(), runs: usize) -> Duration {
-    f();
-    let mut samples: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .collect();
-    samples.sort_unstable();
-    samples[samples.len() / 2]
+/// A gather's operands on one device.
+struct Operands {
+    x: Vec<f32>,
+    idx: Vec<i32>,
+    xs: DeviceBuffer<f32>,
+    is: DeviceBuffer<i32>,
+    out: DeviceBuffer<f32>,
 }
 
-/// One launch over every element, waited for.
-fn run(
-    kernel: &Kernel<Erased, DeviceBound>,
-    stream: &jitseam::Stream,
-    xs: &DeviceBuffer<f32>,
-    is: &DeviceBuffer<i32>,
-    out: &mut DeviceBuffer<f32>,
-) {
-    kernel
-        .launch(
-            stream,
-            &[xs.into(), is.into()],
-            &mut [out.into()],
-            &[N],
-            &[],
-        )
-        .unwrap();
-    stream.synchronize().unwrap();
+impl Operands {
+    /// `n` elements, each index a scrambled one in range.
+    fn new(device: &Device, n: usize) -> Self {
+        let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+        let idx: Vec<i32> = (0..n)
+            .map(|i| ((i as u64 * 2_654_435_761) % n as u64) as i32)
+            .collect();
+        Self {
+            xs: device.upload(&x).unwrap(),
+            is: device.upload(&idx).unwrap(),
+            out: device.alloc_zeros::<f32>(n).unwrap(),
+            x,
+            idx,
+        }
+    }
+
+    /// One launch over every element, waited for.
+    fn run(&mut self, kernel: &Kernel<Erased, DeviceBound>, stream: &jitseam::Stream) {
+        kernel
+            .launch(
+                stream,
+                &[(&self.xs).into(), (&self.is).into()],
+                &mut [(&mut self.out).into()],
+                &[self.x.len()],
+                &[],
+            )
+            .unwrap();
+        stream.synchronize().unwrap();
+    }
+
+    /// The output is the gather.
+    fn assert_gathered(&self, stream: &jitseam::Stream) {
+        let got = stream.read(&self.out).unwrap();
+        assert!(
+            got.iter()
+                .zip(&self.idx)
+                .all(|(&g, &i)| g == self.x[i as usize])
+        );
+    }
+}
+
+fn time(f: impl FnOnce()) -> Duration {
+    let start = Instant::now();
+    f();
+    start.elapsed()
+}
+
+/// Host instructions per element one launch of `which` (`guarded` or `unverified`) costs on
+/// the emulator: this binary run under callgrind for one and for two launches of
+/// [`COUNTED`] elements. `None` without valgrind.
+fn instructions_per_element(which: &str) -> Option<f64> {
+    let run = |launches: u64| stats::callgrind(CALLS_VAR, &format!("{which}:{launches}"));
+    let (one, two) = (run(1)?, run(2)?);
+    Some(two.checked_sub(one)? as f64 / COUNTED as f64)
 }
 
 fn main() {
-    let mut criterion = Criterion::default().configure_from_args();
     let device = Device::emulator();
     let stream = device.default_stream();
-    let x: Vec<f32> = (0..N).map(|i| i as f32 * 0.5).collect();
-    let idx: Vec<i32> = (0..N)
-        .map(|i| ((i as u64 * 2_654_435_761) % N as u64) as i32)
-        .collect();
-    let xs = device.upload(&x).unwrap();
-    let is = device.upload(&idx).unwrap();
-    let mut out = device.alloc_zeros::<f32>(N).unwrap();
     let unverified = bind(&device, false);
     let guarded = bind(&device, true);
-    let plain = median(|| run(&unverified, &stream, &xs, &is, &mut out), 9);
-    let checked = median(|| run(&guarded, &stream, &xs, &is, &mut out), 9);
-    let got = stream.read(&out).unwrap();
-    assert!((0..N).all(|i| got[i] == x[idx[i] as usize]));
-    let rate = |d: Duration| N as f64 / d.as_secs_f64() / 1e6;
+
+    if let Some((which, launches)) = std::env::var(CALLS_VAR).ok().and_then(|v| {
+        let (which, launches) = v.split_once(':')?;
+        Some((which.to_owned(), launches.parse::<usize>().ok()?))
+    }) {
+        let kernel = if which == "guarded" {
+            &guarded
+        } else {
+            &unverified
+        };
+        let mut operands = Operands::new(&device, COUNTED);
+        for _ in 0..launches {
+            operands.run(kernel, &stream);
+        }
+        return;
+    }
+
+    let mut operands = Operands::new(&device, N);
+    operands.run(&unverified, &stream);
+    operands.run(&guarded, &stream);
+    operands.assert_gathered(&stream);
+    let (mut plain, mut checked, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for pair in 0..PAIRS {
+        let mut timed = |kernel| time(|| operands.run(black_box(kernel), &stream));
+        let (p, g) = if pair % 2 == 0 {
+            let p = timed(&unverified);
+            (p, timed(&guarded))
+        } else {
+            let g = timed(&guarded);
+            (timed(&unverified), g)
+        };
+        plain.push(p.as_secs_f64());
+        checked.push(g.as_secs_f64());
+        // Throughputs: guarded / unverified = the unverified time / the guarded time.
+        ratios.push(p.as_secs_f64() / g.as_secs_f64());
+    }
+    operands.assert_gathered(&stream);
+    let rate = |secs: Vec<f64>| Summary::of(secs).inverted(|s| N as f64 / s / 1e6);
+    let ratio = Summary::of(ratios);
+    println!("gather of 2^20 f32 on the emulator, {PAIRS} interleaved pairs:");
+    println!("  unverified {:.2} M elements/s", rate(plain));
+    println!("  guarded    {:.2} M elements/s", rate(checked));
     println!(
-        "gather of 2^20 f32 on the emulator: unverified {:.1} M elements/s, guarded {:.1} M elements/s, guarded/unverified {:.3}x",
-        rate(plain),
-        rate(checked),
-        plain.as_secs_f64() / checked.as_secs_f64()
+        "  guarded/unverified, median of per-pair ratios: {:.3}x (min {:.3}, max {:.3}); goal >= 0.75x: {}",
+        ratio.median,
+        ratio.min,
+        ratio.max,
+        if ratio.median >= 0.75 {
+            "met"
+        } else {
+            "NOT met"
+        }
     );
     // The guard's block replaces the access on its own line: its instructions, less the access.
     let rewrite = guarded.loaded().guarded().unwrap().ptx();
     let block = rewrite.lines().find(|l| l.contains("{ .reg .b64")).unwrap();
     let instructions = block.matches(';').count() - 3 - 1;
     println!(
-        "guard: {instructions} instructions before each guarded access (the fault record's {} of them run only when it fails)",
+        "  guard: {instructions} PTX instructions before each guarded access ({} of them run only when it fails)",
         block.matches("@%__jsgp3").count() + 1
     );
+    match (
+        instructions_per_element("unverified"),
+        instructions_per_element("guarded"),
+    ) {
+        (Some(plain), Some(checked)) => println!(
+            "  emulator host instructions per element (callgrind, 2^16 elements): unverified {plain:.0}, guarded {checked:.0}; unverified/guarded {:.3}x, {:+.0} per guarded access",
+            plain / checked,
+            checked - plain
+        ),
+        _ => println!("  instruction counts skipped (no valgrind)"),
+    }
+
+    let mut criterion = Criterion::default().configure_from_args();
     criterion.bench_function("guarded gather 2^20 (emulator)", |b| {
-        b.iter(|| run(black_box(&guarded), &stream, &xs, &is, &mut out))
+        b.iter(|| operands.run(black_box(&guarded), &stream))
     });
     criterion.bench_function("unverified gather 2^20 (emulator)", |b| {
-        b.iter(|| run(black_box(&unverified), &stream, &xs, &is, &mut out))
+        b.iter(|| operands.run(black_box(&unverified), &stream))
     });
     criterion.final_summary();
 }

@@ -18,6 +18,12 @@
 //! three extents evaluated, the config checked against the device's limits — next to the
 //! scalar kernel's check + marshal. Goal: ≤ 150 ns.
 //!
+//! Guards: the scalar gather of tests/fixtures/guards/ (`out[i] = x[idx[i]]`, 2 inputs and 1
+//! output like the scalar kernel) loaded with `load()`, whose proof guards the data-dependent
+//! load — its launch finds the stream's fault record and appends the hidden params (record,
+//! tags, limit) — next to the same PTX loaded with `load_unverified()` (no guards, no proof),
+//! both erased on one stream. Goal: guarded − unguarded ≤ 10 ns.
+//!
 //! Every figure is the median of 101 batches (with min and max); the summary prints the ratio
 //! jitseam/cudarc for each face. Goal: the full erased launch ≤ 1.0× cudarc's single-stream
 //! packing and ≤ 60 ns. Where `valgrind` is installed, instructions per call are counted by
@@ -36,15 +42,14 @@ mod cudarc_packing;
 mod stats;
 
 use std::hint::black_box;
-use std::process::Command;
 use std::sync::Arc;
 
 use common::{fake, fixtures};
 use jitseam::device::{Arg, ArgMut};
 use jitseam::launch::{check, check_custom, marshal_with};
 use jitseam::{
-    Device, DeviceBound, DeviceBuffer, Erased, In, Kernel, LaunchConfig, Out, ParamValue,
-    Signature, SlotRef, Stream,
+    AbiKind, AbiSpec, Artifact, Device, DeviceBound, DeviceBuffer, ElementKind, Erased, In, Kernel,
+    LaunchConfig, Out, ParamValue, Signature, SlotRef, Stream,
 };
 use stats::{Summary, ns_per_call};
 
@@ -88,6 +93,10 @@ struct Jitseam {
     /// The custom-ABI matmul and its operands (`a`, `b`, `c`).
     matmul: Kernel<Matmul, DeviceBound>,
     matrices: [DeviceBuffer<f32>; 3],
+    /// The gather loaded with guards and unverified, and its operands (`x`, `idx`, `out`).
+    guarded: Kernel<Erased, DeviceBound>,
+    unguarded: Kernel<Erased, DeviceBound>,
+    gather: (DeviceBuffer<f32>, DeviceBuffer<i32>, DeviceBuffer<f32>),
 }
 
 fn bind<K: Signature>(device: &Device) -> Kernel<K, DeviceBound> {
@@ -126,6 +135,15 @@ impl Jitseam {
             cross: [alloc(), alloc(), alloc()],
             matmul: bind_matmul(&device),
             matrices: [alloc(), alloc(), alloc()],
+            guarded: bind_gather(&device, true),
+            unguarded: bind_gather(&device, false),
+            gather: (
+                alloc(),
+                device
+                    .alloc::<i32>(N)
+                    .unwrap_or_else(|e| panic!("alloc: {e}")),
+                alloc(),
+            ),
             _device: device,
         }
     }
@@ -135,6 +153,23 @@ impl Jitseam {
             &self.stream,
             &[(&self.a).into(), (&self.b).into()],
             &mut [(&mut self.out).into()],
+            black_box(&[N]),
+            &[],
+        )
+    }
+
+    /// The gather, guarded or not, erased on the one stream.
+    fn gather(&mut self, guarded: bool) -> Result<(), jitseam::Error> {
+        let kernel = if guarded {
+            &self.guarded
+        } else {
+            &self.unguarded
+        };
+        let (x, idx, out) = &mut self.gather;
+        kernel.launch(
+            &self.stream,
+            &[(&*x).into(), (&*idx).into()],
+            &mut [out.into()],
             black_box(&[N]),
             &[],
         )
@@ -222,6 +257,34 @@ fn bind_matmul(device: &Device) -> Kernel<Matmul, DeviceBound> {
         .unwrap_or_else(|e| panic!("binding matmul: {e}"))
 }
 
+/// The gather of tests/fixtures/guards/, loaded with guards (`load()`) or unverified.
+fn bind_gather(device: &Device, guarded: bool) -> Kernel<Erased, DeviceBound> {
+    let spec = AbiSpec::owned(
+        AbiKind::Scalar,
+        vec![ElementKind::F32, ElementKind::I32],
+        vec![ElementKind::F32],
+        Vec::new(),
+    );
+    let ptx = include_str!("../tests/fixtures/guards/gather_scalar.ptx");
+    let described = Kernel::describe(Artifact::ptx(ptx, "gather", spec))
+        .unwrap_or_else(|e| panic!("describing the gather: {e}"));
+    let loaded = if guarded {
+        described.load()
+    } else {
+        // SAFETY: bound to a no-op backend that runs nothing; only the launch path is measured.
+        unsafe { described.load_unverified() }
+    }
+    .unwrap_or_else(|e| panic!("loading the gather: {e}"));
+    assert_eq!(
+        loaded.loaded().guarded().is_some(),
+        guarded,
+        "the gather's load() must guard it"
+    );
+    loaded
+        .bind(device)
+        .unwrap_or_else(|e| panic!("binding the gather: {e}"))
+}
+
 fn bind_erased(device: &Device) -> Kernel<Erased, DeviceBound> {
     Kernel::describe(fixtures::by_entry(ENTRY).artifact())
         .and_then(|k| Ok(k.load()?.bind(device)?))
@@ -271,7 +334,7 @@ impl Cudarc {
 /// Set to `face:k` for a run of `k` calls of one face and nothing else (see [`instructions`]).
 const CALLS_VAR: &str = "LAUNCH_OVERHEAD_CALLS";
 
-const FACES: [&str; 8] = [
+const FACES: [&str; 10] = [
     "erased",
     "erased-cross-stream",
     "typed",
@@ -280,6 +343,8 @@ const FACES: [&str; 8] = [
     "custom-check+marshal",
     "cudarc-1-stream",
     "cudarc-n-streams",
+    "gather-guarded",
+    "gather-unguarded",
 ];
 
 fn run_face(face: &str, calls: usize, jit: &mut Jitseam, one: &mut Cudarc, many: &mut Cudarc) {
@@ -292,6 +357,8 @@ fn run_face(face: &str, calls: usize, jit: &mut Jitseam, one: &mut Cudarc, many:
             "check+marshal" => drop(black_box(jit.check_marshal())),
             "custom-check+marshal" => drop(black_box(jit.custom_check_marshal())),
             "cudarc-1-stream" => drop(black_box(one.launch())),
+            "gather-guarded" => drop(black_box(jit.gather(true))),
+            "gather-unguarded" => drop(black_box(jit.gather(false))),
             _ => drop(black_box(many.launch())),
         }
     }
@@ -300,18 +367,7 @@ fn run_face(face: &str, calls: usize, jit: &mut Jitseam, one: &mut Cudarc, many:
 /// Instructions per call of `face`: this binary run twice under callgrind with different call
 /// counts, so setup and process start cancel out. `None` without valgrind.
 fn instructions(face: &str) -> Option<u64> {
-    let exe = std::env::current_exe().ok()?;
-    let run = |calls: u64| -> Option<u64> {
-        let out = Command::new("valgrind")
-            .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
-            .arg(&exe)
-            .env(CALLS_VAR, format!("{face}:{calls}"))
-            .output()
-            .ok()?;
-        let log = String::from_utf8_lossy(&out.stderr);
-        let (_, rest) = log.split_once("Collected : ")?;
-        rest.split_whitespace().next()?.parse().ok()
-    };
+    let run = |calls: u64| stats::callgrind(CALLS_VAR, &format!("{face}:{calls}"));
     let (low, high) = (run(1_000)?, run(11_000)?);
     Some(high.checked_sub(low)? / 10_000)
 }
@@ -320,7 +376,14 @@ fn main() {
     let mut jit = Jitseam::new();
     let mut one = Cudarc::new(0);
     let mut many = Cudarc::new(1);
-    for result in [jit.erased(), jit.cross_stream(), jit.typed(), jit.slot()] {
+    for result in [
+        jit.erased(),
+        jit.cross_stream(),
+        jit.typed(),
+        jit.slot(),
+        jit.gather(true),
+        jit.gather(false),
+    ] {
         result.unwrap_or_else(|e| panic!("launch refused: {e}"));
     }
 
@@ -356,6 +419,8 @@ fn main() {
         custom,
         cudarc1,
         cudarcn,
+        guarded,
+        unguarded,
     ] = summaries[..]
     else {
         unreachable!()
@@ -409,13 +474,30 @@ fn main() {
             "NOT met"
         }
     );
+    let guard_cost = guarded.median - unguarded.median;
+    println!(
+        "  guarded - unguarded gather: {guard_cost:+.1} ns per launch; goal <= 10 ns: {}",
+        if guard_cost <= 10.0 { "met" } else { "NOT met" }
+    );
+    let mut counts = Vec::new();
     for face in FACES {
         match instructions(face) {
-            Some(count) => println!("  {face:<19} {count} instructions per call (callgrind)"),
+            Some(count) => {
+                println!("  {face:<19} {count} instructions per call (callgrind)");
+                counts.push(count);
+            }
             None => {
                 println!("  instruction counts skipped (no valgrind)");
                 break;
             }
         }
+    }
+    if let [.., guarded, unguarded] = counts[..]
+        && counts.len() == FACES.len()
+    {
+        println!(
+            "  guarded - unguarded gather: {:+} instructions per launch (callgrind)",
+            guarded as i64 - unguarded as i64
+        );
     }
 }

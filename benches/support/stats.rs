@@ -89,3 +89,20 @@ pub(crate) fn times<R>(samples: usize, mut f: impl FnMut() -> R) -> Vec<Duration
 pub(crate) fn secs(times: &[Duration]) -> Vec<f64> {
     times.iter().map(Duration::as_secs_f64).collect()
 }
+
+/// The instructions callgrind counts in a run of this very binary with the environment
+/// variable `var` set to `value` (which the bench reads to run one piece of work and exit);
+/// `None` without valgrind. Two such runs differing only in how much work they do give that
+/// work's count, setup and process start cancelling out.
+pub(crate) fn callgrind(var: &str, value: &str) -> Option<u64> {
+    let exe = std::env::current_exe().ok()?;
+    let out = std::process::Command::new("valgrind")
+        .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
+        .arg(&exe)
+        .env(var, value)
+        .output()
+        .ok()?;
+    let log = String::from_utf8_lossy(&out.stderr);
+    let (_, rest) = log.split_once("Collected : ")?;
+    rest.split_whitespace().next()?.parse().ok()
+}

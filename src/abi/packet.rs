@@ -56,9 +56,32 @@ impl<'a> ArgPacket<'a> {
         grid_stride: bool,
     ) -> Self {
         let len = layout.size();
-        let storage = if len <= SMALL_PACKET {
-            Storage::Small(Aligned([0; SMALL_PACKET]))
-        } else if len <= INLINE_PACKET {
+        // Each variant is built where it is returned: choosing the storage first and moving it
+        // into the packet makes rustc copy the whole inline variant (half a kilobyte) on every
+        // launch.
+        if len <= SMALL_PACKET {
+            Self {
+                storage: Storage::Small(Aligned([0; SMALL_PACKET])),
+                len,
+                layout,
+                operands,
+                grid_stride,
+            }
+        } else {
+            Self::large(len, layout, operands, grid_stride)
+        }
+    }
+
+    /// [`ArgPacket::zeroed`] of a packet too large for the small variant.
+    #[cold]
+    #[inline(never)]
+    fn large(
+        len: usize,
+        layout: &'a ParamLayout,
+        operands: &'a dyn OperandReach,
+        grid_stride: bool,
+    ) -> Self {
+        let storage = if len <= INLINE_PACKET {
             Storage::Inline(Aligned([0; INLINE_PACKET]))
         } else {
             Storage::Heap(vec![0; len])

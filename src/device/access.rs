@@ -166,6 +166,27 @@ fn key_of(stream: &Arc<dyn BackendStream>) -> usize {
     Arc::as_ptr(stream).cast::<()>() as usize
 }
 
+/// A stream's key ([`key_of`]), computed once for all the operands of one launch: finding the
+/// handle's address in a `dyn` `Arc` reads its alignment from the vtable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StreamKey(usize);
+
+impl StreamKey {
+    #[inline(always)]
+    pub(crate) fn of(stream: &Arc<dyn BackendStream>) -> Self {
+        Self(key_of(stream))
+    }
+}
+
+impl Ticket {
+    /// The ticket of a use whose [`AccessLog::before`] took the fast path: nothing was waited
+    /// for.
+    pub(crate) const OWNED: Self = Self {
+        fast: true,
+        generation: 0,
+    };
+}
+
 impl AccessLog {
     /// A log with no use: a fresh allocation, which no queued work can touch.
     pub(crate) fn new() -> Self {
@@ -183,6 +204,29 @@ impl AccessLog {
         owner & !WROTE == key && (kind == AccessKind::Read || owner & WROTE != 0)
     }
 
+    /// Whether [`AccessLog::before`] of a use of kind `kind` on the stream `key` names takes
+    /// the fast path, with nothing to wait for: its ticket is then [`Ticket::OWNED`]. One
+    /// atomic load and a compare, with no side effect, so a launch may ask it of every operand
+    /// before calling `before` on any.
+    #[inline(always)]
+    pub(crate) fn owned(&self, key: StreamKey, kind: AccessKind) -> bool {
+        self.owned_by(key.0, kind)
+    }
+
+    /// [`AccessLog::after`] with [`Ticket::OWNED`], for the stream `key` names (`stream`'s).
+    #[inline(always)]
+    pub(crate) fn after_owned(
+        &self,
+        stream: &Arc<dyn BackendStream>,
+        key: StreamKey,
+        kind: AccessKind,
+    ) {
+        if self.owned_by(key.0, kind) {
+            return;
+        }
+        self.after_locked(stream, kind, Ticket::OWNED, key.0);
+    }
+
     /// Orders a use of kind `kind` on `stream`, about to be queued, after every conflicting use
     /// on other streams: `stream` waits, on the device, for an event recorded on each of their
     /// streams now. Call [`AccessLog::after`] once the use is queued.
@@ -197,10 +241,7 @@ impl AccessLog {
     ) -> Result<Ticket, Error> {
         let key = key_of(stream);
         if self.owned_by(key, kind) {
-            return Ok(Ticket {
-                fast: true,
-                generation: 0,
-            });
+            return Ok(Ticket::OWNED);
         }
         self.before_locked(backend, stream, kind, key)
     }

@@ -78,18 +78,20 @@ impl FaultRecords {
         table: &Arc<GuardTable>,
     ) -> Result<(u64, u64), Error> {
         let mut streams = self.lock();
-        // A record of a stream no one else holds is of no use: its launches have been
-        // reported or never will be. It is freed once the stream's work has finished.
-        streams.retain(|r| {
-            let held = Arc::strong_count(&r.stream) > 1;
-            if !held {
-                backend.free(r.address, FAULT_RECORD_BYTES, &[&*r.stream]);
-            }
-            held
-        });
         let at = match streams.iter().position(|r| same(stream, r)) {
             Some(at) => at,
             None => {
+                // A record of a stream no one else holds is of no use: its launches have been
+                // reported or never will be. It is freed (once the stream's work has finished)
+                // when a stream makes its first record: so a launch on a stream that has one
+                // pays no walk, and the records of dropped streams never outnumber those made.
+                streams.retain(|r| {
+                    let held = Arc::strong_count(&r.stream) > 1;
+                    if !held {
+                        backend.free(r.address, FAULT_RECORD_BYTES, &[&*r.stream]);
+                    }
+                    held
+                });
                 let address = backend.alloc(FAULT_RECORD_BYTES)?;
                 if let Err(error) = backend.fill_bytes(&**stream, address, FAULT_RECORD_BYTES, 0) {
                     backend.free(address, FAULT_RECORD_BYTES, &[&**stream]);

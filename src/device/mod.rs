@@ -22,7 +22,7 @@ mod stream;
 mod view;
 
 pub use crate::liveness::{DeviceId, is_live};
-pub(crate) use access::{AccessKind, ExternalUses, Ticket};
+pub(crate) use access::{AccessKind, ExternalUses, StreamKey, Ticket};
 pub use backend::{
     Backend, BackendEvent, BackendFunction, BackendKind, BackendStream, CompletedEvent,
     DeviceProperties, Geometry,

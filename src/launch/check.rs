@@ -75,7 +75,28 @@ impl<I, O> Clone for CheckedLaunch<'_, I, O> {
 
 impl<I, O> Copy for CheckedLaunch<'_, I, O> {}
 
-impl<I, O> CheckedLaunch<'_, I, O> {
+impl<'a, I, O> CheckedLaunch<'a, I, O> {
+    /// The launch of these operands that [`accept`] accepted.
+    #[inline(always)]
+    pub(super) fn accepted(
+        facts: LaunchFacts<'a>,
+        inputs: &'a [I],
+        outputs: &'a [O],
+        shape: &'a [usize],
+        params: &'a [ParamValue],
+        Accepted { count, geometry }: Accepted,
+    ) -> Self {
+        Self {
+            facts,
+            inputs,
+            outputs,
+            shape,
+            params,
+            count,
+            geometry,
+        }
+    }
+
     /// The grid and block the launch will use.
     pub fn geometry(&self) -> Geometry {
         self.geometry
@@ -98,8 +119,9 @@ impl<I, O> CheckedLaunch<'_, I, O> {
 /// The operands are [`ViewDesc`]s, or launch operands ([`Arg`](crate::device::Arg),
 /// [`ArgMut`](crate::device::ArgMut)) whose descriptions are read in place.
 ///
-/// Inlined, so that a launch builds the accepted launch in its own frame rather than receiving
-/// it through memory; the full check stays out of line.
+/// Inlined, so that a caller builds the accepted launch in its own frame; the full check stays
+/// out of line. (The launch path itself takes only what the checks decided, and builds the
+/// accepted launch where it queues it.)
 #[inline]
 pub fn check<'a, I: AsViewDesc, O: AsViewDesc>(
     facts: LaunchFacts<'a>,
@@ -109,11 +131,46 @@ pub fn check<'a, I: AsViewDesc, O: AsViewDesc>(
     shape: &'a [usize],
     params: &'a [ParamValue],
 ) -> Result<CheckedLaunch<'a, I, O>, Error> {
+    // Destructured here rather than handed to `CheckedLaunch::accepted`: rustc then builds the
+    // accepted launch in the caller's frame (the other way cost ~30 instructions a call).
+    let Accepted { count, geometry } = accept(&facts, stream, inputs, outputs, shape, params)?;
+    Ok(CheckedLaunch {
+        facts,
+        inputs,
+        outputs,
+        shape,
+        params,
+        count,
+        geometry,
+    })
+}
+
+/// What [`check`] decides about a launch it accepts: the kernel's `n` and the grid. Only this
+/// much travels out of the checks, so the accepted launch is built once, where it is used.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Accepted {
+    pub(super) count: u64,
+    pub(super) geometry: Geometry,
+}
+
+/// Every check of [`check`], returning what it decided. Always inlined: the launch path holds
+/// the facts and the operands in its own frame, and the result is two words and a geometry.
+#[inline(always)]
+pub(super) fn accept<I: AsViewDesc, O: AsViewDesc>(
+    facts: &LaunchFacts<'_>,
+    stream: DeviceId,
+    inputs: &[I],
+    outputs: &[O],
+    shape: &[usize],
+    params: &[ParamValue],
+) -> Result<Accepted, Error> {
     // Nearly every launch is a valid dense one: accepted in one pass, or decided (and its error
     // named) by the full check. A kernel declaring pointee alignments always takes the full
     // check, which is the only one that knows them.
-    if !facts.layout.declares_pointee_align()
-        && let Some(count) = super::dense::accept(
+    let count = if facts.layout.declares_pointee_align() {
+        None
+    } else {
+        super::dense::accept(
             facts.device,
             stream,
             facts.spec,
@@ -122,57 +179,66 @@ pub fn check<'a, I: AsViewDesc, O: AsViewDesc>(
             shape,
             params,
         )
-    {
-        let checked = CheckedLaunch {
-            facts,
-            inputs,
-            outputs,
-            shape,
-            params,
+    };
+    let accepted = match count {
+        Some(count) => Accepted {
             count,
-            geometry: dense_geometry(&facts, count)?,
-        };
-        check_proof(&checked)?;
-        return Ok(checked);
-    }
-    let checked = check_full(facts, stream, inputs, outputs, shape, params)?;
-    check_proof(&checked)?;
-    Ok(checked)
+            geometry: dense_geometry(facts, count)?,
+        },
+        None => check_full(facts, stream, inputs, outputs, shape, params)?,
+    };
+    check_proof(facts, shape, accepted)?;
+    Ok(accepted)
 }
 
 /// What the body's proof needs of this launch: a grid with one thread per element for a body
 /// that handles one element per thread, and every launch condition (e.g. an `int` index that
-/// must not wrap: `n + threads ≤ 2^31 − 1`).
-#[inline]
-fn check_proof<I: AsViewDesc, O: AsViewDesc>(
-    checked: &CheckedLaunch<'_, I, O>,
-) -> Result<(), Error> {
-    let Some(proof) = checked.facts.proof else {
+/// must not wrap: `n + threads ≤ 2^31 − 1`). Inlined up to the conditions: a kernel loaded
+/// unverified, or proven with none, pays a load and a compare.
+#[inline(always)]
+fn check_proof(facts: &LaunchFacts<'_>, shape: &[usize], accepted: Accepted) -> Result<(), Error> {
+    let Some(proof) = facts.proof else {
         return Ok(());
     };
     // `check` launches 1-D grids of 1-D blocks (`grid_for`): y and z are 1.
-    let threads = u64::from(checked.geometry.grid[0]) * u64::from(checked.geometry.block[0]);
-    if proof.coverage == Coverage::OneThreadPerElement && threads < checked.count {
-        return Err(Error::LaunchGeometry {
-            entry: checked.facts.entry.to_owned(),
-            n: u128::from(checked.count),
-            reason: "the body handles one element per thread, and the largest grid has fewer threads",
-        });
+    let threads = u64::from(accepted.geometry.grid[0]) * u64::from(accepted.geometry.block[0]);
+    if proof.coverage == Coverage::OneThreadPerElement && threads < accepted.count {
+        return Err(too_few_threads(facts.entry, accepted.count));
     }
     if proof.conditions.is_empty() {
         return Ok(());
     }
-    let mut shape = [0u64; MAX_RANK];
-    for (to, &from) in shape.iter_mut().zip(checked.shape) {
+    check_conditions(facts.entry, proof, shape, accepted.count, threads)
+}
+
+#[cold]
+fn too_few_threads(entry: &str, count: u64) -> Error {
+    Error::LaunchGeometry {
+        entry: entry.to_owned(),
+        n: u128::from(count),
+        reason: "the body handles one element per thread, and the largest grid has fewer threads",
+    }
+}
+
+/// The proof's launch conditions, each against this launch's count, shape and threads.
+fn check_conditions(
+    entry: &str,
+    proof: &Proof,
+    shape: &[usize],
+    count: u64,
+    threads: u64,
+) -> Result<(), Error> {
+    let mut axes = [0u64; MAX_RANK];
+    for (to, &from) in axes.iter_mut().zip(shape) {
         *to = from as u64;
     }
-    let shape = &shape[..checked.shape.len().min(MAX_RANK)];
+    let axes = &axes[..shape.len().min(MAX_RANK)];
     for condition in &proof.conditions {
-        if !condition.holds(checked.count, shape, threads) {
+        if !condition.holds(count, axes, threads) {
             return Err(Error::LaunchCondition {
-                entry: checked.facts.entry.to_owned(),
+                entry: entry.to_owned(),
                 condition: *condition,
-                count: checked.count,
+                count,
                 threads,
             });
         }
@@ -184,14 +250,14 @@ fn check_proof<I: AsViewDesc, O: AsViewDesc>(
 /// Out of line: a launch that gets here is unusual (or refused), and keeping it apart keeps the
 /// fast path's frame small.
 #[inline(never)]
-fn check_full<'a, I: AsViewDesc, O: AsViewDesc>(
-    facts: LaunchFacts<'a>,
+fn check_full<I: AsViewDesc, O: AsViewDesc>(
+    facts: &LaunchFacts<'_>,
     stream: DeviceId,
-    inputs: &'a [I],
-    outputs: &'a [O],
-    shape: &'a [usize],
-    params: &'a [ParamValue],
-) -> Result<CheckedLaunch<'a, I, O>, Error> {
+    inputs: &[I],
+    outputs: &[O],
+    shape: &[usize],
+    params: &[ParamValue],
+) -> Result<Accepted, Error> {
     let entry = facts.entry;
     let spec = facts.spec;
     if spec.abi.is_custom() {
@@ -200,20 +266,14 @@ fn check_full<'a, I: AsViewDesc, O: AsViewDesc>(
             problem: crate::error::ConfigProblem::NeedsConfig,
         });
     }
-    check_counts_and_stream(&facts, stream, inputs.len(), outputs.len(), params.len())?;
+    check_counts_and_stream(facts, stream, inputs.len(), outputs.len(), params.len())?;
     // Counts match, so the zips pair every operand with its declared dtype.
     for (k, (view, &expected)) in inputs.iter().zip(spec.inputs.iter()).enumerate() {
-        check_operand(&facts, Operand::Input(k), k, view.view_desc(), expected)?;
+        check_operand(facts, Operand::Input(k), k, view.view_desc(), expected)?;
     }
     for (m, (view, &expected)) in outputs.iter().zip(spec.outputs.iter()).enumerate() {
         let param = inputs.len() + m;
-        check_operand(
-            &facts,
-            Operand::Output(m),
-            param,
-            view.view_desc(),
-            expected,
-        )?;
+        check_operand(facts, Operand::Output(m), param, view.view_desc(), expected)?;
     }
     check_param_types(entry, spec, params)?;
     let n = shape
@@ -266,14 +326,9 @@ fn check_full<'a, I: AsViewDesc, O: AsViewDesc>(
             n: n as u128,
             reason: "the count does not fit the kernel's signed 64-bit `n`",
         })?;
-    Ok(CheckedLaunch {
-        facts,
-        inputs,
-        outputs,
-        shape,
-        params,
+    Ok(Accepted {
         count,
-        geometry: dense_geometry(&facts, count)?,
+        geometry: dense_geometry(facts, count)?,
     })
 }
 
@@ -741,7 +796,7 @@ mod tests {
                 if let Some(count) =
                     super::super::super::dense::accept(facts.device, stream, &spec, &inputs, &outputs, &shape, &[])
                 {
-                    let full = check_full(facts, stream, &inputs, &outputs, &shape, &[]);
+                    let full = check_full(&facts, stream, &inputs, &outputs, &shape, &[]);
                     prop_assert!(full.is_ok(), "fast path accepted what the full check refuses: {full:?}");
                     prop_assert_eq!(full.map(|c| c.count).ok(), Some(count));
                 }

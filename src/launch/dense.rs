@@ -52,39 +52,47 @@ pub(super) fn accept<I: AsViewDesc, O: AsViewDesc>(
     let count = u64::try_from(vectors)
         .ok()
         .filter(|&c| i64::try_from(c).is_ok())?;
-    let mut ranges = [(0u128, 0u128); MAX_OPERANDS];
+    let mut ranges = [(0u64, 0u64); MAX_OPERANDS];
+    let (in_ranges, out_ranges) = ranges
+        .get_mut(..operands)?
+        .split_at_mut_checked(inputs.len())?;
     let mut ok = true;
     // `&` rather than `&&` and no early exit: every operand is checked with straight-line code,
-    // and the one branch is at the end.
-    for (k, view) in inputs.iter().enumerate() {
-        let expected = spec.inputs.get(k).copied();
-        ok &= operand(device, width, n, view.view_desc(), expected, &mut ranges[k]);
+    // and the one branch is at the end. The counts match the spec's, so each zip pairs every
+    // operand with its declared dtype and its range.
+    for ((view, &expected), range) in inputs
+        .iter()
+        .zip(spec.inputs.iter())
+        .zip(in_ranges.iter_mut())
+    {
+        ok &= operand(device, width, n, view.view_desc(), expected, range);
     }
-    for (m, view) in outputs.iter().enumerate() {
-        let expected = spec.outputs.get(m).copied();
-        ok &= operand(
-            device,
-            width,
-            n,
-            view.view_desc(),
-            expected,
-            &mut ranges[inputs.len() + m],
-        );
+    for ((view, &expected), range) in outputs
+        .iter()
+        .zip(spec.outputs.iter())
+        .zip(out_ranges.iter_mut())
+    {
+        ok &= operand(device, width, n, view.view_desc(), expected, range);
     }
-    for (p, value) in params.iter().enumerate() {
-        ok &= Some(value.kind()) == spec.params.get(p).copied();
+    for (value, &expected) in params.iter().zip(spec.params.iter()) {
+        ok &= value.kind() == expected;
     }
     if !ok {
         return None;
     }
     // An empty launch touches no byte, so nothing can alias.
     if n > 0 {
-        let ranges = &ranges[..operands];
-        for (m, &(start, end)) in ranges.iter().enumerate().skip(inputs.len()) {
-            for (j, &(other_start, other_end)) in ranges.iter().enumerate() {
-                if j != m && other_start < end && start < other_end {
-                    return None;
-                }
+        let (in_ranges, out_ranges) = (&*in_ranges, &*out_ranges);
+        for (m, &(start, end)) in out_ranges.iter().enumerate() {
+            let overlaps =
+                |&(other_start, other_end): &(u64, u64)| other_start < end && start < other_end;
+            if in_ranges.iter().any(overlaps)
+                || out_ranges
+                    .iter()
+                    .enumerate()
+                    .any(|(j, other)| j != m && overlaps(other))
+            {
+                return None;
             }
         }
     }
@@ -92,25 +100,35 @@ pub(super) fn accept<I: AsViewDesc, O: AsViewDesc>(
 }
 
 /// One operand: device, dtype, a rank-1 unit-stride window of exactly `n` elements inside its
-/// allocation, aligned for the vector width; writes its byte range to `range` (in `u128`, where
-/// no address arithmetic on `usize`/`u64` values overflows). Returns whether all of that holds.
+/// allocation, aligned for the vector width; writes its byte range to `range`. Returns whether
+/// all of that holds. A byte range past `u64::MAX` (no allocation has one) is left to the full
+/// check, which does its arithmetic in `u128`; here it is 64-bit words, half the stores.
 #[inline(always)]
 fn operand(
     device: DeviceId,
     width: usize,
     n: usize,
     view: &ViewDesc,
-    expected: Option<ElementKind>,
-    range: &mut (u128, u128),
+    expected: ElementKind,
+    range: &mut (u64, u64),
 ) -> bool {
-    let size = view.dtype.size() as u128;
+    let size = view.dtype.size() as u64;
     let shape_ok = view.rank == 1 && view.strides[0] == 1 && view.shape[0] == n;
     let in_bounds = view
         .offset
         .checked_add(n)
         .is_some_and(|end| end <= view.alloc_len);
-    let start = u128::from(view.base) + view.offset as u128 * size;
-    *range = (start, start + n as u128 * size);
-    let aligned = width == 1 || start.is_multiple_of(width as u128 * size);
-    (view.device == device) & (Some(view.dtype) == expected) & shape_ok & in_bounds & aligned
+    let Some((start, end)) = byte_range(view.base, view.offset as u64, n as u64, size) else {
+        return false;
+    };
+    *range = (start, end);
+    let aligned = width == 1 || start.is_multiple_of(width as u64 * size);
+    (view.device == device) & (view.dtype == expected) & shape_ok & in_bounds & aligned
+}
+
+/// `[base + offset·size, base + (offset + n)·size)`, or `None` if it passes `u64::MAX`.
+#[inline(always)]
+fn byte_range(base: u64, offset: u64, n: u64, size: u64) -> Option<(u64, u64)> {
+    let start = base.checked_add(offset.checked_mul(size)?)?;
+    Some((start, start.checked_add(n.checked_mul(size)?)?))
 }

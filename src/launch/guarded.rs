@@ -97,9 +97,15 @@ fn pointer_bytes<I: AsViewDesc, O: AsViewDesc>(
         _ => return None,
     };
     let elem = view.dtype.size() as u64;
-    // What the view lends, from its first element on.
-    let (start, end) = byte_range_of_reach(view, reach(view)?)?;
-    let lent = u64::try_from(end.checked_sub(start)?).ok()?;
+    // What the view lends, from its first element on: for a rank-1 unit-stride window (every
+    // operand of a dense launch) its elements, which is its reach's bytes without the walk over
+    // axes (0 for an empty one, whose reach is none: every guarded access fails either way).
+    let lent = if view.rank == 1 && view.strides[0] == 1 {
+        (view.shape[0] as u64).checked_mul(elem)?
+    } else {
+        let (start, end) = byte_range_of_reach(view, reach(view)?)?;
+        u64::try_from(end.checked_sub(start)?).ok()?
+    };
     let Some(custom) = checked.facts.spec.abi.custom() else {
         return Some(lent);
     };

@@ -65,7 +65,10 @@ pub(super) fn fill_packet<I: AsViewDesc, O: AsViewDesc>(
         }
         rest = after;
     }
-    fill_params(checked, rest, bytes);
+    // Most dense kernels have no params after the prefix: no call for an empty loop.
+    if !rest.is_empty() {
+        fill_params(checked, rest, bytes);
+    }
 }
 
 /// Writes each of `params` (placed params of `checked`'s layout) into `bytes` by its role.

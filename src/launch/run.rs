@@ -6,13 +6,13 @@
 //! (`slot/`), the telemetry cells' lock-free index (`telemetry/cells.rs`), NVRTC's calls
 //! (`nvrtc/`) and the element types' byte views (`dtype.rs`).
 
-use super::check::check_counts_and_stream;
+use super::check::{accept, check_counts_and_stream};
 use super::guarded::marshal_guarded;
 use super::{CheckedLaunch, LaunchFacts, check, check_custom, marshal_with};
 use crate::abi::ParamValue;
 use crate::device::{
     AccessKind, Arg, ArgMut, AsViewDesc, BackendFunction, LaunchConfig, Source, SourceMut, Stream,
-    Ticket, ViewDesc,
+    StreamKey, Ticket, ViewDesc,
 };
 use crate::error::{ConfigProblem, Error, Operand};
 use crate::telemetry::DispatchHandle;
@@ -174,14 +174,17 @@ impl<'k> Launch<'k> {
         shape: &[usize],
         params: &[ParamValue],
     ) -> Result<(), Error> {
-        let checked = check(
-            self.facts,
+        // The checks hand back only what they decided; the accepted launch is built here, once,
+        // in the frame that queues it.
+        let accepted = accept(
+            &self.facts,
             self.stream.device_id(),
             inputs,
             outputs,
             shape,
             params,
         )?;
+        let checked = CheckedLaunch::accepted(self.facts, inputs, outputs, shape, params, accepted);
         self.queue(&checked, inputs, outputs)
     }
 
@@ -315,47 +318,34 @@ impl<'k> Launch<'k> {
 
     /// Orders, marshals and queues a launch `check` accepted for `inputs` and `outputs` (whose
     /// descriptions `checked` holds, in place or completed), and logs it.
-    #[inline]
+    ///
+    /// When the stream owns every operand's log — every launch of a program that keeps each
+    /// buffer to its stream — each `before` would take its fast path and hand back
+    /// [`Ticket::OWNED`]: that is asked of every log first (no side effect), so such a launch
+    /// keeps no tickets at all. Otherwise [`Launch::order`] runs each `before`.
+    #[inline(always)]
     fn queue<I: AsViewDesc, O: AsViewDesc>(
         &self,
         checked: &CheckedLaunch<'_, I, O>,
         inputs: &[Arg<'_>],
         outputs: &[ArgMut<'_>],
     ) -> Result<(), Error> {
-        let operands = inputs.len() + outputs.len();
-        if operands <= INLINE {
-            let mut tickets = [None; INLINE];
-            self.queue_with(checked, inputs, outputs, &mut tickets[..operands])
-        } else {
-            let mut tickets = vec![None; operands];
-            self.queue_with(checked, inputs, outputs, &mut tickets)
-        }
-    }
-
-    /// [`Launch::queue`] with room for one ticket per operand. Always inlined: it is the launch
-    /// itself, and its caller's frame already holds what it reads.
-    #[inline(always)]
-    fn queue_with<I: AsViewDesc, O: AsViewDesc>(
-        &self,
-        checked: &CheckedLaunch<'_, I, O>,
-        inputs: &[Arg<'_>],
-        outputs: &[ArgMut<'_>],
-        tickets: &mut [Option<Ticket>],
-    ) -> Result<(), Error> {
         let stream = self.stream;
         let backend = stream.device().backend();
         let raw = stream.raw_arc();
-        let (in_tickets, out_tickets) = tickets.split_at_mut(inputs.len());
-        for (ticket, arg) in in_tickets.iter_mut().zip(inputs) {
-            if let Source::Log(log) = arg.source {
-                *ticket = Some(log.before(backend, raw, AccessKind::Read)?);
-            }
-        }
-        for (ticket, arg) in out_tickets.iter_mut().zip(outputs) {
-            if let SourceMut::Log(log) = arg.source {
-                *ticket = Some(log.before(backend, raw, AccessKind::Write)?);
-            }
-        }
+        let key = StreamKey::of(raw);
+        let owned = inputs.iter().all(|arg| match arg.source {
+            Source::Log(log) => log.owned(key, AccessKind::Read),
+            Source::Foreign(_) => true,
+        }) && outputs.iter().all(|arg| match &arg.source {
+            SourceMut::Log(log) => log.owned(key, AccessKind::Write),
+            SourceMut::Foreign(_) => true,
+        });
+        let tickets = if owned {
+            Tickets::Owned
+        } else {
+            self.order(inputs, outputs)?
+        };
         match self.facts.guarded {
             None => {
                 // SAFETY: `packet` comes from `marshal_with` over a launch `check` (or
@@ -369,9 +359,9 @@ impl<'k> Launch<'k> {
                 // buffer holds its declared extent for this launch's params and configuration,
                 // which fits the device and the kernel's block directives), outputs overlap nothing
                 // else, and the count and params have exactly the declared types. The stream now
-                // waits for every conflicting earlier use of each operand (the `before` calls
-                // above, and the foreign guards), and each is logged once the launch is queued
-                // (below).
+                // waits for every conflicting earlier use of each operand (the `before` calls of
+                // `order`, none needed where the stream owns every log, and the foreign guards),
+                // and each is logged once the launch is queued (below).
                 marshal_with(checked, |packet| unsafe {
                     backend.launch(self.function, stream.raw(), checked.geometry(), packet)
                 })?
@@ -390,7 +380,24 @@ impl<'k> Launch<'k> {
                 })?
             }
         }
-        let (in_tickets, out_tickets) = tickets.split_at(inputs.len());
+        let tickets = match &tickets {
+            Tickets::Owned => {
+                for arg in inputs {
+                    if let Source::Log(log) = arg.source {
+                        log.after_owned(raw, key, AccessKind::Read);
+                    }
+                }
+                for arg in outputs {
+                    if let SourceMut::Log(log) = &arg.source {
+                        log.after_owned(raw, key, AccessKind::Write);
+                    }
+                }
+                return Ok(());
+            }
+            Tickets::Inline(tickets) => &tickets[..],
+            Tickets::Heap(tickets) => &tickets[..],
+        };
+        let (in_tickets, out_tickets) = tickets.split_at(inputs.len().min(tickets.len()));
         for (ticket, arg) in in_tickets.iter().zip(inputs) {
             if let (Source::Log(log), Some(ticket)) = (arg.source, ticket) {
                 log.after(raw, AccessKind::Read, *ticket);
@@ -403,6 +410,49 @@ impl<'k> Launch<'k> {
         }
         Ok(())
     }
+
+    /// Orders a launch on a stream that does not own every operand's log: each log's `before`
+    /// makes the stream wait for the conflicting uses on other streams, and its ticket is kept
+    /// for the `after` that logs the queued launch. Out of line: the launch that keeps each
+    /// buffer to its stream never gets here.
+    #[inline(never)]
+    fn order(&self, inputs: &[Arg<'_>], outputs: &[ArgMut<'_>]) -> Result<Tickets, Error> {
+        let operands = inputs.len() + outputs.len();
+        let mut tickets = if operands <= INLINE {
+            Tickets::Inline([None; INLINE])
+        } else {
+            Tickets::Heap(vec![None; operands])
+        };
+        let all = match &mut tickets {
+            Tickets::Inline(tickets) => &mut tickets[..],
+            Tickets::Heap(tickets) => &mut tickets[..],
+            Tickets::Owned => &mut [],
+        };
+        let backend = self.stream.device().backend();
+        let raw = self.stream.raw_arc();
+        let (in_tickets, out_tickets) = all.split_at_mut(inputs.len().min(all.len()));
+        for (ticket, arg) in in_tickets.iter_mut().zip(inputs) {
+            if let Source::Log(log) = arg.source {
+                *ticket = Some(log.before(backend, raw, AccessKind::Read)?);
+            }
+        }
+        for (ticket, arg) in out_tickets.iter_mut().zip(outputs) {
+            if let SourceMut::Log(log) = &arg.source {
+                *ticket = Some(log.before(backend, raw, AccessKind::Write)?);
+            }
+        }
+        Ok(tickets)
+    }
+}
+
+/// The tickets of one launch's operands, for the `after` of each once it is queued.
+enum Tickets {
+    /// The stream owns every operand's log: every ticket is [`Ticket::OWNED`].
+    Owned,
+    /// One per operand, inputs then outputs (`None` for foreign memory), up to [`INLINE`].
+    Inline([Option<Ticket>; INLINE]),
+    /// As `Inline`, for more operands.
+    Heap(Vec<Option<Ticket>>),
 }
 
 /// Operands whose tickets (and completed descriptions) live on the stack: every kernel up to
