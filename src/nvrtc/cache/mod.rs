@@ -1,7 +1,5 @@
 //! [`CompileCache`]: NVRTC output kept on disk.
 mod entry;
-mod evict;
-mod secret;
 
 use std::fs;
 use std::io::{self, Write};
@@ -13,13 +11,18 @@ use sha2::{Digest, Sha256};
 use super::compiled::Compiled;
 use super::options::CompileOptions;
 use crate::atomic_write::{self, Durability};
+use crate::disk_cache::{
+    self, evict,
+    secret::{self, Secret},
+};
 use crate::error::Error;
-use secret::Secret;
 
 /// Default bound on the directory's size.
 const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
 /// File name suffix of entries (temporary files are hidden and end in `.tmp`).
 const ENTRY_SUFFIX: &str = ".nvrtc";
+/// The default directory's name under the user's cache directory.
+const DIR_NAME: &str = "nvrtc";
 
 /// [`CompileCache`]: NVRTC output kept on disk, so a second compile of the same kernel — in this
 /// process or another — skips NVRTC.
@@ -106,26 +109,12 @@ impl CompileCache {
 
     /// A cache in [`CompileCache::default_dir`].
     pub fn open_default() -> io::Result<Self> {
-        let dir = Self::default_dir().ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::NotFound,
-                "neither XDG_CACHE_HOME nor HOME is set",
-            )
-        })?;
-        Self::open(dir)
+        Self::open(disk_cache::require_default_dir(DIR_NAME)?)
     }
 
     /// `$XDG_CACHE_HOME/jitseam/nvrtc`, else `$HOME/.cache/jitseam/nvrtc`.
     pub fn default_dir() -> Option<PathBuf> {
-        let base = std::env::var_os("XDG_CACHE_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| {
-                std::env::var_os("HOME")
-                    .filter(|v| !v.is_empty())
-                    .map(|home| Path::new(&home).join(".cache"))
-            })?;
-        Some(base.join("jitseam").join("nvrtc"))
+        disk_cache::default_dir(DIR_NAME)
     }
 
     /// Bounds the directory to `bytes` (least recently used entries are evicted past it).
@@ -217,7 +206,7 @@ impl CompileCache {
         let bytes = entry::encode(compiled, self.secret.as_ref());
         let staged = atomic_write::stage(path, Durability::Fsync, |out| out.write_all(&bytes))?;
         atomic_write::commit(&self.dir, vec![staged], Durability::Fsync)?;
-        evict::enforce(&self.dir, self.max_bytes, path);
+        evict::enforce(&self.dir, ENTRY_SUFFIX, self.max_bytes, path);
         Ok(())
     }
 }
