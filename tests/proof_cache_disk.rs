@@ -154,7 +154,7 @@ fn a_later_process_takes_the_proof_from_disk_and_launches_the_same() {
 /// Plants the proof of the safe body under the unsafe body's key, damages it with `damage`
 /// (given the entry's path and the directory), and loads the unsafe body in a new process.
 fn planted(
-    damage: impl Fn(&Path, &Path),
+    damage: impl FnOnce(&Path, &Path),
 ) -> (
     Result<Proof, Error>,
     jitseam::kernel::proof_cache::DiskStats,
@@ -226,6 +226,24 @@ fn a_damaged_or_truncated_entry_is_a_miss() {
             (0, 1, 1),
             "{what}: {stats:?}"
         );
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_in_an_entrys_place_is_a_miss_not_a_blocked_load() {
+    let _serial = serial();
+    let mut made = true;
+    let (result, stats) = planted(|path, _| {
+        std::fs::remove_file(path).unwrap();
+        made = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .is_ok_and(|s| s.success());
+    });
+    if made {
+        declined(result);
+        assert_eq!((stats.hits, stats.misses), (0, 1), "{stats:?}");
     }
 }
 

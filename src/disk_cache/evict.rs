@@ -1,14 +1,51 @@
-//! Least-recently-used eviction by modification time.
+//! Least-recently-used eviction by modification time, and the reads that mark entries used.
 
 use std::fs;
+use std::io::{self, Read};
 use std::path::Path;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
-/// Marks an entry as just used. Best effort: a failure only makes it look older.
-pub(crate) fn touch(path: &Path) {
-    if let Ok(file) = fs::File::options().append(true).open(path) {
-        let _ = file.set_modified(SystemTime::now());
+/// The bytes of the entry at `path`, marking it just used when its mark is older than
+/// `touch_after` (best effort: a failure only makes it look older).
+///
+/// Only a regular file of at most `max_len` bytes is read: a FIFO, device or oversized file
+/// planted in an entry's place is an error, never a blocked or unbounded read (the open does
+/// not block, and its descriptor's own metadata is checked).
+pub(crate) fn read(path: &Path, max_len: u64, touch_after: Duration) -> io::Result<Vec<u8>> {
+    let mut options = fs::File::options();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
     }
+    let mut file = options.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() || meta.len() > max_len {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{} is not a regular file of at most {max_len} bytes",
+                path.display()
+            ),
+        ));
+    }
+    // Exactly the length the descriptor reported, with no probe for more: a file that changed
+    // meanwhile is a torn entry, which its reader refuses.
+    let len =
+        usize::try_from(meta.len()).map_err(|_| io::Error::from(io::ErrorKind::InvalidData))?;
+    let mut bytes = vec![0; len];
+    file.read_exact(&mut bytes)?;
+    let now = SystemTime::now();
+    let old = touch_after.is_zero()
+        || match meta.modified() {
+            Ok(mark) => now.duration_since(mark).is_ok_and(|age| age >= touch_after),
+            Err(_) => true,
+        };
+    if old {
+        let _ = file.set_modified(now);
+    }
+    Ok(bytes)
 }
 
 /// Deletes the least recently used entries (the files whose names end in `suffix`) until they

@@ -1,12 +1,12 @@
 //! [`DiskProofCache`]: proofs kept on disk, so that a process proves only what no earlier
 //! process of this user proved with this build of the verifier.
 
-use std::fs::{self, File};
+use std::fs;
 use std::hash::Hasher;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use jitseam_verify::codec::{Reader, Writer};
 use jitseam_verify::{EntryContract, Proof, VERIFIER_ID, WordHasher};
@@ -222,7 +222,7 @@ impl DiskProofCache {
         contract: &EntryContract,
     ) -> Option<Proof> {
         let path = self.path(hash);
-        let found = match read_entry(&path) {
+        let found = match evict::read(&path, self.max_bytes, TOUCH_AFTER) {
             Ok(bytes) => self.decode(&bytes, text, entry, contract),
             Err(e) => {
                 if e.kind() != io::ErrorKind::NotFound {
@@ -343,23 +343,6 @@ impl DiskProofCache {
         }
         Proof::decode(proof).map_or(Found::Corrupt, Found::Proof)
     }
-}
-
-/// The bytes of the entry at `path`, marking it used when its mark is old.
-fn read_entry(path: &Path) -> io::Result<Vec<u8>> {
-    let mut file = File::open(path)?;
-    let meta = file.metadata()?;
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    file.read_to_end(&mut bytes)?;
-    let now = SystemTime::now();
-    if meta
-        .modified()
-        .is_ok_and(|m| now.duration_since(m).is_ok_and(|age| age > TOUCH_AFTER))
-    {
-        // Best effort: a failure only makes the entry look older to eviction.
-        let _ = file.set_modified(now);
-    }
-    Ok(bytes)
 }
 
 #[cfg(test)]

@@ -95,7 +95,7 @@ impl ProofCache {
         CACHE.get_or_init(ProofCache::new)
     }
 
-    /// An empty cache with no disk, apart from the process's.
+    /// A cache of its own, empty and with no disk, apart from [`ProofCache::global`].
     pub fn new() -> ProofCache {
         ProofCache::default()
     }

@@ -5,6 +5,7 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
@@ -158,10 +159,11 @@ impl CompileCache {
         let path = self.entry_path(source, options, nvrtc_version)?;
         // A missing entry is the normal miss; any other read error is treated the same: the
         // compile below is the truth either way.
-        if let Ok(bytes) = fs::read(&path) {
+        // Every hit marks its entry used (no length bound: an entry may exceed the directory's
+        // bound, which spares the entry just written).
+        if let Ok(bytes) = evict::read(&path, u64::MAX, Duration::ZERO) {
             if let Some(compiled) = entry::decode(&bytes, self.secret.as_ref()) {
                 self.hits.fetch_add(1, Ordering::Relaxed);
-                evict::touch(&path);
                 return Ok(compiled);
             }
             self.corrupt.fetch_add(1, Ordering::Relaxed);
