@@ -11,6 +11,7 @@ use std::time::Duration;
 use jitseam_verify::codec::{Reader, Writer};
 use jitseam_verify::{EntryContract, Proof, VERIFIER_ID, WordHasher};
 
+use super::key::key_hash;
 use crate::atomic_write::{self, Durability};
 use crate::disk_cache::{self, evict, secret, secret::Secret};
 use crate::seal::{hmac, same_tag};
@@ -187,25 +188,20 @@ impl DiskProofCache {
     /// The file that holds (or would hold) the proof of entry `entry` of `text` under
     /// `contract`.
     pub fn entry_path(&self, text: &str, entry: &str, contract: &EntryContract) -> PathBuf {
-        self.path(super::key_hash(text, entry, contract))
+        self.path(key_hash(text, entry, contract))
     }
 
     /// The proof of entry `entry` of `text` under `contract`, if an intact entry of this user
     /// and this verifier build holds it.
     pub fn get(&self, text: &str, entry: &str, contract: &EntryContract) -> Option<Proof> {
-        self.get_hashed(
-            super::key_hash(text, entry, contract),
-            text,
-            entry,
-            contract,
-        )
+        self.get_hashed(key_hash(text, entry, contract), text, entry, contract)
     }
 
     /// Keeps `proof` as the proof of entry `entry` of `text` under `contract`. Best effort: a
     /// failure is counted in [`DiskStats::store_errors`], never returned.
     pub fn insert(&self, text: &str, entry: &str, contract: &EntryContract, proof: &Proof) {
         self.insert_hashed(
-            super::key_hash(text, entry, contract),
+            key_hash(text, entry, contract),
             text,
             entry,
             contract,

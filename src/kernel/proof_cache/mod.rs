@@ -14,14 +14,16 @@
 //! written there too.
 
 mod disk;
+mod key;
 
 pub use disk::{DiskProofCache, DiskStats};
 
 use std::collections::{HashMap, VecDeque};
-use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use jitseam_verify::{EntryContract, Proof, VERIFIER_ID, WordHasher};
+use jitseam_verify::{EntryContract, Proof, VERIFIER_ID};
+
+use key::key_hash;
 
 /// The verifier the proofs come from: a proof is reused only by the verifier that made it.
 const VERIFIER: &str = VERIFIER_ID;
@@ -250,15 +252,4 @@ impl ProofCache {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
-}
-
-/// The key's hash: word-at-a-time multiply-rotate over the text (which dominates), then the
-/// entry and the contract. Not collision-resistant, and it need not be: a lookup compares the
-/// whole key.
-fn key_hash(text: &str, entry: &str, contract: &EntryContract) -> u64 {
-    let mut h = WordHasher::default();
-    h.write(text.as_bytes());
-    entry.hash(&mut h);
-    contract.hash(&mut h);
-    h.finish()
 }
