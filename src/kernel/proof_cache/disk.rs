@@ -1,11 +1,9 @@
 //! [`DiskProofCache`]: proofs kept on disk, so that a process proves only what no earlier
 //! process of this user proved with this build of the verifier.
 
-use std::fs;
 use std::hash::Hasher;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use jitseam_verify::codec::{Reader, Writer};
@@ -13,7 +11,7 @@ use jitseam_verify::{EntryContract, Proof, VERIFIER_ID, WordHasher};
 
 use super::key::key_hash;
 use crate::atomic_write::{self, Durability};
-use crate::disk_cache::{self, evict, secret, secret::Secret};
+use crate::disk_cache::{self, Counters, evict, secret::Secret};
 use crate::seal::{hmac, same_tag};
 
 /// Version 1 of the entry format (see [`DiskProofCache`]).
@@ -85,10 +83,7 @@ pub struct DiskProofCache {
     /// The build whose proofs this handle reads and writes.
     verifier: Box<str>,
     max_bytes: u64,
-    hits: AtomicU64,
-    misses: AtomicU64,
-    corrupt: AtomicU64,
-    store_errors: AtomicU64,
+    counters: Counters,
 }
 
 /// What a [`DiskProofCache`] did so far.
@@ -124,8 +119,7 @@ impl DiskProofCache {
     /// (see the type docs).
     pub fn open(dir: impl Into<PathBuf>) -> io::Result<Self> {
         let dir = dir.into();
-        fs::create_dir_all(&dir)?;
-        let secret = secret::open(&dir)?.ok_or_else(|| {
+        let secret = disk_cache::open_dir(&dir)?.ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::Unsupported,
                 "the proof cache needs a key file whose owner and permissions can be checked, \
@@ -137,10 +131,7 @@ impl DiskProofCache {
             secret,
             verifier: VERIFIER_ID.into(),
             max_bytes: DEFAULT_MAX_BYTES,
-            hits: AtomicU64::new(0),
-            misses: AtomicU64::new(0),
-            corrupt: AtomicU64::new(0),
-            store_errors: AtomicU64::new(0),
+            counters: Counters::default(),
         })
     }
 
@@ -177,11 +168,12 @@ impl DiskProofCache {
 
     /// Counters since this handle was opened.
     pub fn stats(&self) -> DiskStats {
+        let [hits, misses, corrupt, store_errors] = self.counters.read();
         DiskStats {
-            hits: self.hits.load(Ordering::Relaxed),
-            misses: self.misses.load(Ordering::Relaxed),
-            corrupt: self.corrupt.load(Ordering::Relaxed),
-            store_errors: self.store_errors.load(Ordering::Relaxed),
+            hits,
+            misses,
+            corrupt,
+            store_errors,
         }
     }
 
@@ -230,18 +222,18 @@ impl DiskProofCache {
         };
         match found {
             Found::Proof(proof) => {
-                self.hits.fetch_add(1, Ordering::Relaxed);
+                Counters::add(&self.counters.hits);
                 Some(proof)
             }
             Found::Corrupt => {
                 tracing::debug!(target: "jitseam", path = %path.display(),
                     "proof cache entry refused (damaged, truncated or not this user's): a miss");
-                self.corrupt.fetch_add(1, Ordering::Relaxed);
-                self.misses.fetch_add(1, Ordering::Relaxed);
+                Counters::add(&self.counters.corrupt);
+                Counters::add(&self.counters.misses);
                 None
             }
             Found::Foreign => {
-                self.misses.fetch_add(1, Ordering::Relaxed);
+                Counters::add(&self.counters.misses);
                 None
             }
         }
@@ -271,7 +263,7 @@ impl DiskProofCache {
             Err(e) => {
                 tracing::debug!(target: "jitseam", path = %path.display(), error = %e,
                     "proof cache entry not written");
-                self.store_errors.fetch_add(1, Ordering::Relaxed);
+                Counters::add(&self.counters.store_errors);
             }
         }
     }

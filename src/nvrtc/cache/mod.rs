@@ -1,10 +1,8 @@
 //! [`CompileCache`]: NVRTC output kept on disk.
 mod entry;
 
-use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
@@ -12,10 +10,7 @@ use sha2::{Digest, Sha256};
 use super::compiled::Compiled;
 use super::options::CompileOptions;
 use crate::atomic_write::{self, Durability};
-use crate::disk_cache::{
-    self, evict,
-    secret::{self, Secret},
-};
+use crate::disk_cache::{self, Counters, evict, secret::Secret};
 use crate::error::Error;
 
 /// Default bound on the directory's size.
@@ -69,10 +64,7 @@ pub struct CompileCache {
     /// What tags this user's entries; `None` where files cannot be checked (see the type docs).
     secret: Option<Secret>,
     max_bytes: u64,
-    hits: AtomicU64,
-    misses: AtomicU64,
-    corrupt: AtomicU64,
-    store_errors: AtomicU64,
+    counters: Counters,
 }
 
 /// What a [`CompileCache`] did so far.
@@ -95,16 +87,12 @@ impl CompileCache {
     /// this user's alone (see the type docs).
     pub fn open(dir: impl Into<PathBuf>) -> io::Result<Self> {
         let dir = dir.into();
-        fs::create_dir_all(&dir)?;
-        let secret = secret::open(&dir)?;
+        let secret = disk_cache::open_dir(&dir)?;
         Ok(Self {
             dir,
             secret,
             max_bytes: DEFAULT_MAX_BYTES,
-            hits: AtomicU64::new(0),
-            misses: AtomicU64::new(0),
-            corrupt: AtomicU64::new(0),
-            store_errors: AtomicU64::new(0),
+            counters: Counters::default(),
         })
     }
 
@@ -131,11 +119,12 @@ impl CompileCache {
 
     /// Counters since this handle was opened.
     pub fn stats(&self) -> CacheStats {
+        let [hits, misses, corrupt, store_errors] = self.counters.read();
         CacheStats {
-            hits: self.hits.load(Ordering::Relaxed),
-            misses: self.misses.load(Ordering::Relaxed),
-            corrupt: self.corrupt.load(Ordering::Relaxed),
-            store_errors: self.store_errors.load(Ordering::Relaxed),
+            hits,
+            misses,
+            corrupt,
+            store_errors,
         }
     }
 
@@ -163,15 +152,15 @@ impl CompileCache {
         // bound, which spares the entry just written).
         if let Ok(bytes) = evict::read(&path, u64::MAX, Duration::ZERO) {
             if let Some(compiled) = entry::decode(&bytes, self.secret.as_ref()) {
-                self.hits.fetch_add(1, Ordering::Relaxed);
+                Counters::add(&self.counters.hits);
                 return Ok(compiled);
             }
-            self.corrupt.fetch_add(1, Ordering::Relaxed);
+            Counters::add(&self.counters.corrupt);
         }
-        self.misses.fetch_add(1, Ordering::Relaxed);
+        Counters::add(&self.counters.misses);
         let compiled = compile()?;
         if self.store(&path, &compiled).is_err() {
-            self.store_errors.fetch_add(1, Ordering::Relaxed);
+            Counters::add(&self.counters.store_errors);
         }
         Ok(compiled)
     }
