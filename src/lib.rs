@@ -110,10 +110,10 @@
 pub mod abi;
 pub mod adopt;
 pub mod artifact;
-#[cfg(any(feature = "telemetry", feature = "nvrtc"))]
 mod atomic_write;
 pub mod carrier;
 pub mod device;
+mod disk_cache;
 pub mod dtype;
 pub mod error;
 pub mod kernel;

@@ -38,6 +38,7 @@
 mod access;
 mod analyze;
 mod atoms;
+pub mod codec;
 mod contract;
 mod declared;
 mod doubling;
@@ -67,6 +68,15 @@ pub use proof::{
     LaunchCondition, Proof,
 };
 pub use reject::{RejectKind, Rejection};
+
+/// This build of the verifier: its version and a hash of its sources (and of the PTX parser's
+/// in the workspace), so that a proof kept by one build — on disk, across processes — is
+/// reused by that build alone.
+pub const VERIFIER_ID: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "+",
+    env!("JITSEAM_VERIFY_SOURCE_HASH")
+);
 
 use analyze::{Analyzer, initial_state};
 use atoms::{AtomKind, Atoms, NTID, TID};

@@ -6,8 +6,10 @@
 
 use sha2::{Digest, Sha256};
 
+use jitseam_verify::codec::{Reader, Writer};
+
 use super::super::compiled::{Compiled, Origin};
-use super::secret::Secret;
+use crate::disk_cache::secret::Secret;
 use crate::seal::{hmac, same_tag};
 
 /// Version 2: keyed tags (version 1 entries are refused, and recompiled).
@@ -23,39 +25,36 @@ fn tag(body: &[u8], secret: Option<&Secret>) -> [u8; 32] {
 
 /// The entry for `compiled` in a cache whose secret is `secret`.
 pub(super) fn encode(compiled: &Compiled, secret: Option<&Secret>) -> Vec<u8> {
-    let mut body =
-        Vec::with_capacity(compiled.ptx.len() + compiled.cubin.as_ref().map_or(0, Vec::len) + 256);
-    body.push(match compiled.origin {
+    let mut body = Writer(Vec::with_capacity(
+        compiled.ptx.len() + compiled.cubin.as_ref().map_or(0, Vec::len) + 256,
+    ));
+    body.u8(match compiled.origin {
         Origin::Nvrtc => 1,
         Origin::External => 0,
     });
-    body.extend_from_slice(&compiled.version.0.to_le_bytes());
-    body.extend_from_slice(&compiled.version.1.to_le_bytes());
-    put(&mut body, compiled.target.as_bytes());
-    put(&mut body, compiled.ptx.as_bytes());
-    put(&mut body, compiled.log.as_bytes());
-    put(&mut body, compiled.source_sha256.as_bytes());
+    body.u32(compiled.version.0);
+    body.u32(compiled.version.1);
+    body.str(&compiled.target);
+    body.str(&compiled.ptx);
+    body.str(&compiled.log);
+    body.str(&compiled.source_sha256);
     match &compiled.cubin {
         Some(cubin) => {
-            body.push(1);
-            put(&mut body, cubin);
+            body.u8(1);
+            body.bytes(cubin);
         }
-        None => body.push(0),
+        None => body.u8(0),
     }
-    body.extend_from_slice(&(compiled.options.len() as u64).to_le_bytes());
+    body.len(compiled.options.len());
     for option in &compiled.options {
-        put(&mut body, option.as_bytes());
+        body.str(option);
     }
+    let body = body.0;
     let mut out = Vec::with_capacity(MAGIC.len() + 32 + body.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&tag(&body, secret));
     out.extend_from_slice(&body);
     out
-}
-
-fn put(out: &mut Vec<u8>, bytes: &[u8]) {
-    out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-    out.extend_from_slice(bytes);
 }
 
 /// The compile an entry holds in a cache whose secret is `secret`; `None` for anything
@@ -67,28 +66,28 @@ pub(super) fn decode(bytes: &[u8], secret: Option<&Secret>) -> Option<Compiled> 
         return None;
     }
     let mut r = Reader(body);
-    let origin = match r.byte()? {
+    let origin = match r.u8()? {
         // Only a tag made with the secret says who wrote the entry.
         1 if secret.is_some() => Origin::Nvrtc,
         0 | 1 => Origin::External,
         _ => return None,
     };
     let version = (r.u32()?, r.u32()?);
-    let target = r.string()?;
-    let ptx = r.string()?;
-    let log = r.string()?;
-    let source_sha256 = r.string()?;
-    let cubin = match r.byte()? {
+    let target = r.str()?.to_owned();
+    let ptx = r.str()?.to_owned();
+    let log = r.str()?.to_owned();
+    let source_sha256 = r.str()?.to_owned();
+    let cubin = match r.u8()? {
         1 => Some(r.bytes()?.to_vec()),
         0 => None,
         _ => return None,
     };
-    let count = r.u64()?;
+    let count = r.len()?;
     let mut options = Vec::new();
     for _ in 0..count {
-        options.push(r.string()?);
+        options.push(r.str()?.to_owned());
     }
-    if !r.0.is_empty() {
+    if !r.is_empty() {
         return None;
     }
     Some(Compiled {
@@ -101,37 +100,6 @@ pub(super) fn decode(bytes: &[u8], secret: Option<&Secret>) -> Option<Compiled> 
         source_sha256,
         origin,
     })
-}
-
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let (head, tail) = self.0.split_at_checked(n)?;
-        self.0 = tail;
-        Some(head)
-    }
-
-    fn byte(&mut self) -> Option<u8> {
-        self.take(1)?.first().copied()
-    }
-
-    fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
-    }
-
-    fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-
-    fn bytes(&mut self) -> Option<&'a [u8]> {
-        let len = usize::try_from(self.u64()?).ok()?;
-        self.take(len)
-    }
-
-    fn string(&mut self) -> Option<String> {
-        String::from_utf8(self.bytes()?.to_vec()).ok()
-    }
 }
 
 #[cfg(test)]

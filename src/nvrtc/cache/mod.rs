@@ -1,25 +1,24 @@
 //! [`CompileCache`]: NVRTC output kept on disk.
 mod entry;
-mod evict;
-mod secret;
 
-use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
 use super::compiled::Compiled;
 use super::options::CompileOptions;
 use crate::atomic_write::{self, Durability};
+use crate::disk_cache::{self, Counters, evict, secret::Secret};
 use crate::error::Error;
-use secret::Secret;
 
 /// Default bound on the directory's size.
 const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
 /// File name suffix of entries (temporary files are hidden and end in `.tmp`).
 const ENTRY_SUFFIX: &str = ".nvrtc";
+/// The default directory's name under the user's cache directory.
+const DIR_NAME: &str = "nvrtc";
 
 /// [`CompileCache`]: NVRTC output kept on disk, so a second compile of the same kernel — in this
 /// process or another — skips NVRTC.
@@ -65,10 +64,7 @@ pub struct CompileCache {
     /// What tags this user's entries; `None` where files cannot be checked (see the type docs).
     secret: Option<Secret>,
     max_bytes: u64,
-    hits: AtomicU64,
-    misses: AtomicU64,
-    corrupt: AtomicU64,
-    store_errors: AtomicU64,
+    counters: Counters,
 }
 
 /// What a [`CompileCache`] did so far.
@@ -91,41 +87,23 @@ impl CompileCache {
     /// this user's alone (see the type docs).
     pub fn open(dir: impl Into<PathBuf>) -> io::Result<Self> {
         let dir = dir.into();
-        fs::create_dir_all(&dir)?;
-        let secret = secret::open(&dir)?;
+        let secret = disk_cache::open_dir(&dir)?;
         Ok(Self {
             dir,
             secret,
             max_bytes: DEFAULT_MAX_BYTES,
-            hits: AtomicU64::new(0),
-            misses: AtomicU64::new(0),
-            corrupt: AtomicU64::new(0),
-            store_errors: AtomicU64::new(0),
+            counters: Counters::default(),
         })
     }
 
     /// A cache in [`CompileCache::default_dir`].
     pub fn open_default() -> io::Result<Self> {
-        let dir = Self::default_dir().ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::NotFound,
-                "neither XDG_CACHE_HOME nor HOME is set",
-            )
-        })?;
-        Self::open(dir)
+        Self::open(disk_cache::require_default_dir(DIR_NAME)?)
     }
 
     /// `$XDG_CACHE_HOME/jitseam/nvrtc`, else `$HOME/.cache/jitseam/nvrtc`.
     pub fn default_dir() -> Option<PathBuf> {
-        let base = std::env::var_os("XDG_CACHE_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| {
-                std::env::var_os("HOME")
-                    .filter(|v| !v.is_empty())
-                    .map(|home| Path::new(&home).join(".cache"))
-            })?;
-        Some(base.join("jitseam").join("nvrtc"))
+        disk_cache::default_dir(DIR_NAME)
     }
 
     /// Bounds the directory to `bytes` (least recently used entries are evicted past it).
@@ -141,11 +119,12 @@ impl CompileCache {
 
     /// Counters since this handle was opened.
     pub fn stats(&self) -> CacheStats {
+        let [hits, misses, corrupt, store_errors] = self.counters.read();
         CacheStats {
-            hits: self.hits.load(Ordering::Relaxed),
-            misses: self.misses.load(Ordering::Relaxed),
-            corrupt: self.corrupt.load(Ordering::Relaxed),
-            store_errors: self.store_errors.load(Ordering::Relaxed),
+            hits,
+            misses,
+            corrupt,
+            store_errors,
         }
     }
 
@@ -169,18 +148,19 @@ impl CompileCache {
         let path = self.entry_path(source, options, nvrtc_version)?;
         // A missing entry is the normal miss; any other read error is treated the same: the
         // compile below is the truth either way.
-        if let Ok(bytes) = fs::read(&path) {
+        // Every hit marks its entry used (no length bound: an entry may exceed the directory's
+        // bound, which spares the entry just written).
+        if let Ok(bytes) = evict::read(&path, u64::MAX, Duration::ZERO) {
             if let Some(compiled) = entry::decode(&bytes, self.secret.as_ref()) {
-                self.hits.fetch_add(1, Ordering::Relaxed);
-                evict::touch(&path);
+                Counters::add(&self.counters.hits);
                 return Ok(compiled);
             }
-            self.corrupt.fetch_add(1, Ordering::Relaxed);
+            Counters::add(&self.counters.corrupt);
         }
-        self.misses.fetch_add(1, Ordering::Relaxed);
+        Counters::add(&self.counters.misses);
         let compiled = compile()?;
         if self.store(&path, &compiled).is_err() {
-            self.store_errors.fetch_add(1, Ordering::Relaxed);
+            Counters::add(&self.counters.store_errors);
         }
         Ok(compiled)
     }
@@ -217,7 +197,7 @@ impl CompileCache {
         let bytes = entry::encode(compiled, self.secret.as_ref());
         let staged = atomic_write::stage(path, Durability::Fsync, |out| out.write_all(&bytes))?;
         atomic_write::commit(&self.dir, vec![staged], Durability::Fsync)?;
-        evict::enforce(&self.dir, self.max_bytes, path);
+        evict::enforce(&self.dir, ENTRY_SUFFIX, self.max_bytes, path);
         Ok(())
     }
 }

@@ -8,15 +8,25 @@
 //! kept: a declined body is verified again (the verdict is the same, and its message is rebuilt
 //! from this load's names). The cache is bounded by entries and by the bytes of text it holds;
 //! past either bound the oldest entry goes.
+//!
+//! Optionally the cache is backed by a [`DiskProofCache`] ([`ProofCache::set_disk`]), so that
+//! proofs outlive the process: a miss in memory reads the disk, and every proof kept is
+//! written there too.
+
+mod disk;
+mod key;
+
+pub use disk::{DiskProofCache, DiskStats};
 
 use std::collections::{HashMap, VecDeque};
-use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use jitseam_verify::{EntryContract, Proof, WordHasher};
+use jitseam_verify::{EntryContract, Proof, VERIFIER_ID};
+
+use key::key_hash;
 
 /// The verifier the proofs come from: a proof is reused only by the verifier that made it.
-const VERIFIER: &str = env!("CARGO_PKG_VERSION");
+const VERIFIER: &str = VERIFIER_ID;
 
 /// Most proofs kept.
 pub const MAX_ENTRIES: usize = 1024;
@@ -47,12 +57,15 @@ struct Inner {
     bytes: usize,
     hits: u64,
     misses: u64,
+    /// Read on a miss, written on an insert; kept by [`ProofCache::clear`].
+    disk: Option<Arc<DiskProofCache>>,
 }
 
 /// How the cache has been used since the process started (or [`ProofCache::clear`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct CacheStats {
-    /// Lookups answered with a proof.
+    /// Lookups answered with a proof, from memory or from the disk (see
+    /// [`DiskProofCache::stats`] for the disk's own counts).
     pub hits: u64,
     /// Lookups that found none.
     pub misses: u64,
@@ -62,7 +75,9 @@ pub struct CacheStats {
     pub text_bytes: usize,
 }
 
-/// The process-wide cache of body proofs `load()` consults.
+/// The process-wide cache of body proofs `load()` consults ([`ProofCache::global`]), or a
+/// cache of one's own ([`ProofCache::new`]).
+#[derive(Default)]
 pub struct ProofCache {
     inner: Mutex<Inner>,
 }
@@ -79,14 +94,57 @@ impl ProofCache {
     /// The one cache of the process.
     pub fn global() -> &'static ProofCache {
         static CACHE: OnceLock<ProofCache> = OnceLock::new();
-        CACHE.get_or_init(|| ProofCache {
-            inner: Mutex::new(Inner::default()),
-        })
+        CACHE.get_or_init(ProofCache::new)
     }
 
-    /// The proof of entry `entry` of `text` under `contract`, if one was kept.
+    /// A cache of its own, empty and with no disk, apart from [`ProofCache::global`].
+    pub fn new() -> ProofCache {
+        ProofCache::default()
+    }
+
+    /// Backs the cache with `disk` (or with none): later misses in memory read it, later
+    /// proofs kept are written to it. Proofs already in memory are not written.
+    pub fn set_disk(&self, disk: Option<DiskProofCache>) {
+        self.lock().disk = disk.map(Arc::new);
+    }
+
+    /// The disk behind the cache, if any.
+    pub fn disk(&self) -> Option<Arc<DiskProofCache>> {
+        self.lock().disk.clone()
+    }
+
+    /// The proof of entry `entry` of `text` under `contract`, if one was kept — in memory, or
+    /// on the disk behind the cache (then kept in memory too).
     pub fn get(&self, text: &str, entry: &str, contract: &EntryContract) -> Option<Proof> {
         let hash = key_hash(text, entry, contract);
+        let (found, disk) = self.get_in_memory(hash, text, entry, contract);
+        if found.is_some() {
+            return found;
+        }
+        // The disk is read without the lock held: other lookups go on meanwhile.
+        let from_disk = disk.and_then(|disk| disk.get_hashed(hash, text, entry, contract));
+        let mut inner = self.lock();
+        match from_disk {
+            Some(proof) => {
+                inner.hits += 1;
+                Self::keep(inner, hash, text, entry, contract, proof.clone());
+                Some(proof)
+            }
+            None => {
+                inner.misses += 1;
+                None
+            }
+        }
+    }
+
+    /// The proof kept in memory, counting a hit; else the disk to read.
+    fn get_in_memory(
+        &self,
+        hash: u64,
+        text: &str,
+        entry: &str,
+        contract: &EntryContract,
+    ) -> (Option<Proof>, Option<Arc<DiskProofCache>>) {
         let mut inner = self.lock();
         let found = inner.slots.get(&hash).and_then(|bucket| {
             bucket
@@ -100,26 +158,44 @@ impl ProofCache {
                 .map(|s| s.proof.clone())
         });
         match found {
-            Some(_) => inner.hits += 1,
-            None => inner.misses += 1,
+            Some(_) => {
+                inner.hits += 1;
+                (found, None)
+            }
+            None => (None, inner.disk.clone()),
         }
-        found
     }
 
     /// Keeps `proof` as the proof of entry `entry` of `text` under `contract`, evicting the
-    /// oldest proofs past the bounds. A text larger than the whole byte bound is not kept.
+    /// oldest proofs past the bounds, and writes it to the disk behind the cache. A text
+    /// larger than the whole byte bound is not kept in memory.
     pub fn insert(&self, text: &str, entry: &str, contract: &EntryContract, proof: Proof) {
+        let hash = key_hash(text, entry, contract);
+        let disk = self.lock().disk.clone();
+        if let Some(disk) = disk {
+            disk.insert_hashed(hash, text, entry, contract, &proof);
+        }
+        Self::keep(self.lock(), hash, text, entry, contract, proof);
+    }
+
+    /// Keeps `proof` in memory.
+    fn keep(
+        mut guard: MutexGuard<'_, Inner>,
+        hash: u64,
+        text: &str,
+        entry: &str,
+        contract: &EntryContract,
+        proof: Proof,
+    ) {
         if text.len() > MAX_TEXT_BYTES {
             return;
         }
-        let hash = key_hash(text, entry, contract);
         let key = Key {
             text: Arc::from(text),
             entry: Box::from(entry),
             contract: contract.clone(),
             verifier: VERIFIER,
         };
-        let mut guard = self.lock();
         let inner = &mut *guard;
         let bucket = inner.slots.entry(hash).or_default();
         if bucket.iter().any(|s| s.key == key) {
@@ -158,27 +234,22 @@ impl ProofCache {
         }
     }
 
-    /// Forgets every proof and the counts.
+    /// Forgets every proof kept in memory and the counts (the disk behind the cache, if any,
+    /// stays, with its entries).
     pub fn clear(&self) {
-        *self.lock() = Inner::default();
+        let mut inner = self.lock();
+        let disk = inner.disk.take();
+        *inner = Inner {
+            disk,
+            ..Inner::default()
+        };
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
         // A panic while the lock was held left at worst a proof less or a count off: the map is
         // consistent after every statement that changes it, so the cache stays usable.
         self.inner
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
-}
-
-/// The key's hash: word-at-a-time multiply-rotate over the text (which dominates), then the
-/// entry and the contract. Not collision-resistant, and it need not be: a lookup compares the
-/// whole key.
-fn key_hash(text: &str, entry: &str, contract: &EntryContract) -> u64 {
-    let mut h = WordHasher::default();
-    h.write(text.as_bytes());
-    entry.hash(&mut h);
-    contract.hash(&mut h);
-    h.finish()
 }

@@ -1,5 +1,5 @@
-//! The cache's per-user secret: the key of the MAC every entry carries (see the trust model in
-//! the docs of `CompileCache`).
+//! A cache directory's per-user secret: the key of the MAC every entry carries (see the trust
+//! model in the docs of `CompileCache` and `DiskProofCache`).
 //!
 //! On Unix it is 32 random bytes in `.key-<uid>` inside the cache directory, where `<uid>` is
 //! the process's effective user id. It is made once, atomically: written in full to a fresh
@@ -11,8 +11,9 @@
 //! user, readable and writable by no one else, and exactly 32 bytes long; anything else is
 //! refused with an error, never repaired or used.
 //!
-//! Elsewhere jitseam cannot check a file's owner and permissions, so there is no secret: every
-//! entry is then read as a compile jitseam did not see come out of NVRTC.
+//! Elsewhere jitseam cannot check a file's owner and permissions, so there is no secret: the
+//! compile cache then reads every entry as a compile jitseam did not see come out of NVRTC, and
+//! the proof cache does not open.
 
 use std::io;
 use std::path::Path;
@@ -32,7 +33,7 @@ const SECRET_LEN: usize = 32;
 
 /// A cache's secret key.
 #[derive(Clone, PartialEq, Eq)]
-pub(super) struct Secret(pub(super) [u8; SECRET_LEN]);
+pub(crate) struct Secret(pub(crate) [u8; SECRET_LEN]);
 
 impl std::fmt::Debug for Secret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -44,7 +45,7 @@ impl std::fmt::Debug for Secret {
 /// files' owners and permissions cannot be checked. An error for a key file that is not this
 /// user's alone.
 #[cfg(unix)]
-pub(super) fn open(dir: &Path) -> io::Result<Option<Secret>> {
+pub(crate) fn open(dir: &Path) -> io::Result<Option<Secret>> {
     let uid = rustix::process::geteuid().as_raw();
     let path = dir.join(format!(".key-{uid}"));
     match read(&path, uid) {
@@ -57,7 +58,7 @@ pub(super) fn open(dir: &Path) -> io::Result<Option<Secret>> {
 
 /// See the Unix `open`: without a way to check the key file, there is no secret.
 #[cfg(not(unix))]
-pub(super) fn open(_dir: &Path) -> io::Result<Option<Secret>> {
+pub(crate) fn open(_dir: &Path) -> io::Result<Option<Secret>> {
     Ok(None)
 }
 
@@ -68,7 +69,7 @@ fn read(path: &Path, uid: u32) -> io::Result<Secret> {
         io::Error::new(
             io::ErrorKind::PermissionDenied,
             format!(
-                "the compile cache's key {} {why}; remove it to have a new one made",
+                "the cache's key {} {why}; remove it to have a new one made",
                 path.display()
             ),
         )
