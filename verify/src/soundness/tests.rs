@@ -867,6 +867,98 @@ fn quotients_of_facts() {
 }
 
 #[test]
+fn products_scaled_by_products() {
+    // A fact `A − 1 − a ≥ 0` scaled by a product of atoms `q` (each `≥ 0` on the path), to
+    // cancel `q·a` in a goal: the mixed-radix index `(a·B + b)·C + c` of a 3-D grid below
+    // `A·B·C`, and variants. Every goal the prover claims is checked at random points where the
+    // facts hold; the unsafe variants (a radix past its extent, an index one past the last, a
+    // scale that may be negative, a digit one past its radix) must never be claimed where they
+    // are false.
+    use crate::atoms::{AtomKind, Atoms};
+    use crate::facts::Facts;
+    use crate::poly::Poly;
+    use std::cell::Cell;
+    let mut atoms = Atoms::new();
+    let digit = (0, 60);
+    let radix = (1, 60);
+    let [a, aa, b, bb, c, cc] = [digit, radix, digit, radix, digit, radix]
+        .map(|(lo, hi)| atoms.push(AtomKind::Opaque, lo, hi));
+    // A scale that may be negative.
+    let sgn = atoms.push(AtomKind::Opaque, -60, 60);
+    let p = |x: u32| Poly::atom(x);
+    let mul = |x: &Poly, y: &Poly| x.mul(y).unwrap();
+    let sum = |x: &Poly, y: &Poly| x.add(y).unwrap();
+    let below = |x: u32, bound: u32, slack: i128| {
+        p(bound).add_const(-1 + slack).unwrap().sub(&p(x)).unwrap()
+    };
+    // Facts: each digit below its radix (`slack` 1 for the variant with one digit past it).
+    let store = |slack_b: i128| {
+        let mut facts = Facts::default();
+        for (x, bound, slack) in [(a, aa, 0), (b, bb, slack_b), (c, cc, 0)] {
+            facts.assume(&atoms, &below(x, bound, slack), 0);
+        }
+        facts
+    };
+    let index = sum(&mul(&sum(&mul(&p(a), &p(bb)), &p(b)), &p(cc)), &p(c));
+    let volume = mul(&mul(&p(aa), &p(bb)), &p(cc));
+    let wide_index = sum(
+        &mul(&sum(&mul(&p(a), &p(bb)), &p(b)), &p(cc)),
+        &p(c).scale(2).unwrap(),
+    );
+    // (goal, facts' slack on b, whether it is true wherever the facts hold)
+    let goals: Vec<(Poly, i128, bool)> = vec![
+        // `volume − 1 − index ≥ 0`: true.
+        (volume.add_const(-1).unwrap().sub(&index).unwrap(), 0, true),
+        // One past the last: false.
+        (volume.sub(&index).unwrap().add_const(-2).unwrap(), 0, false),
+        // A digit one past its radix: false.
+        (volume.add_const(-1).unwrap().sub(&index).unwrap(), 1, false),
+        // The last digit at stride 2 (a radix past its extent): false.
+        (
+            volume.add_const(-1).unwrap().sub(&wide_index).unwrap(),
+            0,
+            false,
+        ),
+        // `B·s·(A − 1 − a) ≥ 0`: false where `s < 0`.
+        (mul(&mul(&p(bb), &p(sgn)), &below(a, aa, 0)), 0, false),
+        // `B·C·(A − 1 − a) ≥ 0`: true.
+        (mul(&mul(&p(bb), &p(cc)), &below(a, aa, 0)), 0, true),
+    ];
+    let mut proven_true = 0;
+    let mut held = 0u64;
+    for (i, (goal, slack, _)) in goals.iter().enumerate() {
+        let facts = store(*slack);
+        if facts.prove(&atoms, goal, &Cell::new(0)).is_none() {
+            continue;
+        }
+        let mut rng = super::forms::Rng::new(0xd1 ^ i as u64);
+        for _ in 0..20_000 {
+            let mut point = vec![0i128; atoms.next_id() as usize];
+            for (x, bound) in [(a, aa), (b, bb), (c, cc)] {
+                let r = rng.within(radix);
+                point[bound as usize] = r;
+                let extra = if x == b { *slack } else { 0 };
+                point[x as usize] = rng.within((0, r - 1 + extra));
+            }
+            point[sgn as usize] = rng.within((-60, 60));
+            assert!(
+                value_at(goal, &point) >= 0,
+                "claimed {goal:?} ≥ 0, false at {point:?}"
+            );
+            held += 1;
+        }
+        proven_true += 1;
+    }
+    println!(
+        "soundness/products_scaled_by_products: {proven_true} goals claimed, {held} claims held"
+    );
+    assert!(
+        proven_true >= 2,
+        "only {proven_true} of the true goals were proven"
+    );
+}
+
+#[test]
 fn warp_shuffles_and_warp_size() {
     // A shuffle's destination is another lane's value: the analysis claims nothing of it (and
     // of its predicate), and the registers it reads keep what they held.
