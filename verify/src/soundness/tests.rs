@@ -959,6 +959,139 @@ fn products_scaled_by_products() {
 }
 
 #[test]
+fn param_loads_into_wider_registers() {
+    // `ld.param.T %r, [p]` into a register wider than `T`: sign-extended for a signed `T`,
+    // zero-extended otherwise. Each load is lowered as `load()` lowers it, under a contract
+    // whose integer param is a symbol of `T`'s width, and run on the interpreter with the
+    // param at the edges of its type: wherever the abstract value is exact (its polynomial at
+    // the param's value, modulo the register's width), the interpreter's register must hold it.
+    use crate::analyze::{Analyzer, initial_state};
+    use crate::atoms::{AtomKind, Atoms};
+    use crate::contract::{EntryContract, Extent, OperandRef, ParamContract};
+    use crate::facts::Facts;
+    use crate::lower::Lowerer;
+    use crate::value::Val;
+    use jitseam_emu::interp::{LaunchDims, Regions, RunOptions, run_with};
+    use jitseam_ptx::resolve::ResolvedModule;
+    const OUT: u64 = 0x5000_0000;
+    let mut exact = 0;
+    let mut held = 0u64;
+    // The param's declared signedness need not be the load's: NVRTC loads an `int` with
+    // `ld.param.u32`.
+    for (ty, reg, declared_signed) in [S8, U8, B8, S16, U16, B16, S32, U32, B32]
+        .into_iter()
+        .flat_map(|t| [B16, B32, B64].map(|r| (t, r)))
+        .flat_map(|(t, r)| [true, false].map(|s| (t, r, s)))
+    {
+        {
+            if reg.bytes() <= ty.bytes() && ty.bytes() > 1 {
+                continue;
+            }
+            let (w, rw) = (bits(ty), bits(reg));
+            let text = format!(
+                ".version 8.8\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 \
+                 k_out, .param .{t} k_p)\n{{\n\t.reg .b64 %o;\n\t.reg .{r} %v;\n\tld.param.u64 \
+                 %o, [k_out];\n\tld.param.{t} %v, [k_p];\n\tst.global.{r} [%o], %v;\n\tret;\n}}\n",
+                t = ty.name(),
+                r = reg.name()
+            );
+            let module = ResolvedModule::new(&text).unwrap();
+            let entry = module.entry(&text, "k").unwrap();
+            let lowered = Lowerer::new(&text, &module, &entry).lower().unwrap();
+            let contract = EntryContract {
+                params: vec![
+                    ParamContract::Pointer {
+                        operand: OperandRef::Output(0),
+                        access_bytes: 1,
+                        elem_bytes: 1,
+                        extent: Extent::Dense,
+                    },
+                    ParamContract::Int {
+                        signed: declared_signed,
+                        bits: w as u8,
+                    },
+                ],
+                block: None,
+            };
+            let mut atoms = Atoms::new();
+            let range = if declared_signed {
+                (-(1i128 << (w - 1)), (1i128 << (w - 1)) - 1)
+            } else {
+                (0, (1i128 << w) - 1)
+            };
+            let a = atoms.push(AtomKind::Param(1), range.0, range.1);
+            let mut an = Analyzer::new(&lowered, &contract, atoms);
+            an.param_atoms = vec![None, Some(a)];
+            let mut st = initial_state(lowered.num_regs, Facts::default());
+            let mut v = None;
+            for (idx, ins) in lowered.insts.iter().enumerate() {
+                an.exec(&mut st, idx, ins, true);
+                if let crate::ir::Kind::Cvt { d, .. } | crate::ir::Kind::LdKParam { d, .. } =
+                    ins.kind
+                    && d == 1
+                {
+                    v = Some(st.get(d).clone());
+                }
+            }
+            let Some(Val::Int { p, w: vw }) = v else {
+                panic!("{text}: the loaded register holds {v:?}");
+            };
+            // The abstract value claims its low `vw` bits: a narrower claim than the register
+            // claims nothing about the rest.
+            let claimed = u32::from(vw.min(rw as u8));
+            // Some other value (an opaque atom): no claim about the param's.
+            if p.atoms().any(|x| x != a) {
+                continue;
+            }
+            if claimed == rw {
+                exact += 1;
+            }
+            let program = jitseam_emu::decode(&text, &module.module, "k").unwrap();
+            let values = [range.0, range.0 + 1, -1, 0, 1, range.1 - 1, range.1];
+            for value in values
+                .into_iter()
+                .filter(|x| (range.0..=range.1).contains(x))
+            {
+                let mut out = vec![0u8; 8];
+                {
+                    let memory = Regions::new(vec![(OUT, &mut out[..])]);
+                    let mut params = OUT.to_le_bytes().to_vec();
+                    params.extend_from_slice(&(value as u64).to_le_bytes()[..ty.bytes() as usize]);
+                    params.resize(16, 0);
+                    let dims = LaunchDims {
+                        grid: [1, 1, 1],
+                        block: [1, 1, 1],
+                        dynamic_shared_bytes: 0,
+                    };
+                    run_with(&program, &params, dims, &memory, &RunOptions::default()).unwrap();
+                }
+                let seen = u64::from_le_bytes(out.try_into().unwrap()) as i128;
+                let mask = (1i128 << claimed) - 1;
+                let at = value_at(&p, &{
+                    let mut point = vec![0i128; a as usize + 1];
+                    point[a as usize] = value;
+                    point
+                });
+                assert_eq!(
+                    at & mask,
+                    seen & mask,
+                    "ld.param.{} into .{} of {value}: claimed {p:?} (low {claimed} bits), the \
+                     interpreter holds {seen:#x}",
+                    ty.name(),
+                    reg.name()
+                );
+                held += 1;
+            }
+        }
+    }
+    println!("soundness/param_loads_into_wider_registers: {exact} exact, {held} claims held");
+    assert!(
+        exact >= 18,
+        "only {exact} loads were exact at the register's width"
+    );
+}
+
+#[test]
 fn warp_shuffles_and_warp_size() {
     // A shuffle's destination is another lane's value: the analysis claims nothing of it (and
     // of its predicate), and the registers it reads keep what they held.
