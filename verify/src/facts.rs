@@ -556,11 +556,6 @@ impl Facts {
                 }
             }
         }
-        // A product of three or four atoms is cancelled against a scaled fact first: no fact
-        // holds it as it stands.
-        if let Some(t) = self.scaled_by_product(cx, g, depth) {
-            return Some(t);
-        }
         // Cancel one monomial against a fact containing it with the same sign: bad ones
         // (negative contribution) first, then, when only the constant is short, any other.
         let mut bad: Vec<Mono> = Vec::new();
@@ -617,6 +612,9 @@ impl Facts {
             }
         }
         if let Some(t) = self.scaled_fact(cx, g, depth) {
+            return Some(t);
+        }
+        if let Some(t) = self.scaled_by_product(cx, g, depth) {
             return Some(t);
         }
         // Split on a nonnegative atom: g = rest + a·cof with rest ≥ 0 and cof ≥ 0.
@@ -728,52 +726,54 @@ impl Facts {
         None
     }
 
-    /// [`Self::scaled_fact`] with a product of atoms for the scale: a monomial `q·r` of `g`
-    /// (`q` of two or three atoms, each `≥ 0` on this path) whose contribution may be
-    /// negative is cancelled against a fact `f ≥ 0` holding `r` with the same sign, since
-    /// `q·f ≥ 0`. This is how `a < A ∧ b < B ∧ c < C ⇒ (a·B + b)·C + c < A·B·C` is proven:
-    /// the leading `a·B·C` needs `A − 1 − a` scaled by `B·C` (a row-major index over a 3-D
-    /// grid, `(blockIdx.z · gridDim.y + blockIdx.y) · ne0 + i`).
+    /// [`Self::scaled_fact`] with a product of atoms for the scale: a monomial `q·a` of `g`
+    /// (`a` an atom, `q` a product of two or three atoms, each `≥ 0` on this path) whose
+    /// contribution may be negative is cancelled against a fact `f ≥ 0` holding `a` with the
+    /// same sign, since `q·f ≥ 0`. This is how `a < A ∧ b < B ∧ c < C ⇒ (a·B + b)·C + c <
+    /// A·B·C` is proven: the leading `a·B·C` needs `A − 1 − a` scaled by `B·C` (a row-major
+    /// index over a 3-D grid, `(blockIdx.z · gridDim.y + blockIdx.y) · ne0 + i`).
     fn scaled_by_product(&self, cx: &Search<'_>, g: &Poly, depth: u32) -> Option<Tags> {
         let atoms = cx.atoms;
         for &(m, c) in g.terms() {
-            let n = m.degree();
-            if !(3..=4).contains(&n) || imul(cx.ranges.mono(atoms, &m), (c, c)).0 >= 0 {
+            if !(3..=4).contains(&m.degree()) || imul(cx.ranges.mono(atoms, &m), (c, c)).0 >= 0 {
                 continue;
             }
-            let list = m.atoms();
-            let mut tried: Vec<Mono> = Vec::new();
-            // Every split of `m` into a scale `q` of at least two atoms and a rest `r` of at
-            // least one (a scale of one atom is `scaled_fact`'s).
-            for mask in (1u32..(1 << n) - 1).rev() {
-                if mask.count_ones() < 2 {
+            let mut tried: Vec<Atom> = Vec::new();
+            for &a in m.atoms() {
+                if tried.contains(&a) {
                     continue;
                 }
-                let mut q = Mono::ONE;
-                let mut r = m;
-                for (i, &a) in list.iter().enumerate() {
-                    if mask & (1 << i) != 0 {
-                        q = q.mul(&Mono::atom(a))?;
-                        r = r.without(a)?;
-                    }
-                }
-                if tried.contains(&q) || q.atoms().iter().any(|&a| cx.ranges.atom(atoms, a).0 < 0) {
+                tried.push(a);
+                let Some(q) = m.without(a) else {
+                    continue;
+                };
+                if q.atoms().iter().any(|&b| cx.ranges.atom(atoms, b).0 < 0) {
                     continue;
                 }
-                tried.push(q);
-                let scale = Poly::from_terms(vec![(q, 1)])?;
-                let global: Vec<Poly> = atoms
+                let r = Mono::atom(a);
+                let Some(scale) = Poly::from_terms(vec![(q, 1)]) else {
+                    continue;
+                };
+                let global: Vec<Cow<'_, Poly>> = atoms
                     .global_with(&r)
-                    .filter_map(|p| self.normalize(p))
+                    .filter_map(|p| {
+                        if self.subs.is_empty() {
+                            Some(Cow::Borrowed(p))
+                        } else {
+                            self.normalize(p).map(Cow::Owned)
+                        }
+                    })
                     .collect();
-                let chained = cx
-                    .facts
-                    .iter()
-                    .map(|&(f, tags)| (f, tags))
-                    .chain(global.iter().map(|f| (f, 0)));
-                for (f, tags) in chained {
+                // Only bounds `A − 1 − a` true everywhere (the launch geometry's, a floor's),
+                // linear and short: another fact scaled by a product is seldom what a goal
+                // needs, and each is a search.
+                for f in &global {
                     let e = f.coeff(&r);
-                    if e == 0 || (e > 0) != (c > 0) {
+                    if e == 0
+                        || (e > 0) != (c > 0)
+                        || f.terms().len() > 3
+                        || f.terms().iter().any(|(fm, _)| fm.degree() > 1)
+                    {
                         continue;
                     }
                     let (s, t) = (e.abs(), c.abs());
@@ -781,7 +781,7 @@ impl Facts {
                         continue;
                     };
                     if let Some(u) = self.search(cx, &g2, depth - 1) {
-                        return Some(u | tags);
+                        return Some(u);
                     }
                     if cx.budget.get() == 0 {
                         return None;

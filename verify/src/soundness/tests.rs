@@ -868,8 +868,8 @@ fn quotients_of_facts() {
 
 #[test]
 fn products_scaled_by_products() {
-    // A fact `A − 1 − a ≥ 0` scaled by a product of atoms `q` (each `≥ 0` on the path), to
-    // cancel `q·a` in a goal: the mixed-radix index `(a·B + b)·C + c` of a 3-D grid below
+    // A fact `A − 1 − a ≥ 0` true everywhere scaled by a product of atoms `q` (each `≥ 0` on
+    // the path), to cancel `q·a` in a goal: the mixed-radix index `(a·B + b)·C + c` of a 3-D grid below
     // `A·B·C`, and variants. Every goal the prover claims is checked at random points where the
     // facts hold; the unsafe variants (a radix past its extent, an index one past the last, a
     // scale that may be negative, a digit one past its radix) must never be claimed where they
@@ -891,13 +891,14 @@ fn products_scaled_by_products() {
     let below = |x: u32, bound: u32, slack: i128| {
         p(bound).add_const(-1 + slack).unwrap().sub(&p(x)).unwrap()
     };
-    // Facts: each digit below its radix (`slack` 1 for the variant with one digit past it).
+    // Facts true everywhere, as the launch geometry's are: each digit below its radix
+    // (`slack` 1 for the variant with one digit past it).
     let store = |slack_b: i128| {
-        let mut facts = Facts::default();
+        let mut table = atoms.clone();
         for (x, bound, slack) in [(a, aa, 0), (b, bb, slack_b), (c, cc, 0)] {
-            facts.assume(&atoms, &below(x, bound, slack), 0);
+            table.add_global(below(x, bound, slack));
         }
-        facts
+        (table, Facts::default())
     };
     let index = sum(&mul(&sum(&mul(&p(a), &p(bb)), &p(b)), &p(cc)), &p(c));
     let volume = mul(&mul(&p(aa), &p(bb)), &p(cc));
@@ -927,8 +928,8 @@ fn products_scaled_by_products() {
     let mut proven_true = 0;
     let mut held = 0u64;
     for (i, (goal, slack, _)) in goals.iter().enumerate() {
-        let facts = store(*slack);
-        if facts.prove(&atoms, goal, &Cell::new(0)).is_none() {
+        let (table, facts) = store(*slack);
+        if facts.prove(&table, goal, &Cell::new(0)).is_none() {
             continue;
         }
         let mut rng = super::forms::Rng::new(0xd1 ^ i as u64);
