@@ -715,6 +715,9 @@ impl Facts {
         if let Some(t) = self.scaled_fact(cx, g, depth) {
             return Some(t);
         }
+        if let Some(t) = self.scaled_by_product(cx, g, depth) {
+            return Some(t);
+        }
         // Split on a nonnegative atom: g = rest + a·cof with rest ≥ 0 and cof ≥ 0.
         let mut seen: Vec<Atom> = Vec::new();
         for a in g.atoms() {
@@ -810,6 +813,72 @@ impl Facts {
                     };
                     if let Some(u) = self.search(cx, &g2, depth - 1) {
                         return Some(u | tags);
+                    }
+                    if cx.budget.get() == 0 {
+                        return None;
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// [`Self::scaled_fact`] with a product of atoms for the scale: a monomial `q·a` of `g`
+    /// (`a` an atom, `q` a product of two or three atoms, each `≥ 0` on this path) whose
+    /// contribution may be negative is cancelled against a fact `f ≥ 0` holding `a` with the
+    /// same sign, since `q·f ≥ 0`. This is how `a < A ∧ b < B ∧ c < C ⇒ (a·B + b)·C + c <
+    /// A·B·C` is proven: the leading `a·B·C` needs `A − 1 − a` scaled by `B·C` (a row-major
+    /// index over a 3-D grid, `(blockIdx.z · gridDim.y + blockIdx.y) · ne0 + i`).
+    fn scaled_by_product(&self, cx: &Search<'_>, g: &Poly, depth: u32) -> Option<Tags> {
+        let atoms = cx.atoms;
+        for &(m, c) in g.terms() {
+            if !(3..=4).contains(&m.degree()) || imul(cx.ranges.mono(atoms, &m), (c, c)).0 >= 0 {
+                continue;
+            }
+            let mut tried: Vec<Atom> = Vec::new();
+            for &a in m.atoms() {
+                if tried.contains(&a) {
+                    continue;
+                }
+                tried.push(a);
+                let Some(q) = m.without(a) else {
+                    continue;
+                };
+                if q.atoms().iter().any(|&b| cx.ranges.atom(atoms, b).0 < 0) {
+                    continue;
+                }
+                let r = Mono::atom(a);
+                let Some(scale) = Poly::from_terms(vec![(q, 1)]) else {
+                    continue;
+                };
+                let global: Vec<Cow<'_, Poly>> = atoms
+                    .global_with(&r)
+                    .filter_map(|p| {
+                        if self.subs.is_empty() {
+                            Some(Cow::Borrowed(p))
+                        } else {
+                            self.normalize(p).map(Cow::Owned)
+                        }
+                    })
+                    .collect();
+                // Only bounds `A − 1 − a` true everywhere (the launch geometry's, a floor's),
+                // linear and short: another fact scaled by a product is seldom what a goal
+                // needs, and each is a search.
+                for f in &global {
+                    let e = f.coeff(&r);
+                    if e == 0
+                        || (e > 0) != (c > 0)
+                        || f.terms().len() > 3
+                        || f.terms().iter().any(|(fm, _)| fm.degree() > 1)
+                    {
+                        continue;
+                    }
+                    let (s, t) = (e.abs(), c.abs());
+                    let Some(g2) = f.mul(&scale).and_then(|qf| g.combine(s, s - 1, t, &qf)) else {
+                        continue;
+                    };
+                    if let Some(u) = self.search(cx, &g2, depth - 1) {
+                        return Some(u);
                     }
                     if cx.budget.get() == 0 {
                         return None;

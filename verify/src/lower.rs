@@ -969,6 +969,11 @@ impl<'a> Lowerer<'a> {
                             offset: at,
                             bytes: elem,
                         });
+                        // Into a wider register the value is sign-extended (a signed type)
+                        // or zero-extended (any other), as for every `ld`.
+                        if let Some(ext) = self.param_extension(frame, d, ty) {
+                            parts.push(ext);
+                        }
                     }
                     at = at.saturating_add(i64::from(elem));
                 }
@@ -993,6 +998,20 @@ impl<'a> Lowerer<'a> {
             }
         };
         vec![kind]
+    }
+
+    /// The extension of an integer `.param` value of type `ty` loaded into register `d` when
+    /// the register is wider than the type: `cvt` from the type to the register's width.
+    fn param_extension(&self, frame: &Frame<'_>, d: RegId, ty: Option<ScalarType>) -> Option<Kind> {
+        let (sw, ssigned) = int_class(ty?)?;
+        let dw = (frame.body.reg(d)?.ty.bytes().min(8) * 8) as u8;
+        (dw > sw).then(|| Kind::Cvt {
+            d: frame.reg(d),
+            a: Src::Reg(frame.reg(d)),
+            dw,
+            sw,
+            ssigned,
+        })
     }
 
     fn store(&mut self, frame: &Frame<'_>, ins: &Instruction) -> Kind {

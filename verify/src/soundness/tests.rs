@@ -867,6 +867,232 @@ fn quotients_of_facts() {
 }
 
 #[test]
+fn products_scaled_by_products() {
+    // A fact `A − 1 − a ≥ 0` true everywhere scaled by a product of atoms `q` (each `≥ 0` on
+    // the path), to cancel `q·a` in a goal: the mixed-radix index `(a·B + b)·C + c` of a 3-D grid below
+    // `A·B·C`, and variants. Every goal the prover claims is checked at random points where the
+    // facts hold; the unsafe variants (a radix past its extent, an index one past the last, a
+    // scale that may be negative, a digit one past its radix) must never be claimed where they
+    // are false.
+    use crate::atoms::{AtomKind, Atoms};
+    use crate::facts::Facts;
+    use crate::poly::Poly;
+    use std::cell::Cell;
+    let mut atoms = Atoms::new();
+    let digit = (0, 60);
+    let radix = (1, 60);
+    let [a, aa, b, bb, c, cc] = [digit, radix, digit, radix, digit, radix]
+        .map(|(lo, hi)| atoms.push(AtomKind::Opaque, lo, hi));
+    // A scale that may be negative.
+    let sgn = atoms.push(AtomKind::Opaque, -60, 60);
+    let p = |x: u32| Poly::atom(x);
+    let mul = |x: &Poly, y: &Poly| x.mul(y).unwrap();
+    let sum = |x: &Poly, y: &Poly| x.add(y).unwrap();
+    let below = |x: u32, bound: u32, slack: i128| {
+        p(bound).add_const(-1 + slack).unwrap().sub(&p(x)).unwrap()
+    };
+    // Facts true everywhere, as the launch geometry's are: each digit below its radix
+    // (`slack` 1 for the variant with one digit past it).
+    let store = |slack_b: i128| {
+        let mut table = atoms.clone();
+        for (x, bound, slack) in [(a, aa, 0), (b, bb, slack_b), (c, cc, 0)] {
+            table.add_global(below(x, bound, slack));
+        }
+        (table, Facts::default())
+    };
+    let index = sum(&mul(&sum(&mul(&p(a), &p(bb)), &p(b)), &p(cc)), &p(c));
+    let volume = mul(&mul(&p(aa), &p(bb)), &p(cc));
+    let wide_index = sum(
+        &mul(&sum(&mul(&p(a), &p(bb)), &p(b)), &p(cc)),
+        &p(c).scale(2).unwrap(),
+    );
+    // (goal, facts' slack on b, whether it is true wherever the facts hold)
+    let goals: Vec<(Poly, i128, bool)> = vec![
+        // `volume − 1 − index ≥ 0`: true.
+        (volume.add_const(-1).unwrap().sub(&index).unwrap(), 0, true),
+        // One past the last: false.
+        (volume.sub(&index).unwrap().add_const(-2).unwrap(), 0, false),
+        // A digit one past its radix: false.
+        (volume.add_const(-1).unwrap().sub(&index).unwrap(), 1, false),
+        // The last digit at stride 2 (a radix past its extent): false.
+        (
+            volume.add_const(-1).unwrap().sub(&wide_index).unwrap(),
+            0,
+            false,
+        ),
+        // `B·s·(A − 1 − a) ≥ 0`: false where `s < 0`.
+        (mul(&mul(&p(bb), &p(sgn)), &below(a, aa, 0)), 0, false),
+        // `B·C·(A − 1 − a) ≥ 0`: true.
+        (mul(&mul(&p(bb), &p(cc)), &below(a, aa, 0)), 0, true),
+    ];
+    let mut proven_true = 0;
+    let mut held = 0u64;
+    for (i, (goal, slack, _)) in goals.iter().enumerate() {
+        let (table, facts) = store(*slack);
+        if facts.prove(&table, goal, &Cell::new(0)).is_none() {
+            continue;
+        }
+        let mut rng = super::forms::Rng::new(0xd1 ^ i as u64);
+        for _ in 0..20_000 {
+            let mut point = vec![0i128; atoms.next_id() as usize];
+            for (x, bound) in [(a, aa), (b, bb), (c, cc)] {
+                let r = rng.within(radix);
+                point[bound as usize] = r;
+                let extra = if x == b { *slack } else { 0 };
+                point[x as usize] = rng.within((0, r - 1 + extra));
+            }
+            point[sgn as usize] = rng.within((-60, 60));
+            assert!(
+                value_at(goal, &point) >= 0,
+                "claimed {goal:?} ≥ 0, false at {point:?}"
+            );
+            held += 1;
+        }
+        proven_true += 1;
+    }
+    println!(
+        "soundness/products_scaled_by_products: {proven_true} goals claimed, {held} claims held"
+    );
+    assert!(
+        proven_true >= 2,
+        "only {proven_true} of the true goals were proven"
+    );
+}
+
+#[test]
+fn param_loads_into_wider_registers() {
+    // `ld.param.T %r, [p]` into a register wider than `T`: sign-extended for a signed `T`,
+    // zero-extended otherwise. Each load is lowered as `load()` lowers it, under a contract
+    // whose integer param is a symbol of `T`'s width, and run on the interpreter with the
+    // param at the edges of its type: wherever the abstract value is exact (its polynomial at
+    // the param's value, modulo the register's width), the interpreter's register must hold it.
+    use crate::analyze::{Analyzer, initial_state};
+    use crate::atoms::{AtomKind, Atoms};
+    use crate::contract::{EntryContract, Extent, OperandRef, ParamContract};
+    use crate::facts::Facts;
+    use crate::lower::Lowerer;
+    use crate::value::Val;
+    use jitseam_emu::interp::{LaunchDims, Regions, RunOptions, run_with};
+    use jitseam_ptx::resolve::ResolvedModule;
+    const OUT: u64 = 0x5000_0000;
+    let mut exact = 0;
+    let mut held = 0u64;
+    // The param's declared signedness need not be the load's: NVRTC loads an `int` with
+    // `ld.param.u32`.
+    for (ty, reg, declared_signed) in [S8, U8, B8, S16, U16, B16, S32, U32, B32]
+        .into_iter()
+        .flat_map(|t| [B16, B32, B64].map(|r| (t, r)))
+        .flat_map(|(t, r)| [true, false].map(|s| (t, r, s)))
+    {
+        {
+            if reg.bytes() <= ty.bytes() && ty.bytes() > 1 {
+                continue;
+            }
+            let (w, rw) = (bits(ty), bits(reg));
+            let text = format!(
+                ".version 8.8\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 \
+                 k_out, .param .{t} k_p)\n{{\n\t.reg .b64 %o;\n\t.reg .{r} %v;\n\tld.param.u64 \
+                 %o, [k_out];\n\tld.param.{t} %v, [k_p];\n\tst.global.{r} [%o], %v;\n\tret;\n}}\n",
+                t = ty.name(),
+                r = reg.name()
+            );
+            let module = ResolvedModule::new(&text).unwrap();
+            let entry = module.entry(&text, "k").unwrap();
+            let lowered = Lowerer::new(&text, &module, &entry).lower().unwrap();
+            let contract = EntryContract {
+                params: vec![
+                    ParamContract::Pointer {
+                        operand: OperandRef::Output(0),
+                        access_bytes: 1,
+                        elem_bytes: 1,
+                        extent: Extent::Dense,
+                    },
+                    ParamContract::Int {
+                        signed: declared_signed,
+                        bits: w as u8,
+                    },
+                ],
+                block: None,
+            };
+            let mut atoms = Atoms::new();
+            let range = if declared_signed {
+                (-(1i128 << (w - 1)), (1i128 << (w - 1)) - 1)
+            } else {
+                (0, (1i128 << w) - 1)
+            };
+            let a = atoms.push(AtomKind::Param(1), range.0, range.1);
+            let mut an = Analyzer::new(&lowered, &contract, atoms);
+            an.param_atoms = vec![None, Some(a)];
+            let mut st = initial_state(lowered.num_regs, Facts::default());
+            let mut v = None;
+            for (idx, ins) in lowered.insts.iter().enumerate() {
+                an.exec(&mut st, idx, ins, true);
+                if let crate::ir::Kind::Cvt { d, .. } | crate::ir::Kind::LdKParam { d, .. } =
+                    ins.kind
+                    && d == 1
+                {
+                    v = Some(st.get(d).clone());
+                }
+            }
+            let Some(Val::Int { p, w: vw }) = v else {
+                panic!("{text}: the loaded register holds {v:?}");
+            };
+            // The abstract value claims its low `vw` bits: a narrower claim than the register
+            // claims nothing about the rest.
+            let claimed = u32::from(vw.min(rw as u8));
+            // Some other value (an opaque atom): no claim about the param's.
+            if p.atoms().any(|x| x != a) {
+                continue;
+            }
+            if claimed == rw {
+                exact += 1;
+            }
+            let program = jitseam_emu::decode(&text, &module.module, "k").unwrap();
+            let values = [range.0, range.0 + 1, -1, 0, 1, range.1 - 1, range.1];
+            for value in values
+                .into_iter()
+                .filter(|x| (range.0..=range.1).contains(x))
+            {
+                let mut out = vec![0u8; 8];
+                {
+                    let memory = Regions::new(vec![(OUT, &mut out[..])]);
+                    let mut params = OUT.to_le_bytes().to_vec();
+                    params.extend_from_slice(&(value as u64).to_le_bytes()[..ty.bytes() as usize]);
+                    params.resize(16, 0);
+                    let dims = LaunchDims {
+                        grid: [1, 1, 1],
+                        block: [1, 1, 1],
+                        dynamic_shared_bytes: 0,
+                    };
+                    run_with(&program, &params, dims, &memory, &RunOptions::default()).unwrap();
+                }
+                let seen = u64::from_le_bytes(out.try_into().unwrap()) as i128;
+                let mask = (1i128 << claimed) - 1;
+                let at = value_at(&p, &{
+                    let mut point = vec![0i128; a as usize + 1];
+                    point[a as usize] = value;
+                    point
+                });
+                assert_eq!(
+                    at & mask,
+                    seen & mask,
+                    "ld.param.{} into .{} of {value}: claimed {p:?} (low {claimed} bits), the \
+                     interpreter holds {seen:#x}",
+                    ty.name(),
+                    reg.name()
+                );
+                held += 1;
+            }
+        }
+    }
+    println!("soundness/param_loads_into_wider_registers: {exact} exact, {held} claims held");
+    assert!(
+        exact >= 18,
+        "only {exact} loads were exact at the register's width"
+    );
+}
+
+#[test]
 fn warp_shuffles_and_warp_size() {
     // A shuffle's destination is another lane's value: the analysis claims nothing of it (and
     // of its predicate), and the registers it reads keep what they held.

@@ -1,0 +1,117 @@
+//! Row-major indices over a three-dimensional grid, `(blockIdx.z · gridDim.y + blockIdx.y) ·
+//! n + i` for `i < n`, proven below `n · grid.y · grid.z` by a fact scaled by a product of
+//! atoms (llama.cpp's `concat` and `pad`); unsafe variants (a plane stride past the row, a
+//! row index past the grid, an extent one short) are declined at the access that leaves the
+//! extent.
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+
+use jitseam_verify::RejectKind;
+
+#[path = "common/custom_verify.rs"]
+mod custom_verify;
+use custom_verify::{mutate, rejects, verify};
+
+/// One `n`-wide row of `y` per `(blockIdx.y, blockIdx.z)`, its first `m` columns copied from
+/// the `m`-wide rows of `x`, in NVRTC's style (ggml's `concat_f32` without its second source).
+const PLANES: &str = r".version 8.5
+.target sm_80
+.address_size 64
+
+.visible .entry plane_copy(
+	.param .u64 plane_copy_param_0,
+	.param .u64 plane_copy_param_1,
+	.param .u32 plane_copy_param_2,
+	.param .u32 plane_copy_param_3
+)
+{
+	.reg .pred 	%p<3>;
+	.reg .f32 	%f<2>;
+	.reg .b32 	%r<14>;
+	.reg .b64 	%rd<10>;
+
+	ld.param.u64 	%rd1, [plane_copy_param_0];
+	ld.param.u64 	%rd2, [plane_copy_param_1];
+	ld.param.u32 	%r3, [plane_copy_param_2];
+	ld.param.u32 	%r4, [plane_copy_param_3];
+	mov.u32 	%r5, %ntid.x;
+	mov.u32 	%r6, %ctaid.x;
+	mov.u32 	%r7, %tid.x;
+	mad.lo.s32 	%r1, %r6, %r5, %r7;
+	setp.ge.s32 	%p1, %r1, %r3;
+	@%p1 bra 	$L__BB0_2;
+
+	mov.u32 	%r8, %ctaid.y;
+	mov.u32 	%r9, %nctaid.y;
+	mov.u32 	%r10, %ctaid.z;
+	mad.lo.s32 	%r2, %r9, %r10, %r8;
+	mad.lo.s32 	%r11, %r2, %r3, %r1;
+	cvta.to.global.u64 	%rd6, %rd2;
+	mul.wide.s32 	%rd4, %r11, 4;
+	add.s64 	%rd7, %rd6, %rd4;
+	setp.ge.s32 	%p2, %r1, %r4;
+	@%p2 bra 	$L__BB0_2;
+
+	mad.lo.s32 	%r12, %r2, %r4, %r1;
+	cvta.to.global.u64 	%rd3, %rd1;
+	mul.wide.s32 	%rd8, %r12, 4;
+	add.s64 	%rd5, %rd3, %rd8;
+	ld.global.f32 	%f1, [%rd5];
+	st.global.f32 	[%rd7], %f1;
+
+$L__BB0_2:
+	ret;
+
+}
+";
+
+const SIG: &str = "x: in f32[m * grid.y * grid.z], y: out f32[n * grid.y * grid.z], n: i32, m: i32";
+
+#[test]
+fn a_row_major_index_over_a_3d_grid_is_proven() {
+    let proof = verify(PLANES, "plane_copy", SIG).unwrap();
+    assert!(proof.guards().is_empty());
+}
+
+/// An unsafe variant is declined as out of bounds at the load, the first access past the
+/// extent.
+fn declined(text: &str, signature: &str) {
+    rejects(
+        text,
+        "plane_copy",
+        signature,
+        RejectKind::OutOfBounds,
+        "ld.global.f32",
+    );
+}
+
+#[test]
+fn a_plane_stride_past_the_row_is_declined() {
+    // `x`'s rows at `y`'s stride `n`, which may exceed `m`.
+    let text = mutate(
+        PLANES,
+        "plane_copy",
+        "mad.lo.s32 	%r12, %r2, %r4, %r1;",
+        "mad.lo.s32 	%r12, %r2, %r3, %r1;",
+    );
+    declined(&text, SIG);
+}
+
+#[test]
+fn a_row_index_past_the_grid_is_declined() {
+    // `gridDim.y` where `blockIdx.y` was: the last plane's row is one past the grid's.
+    let text = mutate(
+        PLANES,
+        "plane_copy",
+        "mad.lo.s32 	%r2, %r9, %r10, %r8;",
+        "mad.lo.s32 	%r2, %r9, %r10, %r9;",
+    );
+    declined(&text, SIG);
+}
+
+#[test]
+fn an_extent_one_short_is_declined() {
+    declined(
+        PLANES,
+        "x: in f32[m * grid.y * grid.z - 1], y: out f32[n * grid.y * grid.z], n: i32, m: i32",
+    );
+}
