@@ -91,8 +91,6 @@ pub(crate) struct Atoms {
     /// Bumped by every change to atoms, ranges or global facts (proof answers are kept per
     /// generation).
     generation: u64,
-    /// Proof outcomes of this analysis, by the content of the facts they were found on.
-    pub(crate) answers: super::facts::AnswerTable,
 }
 
 impl Atoms {
@@ -112,7 +110,6 @@ impl Atoms {
             rems: HashMap::new(),
             axes: Vec::new(),
             generation: 0,
-            answers: super::facts::AnswerTable::default(),
         };
         atoms.push(AtomKind::Tid, 0, 1023);
         atoms.push(AtomKind::Ntid, 1, 1024);

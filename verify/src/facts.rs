@@ -43,6 +43,9 @@ pub(crate) struct Facts {
     /// Outcomes of earlier proofs on exactly these facts. Every method that changes the
     /// facts empties it; the fields are changed nowhere else.
     answers: Answers,
+    /// The outcomes of the analysis these facts belong to, by content: shared by every copy
+    /// and join of the facts it started from.
+    table: Rc<AnswerTable>,
 }
 
 /// A proof question: the normalized goal, the depth limit and the budget.
@@ -52,7 +55,7 @@ type Question = (Poly, u32, u32);
 type Answer = (Option<Tags>, u64);
 
 /// The proof outcomes of these facts: shared by every copy of them with the same content in
-/// one analysis (the [`AnswerTable`] of its atoms), found at the first question that its
+/// one analysis (its [`AnswerTable`]), found at the first question that its
 /// interval does not settle. Every method that changes the facts drops it.
 #[derive(Default)]
 struct Answers {
@@ -93,7 +96,8 @@ struct Shared {
     map: RefCell<WordMap<Question, Answer>>,
 }
 
-/// Proof outcomes by the content of the facts they were found on, for one analysis: the same
+/// Proof outcomes by the content of the facts they were found on, for one analysis (the facts
+/// it starts from, their copies and their joins): the same
 /// path state reached again (another visit of a loop body, the same branch taken by another
 /// path) asks the same questions, and a failing search is the prover's costliest work. An
 /// outcome is replayed only for facts equal to the ones it was found on, in full (the hash
@@ -107,12 +111,6 @@ pub(crate) struct AnswerTable {
 
 /// The contents an [`AnswerTable`] keeps at most; past it, facts keep their answers alone.
 const MAX_CONTENTS: usize = 4096;
-
-impl Clone for AnswerTable {
-    fn clone(&self) -> Self {
-        AnswerTable::default()
-    }
-}
 
 impl std::fmt::Debug for AnswerTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -522,7 +520,7 @@ impl Facts {
             match slot.as_ref() {
                 Some(s) if s.generation == atoms.generation() => Rc::clone(s),
                 _ => {
-                    let s = atoms.answers.of(self, atoms.generation());
+                    let s = self.table.of(self, atoms.generation());
                     *slot = Some(Rc::clone(&s));
                     s
                 }
@@ -897,7 +895,10 @@ impl Facts {
         if b.dead {
             return a.clone();
         }
-        let mut out = Facts::default();
+        let mut out = Facts {
+            table: Rc::clone(&a.table),
+            ..Facts::default()
+        };
         for (x, y) in [(a, b), (b, a)] {
             for (v, value) in &x.subs {
                 let Some(d) = Poly::atom(*v).sub(value) else {
