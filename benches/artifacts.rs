@@ -12,9 +12,11 @@ use std::time::Instant;
 use criterion::{Criterion, criterion_group, criterion_main};
 use jitseam::ElementKind;
 use jitseam::nvrtc::{self, CompileCache, CompileOptions, CompileTarget};
-use jitseam::synth::{
-    Arch, ElementwiseSynthesizer, JitBudget, JitRequest, OperandDesc, Region, Synthesizer,
-};
+use jitseam::synth::{Arch, ElementwiseSynthesizer, JitRequest, OperandDesc, Synthesizer};
+
+#[path = "support/three_op.rs"]
+mod three_op;
+use three_op::three_op;
 
 /// `out = max(x * a, y) + b` over f32, as a runtime would write it in CUDA C.
 const THREE_OP: &str = r#"
@@ -29,22 +31,10 @@ extern "C" __global__ void three_op(const float* __restrict__ x, const float* __
 
 /// The same three ops for the synthesizer.
 fn three_op_request() -> JitRequest {
-    JitRequest {
-        region: Region::op_with_scalars(
-            "add_scalar",
-            vec![Region::op(
-                "max",
-                vec![
-                    Region::op_with_scalars("mul_scalar", vec![Region::bind(0)], vec![2.0]),
-                    Region::bind(1),
-                ],
-            )],
-            vec![3.0],
-        ),
-        operands: vec![OperandDesc::contiguous(ElementKind::F32, &[1 << 20], 256); 3],
-        arch: Arch::sm(90),
-        budget: JitBudget::millis(1000),
-    }
+    three_op(
+        vec![OperandDesc::contiguous(ElementKind::F32, &[1 << 20], 256); 3],
+        Arch::sm(90),
+    )
 }
 
 fn median(mut samples: Vec<f64>) -> f64 {

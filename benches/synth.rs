@@ -13,39 +13,20 @@
 #[allow(dead_code)]
 #[path = "support/stats.rs"]
 mod stats;
+#[path = "support/three_op.rs"]
+mod three_op;
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use jitseam::ElementKind;
 use jitseam::nvrtc::{self, CompileOptions, CompileTarget};
-use jitseam::synth::{
-    Arch, ElementwiseSynthesizer, JitBudget, JitRequest, OperandDesc, Region, Synthesizer,
-};
+use jitseam::synth::{Arch, ElementwiseSynthesizer, JitRequest, OperandDesc, Synthesizer};
 use stats::Summary;
+use three_op::three_op;
 
 const SYNTH_SAMPLES: usize = 2001;
 const NVRTC_SAMPLES: usize = 9;
-
-/// `add_scalar(max(mul_scalar(x, 2), y), 3)`: three ops, two params.
-fn three_op(operands: Vec<OperandDesc>) -> JitRequest {
-    JitRequest {
-        region: Region::op_with_scalars(
-            "add_scalar",
-            vec![Region::op(
-                "max",
-                vec![
-                    Region::op_with_scalars("mul_scalar", vec![Region::bind(0)], vec![2.0]),
-                    Region::bind(1),
-                ],
-            )],
-            vec![3.0],
-        ),
-        operands,
-        arch: Arch::sm(80),
-        budget: JitBudget::millis(1000),
-    }
-}
 
 /// The same kernel as CUDA C, as a programmer hands it to NVRTC.
 const CUDA_F32_V4: &str = r#"
@@ -102,9 +83,21 @@ fn cases() -> Vec<(&'static str, JitRequest, &'static str)> {
     strided[0].strides = vec![1, 64, 2048];
     let halves = vec![OperandDesc::contiguous(ElementKind::BF16, &[1024, 1024], 256); 3];
     vec![
-        ("f32 vectorized:4", three_op(f32s), CUDA_F32_V4),
-        ("f32 strided:3", three_op(strided), CUDA_F32_STRIDED3),
-        ("bf16 vectorized:8", three_op(halves), CUDA_BF16_V8),
+        (
+            "f32 vectorized:4",
+            three_op(f32s, Arch::sm(80)),
+            CUDA_F32_V4,
+        ),
+        (
+            "f32 strided:3",
+            three_op(strided, Arch::sm(80)),
+            CUDA_F32_STRIDED3,
+        ),
+        (
+            "bf16 vectorized:8",
+            three_op(halves, Arch::sm(80)),
+            CUDA_BF16_V8,
+        ),
     ]
 }
 

@@ -19,10 +19,14 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use jitseam::abi::AbiContract;
-use jitseam::synth::{ElementwiseSynthesizer, JitRequest, OperandDesc, Region, Synthesizer};
+use jitseam::synth::{Arch, ElementwiseSynthesizer, OperandDesc, Synthesizer};
 use jitseam::{AbiSpec, ElementKind, Kernel};
 use jitseam_ptx::resolve::ResolvedModule;
 use jitseam_verify::{verify_entry, verify_guarded};
+
+#[path = "support/three_op.rs"]
+mod three_op;
+use three_op::three_op;
 
 #[path = "../tests/common/fixtures.rs"]
 #[allow(dead_code, unreachable_pub)]
@@ -201,26 +205,6 @@ fn corpus() -> Vec<f64> {
     out
 }
 
-/// `add_scalar(max(mul_scalar(x, 2), y), 3)` as the reference synthesizer writes it.
-fn three_op(operands: Vec<OperandDesc>) -> JitRequest {
-    JitRequest {
-        region: Region::op_with_scalars(
-            "add_scalar",
-            vec![Region::op(
-                "max",
-                vec![
-                    Region::op_with_scalars("mul_scalar", vec![Region::bind(0)], vec![2.0]),
-                    Region::bind(1),
-                ],
-            )],
-            vec![3.0],
-        ),
-        operands,
-        arch: jitseam::synth::Arch::sm(80),
-        budget: jitseam::synth::JitBudget::millis(1000),
-    }
-}
-
 /// The synthesizer's output proven: contiguous (vectorized) and strided rank 3.
 fn synthesized() {
     let mut strided = vec![OperandDesc::contiguous(ElementKind::F32, &[64, 32, 16], 256); 3];
@@ -230,16 +214,12 @@ fn synthesized() {
     let cases = [
         (
             "f32 contiguous",
-            three_op(vec![
-                OperandDesc::contiguous(
-                    ElementKind::F32,
-                    &[1024, 1024],
-                    256
-                );
-                3
-            ]),
+            three_op(
+                vec![OperandDesc::contiguous(ElementKind::F32, &[1024, 1024], 256); 3],
+                Arch::sm(80),
+            ),
         ),
-        ("f32 strided:3", three_op(strided)),
+        ("f32 strided:3", three_op(strided, Arch::sm(80))),
     ];
     let synth = ElementwiseSynthesizer::new();
     for (name, request) in cases {

@@ -16,37 +16,6 @@ use super::poly::Poly;
 use super::value::{State, Val};
 
 impl Analyzer<'_> {
-    /// Whether every write to `r` among the instructions of `blocks` is `shl.b<w> r, r, c`
-    /// with `1 ≤ c < w` (predicated or not: either way the register is doubled or kept).
-    fn only_doubled(&self, blocks: &[usize], r: Reg, w: u8) -> bool {
-        let mut any = false;
-        for b in blocks {
-            let Some(block) = self.body.blocks.get(*b) else {
-                return false;
-            };
-            for ins in self.body.insts.get(block.start..block.end).unwrap_or(&[]) {
-                if !defs(&ins.kind).contains(&r) {
-                    continue;
-                }
-                match ins.kind {
-                    Kind::Int {
-                        op: IntOp::Shl,
-                        d,
-                        a: Src::Reg(a),
-                        b: Some(Src::Imm(c)),
-                        c: None,
-                        w: iw,
-                        ..
-                    } if d == r && a == r && iw == w && (1..u64::from(w)).contains(&c) => {
-                        any = true;
-                    }
-                    _ => return false,
-                }
-            }
-        }
-        any
-    }
-
     /// Whether `x` is written by no instruction of `blocks`.
     fn unwritten(&self, blocks: &[usize], x: Reg) -> bool {
         blocks.iter().all(|b| {
@@ -138,7 +107,7 @@ impl Analyzer<'_> {
             let Some(atom) = v.atoms().next() else {
                 continue;
             };
-            if hw != &w || v != Poly::atom(atom) || !self.only_doubled(blocks, r, w) {
+            if hw != &w || v != Poly::atom(atom) || !self.only_shifted(blocks, r, w, IntOp::Shl) {
                 continue;
             }
             let Some(x) = self.back_edge_bound(blocks, header, r, w) else {

@@ -12,9 +12,11 @@ use super::poly::Poly;
 use super::value::{State, Val};
 
 impl Analyzer<'_> {
-    /// Whether every write to `r` among the instructions of `blocks` is `shr.u<w> r, r, c`
-    /// with `1 ≤ c < w`.
-    fn only_halved(&self, blocks: &[usize], r: Reg, w: u8) -> bool {
+    /// Whether every write to `r` among the instructions of `blocks` is `r = r op c` with
+    /// `1 ≤ c < w`, `op` one of `shr.u<w>` (`IntOp::Shr`, unsigned only) and `shl.b<w>`
+    /// (`IntOp::Shl`), predicated or not (either way the register is shifted or kept), and
+    /// there is at least one.
+    pub(super) fn only_shifted(&self, blocks: &[usize], r: Reg, w: u8, op: IntOp) -> bool {
         let mut any = false;
         for b in blocks {
             let Some(block) = self.body.blocks.get(*b) else {
@@ -26,14 +28,20 @@ impl Analyzer<'_> {
                 }
                 match ins.kind {
                     Kind::Int {
-                        op: IntOp::Shr,
+                        op: iop,
                         d,
                         a: Src::Reg(a),
                         b: Some(Src::Imm(c)),
                         c: None,
                         w: iw,
-                        signed: false,
-                    } if d == r && a == r && iw == w && (1..u64::from(w)).contains(&c) => {
+                        signed,
+                    } if iop == op
+                        && !(op == IntOp::Shr && signed)
+                        && d == r
+                        && a == r
+                        && iw == w
+                        && (1..u64::from(w)).contains(&c) =>
+                    {
                         any = true;
                     }
                     _ => return false,
@@ -62,7 +70,7 @@ impl Analyzer<'_> {
             let Some(atom) = v.atoms().next() else {
                 continue;
             };
-            if *hw != w || v != Poly::atom(atom) || !self.only_halved(blocks, r, w) {
+            if *hw != w || v != Poly::atom(atom) || !self.only_shifted(blocks, r, w, IntOp::Shr) {
                 continue;
             }
             let top = (1i128 << w.clamp(1, 64)) - 1;
