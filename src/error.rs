@@ -1468,7 +1468,7 @@ pub struct GuardFault {
     /// 1-based PTX line of the guarded access (the artifact's line: the rewrite keeps lines).
     pub line: u32,
     /// The operand it goes through: the declared name where the signature has one, else the
-    /// PTX parameter's (or the shared variable's) name.
+    /// PTX parameter's (or the shared or local variable's) name.
     pub operand: String,
     /// `%ctaid` of the thread whose access was caught.
     pub block: [u32; 3],

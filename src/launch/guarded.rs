@@ -80,7 +80,8 @@ fn limit<I: AsViewDesc, O: AsViewDesc>(
     match target {
         ClaimTarget::Shared(_) => u64::from(checked.geometry.dynamic_shared_bytes) / bytes,
         ClaimTarget::Param(q) => pointer_bytes(checked, *q as usize).map_or(0, |b| b / bytes),
-        // Never guarded: a thread's frame and the module's tables are proven or refused.
+        // No hidden limit: a thread's frame has a fixed size (its guard's limit is in the text),
+        // and the module's tables are proven or refused.
         ClaimTarget::Local(_) | ClaimTarget::Table(_) => 0,
     }
 }

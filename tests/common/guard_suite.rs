@@ -1,6 +1,6 @@
 //! Guarded launches written once, generic over the device: NVRTC kernels whose indices come from
 //! memory (tests/fixtures/guards/gather.cu) go through `load()`, which guards their
-//! data-dependent accesses. With in-bounds indices each matches a host reference exactly; with
+//! data-dependent accesses (global, of any width, and local). With in-bounds indices each matches a host reference exactly; with
 //! one index out of range the next synchronizing call returns `Error::GuardFault` naming the
 //! operand and the PTX line, the sentinels around every operand are unchanged, and a correct
 //! launch right after succeeds. Instantiated with [`guard_suite_tests!`] for the emulator in
@@ -55,6 +55,18 @@ pub fn paged_gather(
     dim: i32,
     pages: i32,
     blocks: i32,
+);
+
+#[jitseam::kernel(abi = custom, covers = n)]
+pub fn local_pick(#[len(n)] idx: In<i32>, #[len(n)] x: In<f32>, #[len(n)] out: Out<f32>, n: i32);
+
+#[jitseam::kernel(abi = custom, covers = n)]
+pub fn wide_gather(
+    #[len(m)] x: In<f32>,
+    #[len(n)] idx: In<i32>,
+    #[len(n)] out: Out<[f32; 4]>,
+    n: i32,
+    m: i32,
 );
 
 /// Binds `K` from [`PTX`] on `device` through `load()`, which guards what it cannot prove.
@@ -383,6 +395,116 @@ pub fn paged_gather_block_table(device: &Device) {
     assert_eq!(got, reference(&table_data, None));
 }
 
+/// A lookup in the thread's own `.local` frame at a loaded index: the frame's stores are
+/// proven, the load is guarded against the frame's 8 words.
+pub fn local_frame_lookup(device: &Device) {
+    let kernel = bind::<LocalPick>(device);
+    let guarded = Kernel::<LocalPick, _>::describe_typed(LocalPick::ptx_artifact(PTX))
+        .unwrap()
+        .load()
+        .unwrap();
+    let sites = &guarded.loaded().guarded().unwrap().table().sites;
+    assert_eq!(
+        sites.len(),
+        1,
+        "only the frame's load is guarded: {sites:?}"
+    );
+    let (frame, line) = (sites[0].operand.clone(), sites[0].line);
+    assert!(frame.starts_with("__local_depot"), "{frame}");
+    let n = 300usize;
+    let x_data = floats(n, 5);
+    let x = padded(device, &x_data, SENTINEL);
+    let stream = device.default_stream();
+    let run = |idx_data: &[i32]| {
+        let idx = padded(device, idx_data, SENTINEL_I);
+        let mut out = padded(device, &vec![f32::NAN; n], SENTINEL);
+        kernel
+            .launch(&stream, LocalPick::args(&idx, &x, &mut out, n as i32))
+            .unwrap();
+        let synced = stream.synchronize();
+        (synced, contents(device, &out, n, SENTINEL))
+    };
+    let reference = |idx: &[i32], skip: Option<usize>| -> Vec<f32> {
+        (0..n)
+            .map(|i| match skip {
+                Some(s) if s == i => 0.0,
+                _ => x_data[i] * (idx[i] + 1) as f32,
+            })
+            .collect()
+    };
+    let idx_data: Vec<i32> = (0..n).map(|i| ((i * 5 + 3) % 8) as i32).collect();
+    let (synced, got) = run(&idx_data);
+    synced.unwrap();
+    assert_eq!(got, reference(&idx_data, None));
+    for (i, index) in [(77usize, 8i32), (299, -1), (5, 1 << 20)] {
+        let mut bad = idx_data.clone();
+        bad[i] = index;
+        let (synced, got) = run(&bad);
+        let fault = guard_fault(synced, &frame);
+        assert_eq!(fault.line, line, "{fault}");
+        assert_eq!((fault.limit, fault.bytes), (8, 4), "{fault}");
+        assert_eq!(fault.block[0] * 256 + fault.thread[0], i as u32, "{fault}");
+        assert_eq!(fault.offset, (i64::from(index) * 4) as u64, "{fault}");
+        assert_eq!(got, reference(&bad, Some(i)), "the guarded load read 0");
+        let (synced, got) = run(&idx_data);
+        synced.unwrap();
+        assert_eq!(got, reference(&idx_data, None));
+    }
+}
+
+/// A `float4` load of the `f32` pointer `x` at a loaded index, guarded in 16-byte slots of
+/// `x`'s `m` elements: past the extent by half a slot or a whole one, before it, or off a slot
+/// (misaligned), the load does not happen.
+pub fn wide_gather_slots(device: &Device) {
+    let kernel = bind::<WideGather>(device);
+    let (n, m) = (70usize, 40usize);
+    let x_data = floats(m, 6);
+    let x = padded(device, &x_data, SENTINEL);
+    let stream = device.default_stream();
+    let run = |idx_data: &[i32]| {
+        let idx = padded(device, idx_data, SENTINEL_I);
+        let mut out = padded(device, &vec![f32::NAN; 4 * n], SENTINEL);
+        kernel
+            .launch(
+                &stream,
+                WideGather::args(&x, &idx, &mut out, n as i32, m as i32),
+            )
+            .unwrap();
+        let synced = stream.synchronize();
+        (synced, contents(device, &out, 4 * n, SENTINEL))
+    };
+    let reference = |idx: &[i32], skip: Option<usize>| -> Vec<f32> {
+        (0..4 * n)
+            .map(|e| match skip {
+                Some(s) if s == e / 4 => 0.0,
+                _ => x_data[idx[e / 4] as usize + e % 4],
+            })
+            .collect()
+    };
+    let idx_data: Vec<i32> = (0..n).map(|i| ((i * 3 % 10) * 4) as i32).collect();
+    let (synced, got) = run(&idx_data);
+    synced.unwrap();
+    assert_eq!(got, reference(&idx_data, None));
+    for (i, index) in [(11usize, m as i32 - 2), (69, m as i32), (0, -4), (33, 1)] {
+        let mut bad = idx_data.clone();
+        bad[i] = index;
+        let (synced, got) = run(&bad);
+        let fault = guard_fault(synced, "x");
+        assert!(
+            guarded_lines::<WideGather>("x").contains(&fault.line),
+            "{fault}"
+        );
+        assert_eq!((fault.bytes, fault.limit), (16, (m / 4) as u64), "{fault}");
+        assert_eq!(fault.block[0] * 256 + fault.thread[0], i as u32, "{fault}");
+        assert_eq!(fault.offset, (i64::from(index) * 4) as u64, "{fault}");
+        assert_eq!(got, reference(&bad, Some(i)), "the guarded load read 0");
+        assert_eq!(contents(device, &x, m, SENTINEL), x_data);
+    }
+    let (synced, got) = run(&idx_data);
+    synced.unwrap();
+    assert_eq!(got, reference(&idx_data, None));
+}
+
 /// `load_proven()` declines a kernel that `load()` guards, naming the guarded line.
 pub fn load_proven_declines_guards(_device: &Device) {
     let mut lines = guarded_lines::<Embedding>("table");
@@ -412,7 +534,8 @@ macro_rules! guard_suite_tests {
     ($open:path, via $run:path) => {
         $crate::guard_suite_tests!(@each $open, $run;
             embedding_lookup, scatter_add_atomics, cross_entropy_targets,
-            paged_gather_block_table, load_proven_declines_guards,
+            paged_gather_block_table, local_frame_lookup, wide_gather_slots,
+            load_proven_declines_guards,
         );
     };
     (@each $open:path, $run:path; $($name:ident),* $(,)?) => {$(

@@ -1,8 +1,9 @@
 //! Proven or guarded: the accesses the proof cannot show safe, checked at run time instead.
 //!
-//! An access whose provenance (one pointer parameter, or one `.shared` variable) and role the
-//! analysis establishes, but whose bounds or alignment it cannot, is a [`Guard`] rather than
-//! a rejection when the analysis runs in guard mode. [`rewrite`] puts a guard before each
+//! An access whose provenance (one pointer parameter, one `.shared` variable, or the thread's
+//! `.local` frame through its local-space address) and role the analysis establishes, but
+//! whose bounds or alignment it cannot, is a [`Guard`] rather than a rejection when the
+//! analysis runs in guard mode. [`rewrite`] puts a guard before each
 //! such access in the entry's PTX, on the access's own line: the access's byte offset from
 //! its operand's base, recomputed as `address − base`, must be a multiple of the access's
 //! width `w` and below the slots the launch lets the operand reach (a hidden parameter, see
@@ -12,9 +13,9 @@
 //! parameter's role as a fact: a guard the rewrite got wrong is a rejection, never a hole.
 //!
 //! What no guard can mend stays a rejection naming its line: an address of no single
-//! provenance, a store or atomic through an input, an access of another width than its
-//! operand's, an access through a strided view, an access inside a `.func` (its text serves
-//! every call).
+//! provenance, a store or atomic through an input, an access of another width than a dense
+//! view's element (a custom pointer's declared extent takes any width), an access through a
+//! strided view, a module table's, an access inside a `.func` (its text serves every call).
 
 pub(crate) mod rewrite;
 
@@ -177,12 +178,13 @@ impl Analyzer<'_> {
         else {
             return Err((kind, why));
         };
-        // Guards stand before global and shared accesses; a thread's frame and the module's
-        // tables are proven or refused.
-        let (bytes, shared) = match space {
-            MemSpace::Shared => (*bytes, true),
-            MemSpace::Global | MemSpace::Generic => (*bytes, false),
-            MemSpace::Local | MemSpace::Const => return Err((kind, why)),
+        // Guards stand before global, shared and local accesses; the module's tables are
+        // proven or refused.
+        let (bytes, var_space) = match space {
+            MemSpace::Shared => (*bytes, Some(VarSpace::Shared)),
+            MemSpace::Local => (*bytes, Some(VarSpace::Local)),
+            MemSpace::Global | MemSpace::Generic => (*bytes, None),
+            MemSpace::Const => return Err((kind, why)),
         };
         let param = match st.get(*r) {
             Val::Ptr { param, .. } | Val::PtrData { param } => *param,
@@ -204,10 +206,9 @@ impl Analyzer<'_> {
             Access::Store => "a store",
             Access::Atomic => "an atomic",
         };
-        let (target, name, limit) = if shared {
-            self.shared_limit(param, bytes, what, kind, &why)?
-        } else {
-            self.pointer_limit(param, *access, bytes, what, kind, &why)?
+        let (target, name, limit) = match var_space {
+            Some(space) => self.var_limit(param, space, bytes, what, kind, &why)?,
+            None => self.pointer_limit(param, *access, bytes, what, kind, &why)?,
         };
         Ok(Guard {
             line: ins.line,
@@ -222,9 +223,13 @@ impl Analyzer<'_> {
         })
     }
 
-    fn shared_limit(
+    /// The limit of an access in a `.shared` variable or in the thread's `.local` frame, named
+    /// by its own space's address (the generic address of a local variable is not guarded:
+    /// its offset from the frame is not what a generic access reads).
+    fn var_limit(
         &self,
         param: u32,
+        space: VarSpace,
         bytes: u32,
         what: &str,
         kind: RejectKind,
@@ -233,26 +238,33 @@ impl Analyzer<'_> {
         let Some(var) = param
             .checked_sub(SHARED_BASE)
             .and_then(|v| self.body.shared.get(v as usize))
-            .filter(|var| var.space == VarSpace::Shared)
+            .filter(|var| var.space == space)
         else {
             return Err((kind, why.to_owned()));
         };
-        if !self.contract.three_dimensional() {
+        if space == VarSpace::Shared && !self.contract.three_dimensional() {
             return Err((
                 RejectKind::Unsupported,
                 "shared memory is not verified".to_owned(),
             ));
         }
+        let noun = match space {
+            VarSpace::Local => "local variable",
+            _ => "shared variable",
+        };
         if !bytes.is_power_of_two() || bytes > 16 || u64::from(bytes) > var.align {
             return Err((
                 RejectKind::WrongWidth,
                 format!(
-                    "{what} of {bytes} bytes in shared variable `{}`, aligned to {} bytes",
+                    "{what} of {bytes} bytes in {noun} `{}`, aligned to {} bytes",
                     var.name, var.align
                 ),
             ));
         }
-        let target = ClaimTarget::Shared(var.name.clone());
+        let target = match space {
+            VarSpace::Local => ClaimTarget::Local(var.name.clone()),
+            _ => ClaimTarget::Shared(var.name.clone()),
+        };
         let limit = match var.bytes {
             Some(size) => Limit::Const(size / u64::from(bytes)),
             None if self.dynamic_shared.is_some() => Limit::Param(GuardParam::Limit {
@@ -301,18 +313,23 @@ impl Analyzer<'_> {
                 format!("{what} through {operand} (`{name}`); inputs are read-only"),
             ));
         }
-        if bytes != *access_bytes {
+        if !bytes.is_power_of_two() {
+            return Err((
+                kind,
+                format!("{why}; an access of {bytes} bytes (not a power of two) is not guarded"),
+            ));
+        }
+        // A declared extent is bytes: any width the proof takes there (1 to 16 bytes, see
+        // `check_wide`) is guarded in slots of its own width, and the re-proof's summary makes
+        // every launch check the base alignment it needs. A dense view's accesses are its
+        // element (or vector) wide.
+        let any_width = matches!(extent, Extent::Declared(_)) && bytes <= 16;
+        if bytes != *access_bytes && !any_width {
             return Err((
                 RejectKind::WrongWidth,
                 format!(
                     "{what} of {bytes} bytes through {operand} (`{name}`), whose accesses are {access_bytes} bytes"
                 ),
-            ));
-        }
-        if !bytes.is_power_of_two() {
-            return Err((
-                kind,
-                format!("{why}; an access of {bytes} bytes (not a power of two) is not guarded"),
             ));
         }
         match extent {

@@ -268,15 +268,17 @@ fn guarded(
                 Some(_) => return Err("the guarded access is in another space".to_owned()),
             }
         }
-        (ClaimTarget::Shared(var), Some(Space::Shared)) => {
+        // A variable's address in its own space: what the access's own space reads.
+        (ClaimTarget::Shared(var), Some(Space::Shared))
+        | (ClaimTarget::Local(var), Some(Space::Local)) => {
             let _ = write!(s, "mov.u64 %{p}r0, {var}; ");
         }
-        (ClaimTarget::Shared(_), _) => {
-            return Err("the guarded shared access is outside the shared space".to_owned());
+        (ClaimTarget::Shared(_) | ClaimTarget::Local(_), _) => {
+            return Err("the guarded access is outside its variable's space".to_owned());
         }
-        // A thread's frame and the module's tables are proven or refused, never guarded.
-        (ClaimTarget::Local(_) | ClaimTarget::Table(_), _) => {
-            return Err("a thread's frame or a module table has no guard".to_owned());
+        // The module's tables are proven or refused, never guarded.
+        (ClaimTarget::Table(_), _) => {
+            return Err("a module table has no guard".to_owned());
         }
     }
     let _ = write!(
