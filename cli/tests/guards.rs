@@ -98,7 +98,13 @@ fn check_and_inspect_json_list_the_guards() {
     let guards = doc["guards"].as_array().expect("a guards list");
     assert_eq!(guards.len(), 1, "{doc}");
     assert_eq!(guards[0]["line"], SCALAR_LINE);
-    assert_eq!(guards[0]["operand"], "gather_param_0");
+    // Named as the ABI declares it, in the operand and in why it is guarded.
+    assert_eq!(guards[0]["operand"], "in0");
+    let why = guards[0]["why"].as_str().expect("why");
+    assert!(
+        why.contains("`in0`") && !why.contains("gather_param_0"),
+        "{why}"
+    );
     assert_eq!(guards[0]["kind"], "load");
     assert_eq!(guards[0]["bytes"], 4);
     assert_eq!(guards[0]["reason"], "data_dependent_index");

@@ -78,8 +78,8 @@ impl LaunchLimits {
     /// it accepts is one a GPU accepts.
     pub const TYPICAL: Self = Self {
         max_threads_per_block: 1024,
-        max_block: [1024, 1024, 64],
-        max_grid: [i32::MAX as u32, 65_535, 65_535],
+        max_block: jitseam_verify::MAX_BLOCK,
+        max_grid: jitseam_verify::MAX_GRID,
         max_shared_bytes_per_block: 48 * 1024,
     };
 }

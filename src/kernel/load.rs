@@ -189,7 +189,22 @@ fn prove_body(
         Trust::Verify | Trust::Vouched => verify_guarded(text, module, &entry, contract),
     };
     let proof = proved.map_err(|rejection| declined(symbol, header, abi, rejection))?;
-    Ok((entry, proof))
+    let declared = declared_names(abi);
+    let declared: Vec<&str> = declared.iter().map(String::as_str).collect();
+    Ok((entry, proof.with_declared_names(&declared)))
+}
+
+/// Each expected parameter's name as `spec` declares it: a custom signature's names, another
+/// ABI's roles (`in0`, `n`).
+fn declared_names(spec: &AbiSpec) -> Vec<String> {
+    match &spec.abi {
+        AbiKind::Custom(custom) => custom.params.iter().map(|p| p.name.to_string()).collect(),
+        _ => spec
+            .expected_params()
+            .iter()
+            .map(|p| p.role.short_name())
+            .collect(),
+    }
 }
 
 /// The refusal of a module whose body (or module-scope variables) the verifier cannot read.
@@ -400,14 +415,7 @@ fn declined(
     spec: &AbiSpec,
     mut rejection: jitseam_verify::Rejection,
 ) -> Error {
-    let declared: Vec<String> = match &spec.abi {
-        AbiKind::Custom(custom) => custom.params.iter().map(|p| p.name.to_string()).collect(),
-        _ => spec
-            .expected_params()
-            .iter()
-            .map(|p| p.role.short_name())
-            .collect(),
-    };
+    let declared = declared_names(spec);
     let mut named = None;
     for (param, name) in entry.params.iter().zip(&declared) {
         let ptx = format!("`{}`", param.name);

@@ -293,14 +293,18 @@ fn check_config(
     let device = &limits.device;
     const BLOCK_AXES: [&str; 3] = ["block.x", "block.y", "block.z"];
     const GRID_AXES: [&str; 3] = ["grid.x", "grid.y", "grid.z"];
-    for (axis, (&value, &limit)) in config.block.iter().zip(&device.max_block).enumerate() {
+    // The proofs assume every CUDA device's limits; a device that reports more is held to them.
+    let within = |device: u32, proven: u32| {
+        if device <= proven {
+            (device, "the device")
+        } else {
+            (proven, "every CUDA device")
+        }
+    };
+    for (axis, &value) in config.block.iter().enumerate() {
+        let (limit, by) = within(device.max_block[axis], jitseam_verify::MAX_BLOCK[axis]);
         if value > limit {
-            return refuse(over(
-                BLOCK_AXES[axis],
-                value.into(),
-                limit.into(),
-                "the device",
-            ));
+            return refuse(over(BLOCK_AXES[axis], value.into(), limit.into(), by));
         }
     }
     let threads = config.threads_per_block();
@@ -312,14 +316,10 @@ fn check_config(
             "the device",
         ));
     }
-    for (axis, (&value, &limit)) in config.grid.iter().zip(&device.max_grid).enumerate() {
+    for (axis, &value) in config.grid.iter().enumerate() {
+        let (limit, by) = within(device.max_grid[axis], jitseam_verify::MAX_GRID[axis]);
         if value > limit {
-            return refuse(over(
-                GRID_AXES[axis],
-                value.into(),
-                limit.into(),
-                "the device",
-            ));
+            return refuse(over(GRID_AXES[axis], value.into(), limit.into(), by));
         }
     }
     // The device's per-block shared memory holds the kernel's static shared memory too.
@@ -442,4 +442,63 @@ fn invalid(
         problem,
         reason,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::LaunchLimits;
+
+    /// A device that reports grids and blocks past every CUDA device's limits.
+    fn generous() -> ConfigLimits {
+        ConfigLimits {
+            device: LaunchLimits {
+                max_block: [1024, 1024, 1024],
+                max_grid: [i32::MAX as u32; 3],
+                ..LaunchLimits::TYPICAL
+            },
+            maxntid: None,
+            reqntid: None,
+            static_shared_bytes: 0,
+        }
+    }
+
+    fn config(grid: [u32; 3], block: [u32; 3]) -> LaunchConfig {
+        LaunchConfig {
+            grid,
+            block,
+            dynamic_shared_bytes: 0,
+        }
+    }
+
+    /// The proofs assume `grid.y, grid.z ≤ 65535` and `block.z ≤ 64`: a device reporting more
+    /// is held to them, and the refusal says whose limit it is.
+    #[test]
+    fn a_device_reporting_more_is_held_to_the_proofs_limits() {
+        let limits = generous();
+        for (grid, block, what) in [
+            ([1, 65_536, 1], [1, 1, 1], "grid.y"),
+            ([1, 1, 65_536], [1, 1, 1], "grid.z"),
+            ([1, 1, 1], [1, 1, 65], "block.z"),
+        ] {
+            match check_config("k", &config(grid, block), &limits, None) {
+                Err(Error::LaunchConfig {
+                    problem: ConfigProblem::OverLimit { what: w, by, .. },
+                    ..
+                }) => assert_eq!((w, by), (what, "every CUDA device")),
+                other => panic!("{what}: expected a refusal, got {other:?}"),
+            }
+        }
+        assert!(check_config("k", &config([3, 65_535, 65_535], [16, 1, 64]), &limits, None).is_ok());
+        // A device's own smaller limit is the device's.
+        let mut small = generous();
+        small.device.max_grid[1] = 100;
+        match check_config("k", &config([1, 101, 1], [1, 1, 1]), &small, None) {
+            Err(Error::LaunchConfig {
+                problem: ConfigProblem::OverLimit { by, limit, .. },
+                ..
+            }) => assert_eq!((by, limit), ("the device", 100)),
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
 }

@@ -139,22 +139,25 @@ impl Atoms {
         atoms
     }
 
-    /// Atoms for the y and z axes of a three-dimensional launch, with the same ranges and
-    /// facts as x: `0 ≤ tid < ntid ≤ 1024`, `0 ≤ ctaid < nctaid ≤ 2^31 − 1`, the global index
-    /// `I = ctaid · ntid + tid` with `tid ≤ I < S`, `S = nctaid · ntid ≥ ntid`. The launch check
-    /// refuses a launch outside these ranges (`ctaid < nctaid` and `tid < ntid` hold by the
-    /// hardware's definition of the coordinates).
+    /// Atoms for the y and z axes of a three-dimensional launch, with the facts x has and the
+    /// ranges of [`crate::MAX_BLOCK`] and [`crate::MAX_GRID`] along each: `0 ≤ tid < ntid ≤
+    /// B`, `0 ≤ ctaid < nctaid ≤ G`, the global index `I = ctaid · ntid + tid` with `tid ≤ I <
+    /// S ≤ B · G`, `S = nctaid · ntid ≥ ntid`. The launch check refuses a launch outside these
+    /// ranges (`ctaid < nctaid` and `tid < ntid` hold by the hardware's definition of the
+    /// coordinates).
     pub(crate) fn add_axes(&mut self) {
         if !self.axes.is_empty() {
             return;
         }
-        for _ in 0..2 {
-            let tid = self.push(AtomKind::Tid, 0, 1023);
-            let ntid = self.push(AtomKind::Ntid, 1, 1024);
-            let ctaid = self.push(AtomKind::Ctaid, 0, (1 << 31) - 2);
-            let nctaid = self.push(AtomKind::Nctaid, 1, (1 << 31) - 1);
-            let i0 = self.push(AtomKind::GlobalIndex, 0, MAX_THREADS - 1);
-            let s = self.push(AtomKind::Threads, 1, MAX_THREADS);
+        for axis in 1..3 {
+            let block = i128::from(crate::MAX_BLOCK[axis]);
+            let grid = i128::from(crate::MAX_GRID[axis]);
+            let tid = self.push(AtomKind::Tid, 0, block - 1);
+            let ntid = self.push(AtomKind::Ntid, 1, block);
+            let ctaid = self.push(AtomKind::Ctaid, 0, grid - 1);
+            let nctaid = self.push(AtomKind::Nctaid, 1, grid);
+            let i0 = self.push(AtomKind::GlobalIndex, 0, block * grid - 1);
+            let s = self.push(AtomKind::Threads, 1, block * grid);
             let (sp, ip, tp, np) = (
                 Poly::atom(s),
                 Poly::atom(i0),

@@ -24,7 +24,8 @@
 //! - launches are one-dimensional: `%tid.y = %tid.z = %ctaid.y = %ctaid.z = 0`,
 //!   `%ntid.y = … = 1`; `1 ≤ %ntid.x ≤ 1024`, `1 ≤ %nctaid.x ≤ 2^31 − 1` — except for a
 //!   contract with declared extents or integer params ([`EntryContract::three_dimensional`]),
-//!   whose launches have the same ranges along every axis, each coordinate a symbol;
+//!   whose launches have each coordinate a symbol, with `%ntid` and `%nctaid` along each axis
+//!   within [`MAX_BLOCK`] and [`MAX_GRID`];
 //! - a declared extent has a value at every launch (see [`Extent::Declared`]), and integer
 //!   params it names are `≥ 0`;
 //! - `0 ≤ n < 2^63` and every shape `0 ≤ shape_k < 2^63`; for strided, `n = Π shape_k`;
@@ -77,6 +78,17 @@ pub const VERIFIER_ID: &str = concat!(
     "+",
     env!("JITSEAM_VERIFY_SOURCE_HASH")
 );
+
+/// The largest block every proof assumes, along x, y and z: every CUDA device's own limits
+/// (compute capability 3.0 on). A launch check refuses a larger block, whatever a device
+/// reports.
+pub const MAX_BLOCK: [u32; 3] = [1024, 1024, 64];
+
+/// The largest grid every proof assumes, along x, y and z: every CUDA device's own limits
+/// (compute capability 3.0 on), so that a row index `blockIdx.y · blockDim.y + threadIdx.y`
+/// is below `65535 · 1024` and a small multiple of it reads exactly as an `int`. A launch check
+/// refuses a larger grid, whatever a device reports.
+pub const MAX_GRID: [u32; 3] = [(1 << 31) - 1, 65_535, 65_535];
 
 use analyze::{Analyzer, initial_state};
 use atoms::{AtomKind, Atoms, NTID, TID};

@@ -254,6 +254,25 @@ impl Proof {
     pub fn guarded(&self) -> Option<&Guarded> {
         self.guarded.as_deref()
     }
+
+    /// The proof with each guard through pointer `.param` `i` naming it `declared[i]` (the
+    /// caller's declaration of the parameter list) in [`Guard::name`] and [`Guard::why`],
+    /// where the verifier wrote the PTX's name; a parameter past `declared` keeps it.
+    pub fn with_declared_names(mut self, declared: &[&str]) -> Self {
+        for guard in &mut self.guards {
+            let ClaimTarget::Param(i) = guard.target else {
+                continue;
+            };
+            let Some(name) = declared.get(i as usize) else {
+                continue;
+            };
+            guard.why = guard
+                .why
+                .replace(&format!("`{}`", guard.name), &format!("`{name}`"));
+            guard.name = (*name).to_owned();
+        }
+        self
+    }
 }
 
 /// What a hidden parameter of a guarded entry carries (`.u64` each).
