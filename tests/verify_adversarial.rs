@@ -1609,6 +1609,33 @@ attacks! {
         fault: Fault::Memory(OutOfBounds),
         reject: MayWrap,
     };
+    // A wrapped index tested signed: `ctaid · 2^30 + tid` is −2^31 + tid in block 2, which
+    // passes `i < n` and stores before `out`.
+    custom_wrapped_index_tested_signed => Attack {
+        ptx: entry(&[".u64 k_out", ".u32 k_n"], &format!(
+            "{DECLS}\tld.param.u64 %rd1, [k_out];\n\tld.param.u32 %r4, [k_n];\n\tmov.u32 %r1, %ctaid.x;\n\
+             \tmov.u32 %r3, %tid.x;\n\tmad.lo.s32 %r5, %r1, 1073741824, %r3;\n\
+             \tsetp.ge.s32 %p1, %r5, %r4;\n\t@%p1 ret;\n{}",
+            store_f32_s32(5, "rejected, faults")
+        )),
+        abi: Abi::Custom("out: out f32[n], n: i32", None),
+        launch: custom(LaunchConfig::linear(3, 4), &[], &[8], &[ParamValue::I32(8)]),
+        fault: Fault::Memory(OutOfBounds),
+        reject: MayWrap,
+    };
+    // The same wrapped index tested signed, then read unsigned: −2^31 + tid is 2^31 + tid.
+    custom_wrapped_index_tested_signed_read_unsigned => Attack {
+        ptx: entry(&[".u64 k_out", ".u32 k_n"], &format!(
+            "{DECLS}\tld.param.u64 %rd1, [k_out];\n\tld.param.u32 %r4, [k_n];\n\tmov.u32 %r1, %ctaid.x;\n\
+             \tmov.u32 %r3, %tid.x;\n\tmad.lo.s32 %r5, %r1, 1073741824, %r3;\n\
+             \tsetp.ge.s32 %p1, %r5, %r4;\n\t@%p1 ret;\n{}",
+            store_f32_u32(5, "rejected, faults")
+        )),
+        abi: Abi::Custom("out: out f32[n], n: i32", None),
+        launch: custom(LaunchConfig::linear(3, 4), &[], &[8], &[ParamValue::I32(8)]),
+        fault: Fault::Memory(OutOfBounds),
+        reject: MayWrap,
+    };
     // A three-dimensional launch: `%tid.z` scales the index past the extent.
     custom_tid_z => Attack {
         ptx: custom_guarded(

@@ -98,15 +98,29 @@ fn the_proven_rows_launch_and_a_taller_grid_is_refused() {
     {
         let mut outs = [ArgMut::from(&mut out)];
         kernel
-            .launch_custom(&stream, Some(config(3)), &[], &mut outs, &[ParamValue::I32(21)])
+            .launch_custom(
+                &stream,
+                Some(config(3)),
+                &[],
+                &mut outs,
+                &[ParamValue::I32(21)],
+            )
             .unwrap();
     }
     let got = stream.read(&out).unwrap();
-    let want: Vec<f32> = (0..21).map(|i| if i % 2 == 0 { 1.0 } else { 0.0 }).collect();
+    let want: Vec<f32> = (0..21)
+        .map(|i| if i % 2 == 0 { 1.0 } else { 0.0 })
+        .collect();
     assert_eq!(got, want);
     let mut outs = [ArgMut::from(&mut out)];
     let refused = kernel
-        .launch_custom(&stream, Some(config(65_536)), &[], &mut outs, &[ParamValue::I32(21)])
+        .launch_custom(
+            &stream,
+            Some(config(65_536)),
+            &[],
+            &mut outs,
+            &[ParamValue::I32(21)],
+        )
         .unwrap_err();
     assert!(matches!(refused, Error::LaunchConfig { .. }), "{refused}");
 }

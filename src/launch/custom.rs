@@ -489,7 +489,15 @@ mod tests {
                 other => panic!("{what}: expected a refusal, got {other:?}"),
             }
         }
-        assert!(check_config("k", &config([3, 65_535, 65_535], [16, 1, 64]), &limits, None).is_ok());
+        assert!(
+            check_config(
+                "k",
+                &config([3, 65_535, 65_535], [16, 1, 64]),
+                &limits,
+                None
+            )
+            .is_ok()
+        );
         // A device's own smaller limit is the device's.
         let mut small = generous();
         small.device.max_grid[1] = 100;

@@ -263,6 +263,14 @@ impl Atoms {
         self.list.get(a as usize)
     }
 
+    /// Whether `a` is a loop's symbol (its header's value of a register the loop writes) or
+    /// a loop's iteration count.
+    pub(crate) fn loop_carried(&self, a: Atom) -> bool {
+        self.info(a).is_some_and(|i| {
+            i.kind == AtomKind::Counter || i.key.is_some_and(|k| k.0 == super::analyze::LOOP_SYMBOL)
+        })
+    }
+
     pub(crate) fn range(&self, a: Atom) -> (i128, i128) {
         self.info(a).map_or((-INF, INF), |i| (i.lo, i.hi))
     }

@@ -111,6 +111,45 @@ impl Analyzer<'_> {
         }
     }
 
+    /// The operand `src` of an order comparison at width `w`, whose value `v` is a polynomial
+    /// that may not read exactly at that width (a 32-bit `mad.lo` of a masked block index
+    /// that may wrap): the register holds *some* `w`-bit number, which the comparison reads
+    /// signed or unsigned. A fresh number of that range stands for it from here on — in the
+    /// register too, so that what the comparison learns of it holds of every later read (a
+    /// read of the other signedness does not fit its range and stays unknown). A value that
+    /// fits is kept, with every relation it has, and so is one carried around a loop.
+    fn compared_bits(
+        &mut self,
+        st: &mut State,
+        src: Src,
+        v: Val,
+        w: u8,
+        signed: bool,
+        key: (u32, u32, u32),
+    ) -> Val {
+        let (Src::Reg(r), Val::Int { p, w: held }) = (src, &v) else {
+            return v;
+        };
+        let range = if signed {
+            signed_range(w)
+        } else {
+            unsigned_range(w)
+        };
+        // A value carried around a loop is left as it is: its relations (the induction the
+        // loop's exit test needs) are worth more than a bound on a fresh number, and it may
+        // read exactly once the loop's invariants are known.
+        let carried = p.atoms().any(|a| self.atoms.loop_carried(a));
+        if *held != w || carried || self.fits(&st.facts, p, range) {
+            return v;
+        }
+        let bits = Val::Int {
+            p: self.opaque(key, range, true),
+            w,
+        };
+        st.set(r, bits.clone());
+        bits
+    }
+
     /// `v` written at width `w`: its low `w` bits.
     fn narrow(&mut self, v: Val, w: u8, key: (u32, u32, u32)) -> Val {
         match v {
@@ -312,6 +351,14 @@ impl Analyzer<'_> {
             } => {
                 let va = self.read(st, *a, *w, key(0));
                 let vb = self.read(st, *b, *w, key(1));
+                let (va, vb) = if matches!(cmp, Cmp::Lt | Cmp::Le | Cmp::Gt | Cmp::Ge) {
+                    (
+                        self.compared_bits(st, *a, va, *w, *signed, key(2)),
+                        self.compared_bits(st, *b, vb, *w, *signed, key(3)),
+                    )
+                } else {
+                    (va, vb)
+                };
                 let t = match (&va, &vb, cmp) {
                     (Val::HiTest(list, hw, k), Val::Int { p, .. }, Cmp::Eq | Cmp::Ne)
                         if p.is_zero() && hw == w =>

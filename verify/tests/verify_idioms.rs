@@ -626,3 +626,26 @@ fn unrolled_loop_reading_past_its_guard_is_out_of_bounds() {
     let body = unrolled("u64", &main, &copy_at(6), "ge");
     rejected(scalar(&body), RejectKind::OutOfBounds);
 }
+
+/// `__umul24(blockIdx.x, blockDim.x) + threadIdx.x` as NVRTC writes it (masked operands, a
+/// 32-bit `mad.lo` that may wrap) tested `i < m` unsigned: whatever number the register holds,
+/// the test bounds it, so the unsigned read below is in bounds (`m = min(n, 1000)`). Tested
+/// signed, the number may be negative, and its unsigned read is not bounded.
+#[test]
+fn a_wrapped_index_tested_unsigned_is_bounded_by_the_test() {
+    let body = |cmp: &str, tail: &str| {
+        format!(
+            "	and.b32 	%r10, %r1, 16777215;
+	and.b32 	%r11, %r2, 16777215;
+	mad.lo.s32 	%r12, %r11, %r10, %r3;
+	min.u64 	%rd11, %rd3, 1000;
+	cvt.u32.u64 	%r13, %rd11;
+	setp.ge.{cmp} 	%p1, %r12, %r13;
+	@%p1 bra 	DONE;
+	cvt.u64.u32 	%rd12, %r12;
+{tail}"
+        )
+    };
+    accepted(scalar(&body("u32", &copy_at(12))));
+    rejected(scalar(&body("s32", &bad_load_at(12))), RejectKind::MayWrap);
+}

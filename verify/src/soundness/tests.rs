@@ -1284,3 +1284,50 @@ fn the_guard_sequence() {
     }
     assert_sound("the_guard_sequence", &forms);
 }
+
+/// An order test of a value that may not read exactly at the test's width (a 32-bit `mad.lo`
+/// of a masked block index, which wraps): the register holds some number of the test's range,
+/// which the test bounds. The register's value after the test, what each branch learns of it,
+/// and a widening multiply of it must hold of the concrete run — for sums that wrap and sums
+/// that do not, at both signednesses, against bounds anywhere in the range.
+#[test]
+fn order_tests_of_wrapped_values() {
+    let mut forms = Vec::new();
+    for ty in [U32, S32] {
+        let (wide, word) = if ty == U32 {
+            (U64, "u32")
+        } else {
+            (S64, "s32")
+        };
+        for cmp in ["lt", "le", "gt", "ge"] {
+            for a in [(0, (1i128 << 24) - 1), (0, 1000)] {
+                for n in [full(ty), (0, 1 << 20), (full(ty).1 - 1000, full(ty).1)] {
+                    forms.push(Form {
+                        regs: vec![
+                            ("%a", ty),
+                            ("%b", ty),
+                            ("%c", ty),
+                            ("%n", ty),
+                            ("%r", ty),
+                            ("%d", wide),
+                            ("%p", Pred),
+                        ],
+                        inputs: vec![
+                            input("%a", ty, a),
+                            input("%b", ty, (1, 1024)),
+                            input("%c", ty, (0, 1023)),
+                            input("%n", ty, n),
+                        ],
+                        text: format!(
+                            "mad.lo.s32 %r, %b, %a, %c; setp.{cmp}.{word} %p, %r, %n; \
+                             mul.wide.{word} %d, %r, 16;"
+                        ),
+                        outputs: vec![("%r", ty), ("%d", wide), ("%p", Pred)],
+                        branch: Some("%p"),
+                    });
+                }
+            }
+        }
+    }
+    assert_sound("order_tests_of_wrapped_values", &forms);
+}
