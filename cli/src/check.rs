@@ -2,7 +2,9 @@
 //! cubin or fatbin file.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
+use jitseam::kernel::proof_cache::{DiskProofCache, ProofCache};
 use jitseam::{Artifact, ArtifactKind, Error, Kernel};
 use jitseam_verify::Coverage;
 
@@ -20,6 +22,61 @@ pub(crate) struct Args {
     /// must be proven.
     #[arg(long)]
     no_guards: bool,
+    /// Keep the proof on disk and take it from there on the next check of the same kernel,
+    /// signature and verifier build: in DIR, or without one in `$XDG_CACHE_HOME/jitseam/proofs`
+    /// (`~/.cache/jitseam/proofs`). `JITSEAM_PROOF_CACHE=DIR` does the same. Says on stderr
+    /// whether the proof came from disk.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "")]
+    proof_cache: Option<String>,
+}
+
+/// Where `--proof-cache` (or `JITSEAM_PROOF_CACHE`) puts proofs: `Some(None)` for the default
+/// directory, `None` when the disk cache is off.
+fn proof_cache_dir(args: &Args) -> Option<Option<std::path::PathBuf>> {
+    let named = args
+        .proof_cache
+        .clone()
+        .or_else(|| std::env::var("JITSEAM_PROOF_CACHE").ok())?;
+    Some((!named.is_empty()).then(|| named.into()))
+}
+
+/// Turns the disk proof cache on for this process, as asked.
+fn open_proof_cache(args: &Args) -> Result<Option<Arc<DiskProofCache>>, String> {
+    let Some(dir) = proof_cache_dir(args) else {
+        return Ok(None);
+    };
+    let disk = match dir {
+        Some(dir) => DiskProofCache::open(dir),
+        None => DiskProofCache::open_default(),
+    }
+    .map_err(|e| format!("proof cache: {e}"))?;
+    let cache = ProofCache::global();
+    cache.set_disk(Some(disk));
+    Ok(cache.disk())
+}
+
+/// One line on stderr: what the disk proof cache answered (a hit is a proof taken from disk;
+/// a proof verified after a miss is kept there, a decline is not).
+fn report_proof_cache(disk: Option<&DiskProofCache>) {
+    let Some(disk) = disk else {
+        return;
+    };
+    let stats = disk.stats();
+    let mut line = format!(
+        "proof cache {}: {} hit{}, {} miss{}",
+        disk.dir().display(),
+        stats.hits,
+        if stats.hits == 1 { "" } else { "s" },
+        stats.misses,
+        if stats.misses == 1 { "" } else { "es" },
+    );
+    if stats.corrupt > 0 {
+        line.push_str(&format!(", {} damaged entries refused", stats.corrupt));
+    }
+    if stats.store_errors > 0 {
+        line.push_str(&format!(", {} not stored", stats.store_errors));
+    }
+    eprintln!("{line}");
 }
 
 /// `load()`, or `load_proven()` under `--no-guards`.
@@ -35,6 +92,13 @@ fn load(
 }
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode, String> {
+    let disk = open_proof_cache(args)?;
+    let verdict = check(args);
+    report_proof_cache(disk.as_deref());
+    verdict
+}
+
+fn check(args: &Args) -> Result<ExitCode, String> {
     let artifact = args.kernel.artifact()?;
     let spec = artifact.abi.clone();
     let kind = artifact.kind;

@@ -151,3 +151,40 @@ fn check_and_inspect_json_list_the_guards() {
         "{doc}"
     );
 }
+
+/// `--proof-cache DIR`: the first check verifies and keeps the proof, the next takes it from
+/// disk and reports the same verdict; `JITSEAM_PROOF_CACHE` does the same.
+#[test]
+fn check_keeps_and_reuses_proofs_on_disk() {
+    let dir = std::env::temp_dir().join(format!("jitseam-cli-proofs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let dir_arg = dir.to_str().expect("utf-8 temp dir");
+    let (code, first) = check_embedding(&["--proof-cache", dir_arg]);
+    assert_eq!(code, 0, "{first}");
+    assert!(first.contains(": 0 hits, 1 miss"), "{first}");
+    let (code, second) = check_embedding(&["--proof-cache", dir_arg]);
+    assert_eq!(code, 0, "{second}");
+    assert!(second.contains(": 1 hit, 0 misses"), "{second}");
+    let verdict = |text: &str| {
+        text.lines()
+            .filter(|l| !l.starts_with("proof cache"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(verdict(&first), verdict(&second));
+    let out = Command::new(env!("CARGO_BIN_EXE_jitseam"))
+        .args([
+            "check",
+            PTX,
+            "--entry",
+            "embedding",
+            "--signature",
+            EMBEDDING,
+        ])
+        .env("JITSEAM_PROOF_CACHE", &dir)
+        .output()
+        .expect("run jitseam");
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains(": 1 hit, 0 misses"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
