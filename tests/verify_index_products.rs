@@ -115,3 +115,83 @@ fn an_extent_one_short_is_declined() {
         "x: in f32[m * grid.y * grid.z - 1], y: out f32[n * grid.y * grid.z], n: i32, m: i32",
     );
 }
+
+/// A tile's row-major index taken as an `int`: `(16·blockIdx.y + threadIdx.y)·wA + threadIdx.x`
+/// (`mad.lo.s32`) for the block (16, 16, 1), then widened. It reads exactly because it lies
+/// below `A`'s extent, which every launch keeps within `2^31 − 1`; no one search shows both.
+const TILE_ROWS: &str = r".version 8.5
+.target sm_80
+.address_size 64
+
+.visible .entry tile_rows(
+	.param .u64 tile_rows_param_0,
+	.param .u64 tile_rows_param_1,
+	.param .u32 tile_rows_param_2
+)
+{
+	.reg .pred 	%p<2>;
+	.reg .f32 	%f<2>;
+	.reg .b32 	%r<20>;
+	.reg .b64 	%rd<8>;
+
+	ld.param.u64 	%rd1, [tile_rows_param_0];
+	ld.param.u64 	%rd2, [tile_rows_param_1];
+	ld.param.u32 	%r10, [tile_rows_param_2];
+	mov.u32 	%r1, %tid.x;
+	mov.u32 	%r2, %tid.y;
+	mov.u32 	%r3, %ctaid.y;
+	setp.lt.s32 	%p1, %r10, 1;
+	@%p1 bra 	$L__BB0_2;
+
+	shl.b32 	%r16, %r3, 4;
+	add.s32 	%r17, %r2, %r16;
+	mad.lo.s32 	%r18, %r10, %r17, %r1;
+	cvta.to.global.u64 	%rd3, %rd1;
+	mul.wide.s32 	%rd4, %r18, 4;
+	add.s64 	%rd5, %rd3, %rd4;
+	ld.global.f32 	%f1, [%rd5];
+	cvta.to.global.u64 	%rd6, %rd2;
+	st.global.f32 	[%rd6], %f1;
+
+$L__BB0_2:
+	ret;
+
+}
+";
+
+const TILE_SIG: &str =
+    "A: in f32[16 + wA * (16 * grid.y - 1)], o: out f32[1], wA: i32; block = (16, 16, 1)";
+
+#[test]
+fn a_tile_index_below_its_extent_reads_exactly_as_an_int() {
+    let proof = verify(TILE_ROWS, "tile_rows", TILE_SIG).unwrap();
+    assert!(proof.guards().is_empty());
+    assert!(
+        proof
+            .conditions
+            .iter()
+            .any(|c| matches!(c, jitseam_verify::LaunchCondition::ExtentsAtMost { limit } if *limit == (1 << 31) - 1)),
+        "{:?}",
+        proof.conditions
+    );
+}
+
+#[test]
+fn a_tile_index_past_its_extent_is_declined() {
+    // One row of `wA` short: the last tile row's index passes the extent, and nothing else
+    // bounds the `int` it is computed in.
+    for signature in [
+        "A: in f32[wA * (16 * grid.y - 1)], o: out f32[1], wA: i32; block = (16, 16, 1)",
+        "A: in f32[16 + wA * (16 * grid.y - 1)], o: out f32[1], wA: i32; block = (32, 16, 1)",
+    ] {
+        let err = verify(TILE_ROWS, "tile_rows", signature).unwrap_err();
+        assert!(
+            matches!(err.kind, RejectKind::MayWrap | RejectKind::OutOfBounds),
+            "{signature}: {err}"
+        );
+        assert!(
+            err.instruction.contains("ld.global.f32"),
+            "{signature}: {err}"
+        );
+    }
+}

@@ -44,7 +44,46 @@ impl Analyzer<'_> {
         let (Some(a), Some(b)) = (p.add_const(-lo), p.neg().and_then(|n| n.add_const(hi))) else {
             return false;
         };
-        self.prove(facts, &a) && self.prove(facts, &b)
+        self.prove(facts, &a) && (self.prove(facts, &b) || self.below_an_extent(facts, p, hi))
+    }
+
+    /// `p ≤ hi` by way of a declared extent `E`: `p ≤ E − 1` and `E − 1 ≤ hi` (the second a
+    /// launch condition's bound on every extent, where the proof assumes one). An index below
+    /// the extent it addresses reads exactly at a width the extent fits, though the two steps
+    /// together are more than one proof search finds. Tried with the extents that share a
+    /// parameter with `p`.
+    fn below_an_extent(&mut self, facts: &Facts, p: &Poly, hi: i128) -> bool {
+        let params = |q: &Poly| -> Vec<super::poly::Atom> {
+            q.atoms()
+                .filter(|&a| {
+                    matches!(
+                        self.atoms.info(a).map(|i| &i.kind),
+                        Some(AtomKind::Param(_))
+                    )
+                })
+                .collect()
+        };
+        let mine = params(p);
+        if mine.is_empty() {
+            return false;
+        }
+        let extents: Vec<Poly> = self
+            .declared
+            .iter()
+            .flatten()
+            .filter(|e| params(e).iter().any(|a| mine.contains(a)))
+            .cloned()
+            .collect();
+        let p = facts.normalize(p).unwrap_or_else(|| p.clone());
+        extents.iter().any(|e| {
+            let (Some(inside), Some(capped)) = (
+                e.add_const(-1).and_then(|x| x.sub(&p)),
+                e.neg().and_then(|x| x.add_const(hi + 1)),
+            ) else {
+                return false;
+            };
+            self.prove(facts, &capped) && self.prove(facts, &inside)
+        })
     }
 
     pub(crate) fn prove(&mut self, facts: &Facts, g: &Poly) -> bool {
