@@ -50,8 +50,8 @@ impl Analyzer<'_> {
     /// `p ≤ hi` by way of a declared extent `E`: `p ≤ E − 1` and `E − 1 ≤ hi` (the second a
     /// launch condition's bound on every extent, where the proof assumes one). An index below
     /// the extent it addresses reads exactly at a width the extent fits, though the two steps
-    /// together are more than one proof search finds. Tried with the extents that share a
-    /// parameter with `p`.
+    /// together are more than one proof search finds. Tried for `int` reads, with the extents
+    /// that share a parameter with `p`.
     fn below_an_extent(&mut self, facts: &Facts, p: &Poly, hi: i128) -> bool {
         let params = |q: &Poly| -> Vec<super::poly::Atom> {
             q.atoms()
@@ -63,8 +63,10 @@ impl Analyzer<'_> {
                 })
                 .collect()
         };
+        // Signed 32 bits only: below 2^32 an extent's weaker condition would serve, and the
+        // search may find the stricter one first.
         let mine = params(p);
-        if mine.is_empty() {
+        if hi != (1 << 31) - 1 || mine.is_empty() {
             return false;
         }
         let extents: Vec<Poly> = self
@@ -82,7 +84,13 @@ impl Analyzer<'_> {
             ) else {
                 return false;
             };
-            self.prove(facts, &capped) && self.prove(facts, &inside)
+            // The conditions a failed attempt's first half used are not the proof's.
+            let used = self.used_tags;
+            let held = self.prove(facts, &inside) && self.prove(facts, &capped);
+            if !held {
+                self.used_tags = used;
+            }
+            held
         })
     }
 
