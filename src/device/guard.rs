@@ -148,9 +148,11 @@ impl FaultRecords {
     /// at the stream's first guarded launch. `cache` is the kernel's: a launch on the stream
     /// of its last one takes them from there.
     ///
-    /// A cached record is still the stream's: the caller holds `stream`, so its record is not
-    /// freed while it launches (only a record whose stream no one else holds is), and one
-    /// freed before is a newer generation than the cache's.
+    /// A cached record is still the stream's: a record is freed only with the device, or once
+    /// its stream is held by nothing but the record — and nothing upgrades a weak stream
+    /// handle, so that stream launches nothing more, and the cache's weak count keeps any
+    /// later stream from taking its address. Each free bumps the generation first, so an entry
+    /// cached before a free that happened before this launch misses whatever freed it.
     #[inline]
     pub(super) fn record(
         &self,
