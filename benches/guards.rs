@@ -10,7 +10,8 @@
 //! time. Where `valgrind` is installed, the host instructions each launch costs the emulator
 //! per element are counted by callgrind as well (this binary run with each kernel for one and
 //! two launches, so setup cancels out): a ratio load cannot move. And the guard sequence
-//! itself: the instructions the rewrite puts before each guarded access.
+//! itself: the PTX instructions the rewrite puts around each guarded access, and how many of
+//! them an in-bounds access runs (the rest, the fault record, are branched over).
 //!
 //! Run with `cargo bench --bench guards`.
 
@@ -189,13 +190,22 @@ fn main() {
             "NOT met"
         }
     );
-    // The guard's block replaces the access on its own line: its instructions, less the access.
+    // The guard's block replaces the access on its own line: the check up to its branch, the
+    // fault record the branch skips, then the readdressing and the access.
     let rewrite = guarded.loaded().guarded().unwrap().ptx();
     let block = rewrite.lines().find(|l| l.contains("{ .reg .b64")).unwrap();
-    let instructions = block.matches(';').count() - 3 - 1;
+    let (check, rest) = block.split_once(" bra ").unwrap();
+    let (record, access) = rest.split_once(": ").unwrap();
+    // Less the three declarations; with the branch.
+    let check = check.matches(';').count() - 3 + 1;
+    // Less the branch's own `;`.
+    let record = record.matches(';').count() - 1;
+    // Less the access.
+    let after = access.matches(';').count() - 1;
     println!(
-        "  guard: {instructions} PTX instructions before each guarded access ({} of them run only when it fails)",
-        block.matches("@%__jsgp3").count() + 1
+        "  guard: {} PTX instructions besides each guarded access; {} of them run on an in-bounds one, {record} only when it fails",
+        check + record + after,
+        check + after
     );
     match (
         instructions_per_element("unverified"),

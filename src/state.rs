@@ -102,12 +102,14 @@ pub(crate) struct ParsedPtx {
 pub struct GuardedEntry {
     /// The rewritten module.
     pub(crate) ptx: String,
-    /// Each hidden parameter's role, in order.
-    pub(crate) hidden: Vec<jitseam_verify::GuardParam>,
     /// The packet: the declared parameters, then the hidden ones.
     pub(crate) layout: ParamLayout,
     /// What a guard failure names.
     pub(crate) table: Arc<crate::device::GuardTable>,
+    /// Where each launch writes the hidden parameters.
+    pub(crate) words: crate::launch::HiddenWords,
+    /// The stream, fault record and tag of the last guarded launch, for the next one.
+    pub(crate) cache: crate::device::RecordCache,
 }
 
 impl GuardedEntry {

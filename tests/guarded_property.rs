@@ -3,7 +3,10 @@
 //! random indices, the kernel `load()` guards, launched on the emulator, gives exactly what the
 //! same kernel loaded unverified gives whenever that launch does not fault — and reports
 //! `Error::GuardFault` at the guarded line whenever it would (an index out of range: the
-//! unverified launch reaches the emulator's memory checker).
+//! unverified launch reaches the emulator's memory checker), naming one failing thread and its
+//! offset; a gather's faulting loads give 0 and its other elements are still gathered. The
+//! gathers include loads under their own predicate (taken for even indices, or odd ones),
+//! whose guard skips the fault record for the threads that do not load.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
 use jitseam::device::{Arg, ArgMut, EmulatorConfig};
@@ -21,6 +24,25 @@ enum Form {
     Scatter,
     /// `atom.add out[idx[i]·s + c], x[i]`.
     ScatterAdd,
+    /// `out[i] = idx[i]` even ? `x[idx[i]·s + c]` : 7, the load under `@%p`.
+    GatherEven,
+    /// `out[i] = idx[i]` odd ? `x[idx[i]·s + c]` : 7, the load under `@!%p`.
+    GatherOdd,
+}
+
+impl Form {
+    /// Whether the guarded access runs for index `j`.
+    fn runs(self, j: i32) -> bool {
+        match self {
+            Form::GatherEven => j % 2 == 0,
+            Form::GatherOdd => j % 2 != 0,
+            Form::Gather | Form::Scatter | Form::ScatterAdd => true,
+        }
+    }
+
+    fn gathers(self) -> bool {
+        matches!(self, Form::Gather | Form::GatherEven | Form::GatherOdd)
+    }
 }
 
 fn ptx(form: Form, scale: i32, shift: i32) -> String {
@@ -36,6 +58,16 @@ fn ptx(form: Form, scale: i32, shift: i32) -> String {
         Form::ScatterAdd => {
             "add.s64 %rd13, %rd11, %rd8;\n\tld.global.u32 %r6, [%rd13];\n\
              \tadd.s64 %rd14, %rd12, %rd10;\n\tatom.global.add.u32 %r7, [%rd14], %r6; // <- guarded"
+        }
+        Form::GatherEven => {
+            "and.b32 %r7, %r4, 1;\n\tsetp.eq.u32 %p0, %r7, 0;\n\tmov.u32 %r6, 7;\n\
+             \tadd.s64 %rd13, %rd11, %rd10;\n\t@%p0 ld.global.u32 %r6, [%rd13]; // <- guarded\n\
+             \tadd.s64 %rd14, %rd12, %rd8;\n\tst.global.u32 [%rd14], %r6;"
+        }
+        Form::GatherOdd => {
+            "and.b32 %r7, %r4, 1;\n\tsetp.eq.u32 %p0, %r7, 0;\n\tmov.u32 %r6, 7;\n\
+             \tadd.s64 %rd13, %rd11, %rd10;\n\t@!%p0 ld.global.u32 %r6, [%rd13]; // <- guarded\n\
+             \tadd.s64 %rd14, %rd12, %rd8;\n\tst.global.u32 [%rd14], %r6;"
         }
     };
     format!(
@@ -107,6 +139,29 @@ fn launch(
     stream.read(&out)
 }
 
+/// [`launch`]'s output even where it faulted: the fault read off the stream first.
+fn launch_out(
+    device: &Device,
+    kernel: &Kernel<Erased, DeviceBound>,
+    x: &[u32],
+    idx: &[i32],
+    out0: &[u32],
+) -> Vec<u32> {
+    let xs = device.upload(x).unwrap();
+    let is: DeviceBuffer<i32> = device.upload(idx).unwrap();
+    let mut out = device.upload(out0).unwrap();
+    let stream = device.default_stream();
+    {
+        let ins: [Arg<'_>; 2] = [(&xs).into(), (&is).into()];
+        let mut outs: [ArgMut<'_>; 1] = [(&mut out).into()];
+        kernel
+            .launch(&stream, &ins, &mut outs, &[x.len()], &[])
+            .unwrap();
+    }
+    assert!(matches!(stream.synchronize(), Err(Error::GuardFault(_))));
+    stream.read(&out).unwrap()
+}
+
 fn device() -> Device {
     Device::emulator_with(EmulatorConfig {
         workers: 1,
@@ -126,7 +181,13 @@ proptest! {
 
     #[test]
     fn guarded_runs_equal_unverified_ones_or_report_the_fault(
-        form in prop_oneof![Just(Form::Gather), Just(Form::Scatter), Just(Form::ScatterAdd)],
+        form in prop_oneof![
+            Just(Form::Gather),
+            Just(Form::Scatter),
+            Just(Form::ScatterAdd),
+            Just(Form::GatherEven),
+            Just(Form::GatherOdd),
+        ],
         scale in 1i32..4,
         shift in -2i32..3,
         n in 1usize..200,
@@ -169,10 +230,10 @@ proptest! {
         let out0 = vec![0xdead_beefu32; n];
         let plain = launch(&device, &unverified, &x, &idx, &out0);
         let checked = launch(&device, &guarded, &x, &idx, &out0);
-        let in_range = idx.iter().all(|&j| {
-            let e = i64::from(j) * i64::from(scale) + i64::from(shift);
-            (0..n as i64).contains(&e)
-        });
+        let element = |j: i32| i64::from(j) * i64::from(scale) + i64::from(shift);
+        let in_range = idx
+            .iter()
+            .all(|&j| !form.runs(j) || (0..n as i64).contains(&element(j)));
         match (plain, checked) {
             (Ok(a), Ok(b)) => {
                 prop_assert!(in_range, "an index out of range passed both");
@@ -182,6 +243,25 @@ proptest! {
                 prop_assert!(!in_range);
                 prop_assert_eq!(fault.line, guarded_line(&text), "{}", fault);
                 prop_assert_eq!(fault.limit, n as u64);
+                // One block: the thread is the element, and it is one that faults.
+                let i = fault.thread[0] as usize;
+                prop_assert_eq!(fault.block, [0, 0, 0]);
+                let j = idx[i];
+                prop_assert!(form.runs(j) && !(0..n as i64).contains(&element(j)), "{}", fault);
+                prop_assert_eq!(fault.offset, (element(j) * 4) as u64, "{}", fault);
+                if form.gathers() {
+                    // The launch ran to its end: the faulting loads gave 0.
+                    let got = launch_out(&device, &guarded, &x, &idx, &out0);
+                    let want: Vec<u32> = idx
+                        .iter()
+                        .map(|&j| match usize::try_from(element(j)) {
+                            _ if !form.runs(j) => 7,
+                            Ok(e) if e < n => x[e],
+                            _ => 0,
+                        })
+                        .collect();
+                    prop_assert_eq!(got, want);
+                }
             }
             (plain, checked) => {
                 prop_assert!(false, "unverified {:?}, guarded {:?}\n{}", plain, checked, text);

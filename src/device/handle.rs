@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::{Arc, OnceLock, Weak};
 
 use super::backend::{Backend, BackendStream, DeviceProperties};
-use super::guard::{FaultRecords, GuardTable};
+use super::guard::{FaultRecords, GuardTable, RecordCache};
 use crate::error::Error;
 use crate::liveness::{DeviceId, LivenessToken};
 
@@ -86,15 +86,18 @@ impl Device {
     }
 
     /// The fault record a guarded launch of `table`'s kernel on `stream` writes, and the tag
-    /// that names the kernel in it (see [`FaultRecords`]).
+    /// that names the kernel in it (see [`FaultRecords`]); `cache` is the kernel's memory of
+    /// its last launch.
+    #[inline]
     pub(crate) fn guard_record(
         &self,
         stream: &Arc<dyn BackendStream>,
         table: &Arc<GuardTable>,
+        cache: &RecordCache,
     ) -> Result<(u64, u64), Error> {
         self.inner
             .fault_records
-            .record(self.backend(), stream, table)
+            .record(self.backend(), stream, table, cache)
     }
 
     /// After `stream` was synchronized: the first guard failure its fault record holds, as

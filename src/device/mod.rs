@@ -33,6 +33,7 @@ pub use config::{ConfigLimits, LaunchConfig, LaunchLimits};
 pub use desc::{AsViewDesc, ViewDesc};
 pub use emulated::{EmulatorBackend, EmulatorConfig};
 pub use event::Event;
+pub(crate) use guard::RecordCache;
 pub use guard::{GuardSite, GuardTable};
 #[cfg(feature = "telemetry")]
 pub(crate) use handle::LaunchHook;

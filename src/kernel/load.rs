@@ -21,8 +21,9 @@ use super::params::verify_entry_params;
 use super::proof_cache::ProofCache;
 use crate::abi::{AbiContract, AbiKind, AbiSpec, ExpectedParam, ParamLayout};
 use crate::artifact::{Artifact, ArtifactKind};
-use crate::device::{GuardSite, GuardTable};
+use crate::device::{GuardSite, GuardTable, RecordCache};
 use crate::error::{Error, MangledEntry, ParamLists};
+use crate::launch::HiddenWords;
 use crate::seal;
 use crate::state::{FatbinChoice, GuardedEntry, LoadedData, LoadedImage, ParsedPtx};
 
@@ -522,14 +523,22 @@ fn guarded_entry(
             }
         })
         .collect();
+    let with_hidden = layout.with_hidden_words(rewritten.params.len());
+    let words = HiddenWords::of(
+        &rewritten.params,
+        &with_hidden,
+        layout,
+        artifact.abi.abi.is_custom(),
+    );
     Some(Arc::new(GuardedEntry {
         ptx: rewritten.ptx.clone(),
-        hidden: rewritten.params.clone(),
-        layout: layout.with_hidden_words(rewritten.params.len()),
+        layout: with_hidden,
         table: Arc::new(GuardTable {
             entry: artifact.link.entry_point.clone(),
             sites,
         }),
+        words,
+        cache: RecordCache::default(),
     }))
 }
 

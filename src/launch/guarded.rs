@@ -2,7 +2,8 @@
 //! the hidden ones the guarded rewrite takes (see [`GuardParam`]) — the stream's fault record,
 //! the tag that names the kernel in it, and for each guarded operand the `bytes`-wide slots the
 //! launch lets it reach. The fault record joins the operands a checking backend lends the
-//! launch.
+//! launch. Where each hidden word goes, and what it is, is worked out once at load
+//! ([`HiddenWords`]): a launch writes the record, the tag and its limits, nothing else.
 
 use jitseam_verify::{ClaimTarget, GuardParam};
 
@@ -10,9 +11,10 @@ use super::CheckedLaunch;
 use super::marshal::fill_packet;
 use super::reach::{byte_range_of_reach, reach};
 use crate::abi::{
-    ArgPacket, CustomKind, ExtentEnv, OperandRange, OperandReach, ParamRole, copy_le, eval_next,
+    ArgPacket, CustomKind, ExtentEnv, OperandRange, OperandReach, ParamLayout, ParamRole, copy_le,
+    eval_next,
 };
-use crate::device::AsViewDesc;
+use crate::device::{AsViewDesc, ViewDesc};
 use crate::state::GuardedEntry;
 
 /// A checked launch's operands and the fault record its guards write.
@@ -30,6 +32,114 @@ impl<L: OperandReach> OperandReach for WithRecord<'_, L> {
             len: jitseam_verify::FAULT_RECORD_BYTES as u64,
             writable: true,
         });
+    }
+}
+
+/// Where a guarded launch writes each hidden parameter, and what, worked out once at load:
+/// the record's and the tag's offsets, and for each limit its offset, its operand and its
+/// slot width. (Tag word 1 is 0 in every launch: the zeroed packet already holds it.)
+#[derive(Debug)]
+pub(crate) struct HiddenWords {
+    record: Option<usize>,
+    tag: Option<usize>,
+    limits: Vec<LimitWord>,
+}
+
+#[derive(Debug)]
+struct LimitWord {
+    at: usize,
+    of: LimitOf,
+    /// The slot's bytes: a power of two for every guard the rewrite makes, so a shift.
+    slot: Slot,
+}
+
+#[derive(Debug)]
+enum LimitOf {
+    /// The launch's dynamic shared bytes.
+    Shared,
+    /// Pointer parameter `q`, the `k`-th input of a dense ABI.
+    Input { q: usize, k: usize },
+    /// Pointer parameter `q`, the `m`-th output of a dense ABI.
+    Output { q: usize, m: usize },
+    /// Pointer parameter `q` of another role or ABI: what [`pointer_bytes`] says of it.
+    Other(usize),
+    /// What a launch does not know: every guarded access fails.
+    Nothing,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    Shift(u32),
+    Div(u64),
+}
+
+impl Slot {
+    fn of(bytes: u32) -> Self {
+        let bytes = bytes.max(1);
+        if bytes.is_power_of_two() {
+            Slot::Shift(bytes.trailing_zeros())
+        } else {
+            Slot::Div(u64::from(bytes))
+        }
+    }
+
+    #[inline(always)]
+    fn slots(self, bytes: u64) -> u64 {
+        match self {
+            Slot::Shift(k) => bytes >> k,
+            Slot::Div(w) => bytes / w,
+        }
+    }
+}
+
+impl HiddenWords {
+    /// The words of `hidden` (the rewrite's hidden parameters, in order) in `layout` (the
+    /// packet with them, after the `declared` parameters of `declared_layout`); `custom` when
+    /// the kernel's ABI is the custom one, whose pointers reach their declared extents.
+    pub(crate) fn of(
+        hidden: &[GuardParam],
+        layout: &ParamLayout,
+        declared_layout: &ParamLayout,
+        custom: bool,
+    ) -> Self {
+        let declared = declared_layout.params().len();
+        let mut words = HiddenWords {
+            record: None,
+            tag: None,
+            limits: Vec::new(),
+        };
+        for (role, placed) in hidden.iter().zip(layout.params().iter().skip(declared)) {
+            let at = placed.offset;
+            match role {
+                GuardParam::FaultRecord => words.record = Some(at),
+                GuardParam::Tag(0) => words.tag = Some(at),
+                GuardParam::Tag(_) => {}
+                GuardParam::Limit { target, bytes } => {
+                    let of = match target {
+                        ClaimTarget::Shared(_) => LimitOf::Shared,
+                        ClaimTarget::Param(q) => {
+                            let q = *q as usize;
+                            match declared_layout.params().get(q).map(|p| p.role) {
+                                Some(_) if custom => LimitOf::Other(q),
+                                Some(ParamRole::Input(k)) => LimitOf::Input { q, k: k as usize },
+                                Some(ParamRole::Output(m)) => LimitOf::Output { q, m: m as usize },
+                                Some(_) => LimitOf::Other(q),
+                                None => LimitOf::Nothing,
+                            }
+                        }
+                        // No hidden limit: a thread's frame has a fixed size (its guard's
+                        // limit is in the text), and the module's tables are never guarded.
+                        ClaimTarget::Local(_) | ClaimTarget::Table(_) => LimitOf::Nothing,
+                    };
+                    words.limits.push(LimitWord {
+                        at,
+                        of,
+                        slot: Slot::of(*bytes),
+                    });
+                }
+            }
+        }
+        words
     }
 }
 
@@ -52,37 +162,51 @@ pub(super) fn marshal_guarded<'c, I: AsViewDesc, O: AsViewDesc, R>(
     let mut packet = ArgPacket::zeroed(&guarded.layout, &reach, checked.facts.grid_stride);
     let bytes = packet.bytes_mut();
     fill_packet(checked, bytes);
-    let declared = checked.facts.layout.params().len();
-    let hidden = guarded.layout.params().iter().skip(declared);
-    for (role, placed) in guarded.hidden.iter().zip(hidden) {
-        let word = match role {
-            GuardParam::FaultRecord => record,
-            GuardParam::Tag(0) => tag,
-            GuardParam::Tag(_) => 0,
-            GuardParam::Limit { target, bytes } => limit(checked, target, *bytes),
-        };
-        if let Some(slot) = bytes.get_mut(placed.offset..placed.offset + 8) {
+    let words = &guarded.words;
+    let mut put = |at: Option<usize>, word: u64| {
+        if let Some(slot) = at.and_then(|at| bytes.get_mut(at..at + 8)) {
             copy_le(slot, word.to_le_bytes());
         }
+    };
+    put(words.record, record);
+    put(words.tag, tag);
+    for word in &words.limits {
+        put(Some(word.at), limit(checked, word));
     }
     use_packet(&packet)
 }
 
-/// How many `bytes`-wide slots `checked` lets `target` reach: a pointer's elements as its
-/// ABI gives them (a dense view's `n`, a custom pointer's declared extent), a dynamic shared
+/// How many slots `checked` lets `word`'s operand reach: a pointer's elements as its ABI
+/// gives them (a dense view's `n`, a custom pointer's declared extent), a dynamic shared
 /// array's launch bytes. 0 (every guarded access fails) for what the launch does not know.
-fn limit<I: AsViewDesc, O: AsViewDesc>(
-    checked: &CheckedLaunch<'_, I, O>,
-    target: &ClaimTarget,
-    bytes: u32,
-) -> u64 {
-    let bytes = u64::from(bytes.max(1));
-    match target {
-        ClaimTarget::Shared(_) => u64::from(checked.geometry.dynamic_shared_bytes) / bytes,
-        ClaimTarget::Param(q) => pointer_bytes(checked, *q as usize).map_or(0, |b| b / bytes),
-        // No hidden limit: a thread's frame has a fixed size (its guard's limit is in the text),
-        // and the module's tables are proven or refused.
-        ClaimTarget::Local(_) | ClaimTarget::Table(_) => 0,
+#[inline(always)]
+fn limit<I: AsViewDesc, O: AsViewDesc>(checked: &CheckedLaunch<'_, I, O>, word: &LimitWord) -> u64 {
+    let bytes = match word.of {
+        LimitOf::Shared => Some(u64::from(checked.geometry.dynamic_shared_bytes)),
+        LimitOf::Input { q, k } => checked
+            .inputs
+            .get(k)
+            .and_then(|v| view_bytes(v.view_desc()))
+            .or_else(|| pointer_bytes(checked, q)),
+        LimitOf::Output { q, m } => checked
+            .outputs
+            .get(m)
+            .and_then(|v| view_bytes(v.view_desc()))
+            .or_else(|| pointer_bytes(checked, q)),
+        LimitOf::Other(q) => pointer_bytes(checked, q),
+        LimitOf::Nothing => None,
+    };
+    bytes.map_or(0, |b| word.slot.slots(b))
+}
+
+/// The bytes a rank-1 unit-stride view (every operand of a dense launch) lends from its
+/// first element on: its elements; `None` for another view (see [`pointer_bytes`]).
+#[inline(always)]
+fn view_bytes(view: &ViewDesc) -> Option<u64> {
+    if view.rank == 1 && view.strides[0] == 1 {
+        (view.shape[0] as u64).checked_mul(view.dtype.size() as u64)
+    } else {
+        None
     }
 }
 

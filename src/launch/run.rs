@@ -367,7 +367,10 @@ impl<'k> Launch<'k> {
                 })?
             }
             Some(guarded) => {
-                let (record, tag) = stream.device().guard_record(raw, &guarded.table)?;
+                let (record, tag) =
+                    stream
+                        .device()
+                        .guard_record(raw, &guarded.table, &guarded.cache)?;
                 // SAFETY: as above for the declared parameters, which `marshal_guarded` writes
                 // exactly as `marshal_with` does. The hidden ones after them are what the
                 // guarded rewrite (the function `bind()` loaded for this kernel) takes: the

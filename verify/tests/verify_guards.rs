@@ -281,7 +281,8 @@ fn hidden_contract(proof: &Proof) -> EntryContract {
 
 /// A rewriter bug is a decline, not a hole: each guard broken by hand — a bound off by one, the
 /// alignment test dropped, the access at its original address, the slot unmasked, the limit of
-/// another width — is rejected by the re-verification at the guard's line, while the rewrite
+/// another width, the access left unpredicated where the fault record's path joins the
+/// in-bounds one — is rejected by the re-verification at the guard's line, while the rewrite
 /// as made is proven.
 #[test]
 fn a_broken_guard_is_rejected_by_the_re_verification() {
@@ -289,7 +290,7 @@ fn a_broken_guard_is_rejected_by_the_re_verification() {
     let text = &proof.guarded().expect("guarded").ptx;
     let contract = hidden_contract(&proof);
     assert!(verify_entry(text, "gather", &contract).is_ok());
-    let breaks: [(&str, &str, &str); 5] = [
+    let breaks: [(&str, &str, &str); 6] = [
         ("off by one", "setp.lt.and.u64", "setp.le.and.u64"),
         (
             "no alignment or wrap test",
@@ -310,6 +311,11 @@ fn a_broken_guard_is_rejected_by_the_re_verification() {
             "the predicate inverted",
             "@%__jsgp0 ld.global.f32",
             "@%__jsgp1 ld.global.f32",
+        ),
+        (
+            "the access unpredicated where the fault record's path joins the in-bounds one",
+            "@%__jsgp0 ld.global.f32 \t%f1, [%__jsgr3];",
+            "ld.global.f32 \t%f1, [%__jsgr3];",
         ),
     ];
     for (what, from, to) in breaks {

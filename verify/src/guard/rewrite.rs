@@ -8,18 +8,25 @@
 //! ```text
 //! { .reg .b64 %Gr<8>; .reg .pred %Gp<4>; .reg .b32 %Gw<2>;
 //!   ld.param.u64 %Gr0, [p]; cvta.to.global.u64 %Gr0, %Gr0;    // the operand's base
-//!   add.s64 %Gr1, %a, c; sub.s64 %Gr1, %Gr1, %Gr0;            // the byte offset o
+//!   add.s64 %Gr1, %a, c; sub.s64 %Gr1, %Gr1, %Gr0;            // the byte offset o (c = 0:
+//!                                                              //  sub.s64 %Gr1, %a, %Gr0)
 //!   shr.u64 %Gr2, %Gr1, K; and.b64 %Gr2, %Gr2, MASK;          // the slot q
 //!   shl.b64 %Gr3, %Gr2, K;                                     // q·w
 //!   ld.param.u64 %Gr4, [limit];                                // slots the launch allows
 //!   setp.eq.u64 %Gp0, %Gr3, %Gr1;                              // o = q·w: aligned, no wrap
 //!   setp.lt.and.u64 %Gp0, %Gr2, %Gr4, %Gp0;                    // q < limit
-//!   not.pred %Gp1, %Gp0;                                       // (each ∧ the access's own
-//!   …the fault record, under %Gp1…                             //  predicate, if it has one)
+//!   @%Gp0 bra GL;                                              // in bounds: past the record
+//!   …the fault record…                                         // (failing lanes only)
+//!   mov.bN <each destination>, 0;
+//! GL:
 //!   add.s64 %Gr3, %Gr0, %Gr3;                                  // base + q·w = the address
-//!   @%Gp0 <the access, at [%Gr3]>;
-//!   @%Gp1 mov.bN <each destination>, 0; }
+//!   @%Gp0 <the access, at [%Gr3]>; }
 //! ```
+//!
+//! An access under its own predicate `e` has `%Gp1 = ¬%Gp0 ∧ e` (the lanes that would run it
+//! and fail), `%Gp0 ∧= e`, and `@!%Gp1 bra GL` in place of `@%Gp0 bra GL`: a lane that would
+//! not run the access skips the record too. Each `GL` is a label of the rewrite's own prefix
+//! and the guard's index, so it names nothing of the kernel's.
 //!
 //! `MASK` keeps every slot below 2^61: a larger one fails `o = q·w` (no operand is 2^61 slots
 //! long), and the mask gives the verifier the slot's range without a proof that `o` reads as a
@@ -281,34 +288,52 @@ fn guarded(
             return Err("a module table has no guard".to_owned());
         }
     }
-    let _ = write!(
-        s,
-        "add.s64 %{p}r1, {a}, {offset}; sub.s64 %{p}r1, %{p}r1, %{p}r0; \
-         shr.u64 %{p}r2, %{p}r1, {k}; and.b64 %{p}r2, %{p}r2, {MASK}; \
-         shl.b64 %{p}r3, %{p}r2, {k}; {limit} \
-         setp.eq.u64 %{p}p0, %{p}r3, %{p}r1; setp.lt.and.u64 %{p}p0, %{p}r2, %{p}r4, %{p}p0; \
-         not.pred %{p}p1, %{p}p0; "
-    );
-    // The access's own predicate: the guard matters only where the access would run.
-    if let Some(g) = ins.guard {
-        let pred = reg_name(g.reg)?;
-        let enable = if g.negated {
-            let _ = write!(s, "not.pred %{p}p2, {pred}; ");
-            format!("%{p}p2")
-        } else {
-            pred
-        };
+    // The byte offset `o = %a + c − base` (an access at `[%a]` has no `c` to add).
+    if *offset == 0 {
+        let _ = write!(s, "sub.s64 %{p}r1, {a}, %{p}r0; ");
+    } else {
         let _ = write!(
             s,
-            "and.pred %{p}p0, %{p}p0, {enable}; and.pred %{p}p1, %{p}p1, {enable}; "
+            "add.s64 %{p}r1, {a}, {offset}; sub.s64 %{p}r1, %{p}r1, %{p}r0; "
         );
     }
-    // The fault record: the first failing guard of the launch claims it, then fills it in.
     let _ = write!(
         s,
-        "ld.param.u64 %{p}r5, [{record}]; cvta.to.global.u64 %{p}r5, %{p}r5; mov.u32 %{p}w0, 1; \
-         @%{p}p1 atom.global.cas.b32 %{p}w0, [%{p}r5+{claimed}], 0, 1; \
-         setp.eq.and.u32 %{p}p3, %{p}w0, 0, %{p}p1; \
+        "shr.u64 %{p}r2, %{p}r1, {k}; and.b64 %{p}r2, %{p}r2, {MASK}; \
+         shl.b64 %{p}r3, %{p}r2, {k}; {limit} \
+         setp.eq.u64 %{p}p0, %{p}r3, %{p}r1; setp.lt.and.u64 %{p}p0, %{p}r2, %{p}r4, %{p}p0; "
+    );
+    // Past the fault record unless this lane's access would run and fails its check: an
+    // in-bounds access runs the check, the branch and itself, nothing of the record. The
+    // branch is a plain `bra`, not `bra.uni`: lanes of one warp may go either way.
+    let skip = format!("{p}L{id}");
+    match ins.guard {
+        None => {
+            let _ = write!(s, "@%{p}p0 bra {skip}; ");
+        }
+        // The access's own predicate: the guard matters only where the access would run.
+        Some(g) => {
+            let pred = reg_name(g.reg)?;
+            let enable = if g.negated {
+                let _ = write!(s, "not.pred %{p}p2, {pred}; ");
+                format!("%{p}p2")
+            } else {
+                pred
+            };
+            let _ = write!(
+                s,
+                "not.pred %{p}p1, %{p}p0; and.pred %{p}p1, %{p}p1, {enable}; \
+                 and.pred %{p}p0, %{p}p0, {enable}; @!%{p}p1 bra {skip}; "
+            );
+        }
+    }
+    // The fault record, reached only by lanes whose access fails: the first of the launch
+    // claims it, then fills it in.
+    let _ = write!(
+        s,
+        "ld.param.u64 %{p}r5, [{record}]; cvta.to.global.u64 %{p}r5, %{p}r5; \
+         atom.global.cas.b32 %{p}w0, [%{p}r5+{claimed}], 0, 1; \
+         setp.eq.u32 %{p}p3, %{p}w0, 0; \
          mov.u32 %{p}w1, {id}; @%{p}p3 st.global.u32 [%{p}r5+{guard_at}], %{p}w1; \
          ld.param.u64 %{p}r6, [{tag0}]; @%{p}p3 st.global.u64 [%{p}r5+{tag0_at}], %{p}r6; \
          ld.param.u64 %{p}r6, [{tag1}]; @%{p}p3 st.global.u64 [%{p}r5+{tag1_at}], %{p}r6; ",
@@ -335,11 +360,7 @@ fn guarded(
         at::OFFSET,
         at::LIMIT
     );
-    // The access itself, at the address the guard checked.
-    let _ = write!(s, "add.s64 %{p}r3, %{p}r0, %{p}r3; @%{p}p0 ");
-    s.push_str(&readdressed(source, &format!("%{p}r3"))?);
-    s.push(' ');
-    // What a load or atomic would have written, where it did not run.
+    // What a load or atomic would have written, where it does not run.
     for &d in ins.defs() {
         let reg = body
             .reg(d)
@@ -350,8 +371,12 @@ fn guarded(
             8 => 64,
             _ => return Err(format!("the destination `{}` cannot be zeroed", reg.name)),
         };
-        let _ = write!(s, "@%{p}p1 mov.b{bits} {}, 0; ", reg.name);
+        let _ = write!(s, "mov.b{bits} {}, 0; ", reg.name);
     }
+    // The access itself, at the address the guard checked.
+    let _ = write!(s, "{skip}: add.s64 %{p}r3, %{p}r0, %{p}r3; @%{p}p0 ");
+    s.push_str(&readdressed(source, &format!("%{p}r3"))?);
+    s.push(' ');
     s.push('}');
     Ok(s)
 }
