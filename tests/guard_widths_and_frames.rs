@@ -208,11 +208,14 @@ fn a_frame_load_at_a_loaded_index_is_guarded_against_the_frame() {
     );
 }
 
+/// One weakening of a guard: what it is, the rewrite's text, what replaces it.
+type Break = (&'static str, &'static str, &'static str);
+
 /// A rewriter bug is a decline, not a hole: each guard weakened by hand is rejected by the
 /// re-proof at the guard's line, while the rewrite as made is proven.
 #[test]
 fn a_weakened_width_or_frame_guard_is_declined_by_the_re_proof() {
-    let cases: [(&str, &str, &str, u32, [(&str, &str, &str); 2]); 2] = [
+    let cases: [(&str, &str, &str, u32, [Break; 2]); 2] = [
         (
             WIDE,
             "wide_pick",

@@ -94,7 +94,7 @@ fn the_proven_rows_launch_and_a_taller_grid_is_refused() {
         dynamic_shared_bytes: 0,
     };
     // 12 rows, `n = 21`: rows 0..=10 store at `2 · row`.
-    let mut out = device.upload(&vec![0.0f32; 21]).unwrap();
+    let mut out = device.upload(&[0.0f32; 21]).unwrap();
     {
         let mut outs = [ArgMut::from(&mut out)];
         kernel
