@@ -40,7 +40,13 @@ impl Analyzer<'_> {
         }
         let verdict = match self.fault_record_access(st, *addr, *offset, *bytes, *space) {
             Some(verdict) => verdict,
-            None => self.check_access(st, *access, *addr, *offset, *bytes, *space),
+            None => match self.check_access(st, *access, *addr, *offset, *bytes, *space) {
+                Ok(_) if self.guards.is_some() && self.forced.contains(&ins.line) => Err((
+                    RejectKind::OutOfBounds,
+                    "an access the guarded rewrite's re-proof does not prove".to_owned(),
+                )),
+                verdict => verdict,
+            },
         };
         match verdict {
             Ok(param) => {

@@ -77,6 +77,9 @@ pub(crate) struct Analyzer<'c> {
     /// In guard mode, the accesses guarded instead of rejected, by instruction; `None`: every
     /// access must be proven.
     pub(crate) guards: Option<BTreeMap<usize, Guard>>,
+    /// Lines whose accesses guard mode guards even where it proves them (see
+    /// `verify_guarded`: the rewrite's re-proof did not).
+    pub(crate) forced: Vec<u32>,
     loops: Vec<Loop>,
     loop_at: HashMap<usize, usize>,
     /// Per loop header: the first atom id its first analysis could create (see [`varies`]).
@@ -111,6 +114,7 @@ impl<'c> Analyzer<'c> {
             summaries: Vec::new(),
             claims: BTreeSet::new(),
             guards: None,
+            forced: Vec::new(),
             loops: Vec::new(),
             loop_at: HashMap::new(),
             loop_marks: HashMap::new(),

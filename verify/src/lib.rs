@@ -154,7 +154,7 @@ fn verify_rewrite(
 ) -> Result<Proof, Rejection> {
     let (module, resolved) = resolved(text, entry)?;
     let (body, names, _) = lowered(text, &module, &resolved, contract)?;
-    attempt(&body, contract, &names, tags, None, false).map(|(proof, _)| proof)
+    attempt(&body, contract, &names, tags, None, None).map(|(proof, _)| proof)
 }
 
 /// The module of `text`, parsed and resolved, and its entry `entry`.
@@ -184,7 +184,7 @@ pub fn verify_resolved(
     contract: &EntryContract,
 ) -> Result<Proof, Rejection> {
     let (body, names, _) = lowered(text, module, entry, contract)?;
-    prove(&body, contract, &names, false)
+    prove(&body, contract, &names)
 }
 
 /// [`verify_entry`], proving what it can and guarding the rest: parses and resolves the
@@ -211,33 +211,56 @@ pub fn verify_guarded(
     contract: &EntryContract,
 ) -> Result<Proof, Rejection> {
     let (body, names, name) = lowered(text, module, entry, contract)?;
-    let strict = match prove(&body, contract, &names, false) {
+    let strict = match prove(&body, contract, &names) {
         Ok(proof) => return Ok(proof),
         Err(rejection) => rejection,
     };
     if !guard::guardable(strict.kind) || strict.line == 0 {
         return Err(strict);
     }
-    // What the guard machinery cannot handle (a form it does not rewrite) is no reason of
-    // the body's: the decline is the one it would be without guards.
-    let (found, used) = match prove_tagged(&body, contract, &names, true) {
-        Ok(found) => found,
-        Err(r) if r.kind == RejectKind::Unsupported => return Err(strict),
-        Err(r) => return Err(r),
-    };
-    if found.guards.is_empty() {
-        return Ok(found);
+    // Lines guarded though the first analysis proved them: its rewrite's re-proof did not.
+    let mut forced: Vec<u32> = Vec::new();
+    loop {
+        // What the guard machinery cannot handle (a form it does not rewrite) is no reason
+        // of the body's: the decline is the one it would be without guards.
+        let (found, used) = match prove_tagged(&body, contract, &names, Some(&forced)) {
+            Ok(found) => found,
+            Err(r) if r.kind == RejectKind::Unsupported => return Err(strict),
+            Err(r) => return Err(r),
+        };
+        if found.guards.is_empty() {
+            return Ok(found);
+        }
+        let guarded: Vec<u32> = found.guards.iter().map(|g| g.line).collect();
+        match guard::seal(
+            text,
+            &name,
+            module,
+            entry,
+            contract,
+            found,
+            |text, entry, contract| verify_rewrite(text, entry, contract, used),
+        ) {
+            // An access the re-proof does not prove, under facts that differ from the first
+            // analysis's (the guards' own, a search's budget spent elsewhere): guarded too,
+            // and everything proven again. Each round guards one more line of the body.
+            Err(r)
+                if forced.len() < MAX_RESEALS
+                    && guard::guardable(r.kind)
+                    && r.line != 0
+                    && !guarded.contains(&r.line)
+                    && !forced.contains(&r.line) =>
+            {
+                forced.push(r.line);
+            }
+            sealed => return sealed,
+        }
     }
-    guard::seal(
-        text,
-        &name,
-        module,
-        entry,
-        contract,
-        found,
-        |text, entry, contract| verify_rewrite(text, entry, contract, used),
-    )
 }
+
+/// How many accesses the rewrite's re-proof may add to a guarded proof (see
+/// [`verify_guarded`]) before its rejection stands.
+const MAX_RESEALS: usize = 4;
 
 /// The lowered body of `entry`, its parameters' names and the entry's name.
 fn lowered(
@@ -286,13 +309,8 @@ fn lowered(
 ///
 /// Most bodies are proven under the weakest condition, and fewer facts are fewer branches for
 /// every search; a body that needs more needs the second attempt only.
-fn prove(
-    body: &ir::Body,
-    contract: &EntryContract,
-    names: &[String],
-    guarding: bool,
-) -> Result<Proof, Rejection> {
-    prove_tagged(body, contract, names, guarding).map(|(proof, _)| proof)
+fn prove(body: &ir::Body, contract: &EntryContract, names: &[String]) -> Result<Proof, Rejection> {
+    prove_tagged(body, contract, names, None).map(|(proof, _)| proof)
 }
 
 /// [`prove`], with the condition tags the proof used.
@@ -300,14 +318,14 @@ fn prove_tagged(
     body: &ir::Body,
     contract: &EntryContract,
     names: &[String],
-    guarding: bool,
+    guarding: Option<&[u32]>,
 ) -> Result<(Proof, Tags), Rejection> {
     let (weakest, tags) = if contract.three_dimensional() {
         (0, DECLARED_TAGS)
     } else {
         (WEAKEST, TAGS)
     };
-    let first = if guarding { tags } else { weakest };
+    let first = if guarding.is_some() { tags } else { weakest };
     // What is left wrong under every condition is reported: an index that wraps only without
     // a condition (and under one is merely out of bounds) is reported as out of bounds, and an
     // earlier access that a condition makes safe is not named in place of the first real
@@ -319,7 +337,7 @@ fn prove_tagged(
     // Other kinds do not depend on the conditions: more facts cannot change them.
     let settled = last.kind != RejectKind::MayWrap && last.kind != RejectKind::OutOfBounds;
     if !settled && first != tags {
-        match attempt(body, contract, names, tags, None, false) {
+        match attempt(body, contract, names, tags, None, None) {
             Ok(found) => return Ok(found),
             // An attempt that ran out of work says nothing about the violation.
             Err(r) if r.line == 0 => {}
@@ -331,7 +349,7 @@ fn prove_tagged(
     // which the body is proven, and make that shape a launch condition. Any shape the search
     // settles on is sound, as every launch checks it; the search only decides which condition
     // to ask for.
-    if !guarding
+    if guarding.is_none()
         && contract.three_dimensional()
         && contract.block.is_none()
         && last.kind == RejectKind::OutOfBounds
@@ -340,7 +358,7 @@ fn prove_tagged(
     {
         let mut smallest = None;
         for shape in block_shapes() {
-            match attempt(body, contract, names, tags, Some(shape), false) {
+            match attempt(body, contract, names, tags, Some(shape), None) {
                 Ok(found) => return Ok(found),
                 Err(r) => smallest = Some(r),
             }
@@ -391,7 +409,7 @@ fn attempt(
     names: &[String],
     tags: Tags,
     block: Option<(u32, u32)>,
-    guarding: bool,
+    guarding: Option<&[u32]>,
 ) -> Result<(Proof, Tags), Rejection> {
     let mut atoms = Atoms::new();
     if contract.three_dimensional() {
@@ -635,7 +653,8 @@ fn attempt(
     let mut an = Analyzer::new(body, contract, atoms);
     an.declared = declared;
     an.dynamic_shared = dynamic_poly;
-    an.guards = guarding.then(std::collections::BTreeMap::new);
+    an.guards = guarding.map(|_| std::collections::BTreeMap::new());
+    an.forced = guarding.unwrap_or_default().to_vec();
     an.param_atoms = param_atoms;
     an.param_names = names.to_vec();
     an.shape_atoms = shape_atoms;

@@ -86,7 +86,7 @@ impl Analyzer<'_> {
             };
             // The conditions a failed attempt's first half used are not the proof's.
             let used = self.used_tags;
-            let held = self.prove(facts, &inside) && self.prove(facts, &capped);
+            let held = self.prove(facts, &capped) && self.prove(facts, &inside);
             if !held {
                 self.used_tags = used;
             }
