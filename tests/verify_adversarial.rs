@@ -1436,11 +1436,18 @@ attacks! {
              \tadd.s64 %rd20, %rd1, %rd19;\n\tst.global.u32 [%rd20], %r5; // <- faults\n",
         10, OutOfBounds, Unsupported,
     );
-    // The warp's active mask as an index.
+    // The warp's active mask as an index: some 32-bit number, which nothing bounds (the store
+    // is declined, or guarded by `load()`).
     activemask_as_an_index => guarded_out(
-        "\tactivemask.b32 %r5; // <- rejected\n\tmul.wide.u32 %rd19, %r5, 4;\n\
-             \tadd.s64 %rd20, %rd1, %rd19;\n\tst.global.u32 [%rd20], %r5; // <- faults\n",
-        10, OutOfBounds, Unsupported,
+        "\tactivemask.b32 %r5;\n\tmul.wide.u32 %rd19, %r5, 4;\n\
+             \tadd.s64 %rd20, %rd1, %rd19;\n\tst.global.u32 [%rd20], %r5; // <- rejected, faults\n",
+        10, OutOfBounds, MayWrap,
+    );
+    // A vote's ballot as an index: the same (the active lanes' mask, 1023 for 10 threads).
+    ballot_as_an_index => guarded_out(
+        "\tactivemask.b32 %r6;\n\tsetp.lt.u64 %p2, %rd3, 64;\n\tvote.sync.ballot.b32 %r5, %p2, %r6;\n\tmul.wide.u32 %rd19, %r5, 4;\n\
+             \tadd.s64 %rd20, %rd1, %rd19;\n\tst.global.u32 [%rd20], %r5; // <- rejected, faults\n",
+        10, OutOfBounds, MayWrap,
     );
     // `cvta.to.global` of a param's name: its param-space address.
     cvta_of_a_param_name => Attack {

@@ -776,8 +776,10 @@ impl<'a> Lowerer<'a> {
             | O::Vsub2
             | O::Vsub4 => self.opaque(frame, ins),
             // A warp shuffle writes its destination (another lane's value, so no function of
-            // this thread's registers) and its predicate; it touches no memory.
-            O::Shfl => self.opaque(frame, ins),
+            // this thread's registers) and its predicate; a vote (`ballot`, `any`, `all`,
+            // `uni`) and `activemask` write a mask or a predicate of the warp's lanes. None
+            // touches memory.
+            O::Shfl | O::Vote | O::Activemask => self.opaque(frame, ins),
             O::Tex
             | O::Tld4
             | O::Txq
@@ -796,9 +798,7 @@ impl<'a> Lowerer<'a> {
             | O::Tcgen05
             | O::Isspacep
             | O::Alloca
-            | O::Vote
             | O::Match
-            | O::Activemask
             | O::Redux
             | O::Elect
             | O::Mapa

@@ -1095,7 +1095,7 @@ fn param_loads_into_wider_registers() {
 #[test]
 fn warp_shuffles_and_warp_size() {
     // A shuffle's destination is another lane's value: the analysis claims nothing of it (and
-    // of its predicate), and the registers it reads keep what they held.
+    // of its predicate), and the registers it reads keep what they held. The same of votes.
     let mut forms = Vec::new();
     for mode in ["bfly", "down", "up", "idx"] {
         for class in classes(S32) {
@@ -1104,6 +1104,32 @@ fn warp_shuffles_and_warp_size() {
                 inputs: vec![input("%a", S32, class)],
                 text: format!(
                     "shfl.sync.{mode}.b32 %d|%p, %a, 1, 31, -1; add.s32 %e, %a, 1; add.s32 %d, %d, 0;"
+                ),
+                outputs: vec![("%d", S32), ("%e", S32), ("%a", S32)],
+                branch: None,
+            });
+        }
+    }
+    // A vote's mask or predicate is the warp's: nothing is claimed of it, and what it reads
+    // keeps its value.
+    for class in classes(S32) {
+        for vote in [
+            "vote.sync.ballot.b32 %d, %p, -1;",
+            "vote.sync.any.pred %q, %p, -1; selp.s32 %d, 1, 0, %q;",
+            "vote.sync.all.pred %q, %p, -1; selp.s32 %d, 1, 0, %q;",
+            "activemask.b32 %d;",
+        ] {
+            forms.push(Form {
+                regs: vec![
+                    ("%a", S32),
+                    ("%d", S32),
+                    ("%e", S32),
+                    ("%p", Pred),
+                    ("%q", Pred),
+                ],
+                inputs: vec![input("%a", S32, class)],
+                text: format!(
+                    "setp.lt.s32 %p, %a, 0; {vote} add.s32 %e, %a, 1; add.s32 %d, %d, 0;"
                 ),
                 outputs: vec![("%d", S32), ("%e", S32), ("%a", S32)],
                 branch: None,
