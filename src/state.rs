@@ -107,7 +107,7 @@ pub struct GuardedEntry {
     /// What a guard failure names.
     pub(crate) table: Arc<crate::device::GuardTable>,
     /// Where each launch writes the hidden parameters.
-    pub(crate) words: crate::launch::HiddenWords,
+    pub(crate) words: crate::abi::HiddenWords,
     /// The stream, fault record and tag of the last guarded launch, for the next one.
     pub(crate) cache: crate::device::RecordCache,
 }

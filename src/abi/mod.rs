@@ -8,11 +8,13 @@
 #![doc = include_str!("../../docs/abi.md")]
 
 mod contract;
+mod hidden;
 mod packet;
 mod ptx;
 mod reach;
 
 pub use contract::AbiContract;
+pub(crate) use hidden::{HiddenWords, LimitOf, LimitWord};
 pub(crate) use jitseam_abi::copy_le;
 pub use jitseam_abi::{
     Abi, AbiKind, AbiSpec, BlockError, BlockShape, CustomAbi, CustomKind, CustomParam, DensePrefix,

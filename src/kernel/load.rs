@@ -19,11 +19,11 @@ use jitseam_verify::{
 
 use super::params::verify_entry_params;
 use super::proof_cache::ProofCache;
+use crate::abi::HiddenWords;
 use crate::abi::{AbiContract, AbiKind, AbiSpec, ExpectedParam, ParamLayout};
 use crate::artifact::{Artifact, ArtifactKind};
 use crate::device::{GuardSite, GuardTable, RecordCache};
 use crate::error::{Error, MangledEntry, ParamLists};
-use crate::launch::HiddenWords;
 use crate::seal;
 use crate::state::{FatbinChoice, GuardedEntry, LoadedData, LoadedImage, ParsedPtx};
 

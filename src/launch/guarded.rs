@@ -1,18 +1,17 @@
 //! The packet of a guarded launch: the declared parameters as every launch marshals them, then
-//! the hidden ones the guarded rewrite takes (see [`GuardParam`]) — the stream's fault record,
+//! the hidden ones the guarded rewrite takes (see [`jitseam_verify::GuardParam`]) — the stream's fault record,
 //! the tag that names the kernel in it, and for each guarded operand the `bytes`-wide slots the
 //! launch lets it reach. The fault record joins the operands a checking backend lends the
 //! launch. Where each hidden word goes, and what it is, is worked out once at load
-//! ([`HiddenWords`]): a launch writes the record, the tag and its limits, nothing else.
-
-use jitseam_verify::{ClaimTarget, GuardParam};
+//! ([`crate::abi::HiddenWords`]): a launch writes the record, the tag and its limits, nothing
+//! else.
 
 use super::CheckedLaunch;
 use super::marshal::fill_packet;
 use super::reach::{byte_range_of_reach, reach};
 use crate::abi::{
-    ArgPacket, CustomKind, ExtentEnv, OperandRange, OperandReach, ParamLayout, ParamRole, copy_le,
-    eval_next,
+    ArgPacket, CustomKind, ExtentEnv, LimitOf, LimitWord, OperandRange, OperandReach, ParamRole,
+    copy_le, eval_next,
 };
 use crate::device::{AsViewDesc, ViewDesc};
 use crate::state::GuardedEntry;
@@ -32,114 +31,6 @@ impl<L: OperandReach> OperandReach for WithRecord<'_, L> {
             len: jitseam_verify::FAULT_RECORD_BYTES as u64,
             writable: true,
         });
-    }
-}
-
-/// Where a guarded launch writes each hidden parameter, and what, worked out once at load:
-/// the record's and the tag's offsets, and for each limit its offset, its operand and its
-/// slot width. (Tag word 1 is 0 in every launch: the zeroed packet already holds it.)
-#[derive(Debug)]
-pub(crate) struct HiddenWords {
-    record: Option<usize>,
-    tag: Option<usize>,
-    limits: Vec<LimitWord>,
-}
-
-#[derive(Debug)]
-struct LimitWord {
-    at: usize,
-    of: LimitOf,
-    /// The slot's bytes: a power of two for every guard the rewrite makes, so a shift.
-    slot: Slot,
-}
-
-#[derive(Debug)]
-enum LimitOf {
-    /// The launch's dynamic shared bytes.
-    Shared,
-    /// Pointer parameter `q`, the `k`-th input of a dense ABI.
-    Input { q: usize, k: usize },
-    /// Pointer parameter `q`, the `m`-th output of a dense ABI.
-    Output { q: usize, m: usize },
-    /// Pointer parameter `q` of another role or ABI: what [`pointer_bytes`] says of it.
-    Other(usize),
-    /// What a launch does not know: every guarded access fails.
-    Nothing,
-}
-
-#[derive(Debug, Clone, Copy)]
-enum Slot {
-    Shift(u32),
-    Div(u64),
-}
-
-impl Slot {
-    fn of(bytes: u32) -> Self {
-        let bytes = bytes.max(1);
-        if bytes.is_power_of_two() {
-            Slot::Shift(bytes.trailing_zeros())
-        } else {
-            Slot::Div(u64::from(bytes))
-        }
-    }
-
-    #[inline(always)]
-    fn slots(self, bytes: u64) -> u64 {
-        match self {
-            Slot::Shift(k) => bytes >> k,
-            Slot::Div(w) => bytes / w,
-        }
-    }
-}
-
-impl HiddenWords {
-    /// The words of `hidden` (the rewrite's hidden parameters, in order) in `layout` (the
-    /// packet with them, after the `declared` parameters of `declared_layout`); `custom` when
-    /// the kernel's ABI is the custom one, whose pointers reach their declared extents.
-    pub(crate) fn of(
-        hidden: &[GuardParam],
-        layout: &ParamLayout,
-        declared_layout: &ParamLayout,
-        custom: bool,
-    ) -> Self {
-        let declared = declared_layout.params().len();
-        let mut words = HiddenWords {
-            record: None,
-            tag: None,
-            limits: Vec::new(),
-        };
-        for (role, placed) in hidden.iter().zip(layout.params().iter().skip(declared)) {
-            let at = placed.offset;
-            match role {
-                GuardParam::FaultRecord => words.record = Some(at),
-                GuardParam::Tag(0) => words.tag = Some(at),
-                GuardParam::Tag(_) => {}
-                GuardParam::Limit { target, bytes } => {
-                    let of = match target {
-                        ClaimTarget::Shared(_) => LimitOf::Shared,
-                        ClaimTarget::Param(q) => {
-                            let q = *q as usize;
-                            match declared_layout.params().get(q).map(|p| p.role) {
-                                Some(_) if custom => LimitOf::Other(q),
-                                Some(ParamRole::Input(k)) => LimitOf::Input { q, k: k as usize },
-                                Some(ParamRole::Output(m)) => LimitOf::Output { q, m: m as usize },
-                                Some(_) => LimitOf::Other(q),
-                                None => LimitOf::Nothing,
-                            }
-                        }
-                        // No hidden limit: a thread's frame has a fixed size (its guard's
-                        // limit is in the text), and the module's tables are never guarded.
-                        ClaimTarget::Local(_) | ClaimTarget::Table(_) => LimitOf::Nothing,
-                    };
-                    words.limits.push(LimitWord {
-                        at,
-                        of,
-                        slot: Slot::of(*bytes),
-                    });
-                }
-            }
-        }
-        words
     }
 }
 

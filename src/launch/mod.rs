@@ -25,7 +25,6 @@ mod telemetry;
 
 pub use check::{BLOCK, CheckedLaunch, LaunchFacts, check, grid_for};
 pub use custom::check_custom;
-pub(crate) use guarded::HiddenWords;
 pub use marshal::{marshal, marshal_with};
 pub use run::Launch;
 pub(crate) use telemetry::{dispatch_handle, refused};
