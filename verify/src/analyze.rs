@@ -11,10 +11,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-/// The first key word of a loop's symbols: the value at the loop's header of each register
-/// the loop writes (`(LOOP_SYMBOL, loop, register)`).
-pub(crate) const LOOP_SYMBOL: u32 = 2;
-
 use super::atoms::{AtomKind, Atoms, INF, S};
 use super::contract::{EntryContract, OperandRef};
 use super::facts::{Facts, Tags};
@@ -499,9 +495,12 @@ impl<'c> Analyzer<'c> {
         let mut phi = entry.clone();
         let mut symbols: HashMap<Reg, Atom> = HashMap::new();
         for &r in &l.modified {
-            let a = self
-                .atoms
-                .keyed((LOOP_SYMBOL, li, r), AtomKind::Opaque, -INF, INF);
+            let a = self.atoms.keyed(
+                (super::atoms::LOOP_SYMBOL, li, r),
+                AtomKind::Opaque,
+                -INF,
+                INF,
+            );
             symbols.insert(r, a);
             let v = match entry.get(r) {
                 Val::Int { w, .. } => Val::Int {

@@ -60,6 +60,10 @@ pub(crate) const NCTAID: Atom = 3;
 pub(crate) const I0: Atom = 4;
 pub(crate) const S: Atom = 5;
 
+/// The first key word of a loop's symbols: the value at the loop's header of each register
+/// the loop writes (`(LOOP_SYMBOL, loop, register)`).
+pub(crate) const LOOP_SYMBOL: u32 = 2;
+
 /// Largest grid × block the launch check allows.
 pub(crate) const MAX_THREADS: i128 = ((1i128 << 31) - 1) * 1024;
 
@@ -267,7 +271,7 @@ impl Atoms {
     /// a loop's iteration count.
     pub(crate) fn loop_carried(&self, a: Atom) -> bool {
         self.info(a).is_some_and(|i| {
-            i.kind == AtomKind::Counter || i.key.is_some_and(|k| k.0 == super::analyze::LOOP_SYMBOL)
+            i.kind == AtomKind::Counter || i.key.is_some_and(|k| k.0 == LOOP_SYMBOL)
         })
     }
 
