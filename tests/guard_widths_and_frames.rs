@@ -156,22 +156,32 @@ fn guarded_proof(text: &str, entry: &str, signature: &str) -> (Proof, EntryContr
     (proof, hidden)
 }
 
-#[test]
-fn a_wide_load_at_a_loaded_index_is_guarded_in_slots_of_its_width() {
-    let contract = AbiSpec::parse_custom(WIDE_SIGNATURE, None)
-        .unwrap()
-        .contract();
-    let strict = verify_entry(WIDE, "wide_pick", &contract).unwrap_err();
+/// `entry` of `text` under `signature`: declined strictly as a data-dependent index at
+/// `line`, and guarded there alone — each guard's line, target, kind and width.
+fn guarded_alone(
+    text: &str,
+    entry: &str,
+    signature: &str,
+    line: u32,
+) -> (Proof, Vec<(u32, ClaimTarget, AccessKind, u32)>) {
+    let contract = AbiSpec::parse_custom(signature, None).unwrap().contract();
+    let strict = verify_entry(text, entry, &contract).unwrap_err();
     assert_eq!(
         (strict.kind, strict.line),
-        (RejectKind::DataDependentIndex, WIDE_LINE)
+        (RejectKind::DataDependentIndex, line)
     );
-    let (proof, _) = guarded_proof(WIDE, "wide_pick", WIDE_SIGNATURE);
-    let guards: Vec<_> = proof
+    let (proof, _) = guarded_proof(text, entry, signature);
+    let guards = proof
         .guards()
         .iter()
         .map(|g| (g.line, g.target.clone(), g.kind, g.bytes))
         .collect();
+    (proof, guards)
+}
+
+#[test]
+fn a_wide_load_at_a_loaded_index_is_guarded_in_slots_of_its_width() {
+    let (proof, guards) = guarded_alone(WIDE, "wide_pick", WIDE_SIGNATURE, WIDE_LINE);
     assert_eq!(
         guards,
         [(WIDE_LINE, ClaimTarget::Param(1), AccessKind::Load, 16)]
@@ -183,20 +193,7 @@ fn a_wide_load_at_a_loaded_index_is_guarded_in_slots_of_its_width() {
 
 #[test]
 fn a_frame_load_at_a_loaded_index_is_guarded_against_the_frame() {
-    let contract = AbiSpec::parse_custom(FRAME_SIGNATURE, None)
-        .unwrap()
-        .contract();
-    let strict = verify_entry(FRAME, "frame_pick", &contract).unwrap_err();
-    assert_eq!(
-        (strict.kind, strict.line),
-        (RejectKind::DataDependentIndex, FRAME_LINE)
-    );
-    let (proof, _) = guarded_proof(FRAME, "frame_pick", FRAME_SIGNATURE);
-    let guards: Vec<_> = proof
-        .guards()
-        .iter()
-        .map(|g| (g.line, g.target.clone(), g.kind, g.bytes))
-        .collect();
+    let (_, guards) = guarded_alone(FRAME, "frame_pick", FRAME_SIGNATURE, FRAME_LINE);
     assert_eq!(
         guards,
         [(
