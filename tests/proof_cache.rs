@@ -491,3 +491,55 @@ fn a_directory_that_cannot_be_read_or_written_is_only_a_miss() {
     }
     detach();
 }
+
+/// A hit serves every declaration of its contract: two signatures that differ only in their
+/// names share the proof, and each load's guards are named as that load declares them.
+#[test]
+fn a_hit_names_its_guards_as_the_loading_signature_does() {
+    let _serial = serial();
+    let cache = memory_only();
+    let guarded_names = |signature: &str| {
+        let spec = AbiSpec::parse_custom(signature, Some("tokens * dim")).unwrap();
+        let loaded = Kernel::describe(Artifact::ptx(guard_suite::PTX, "embedding", spec))
+            .unwrap()
+            .load()
+            .unwrap();
+        let proof: Vec<String> = loaded
+            .loaded()
+            .proof()
+            .unwrap()
+            .guards()
+            .iter()
+            .map(|g| format!("{} / {}", g.name, g.why))
+            .collect();
+        let sites: Vec<String> = loaded
+            .loaded()
+            .guarded()
+            .unwrap()
+            .table()
+            .sites
+            .iter()
+            .map(|s| s.operand.clone())
+            .collect();
+        (proof, sites)
+    };
+    let first = "table: in f32[vocab * dim], ids: in i32[tokens], out: out f32[tokens * dim], \
+                 dim: i32, tokens: i32, vocab: i32";
+    let second = first.replace("table", "weights");
+    let (proof, sites) = guarded_names(first);
+    assert_eq!(sites, ["ids", "table"], "{proof:?}");
+    assert!(
+        proof[1].starts_with("table / ") && proof[1].contains("`table`"),
+        "{proof:?}"
+    );
+    let (proof, sites) = guarded_names(&second);
+    assert_eq!(cache.stats().hits, 1, "the second load is a hit");
+    assert_eq!(sites, ["ids", "weights"], "{proof:?}");
+    assert!(proof[0].starts_with("ids / "), "{proof:?}");
+    assert!(
+        proof[1].starts_with("weights / ")
+            && proof[1].contains("`weights`")
+            && !proof[1].contains("table"),
+        "{proof:?}"
+    );
+}

@@ -13,8 +13,8 @@ use jitseam_ptx::{
     resolve::{ResolvedEntry, ResolvedModule},
 };
 use jitseam_verify::{
-    ClaimTarget, Coverage, EntryContract, ParamContract, Proof, RejectKind, Rejection,
-    verify_guarded, verify_resolved,
+    Coverage, EntryContract, ParamContract, Proof, RejectKind, Rejection, verify_guarded,
+    verify_resolved,
 };
 
 use super::params::verify_entry_params;
@@ -167,7 +167,8 @@ pub fn prove_entry(
         .map_err(|error| error.with_declared_names(abi, &[]))?;
     let mut contract = abi.contract();
     contract.block = launch_shape(entry, abi, header, Directives::Checked)?;
-    prove_body(text, module, header, abi, &contract, Trust::Verify).map(|(_, proof)| proof)
+    let (_, proof) = prove_body(text, module, header, abi, &contract, Trust::Verify)?;
+    Ok(named(proof, abi, &abi.expected_params(), &[]))
 }
 
 /// The body proof of `header`'s entry in `module` under `contract` — strictly under
@@ -190,9 +191,21 @@ fn prove_body(
         Trust::Verify | Trust::Vouched => verify_guarded(text, module, &entry, contract),
     };
     let proof = proved.map_err(|rejection| declined(symbol, header, abi, rejection))?;
-    let declared = declared_names(abi);
+    Ok((entry, proof))
+}
+
+/// `proof` with its guards naming their operands as the kernel declares them (`names`: a
+/// typed kernel's; a custom signature's own), else by the ABI's roles (`in0`). Applied to each
+/// load's proof, after the cache: two declarations of one contract may name it differently.
+fn named(proof: Proof, abi: &AbiSpec, expected: &[ExpectedParam], names: &[&str]) -> Proof {
+    let declared: Vec<String> = expected
+        .iter()
+        .map(|p| {
+            crate::error::declared_name(abi, names, p.role).unwrap_or_else(|| p.role.short_name())
+        })
+        .collect();
     let declared: Vec<&str> = declared.iter().map(String::as_str).collect();
-    Ok((entry, proof.with_declared_names(&declared)))
+    proof.with_declared_names(&declared)
 }
 
 /// Each expected parameter's name as `spec` declares it: a custom signature's names, another
@@ -296,8 +309,9 @@ fn load_ptx(
                     (entry, proof)
                 }
             };
+            let proof = named(proof, &artifact.abi, expected, names);
             require_access_alignment(&mut layout, &contract, &proof);
-            let guarded = guarded_entry(artifact, &layout, &proof, names);
+            let guarded = guarded_entry(artifact, &layout, &proof);
             let (version, target, address_size) = (
                 module.module.version,
                 module.module.target.clone(),
@@ -497,30 +511,21 @@ fn require_access_alignment(layout: &mut ParamLayout, contract: &EntryContract, 
 }
 
 /// What the launches of a body proven with guards need: the rewritten PTX, the packet with
-/// the hidden parameters, and each guard's line and operand (by its declared name where the
-/// signature has one). `None` for a body proven as written.
+/// the hidden parameters, and each guard's line and operand (as [`named`] named it). `None`
+/// for a body proven as written.
 fn guarded_entry(
     artifact: &Artifact,
     layout: &ParamLayout,
     proof: &Proof,
-    names: &[&str],
 ) -> Option<Arc<GuardedEntry>> {
     let rewritten = proof.guarded()?;
     let sites = proof
         .guards()
         .iter()
-        .map(|guard| {
-            let declared = match &guard.target {
-                ClaimTarget::Param(q) => layout.params().get(*q as usize).and_then(|placed| {
-                    crate::error::declared_name(&artifact.abi, names, placed.role)
-                }),
-                ClaimTarget::Shared(_) | ClaimTarget::Local(_) | ClaimTarget::Table(_) => None,
-            };
-            GuardSite {
-                line: guard.line,
-                operand: declared.unwrap_or_else(|| guard.name.clone()),
-                bytes: guard.bytes,
-            }
+        .map(|guard| GuardSite {
+            line: guard.line,
+            operand: guard.name.clone(),
+            bytes: guard.bytes,
         })
         .collect();
     let with_hidden = layout.with_hidden_words(rewritten.params.len());
