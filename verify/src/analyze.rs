@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use super::atoms::{AtomKind, Atoms, INF, S};
 use super::contract::{EntryContract, OperandRef};
-use super::facts::{Facts, Tags};
+use super::facts::{Facts, NODE, Tags};
 use super::ir::{Access, Body, Kind, Reg};
 use super::poly::{Atom, Poly};
 use super::proof::{AccessClaim, AccessSummary, Guard};
@@ -42,7 +42,8 @@ struct RegionOut {
 
 /// Work limits: beyond them the body is declined as too complex.
 const MAX_BLOCK_VISITS: u64 = 20_000;
-const MAX_PROVER_STEPS: u64 = 3_000_000;
+/// Prover work, in the search's units: three million nodes' worth.
+const MAX_PROVER_STEPS: u64 = 3_000_000 * NODE as u64;
 
 pub(crate) struct Analyzer<'c> {
     pub(crate) body: &'c Body,

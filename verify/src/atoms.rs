@@ -83,7 +83,7 @@ pub(crate) struct Atoms {
     /// Global facts by monomial.
     global_index: WordMap<Mono, Vec<usize>>,
     global_set: HashSet<Poly>,
-    /// Prover steps taken (a work limit).
+    /// Prover work done, in the search's units (a work limit).
     pub(crate) steps: Cell<u64>,
     q_atom: Option<Atom>,
     /// `x − d·floor(x/d)` → its remainder atom.

@@ -2,13 +2,14 @@
 //!
 //! A [`Facts`] holds what is known on one path: inequalities `p ≥ 0` (integer-tightened),
 //! equalities kept as substitutions `atom := poly`, disequalities `p ≠ 0`, and atom ranges.
-//! [`Facts::prove`] decides `g ≥ 0` by a bounded search: interval evaluation, cancelling a
+//! [`Facts::prove`] decides `g ≥ 0` by a search bounded in depth and in work (nodes expanded
+//! and leaves ranged, see [`NODE`]): interval evaluation, cancelling a
 //! monomial of the goal against a fact that contains it, the grid-stride rule
 //! (`I0 + J·S < n ⟺ J ≤ q`), splitting on a nonnegative atom, and multiplying through the
 //! divisor of a floor atom. Every step is sound for integers; a failed search proves nothing.
 //!
 //! Three things spare work without changing any outcome: a search replays the recorded outcome
-//! of a subgoal it met before (charging the nodes it took), each question's answer is kept for
+//! of a subgoal it met before (charging the work it took), each question's answer is kept for
 //! the content of the facts it was asked on (every copy of equal facts in one analysis finds
 //! it, until they change), and a search that has grown past a few nodes first looks for a
 //! counterexample point, where no search could succeed.
@@ -48,10 +49,10 @@ pub(crate) struct Facts {
     table: Rc<AnswerTable>,
 }
 
-/// A proof question: the normalized goal, the depth limit and the budget.
-type Question = (Poly, u32, u32);
+/// A proof question: the normalized goal and the search's effort.
+type Question = (Poly, Effort);
 
-/// Its answer: the tags (or a failure) and the nodes the search took.
+/// Its answer: the tags (or a failure) and the work the search took.
 type Answer = (Option<Tags>, u64);
 
 /// The proof outcomes of these facts: shared by every copy of them with the same content in
@@ -162,10 +163,39 @@ impl AnswerTable {
     }
 }
 
-const DEPTH: u32 = 6;
-const BUDGET: u32 = 400;
-/// The nodes after which a failing search looks for a counterexample.
-const REFUTE_AFTER: u32 = 16;
+/// A search's work, in units. Expanding a node costs `NODE`; a subgoal at depth 0 that its
+/// interval does not settle (a leaf: nothing is searched below it) costs its search's
+/// [`Effort::leaf`]. A node has a child for each fact holding the monomial it cancels, so the
+/// leaves below a node at depth 1 are most of a failing search's time: a budget of nodes
+/// alone let one question build thousands of them.
+pub(crate) const NODE: u32 = 32;
+
+/// How far a search may go: its depth and its budget, in units of [`NODE`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Effort {
+    depth: u32,
+    budget: u32,
+    /// What a leaf costs.
+    leaf: u32,
+}
+
+/// A proof's search: a leaf costs a thirty-second of a node.
+const FULL: Effort = Effort {
+    depth: 6,
+    budget: 400 * NODE,
+    leaf: 1,
+};
+
+/// A cheap attempt (a join keeping a fact of one path where the other proves it, for each
+/// fact the paths do not share): shallow, and every leaf costs a node.
+const CHEAP: Effort = Effort {
+    depth: 2,
+    budget: 24 * NODE,
+    leaf: NODE,
+};
+
+/// The work after which a failing search looks for a counterexample.
+const REFUTE_AFTER: u32 = 16 * NODE;
 
 impl Facts {
     pub(crate) fn normalize(&self, p: &Poly) -> Option<Poly> {
@@ -495,15 +525,15 @@ impl Facts {
 
     /// Proves `g ≥ 0`; returns the condition tags the proof used.
     pub(crate) fn prove(&self, atoms: &Atoms, g: &Poly, _used: &Cell<Tags>) -> Option<Tags> {
-        self.prove_within(atoms, g, DEPTH, BUDGET)
+        self.prove_within(atoms, g, FULL)
     }
 
-    /// A cheap attempt (joins): shallow and with a small budget.
+    /// A cheap attempt (joins): see [`CHEAP`].
     pub(crate) fn prove_cheap(&self, atoms: &Atoms, g: &Poly) -> Option<Tags> {
-        self.prove_within(atoms, g, 2, 24)
+        self.prove_within(atoms, g, CHEAP)
     }
 
-    fn prove_within(&self, atoms: &Atoms, g: &Poly, max_depth: u32, budget: u32) -> Option<Tags> {
+    fn prove_within(&self, atoms: &Atoms, g: &Poly, effort: Effort) -> Option<Tags> {
         if self.dead {
             return Some(0);
         }
@@ -526,25 +556,31 @@ impl Facts {
                 }
             }
         };
-        let key = (g, max_depth, budget);
-        if let Some(&(result, nodes)) = shared.map.borrow().get(&key) {
-            atoms.steps.set(atoms.steps.get().saturating_add(nodes));
+        let key = (g, effort);
+        if let Some(&(result, work)) = shared.map.borrow().get(&key) {
+            atoms.steps.set(atoms.steps.get().saturating_add(work));
             return result;
         }
         let start = atoms.steps.get();
-        let result = self.search_within(atoms, &key.0, max_depth, budget);
-        let nodes = atoms.steps.get().saturating_sub(start);
-        shared.map.borrow_mut().insert(key, (result, nodes));
+        let result = self.search_within(atoms, &key.0, effort);
+        let work = atoms.steps.get().saturating_sub(start);
+        shared.map.borrow_mut().insert(key, (result, work));
         result
     }
 
-    fn search_within(&self, atoms: &Atoms, g: &Poly, max_depth: u32, budget: u32) -> Option<Tags> {
+    fn search_within(&self, atoms: &Atoms, g: &Poly, effort: Effort) -> Option<Tags> {
+        let Effort {
+            depth: max_depth,
+            budget,
+            leaf,
+        } = effort;
         let cx = Search {
             atoms,
             facts: self.ineqs.iter().map(|f| (&f.p, f.tags)).collect(),
             holding: std::cell::OnceCell::new(),
             ranges: self.range_table(atoms),
             budget: Cell::new(budget),
+            leaf,
             memo: RefCell::new(WordMap::default()),
         };
         // Iterative deepening: shallow proofs first, within one budget.
@@ -589,23 +625,27 @@ impl Facts {
         if lo >= 0 {
             return Some(0);
         }
-        if depth == 0 || budget.get() == 0 {
+        if depth == 0 {
+            cx.charge(cx.leaf.min(budget.get()));
+            return None;
+        }
+        if budget.get() == 0 {
             return None;
         }
         // The same subgoal at the same depth recurs often (cancellations in another order,
         // the next round of deepening). A recorded outcome is replayed only where re-running
-        // would give exactly it, and charges the nodes re-running would take, so the verdict,
+        // would give exactly it, and charges the work re-running would take, so the verdict,
         // the budget left and the step count are as if it were searched again.
         let key = (g.clone(), depth);
         let hit = cx.memo.borrow().get(&key).copied();
         match hit {
-            Some(Outcome::Failed(nodes)) => {
+            Some(Outcome::Failed(work)) => {
                 // An unbudgeted failure also fails with less budget, spending all of it.
-                cx.charge(nodes.min(budget.get()));
+                cx.charge(work.min(budget.get()));
                 return None;
             }
-            Some(Outcome::Proved(tags, nodes)) if budget.get() > nodes => {
-                cx.charge(nodes);
+            Some(Outcome::Proved(tags, work)) if budget.get() > work => {
+                cx.charge(work);
                 return Some(tags);
             }
             _ => {}
@@ -616,10 +656,10 @@ impl Facts {
         // A search that never ran out is the unbudgeted one: its outcome holds for any
         // budget above what it took.
         if after > 0 {
-            let nodes = before - after;
+            let work = before - after;
             let outcome = match result {
-                Some(tags) => Outcome::Proved(tags, nodes),
-                None => Outcome::Failed(nodes),
+                Some(tags) => Outcome::Proved(tags, work),
+                None => Outcome::Failed(work),
             };
             cx.memo.borrow_mut().insert(key, outcome);
         }
@@ -630,7 +670,7 @@ impl Facts {
     /// depth and budget left.
     fn expand(&self, cx: &Search<'_>, g: &Poly, depth: u32) -> Option<Tags> {
         let (atoms, budget) = (cx.atoms, &cx.budget);
-        cx.charge(1);
+        cx.charge(NODE.min(budget.get()));
         // The grid-stride rule.
         if let Some((j, c)) = match_q(atoms, g)
             && c >= -1
@@ -963,7 +1003,7 @@ pub(crate) fn match_q(atoms: &Atoms, g: &Poly) -> Option<(Poly, i128)> {
     Some((cof.neg()?, c))
 }
 
-/// One proof search: the atoms, the path's facts, its atom ranges, the nodes left, and the
+/// One proof search: the atoms, the path's facts, its atom ranges, the work left, and the
 /// outcome of every subgoal searched so far.
 struct Search<'a> {
     atoms: &'a Atoms,
@@ -972,11 +1012,14 @@ struct Search<'a> {
     /// node that cancels (most proofs end at their interval before it).
     holding: std::cell::OnceCell<WordMap<Mono, Vec<u32>>>,
     ranges: Ranges,
+    /// Work left, in units of [`NODE`].
     budget: Cell<u32>,
+    /// What a leaf costs.
+    leaf: u32,
     memo: RefCell<WordMap<(Poly, u32), Outcome>>,
 }
 
-/// How a subgoal's search ended when it did not run out of budget, and the nodes it took.
+/// How a subgoal's search ended when it did not run out of budget, and the work it took.
 #[derive(Debug, Clone, Copy)]
 enum Outcome {
     Proved(Tags, u32),
@@ -1004,12 +1047,12 @@ impl<'a> Search<'a> {
             .filter_map(|&i| self.facts.get(i as usize).copied())
     }
 
-    /// Spends `nodes` of the budget (the caller knows there are that many left).
-    fn charge(&self, nodes: u32) {
-        self.budget.set(self.budget.get().saturating_sub(nodes));
+    /// Spends `units` of the budget (the caller knows there are that many left).
+    fn charge(&self, units: u32) {
+        self.budget.set(self.budget.get().saturating_sub(units));
         self.atoms
             .steps
-            .set(self.atoms.steps.get().saturating_add(u64::from(nodes)));
+            .set(self.atoms.steps.get().saturating_add(u64::from(units)));
     }
 }
 
