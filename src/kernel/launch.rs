@@ -5,7 +5,7 @@ use crate::abi::ParamValue;
 use crate::artifact::Artifact;
 use crate::device::{Arg, ArgMut, ConfigLimits, LaunchConfig, Stream};
 use crate::error::Error;
-use crate::launch::{Launch, LaunchFacts};
+use crate::launch::{Launch, LaunchFacts, LaunchPlan};
 use crate::liveness::DeviceId;
 use crate::signature::{ChoosesGrid, Erased, Signature, TakesConfig};
 use crate::state::{DeviceBound, LoadedData};
@@ -21,6 +21,7 @@ impl<Sig> Kernel<Sig, DeviceBound> {
             self.data.device.id(),
             self.data.max_grid_x,
             &self.data.limits,
+            &self.data.plan,
         )
     }
 
@@ -122,6 +123,7 @@ pub(crate) fn launch_facts<'a>(
     device: DeviceId,
     max_grid_x: u32,
     limits: &'a ConfigLimits,
+    plan: &'a LaunchPlan,
 ) -> LaunchFacts<'a> {
     LaunchFacts {
         entry: &artifact.link.entry_point,
@@ -131,11 +133,8 @@ pub(crate) fn launch_facts<'a>(
         max_grid_x,
         limits,
         proof: loaded.proof(),
-        // A custom kernel runs exactly the configuration its launch checked: its extents may
-        // name the grid and the block, evaluated with the configuration's, and its body reads
-        // the same geometry. The 1-D ABIs' proofs hold for every grid, and their conditions
-        // bound the threads only from above, so a backend may run fewer blocks.
-        grid_stride: loaded.grid_stride() && !artifact.abi.abi.is_custom(),
+        grid_stride: plan.grid_stride,
         guarded: loaded.guarded(),
+        plan,
     }
 }

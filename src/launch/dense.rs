@@ -7,7 +7,8 @@
 //! full check, which decides and names the error. So the errors, and their precedence, are the
 //! full check's alone.
 
-use crate::abi::{AbiKind, AbiSpec, ParamValue};
+use super::LaunchFacts;
+use crate::abi::ParamValue;
 use crate::device::{AsViewDesc, ViewDesc};
 use crate::dtype::ElementKind;
 use crate::liveness::DeviceId;
@@ -16,22 +17,19 @@ use crate::liveness::DeviceId;
 const MAX_OPERANDS: usize = 8;
 
 /// The kernel's `n` (vectors for the vectorized ABI) when the launch passes every check, `None`
-/// when the full check must decide.
+/// when the full check must decide. The vector width is the plan's (1 for the scalar ABI, 0
+/// for an ABI this pass does not take).
 #[inline]
 pub(super) fn accept<I: AsViewDesc, O: AsViewDesc>(
-    device: DeviceId,
+    facts: &LaunchFacts<'_>,
     stream: DeviceId,
-    spec: &AbiSpec,
     inputs: &[I],
     outputs: &[O],
     shape: &[usize],
     params: &[ParamValue],
 ) -> Option<u64> {
-    let width = match spec.abi {
-        AbiKind::Scalar => 1,
-        AbiKind::Vectorized { width } => usize::from(width),
-        AbiKind::Strided { .. } | AbiKind::Custom(_) => return None,
-    };
+    let (device, spec) = (facts.device, facts.spec);
+    let width = usize::from(facts.plan.dense_width);
     let operands = inputs.len() + outputs.len();
     if stream != device
         || inputs.len() != spec.inputs.len()

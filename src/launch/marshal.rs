@@ -156,6 +156,12 @@ mod tests {
                     grid_stride: false,
                     proof: None,
                     guarded: None,
+                    plan: &crate::state::LaunchPlan::of(
+                        &spec,
+                        &layout,
+                        None,
+                        &crate::device::ConfigLimits::TYPICAL,
+                    ),
                 };
                 let view = |k: u64| {
                     ViewDesc::contiguous(device, ElementKind::F32, 4096 * (k + 1), 64, 4, 16)
