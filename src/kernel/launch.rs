@@ -14,6 +14,7 @@ use super::Kernel;
 
 impl<Sig> Kernel<Sig, DeviceBound> {
     /// What a launch check needs to know about this kernel.
+    #[inline]
     pub fn facts(&self) -> LaunchFacts<'_> {
         launch_facts(
             &self.artifact,
@@ -26,6 +27,7 @@ impl<Sig> Kernel<Sig, DeviceBound> {
     }
 
     /// A launch of this kernel on `stream`, counting into its telemetry cell.
+    #[inline]
     fn launcher<'k>(&'k self, stream: &'k Stream) -> Launch<'k> {
         Launch::new(
             self.facts(),
@@ -42,6 +44,10 @@ impl Kernel<Erased, DeviceBound> {
     ///
     /// `shape` is `[n]` for the scalar and vectorized ABIs (elements, not vectors) and the `R`
     /// extents for `Strided<R>`.
+    ///
+    /// Inlined: it only gathers the kernel's facts for [`Launch::run`], which a frame of its own
+    /// would cost a launch more than gathering them does.
+    #[inline]
     pub fn launch(
         &self,
         stream: &Stream,
@@ -117,6 +123,7 @@ impl<K: Signature> Kernel<K, DeviceBound> {
 }
 
 /// The launch facts of a kernel bound to `device`, from its parts.
+#[inline]
 pub(crate) fn launch_facts<'a>(
     artifact: &'a Artifact,
     loaded: &'a LoadedData,
