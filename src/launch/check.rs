@@ -258,9 +258,19 @@ pub(super) fn accept<I: AsViewDesc, O: AsViewDesc>(
 ) -> Result<Accepted, Error> {
     // Nearly every launch is a valid dense one: accepted in one pass, or decided (and its error
     // named) by the full check. The plan says which kernels the one pass serves.
-    let count = match facts.plan.dense_width {
-        0 => None,
-        _ => super::dense::accept(facts, stream, inputs, outputs, shape, params),
+    let width = facts.plan.dense_width;
+    let count = if width == 0 || stream != facts.device {
+        None
+    } else {
+        super::dense::accept(
+            facts.device,
+            usize::from(width),
+            facts.spec,
+            inputs,
+            outputs,
+            shape,
+            params,
+        )
     };
     let accepted = match count {
         Some(count) => Accepted {
@@ -917,9 +927,12 @@ mod tests {
                 };
                 let shape = [n];
                 let stream = DeviceId::from_raw(stream);
-                if let Some(count) =
-                    super::super::super::dense::accept(&facts, stream, &inputs, &outputs, &shape, &[])
-                {
+                let accepted = (stream == facts.device)
+                    .then(|| super::super::super::dense::accept(
+                        facts.device, usize::from(width), &spec, &inputs, &outputs, &shape, &[],
+                    ))
+                    .flatten();
+                if let Some(count) = accepted {
                     let full = check_full(&facts, stream, &inputs, &outputs, &shape, &[]);
                     prop_assert!(full.is_ok(), "fast path accepted what the full check refuses: {full:?}");
                     prop_assert_eq!(full.map(|c| c.count).ok(), Some(count));

@@ -7,8 +7,7 @@
 //! full check, which decides and names the error. So the errors, and their precedence, are the
 //! full check's alone.
 
-use super::LaunchFacts;
-use crate::abi::ParamValue;
+use crate::abi::{AbiSpec, ParamValue};
 use crate::device::{AsViewDesc, ViewDesc};
 use crate::dtype::ElementKind;
 use crate::liveness::DeviceId;
@@ -17,22 +16,21 @@ use crate::liveness::DeviceId;
 const MAX_OPERANDS: usize = 8;
 
 /// The kernel's `n` (vectors for the vectorized ABI) when the launch passes every check, `None`
-/// when the full check must decide. The vector width is the plan's (1 for the scalar ABI, 0
-/// for an ABI this pass does not take).
+/// when the full check must decide. The caller has compared the stream's device with the
+/// kernel's `device`; `width` is the vector width of `spec`'s ABI (1 for the scalar ABI), as the
+/// kernel's launch plan holds it.
 #[inline]
 pub(super) fn accept<I: AsViewDesc, O: AsViewDesc>(
-    facts: &LaunchFacts<'_>,
-    stream: DeviceId,
+    device: DeviceId,
+    width: usize,
+    spec: &AbiSpec,
     inputs: &[I],
     outputs: &[O],
     shape: &[usize],
     params: &[ParamValue],
 ) -> Option<u64> {
-    let (device, spec) = (facts.device, facts.spec);
-    let width = usize::from(facts.plan.dense_width);
     let operands = inputs.len() + outputs.len();
-    if stream != device
-        || inputs.len() != spec.inputs.len()
+    if inputs.len() != spec.inputs.len()
         || outputs.len() != spec.outputs.len()
         || params.len() != spec.params.len()
         || operands > MAX_OPERANDS
