@@ -235,6 +235,42 @@ pub struct BoundData {
     /// What a launch configuration must fit, read once at bind: the device's limits and the
     /// kernel's `.maxntid`/`.reqntid`.
     pub(crate) limits: ConfigLimits,
+    /// What every launch decides the same way, worked out at bind from the fields above.
+    pub(crate) plan: LaunchPlan,
+}
+
+/// What every launch of a bound kernel decides the same way, worked out once at bind (by
+/// `LaunchPlan::of`, next to the checks that read it) from what no launch can change: the spec,
+/// the verified layout and proof, the device's and the kernel's own limits. A bound kernel's
+/// parts are private and never written after bind, so the plan cannot disagree with them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchPlan {
+    /// The vector width the dense one-pass check takes (1 for the scalar ABI); 0 where the full
+    /// check decides every launch (a strided or custom ABI, declared pointee alignments).
+    pub(crate) dense_width: u8,
+    /// The block of a launch whose grid jitseam chooses; 0 where the kernel's block directives
+    /// allow none (the launch's check then names why).
+    pub(crate) block: u32,
+    /// Whether a backend may run fewer blocks than one thread per element (`LaunchFacts`'s
+    /// `grid_stride`).
+    pub(crate) grid_stride: bool,
+    /// Whether the proof's body handles one element per thread.
+    pub(crate) one_thread_per_element: bool,
+    /// The proof's launch conditions on a one-dimensional launch.
+    pub(crate) bounds: LinearBounds,
+}
+
+/// A proof's launch conditions on a one-dimensional launch (one count, `threads` = grid ×
+/// block), folded into the tightest bound of each kind they state: every condition holds
+/// when `count + threads ≤ count_plus_threads`, `threads ≤ threads` and no condition is one
+/// such a launch never meets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LinearBounds {
+    pub(crate) count_plus_threads: u128,
+    pub(crate) threads: u64,
+    /// A condition no one-dimensional launch meets (one over declared extents or shared
+    /// memory).
+    pub(crate) never: bool,
 }
 
 impl BoundData {

@@ -5,7 +5,7 @@ use crate::abi::ParamValue;
 use crate::artifact::Artifact;
 use crate::device::{Arg, ArgMut, ConfigLimits, LaunchConfig, Stream};
 use crate::error::Error;
-use crate::launch::{Launch, LaunchFacts};
+use crate::launch::{Launch, LaunchFacts, LaunchPlan};
 use crate::liveness::DeviceId;
 use crate::signature::{ChoosesGrid, Erased, Signature, TakesConfig};
 use crate::state::{DeviceBound, LoadedData};
@@ -14,6 +14,7 @@ use super::Kernel;
 
 impl<Sig> Kernel<Sig, DeviceBound> {
     /// What a launch check needs to know about this kernel.
+    #[inline]
     pub fn facts(&self) -> LaunchFacts<'_> {
         launch_facts(
             &self.artifact,
@@ -21,10 +22,12 @@ impl<Sig> Kernel<Sig, DeviceBound> {
             self.data.device.id(),
             self.data.max_grid_x,
             &self.data.limits,
+            &self.data.plan,
         )
     }
 
     /// A launch of this kernel on `stream`, counting into its telemetry cell.
+    #[inline]
     fn launcher<'k>(&'k self, stream: &'k Stream) -> Launch<'k> {
         Launch::new(
             self.facts(),
@@ -41,6 +44,10 @@ impl Kernel<Erased, DeviceBound> {
     ///
     /// `shape` is `[n]` for the scalar and vectorized ABIs (elements, not vectors) and the `R`
     /// extents for `Strided<R>`.
+    ///
+    /// Inlined: it only gathers the kernel's facts for [`Launch::run`], which a frame of its own
+    /// would cost a launch more than gathering them does.
+    #[inline]
     pub fn launch(
         &self,
         stream: &Stream,
@@ -116,12 +123,14 @@ impl<K: Signature> Kernel<K, DeviceBound> {
 }
 
 /// The launch facts of a kernel bound to `device`, from its parts.
+#[inline]
 pub(crate) fn launch_facts<'a>(
     artifact: &'a Artifact,
     loaded: &'a LoadedData,
     device: DeviceId,
     max_grid_x: u32,
     limits: &'a ConfigLimits,
+    plan: &'a LaunchPlan,
 ) -> LaunchFacts<'a> {
     LaunchFacts {
         entry: &artifact.link.entry_point,
@@ -131,11 +140,8 @@ pub(crate) fn launch_facts<'a>(
         max_grid_x,
         limits,
         proof: loaded.proof(),
-        // A custom kernel runs exactly the configuration its launch checked: its extents may
-        // name the grid and the block, evaluated with the configuration's, and its body reads
-        // the same geometry. The 1-D ABIs' proofs hold for every grid, and their conditions
-        // bound the threads only from above, so a backend may run fewer blocks.
-        grid_stride: loaded.grid_stride() && !artifact.abi.abi.is_custom(),
+        grid_stride: plan.grid_stride,
         guarded: loaded.guarded(),
+        plan,
     }
 }

@@ -20,7 +20,7 @@ use load::Trust;
 use crate::artifact::Artifact;
 use crate::device::{BackendFunction, ConfigLimits, Device};
 use crate::error::{Error, TransitionError};
-use crate::launch::dispatch_handle;
+use crate::launch::{LaunchPlan, dispatch_handle};
 use crate::signature::{Erased, Signature};
 use crate::state::{BoundData, Described, DeviceBound, Loaded, LoadedData, State};
 use crate::telemetry::DispatchHandle;
@@ -244,6 +244,12 @@ impl<Sig> Kernel<Sig, Loaded> {
         match resolved {
             Ok((function, limits)) => {
                 let telemetry = dispatch_handle(&self.artifact, device);
+                let plan = LaunchPlan::of(
+                    &self.artifact.abi,
+                    self.data.layout(),
+                    self.data.proof(),
+                    &limits,
+                );
                 let data = BoundData {
                     // The backend holds what it made of the parsed module; the kernel need not.
                     loaded: LoadedData {
@@ -255,6 +261,7 @@ impl<Sig> Kernel<Sig, Loaded> {
                     telemetry,
                     max_grid_x: device.properties().max_grid_x,
                     limits,
+                    plan,
                 };
                 Ok(Self::with::<DeviceBound>(self.artifact, data, self.names))
             }
@@ -293,6 +300,7 @@ impl<Sig> Kernel<Sig, DeviceBound> {
             function: self.data.function,
             telemetry: self.data.telemetry,
             limits: self.data.limits,
+            plan: self.data.plan,
         }
     }
 }
@@ -305,6 +313,7 @@ pub(crate) struct BoundParts {
     pub(crate) function: Arc<dyn BackendFunction>,
     pub(crate) telemetry: Option<DispatchHandle>,
     pub(crate) limits: ConfigLimits,
+    pub(crate) plan: LaunchPlan,
 }
 
 fn validate_spec(artifact: &Artifact) -> Result<(), Error> {

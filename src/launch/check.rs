@@ -3,7 +3,7 @@
 //! divisibility and alignment for vectors, bounds and self-overlap for strided views, aliasing
 //! between outputs and other operands, and the grid.
 
-use jitseam_verify::{Coverage, Proof};
+use jitseam_verify::{Coverage, LaunchCondition, Proof};
 
 use super::reach::{ByteRange, byte_range, byte_range_of_reach, dense_byte_range, reach};
 
@@ -12,7 +12,7 @@ use crate::device::{AsViewDesc, ConfigLimits, Geometry, ViewDesc};
 use crate::dtype::ElementKind;
 use crate::error::{ConfigProblem, Error, Operand};
 use crate::liveness::DeviceId;
-use crate::state::GuardedEntry;
+use crate::state::{GuardedEntry, LaunchPlan, LinearBounds};
 
 /// Threads per block for every launch whose grid jitseam chooses (unless the kernel's
 /// `.reqntid` or `.maxntid` asks for another): kernels are grid-stride loops, so any block size
@@ -47,6 +47,90 @@ pub struct LaunchFacts<'k> {
     /// For a kernel proven with run-time guards: the hidden parameters its launches append and
     /// what its guards name; `None` for every other kernel.
     pub guarded: Option<&'k GuardedEntry>,
+    /// What the checks decide the same way for every launch, worked out once from `spec`,
+    /// `layout`, `proof` and `limits` ([`LaunchPlan::of`]): facts whose other fields are
+    /// changed need the plan of the changed ones.
+    pub plan: &'k LaunchPlan,
+}
+
+impl LaunchPlan {
+    /// The plan of a kernel's launches: which check a launch takes first, the block of a grid
+    /// jitseam chooses, and the proof's launch conditions folded for a one-dimensional launch.
+    pub fn of(
+        spec: &AbiSpec,
+        layout: &ParamLayout,
+        proof: Option<&Proof>,
+        limits: &ConfigLimits,
+    ) -> Self {
+        // The dense one-pass check knows no pointee alignments: a kernel declaring them always
+        // takes the full check.
+        let dense_width = match spec.abi {
+            _ if layout.declares_pointee_align() => 0,
+            AbiKind::Scalar => 1,
+            AbiKind::Vectorized { width } => width,
+            AbiKind::Strided { .. } | AbiKind::Custom(_) => 0,
+        };
+        let block = if limits.reqntid.is_none() && limits.maxntid.is_none() {
+            BLOCK
+        } else {
+            // 0 (which no directive yields) where the directives allow no block: each launch
+            // then asks `directed_block` again, for the error that names the kernel.
+            directed_block("", limits).unwrap_or(0)
+        };
+        Self {
+            dense_width,
+            block,
+            // A custom kernel runs exactly the configuration its launch checked: its extents
+            // may name the grid and the block, evaluated with the configuration's, and its body
+            // reads the same geometry. The 1-D ABIs' proofs hold for every grid, and their
+            // conditions bound the threads only from above, so a backend may run fewer blocks.
+            grid_stride: proof.is_some_and(|p| p.coverage == Coverage::GridStride)
+                && !spec.abi.is_custom(),
+            one_thread_per_element: proof
+                .is_some_and(|p| p.coverage == Coverage::OneThreadPerElement),
+            bounds: LinearBounds::of(proof.map_or(&[], |p| &p.conditions[..])),
+        }
+    }
+}
+
+impl LinearBounds {
+    /// The bounds every one of `conditions` states on a one-dimensional launch, as
+    /// [`LaunchCondition::holds`] reads each: the match is exhaustive, so a new kind of
+    /// condition is folded here before it compiles.
+    fn of(conditions: &[LaunchCondition]) -> Self {
+        let mut bounds = Self {
+            // Above every sum of two `u64`s: no bound at all.
+            count_plus_threads: u128::MAX,
+            threads: u64::MAX,
+            never: false,
+        };
+        for condition in conditions {
+            match *condition {
+                LaunchCondition::CountPlusThreadsAtMost { limit } => {
+                    bounds.count_plus_threads = bounds.count_plus_threads.min(u128::from(limit));
+                }
+                LaunchCondition::ThreadsAtMost { limit }
+                | LaunchCondition::AxisThreadsAtMost { limit } => {
+                    bounds.threads = bounds.threads.min(limit);
+                }
+                LaunchCondition::ExtentsAtMost { .. }
+                | LaunchCondition::ExtentsPlusAxisThreadsAtMost { .. }
+                | LaunchCondition::DynamicSharedAtLeast { .. }
+                | LaunchCondition::BlockAtMost { .. } => bounds.never = true,
+            }
+        }
+        bounds
+    }
+
+    /// Whether a launch of `count` on `threads` meets them all.
+    #[inline(always)]
+    fn hold(&self, count: u64, threads: u64) -> bool {
+        // In `u128` the sum cannot wrap: a sum past `u64::MAX` fails every bound a condition
+        // states, as `holds` has it, and passes where none is stated.
+        !self.never
+            & (threads <= self.threads)
+            & (u128::from(count) + u128::from(threads) <= self.count_plus_threads)
+    }
 }
 
 /// A launch that [`check`] (or, for the custom ABI, [`check_custom`](super::check_custom))
@@ -57,7 +141,11 @@ pub struct LaunchFacts<'k> {
 /// borrow, so the packet is built from exactly what was checked.
 #[derive(Debug)]
 pub struct CheckedLaunch<'a, I = ViewDesc, O = ViewDesc> {
-    pub(super) facts: LaunchFacts<'a>,
+    /// Of the kernel's facts, what the packet is built from (the rest only the checks read:
+    /// copying them into every accepted launch cost the launch path ~20 instructions).
+    pub(super) layout: &'a ParamLayout,
+    pub(super) spec: &'a AbiSpec,
+    pub(super) grid_stride: bool,
     pub(super) inputs: &'a [I],
     pub(super) outputs: &'a [O],
     pub(super) shape: &'a [usize],
@@ -87,7 +175,9 @@ impl<'a, I, O> CheckedLaunch<'a, I, O> {
         Accepted { count, geometry }: Accepted,
     ) -> Self {
         Self {
-            facts,
+            layout: facts.layout,
+            spec: facts.spec,
+            grid_stride: facts.grid_stride,
             inputs,
             outputs,
             shape,
@@ -135,7 +225,9 @@ pub fn check<'a, I: AsViewDesc, O: AsViewDesc>(
     // accepted launch in the caller's frame (the other way cost ~30 instructions a call).
     let Accepted { count, geometry } = accept(&facts, stream, inputs, outputs, shape, params)?;
     Ok(CheckedLaunch {
-        facts,
+        layout: facts.layout,
+        spec: facts.spec,
+        grid_stride: facts.grid_stride,
         inputs,
         outputs,
         shape,
@@ -165,14 +257,14 @@ pub(super) fn accept<I: AsViewDesc, O: AsViewDesc>(
     params: &[ParamValue],
 ) -> Result<Accepted, Error> {
     // Nearly every launch is a valid dense one: accepted in one pass, or decided (and its error
-    // named) by the full check. A kernel declaring pointee alignments always takes the full
-    // check, which is the only one that knows them.
-    let count = if facts.layout.declares_pointee_align() {
+    // named) by the full check. The plan says which kernels the one pass serves.
+    let width = facts.plan.dense_width;
+    let count = if width == 0 || stream != facts.device {
         None
     } else {
         super::dense::accept(
             facts.device,
-            stream,
+            usize::from(width),
             facts.spec,
             inputs,
             outputs,
@@ -193,21 +285,22 @@ pub(super) fn accept<I: AsViewDesc, O: AsViewDesc>(
 
 /// What the body's proof needs of this launch: a grid with one thread per element for a body
 /// that handles one element per thread, and every launch condition (e.g. an `int` index that
-/// must not wrap: `n + threads ≤ 2^31 − 1`). Inlined up to the conditions: a kernel loaded
-/// unverified, or proven with none, pays a load and a compare.
+/// must not wrap: `n + threads ≤ 2^31 − 1`). Inlined: a launch the plan's bounds admit pays a
+/// few compares; one they do not goes through each condition, which names the one it fails.
 #[inline(always)]
 fn check_proof(facts: &LaunchFacts<'_>, shape: &[usize], accepted: Accepted) -> Result<(), Error> {
+    // `check` launches 1-D grids of 1-D blocks (`grid_for`): y and z are 1.
+    let threads = u64::from(accepted.geometry.grid[0]) * u64::from(accepted.geometry.block[0]);
+    let plan = facts.plan;
+    if plan.one_thread_per_element && threads < accepted.count {
+        return Err(too_few_threads(facts.entry, accepted.count));
+    }
+    if plan.bounds.hold(accepted.count, threads) {
+        return Ok(());
+    }
     let Some(proof) = facts.proof else {
         return Ok(());
     };
-    // `check` launches 1-D grids of 1-D blocks (`grid_for`): y and z are 1.
-    let threads = u64::from(accepted.geometry.grid[0]) * u64::from(accepted.geometry.block[0]);
-    if proof.coverage == Coverage::OneThreadPerElement && threads < accepted.count {
-        return Err(too_few_threads(facts.entry, accepted.count));
-    }
-    if proof.conditions.is_empty() {
-        return Ok(());
-    }
     check_conditions(facts.entry, proof, shape, accepted.count, threads)
 }
 
@@ -220,7 +313,10 @@ fn too_few_threads(entry: &str, count: u64) -> Error {
     }
 }
 
-/// The proof's launch conditions, each against this launch's count, shape and threads.
+/// The proof's launch conditions, each against this launch's count, shape and threads. Out of
+/// line and cold: a launch gets here only when one of them fails.
+#[cold]
+#[inline(never)]
 fn check_conditions(
     entry: &str,
     proof: &Proof,
@@ -351,11 +447,11 @@ fn grid_in_blocks(units: u64, max_grid_x: u32, block: u32) -> Geometry {
 /// own block directives allow.
 #[inline(always)]
 fn dense_geometry(facts: &LaunchFacts<'_>, count: u64) -> Result<Geometry, Error> {
-    let limits = facts.limits;
-    if limits.reqntid.is_none() && limits.maxntid.is_none() {
-        return Ok(grid_in_blocks(count, facts.max_grid_x, BLOCK));
+    match facts.plan.block {
+        0 => directed_block(facts.entry, facts.limits)
+            .map(|block| grid_in_blocks(count, facts.max_grid_x, block)),
+        block => Ok(grid_in_blocks(count, facts.max_grid_x, block)),
     }
-    directed_block(facts.entry, limits).map(|block| grid_in_blocks(count, facts.max_grid_x, block))
 }
 
 /// The one-dimensional block of a kernel whose grid jitseam chooses, under its `.reqntid` (the
@@ -724,6 +820,43 @@ mod tests {
     use super::*;
     use crate::device::DeviceId;
 
+    mod plan {
+        use jitseam_verify::LaunchCondition;
+        use proptest::prelude::*;
+
+        use super::*;
+
+        fn condition() -> impl Strategy<Value = LaunchCondition> {
+            let limit = prop_oneof![0u64..4096, Just(u64::MAX), Just((1 << 31) - 1)];
+            prop_oneof![
+                6 => limit.clone().prop_map(|limit| LaunchCondition::CountPlusThreadsAtMost { limit }),
+                3 => limit.clone().prop_map(|limit| LaunchCondition::ThreadsAtMost { limit }),
+                2 => limit.clone().prop_map(|limit| LaunchCondition::AxisThreadsAtMost { limit }),
+                1 => limit.clone().prop_map(|limit| LaunchCondition::ExtentsAtMost { limit }),
+                1 => limit.prop_map(|limit| LaunchCondition::ExtentsPlusAxisThreadsAtMost { limit }),
+                1 => (0u32..64).prop_map(|bytes_per_thread_x| LaunchCondition::DynamicSharedAtLeast { bytes_per_thread_x }),
+                1 => (0u32..2048).prop_map(|x| LaunchCondition::BlockAtMost { x, y: 1, z: 1 }),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
+
+            /// The folded bounds admit a launch exactly when every condition holds for it, as
+            /// `LaunchCondition::holds` reads each: the plan's fast test is the conditions'.
+            #[test]
+            fn the_folded_bounds_hold_exactly_when_every_condition_does(
+                conditions in prop::collection::vec(condition(), 0..4),
+                count in prop_oneof![0u64..8192, Just(u64::MAX - 3), Just(1 << 31)],
+                threads in prop_oneof![1u64..8192, Just(u64::MAX)],
+                shape in prop::collection::vec(0u64..64, 0..3),
+            ) {
+                let every = conditions.iter().all(|c| c.holds(count, &shape, threads));
+                prop_assert_eq!(LinearBounds::of(&conditions).hold(count, threads), every);
+            }
+        }
+    }
+
     mod fast_path {
         use proptest::prelude::*;
 
@@ -790,12 +923,16 @@ mod tests {
                     proof: None,
                     grid_stride: false,
                     guarded: None,
+                    plan: &LaunchPlan::of(&spec, &layout, None, &ConfigLimits::TYPICAL),
                 };
                 let shape = [n];
                 let stream = DeviceId::from_raw(stream);
-                if let Some(count) =
-                    super::super::super::dense::accept(facts.device, stream, &spec, &inputs, &outputs, &shape, &[])
-                {
+                let accepted = (stream == facts.device)
+                    .then(|| super::super::super::dense::accept(
+                        facts.device, usize::from(width), &spec, &inputs, &outputs, &shape, &[],
+                    ))
+                    .flatten();
+                if let Some(count) = accepted {
                     let full = check_full(&facts, stream, &inputs, &outputs, &shape, &[]);
                     prop_assert!(full.is_ok(), "fast path accepted what the full check refuses: {full:?}");
                     prop_assert_eq!(full.map(|c| c.count).ok(), Some(count));

@@ -135,7 +135,9 @@ pub fn check_custom<'a, I: AsViewDesc, O: AsViewDesc>(
         })?;
     }
     Ok(CheckedLaunch {
-        facts,
+        layout: facts.layout,
+        spec: facts.spec,
+        grid_stride: facts.grid_stride,
         inputs,
         outputs,
         shape: &[],

@@ -7,7 +7,7 @@
 //! full check, which decides and names the error. So the errors, and their precedence, are the
 //! full check's alone.
 
-use crate::abi::{AbiKind, AbiSpec, ParamValue};
+use crate::abi::{AbiSpec, ParamValue};
 use crate::device::{AsViewDesc, ViewDesc};
 use crate::dtype::ElementKind;
 use crate::liveness::DeviceId;
@@ -16,25 +16,21 @@ use crate::liveness::DeviceId;
 const MAX_OPERANDS: usize = 8;
 
 /// The kernel's `n` (vectors for the vectorized ABI) when the launch passes every check, `None`
-/// when the full check must decide.
+/// when the full check must decide. The caller has compared the stream's device with the
+/// kernel's `device`; `width` is the vector width of `spec`'s ABI (1 for the scalar ABI), as the
+/// kernel's launch plan holds it.
 #[inline]
 pub(super) fn accept<I: AsViewDesc, O: AsViewDesc>(
     device: DeviceId,
-    stream: DeviceId,
+    width: usize,
     spec: &AbiSpec,
     inputs: &[I],
     outputs: &[O],
     shape: &[usize],
     params: &[ParamValue],
 ) -> Option<u64> {
-    let width = match spec.abi {
-        AbiKind::Scalar => 1,
-        AbiKind::Vectorized { width } => usize::from(width),
-        AbiKind::Strided { .. } | AbiKind::Custom(_) => return None,
-    };
     let operands = inputs.len() + outputs.len();
-    if stream != device
-        || inputs.len() != spec.inputs.len()
+    if inputs.len() != spec.inputs.len()
         || outputs.len() != spec.outputs.len()
         || params.len() != spec.params.len()
         || operands > MAX_OPERANDS

@@ -50,7 +50,7 @@ pub(super) fn marshal_guarded<'c, I: AsViewDesc, O: AsViewDesc, R>(
         launch: checked,
         record,
     };
-    let mut packet = ArgPacket::zeroed(&guarded.layout, &reach, checked.facts.grid_stride);
+    let mut packet = ArgPacket::zeroed(&guarded.layout, &reach, checked.grid_stride);
     let bytes = packet.bytes_mut();
     fill_packet(checked, bytes);
     let words = &guarded.words;
@@ -106,7 +106,7 @@ fn pointer_bytes<I: AsViewDesc, O: AsViewDesc>(
     checked: &CheckedLaunch<'_, I, O>,
     q: usize,
 ) -> Option<u64> {
-    let placed = checked.facts.layout.params().get(q)?;
+    let placed = checked.layout.params().get(q)?;
     let view = match placed.role {
         ParamRole::Input(k) => checked.inputs.get(k as usize)?.view_desc(),
         ParamRole::Output(m) => checked.outputs.get(m as usize)?.view_desc(),
@@ -122,7 +122,7 @@ fn pointer_bytes<I: AsViewDesc, O: AsViewDesc>(
         let (start, end) = byte_range_of_reach(view, reach(view)?)?;
         u64::try_from(end.checked_sub(start)?).ok()?
     };
-    let Some(custom) = checked.facts.spec.abi.custom() else {
+    let Some(custom) = checked.spec.abi.custom() else {
         return Some(lent);
     };
     // A custom pointer reaches its declared extent (which the launch checked its buffer holds).

@@ -15,7 +15,7 @@ use crate::device::{AsViewDesc, ViewDesc};
 pub fn marshal<'c, I: AsViewDesc, O: AsViewDesc>(
     checked: &'c CheckedLaunch<'_, I, O>,
 ) -> ArgPacket<'c> {
-    let mut packet = ArgPacket::zeroed(checked.facts.layout, checked, checked.facts.grid_stride);
+    let mut packet = ArgPacket::zeroed(checked.layout, checked, checked.grid_stride);
     fill_packet(checked, packet.bytes_mut());
     packet
 }
@@ -27,7 +27,7 @@ pub fn marshal_with<'c, I: AsViewDesc, O: AsViewDesc, R>(
     checked: &'c CheckedLaunch<'_, I, O>,
     use_packet: impl FnOnce(&ArgPacket<'c>) -> R,
 ) -> R {
-    let mut packet = ArgPacket::zeroed(checked.facts.layout, checked, checked.facts.grid_stride);
+    let mut packet = ArgPacket::zeroed(checked.layout, checked, checked.grid_stride);
     fill_packet(checked, packet.bytes_mut());
     use_packet(&packet)
 }
@@ -40,7 +40,7 @@ pub(super) fn fill_packet<I: AsViewDesc, O: AsViewDesc>(
     checked: &CheckedLaunch<'_, I, O>,
     bytes: &mut [u8],
 ) {
-    let layout = checked.facts.layout;
+    let layout = checked.layout;
     let mut rest = layout.params();
     // A dense layout's leading words are the operands' addresses and the count, in order: they
     // are written without looking at their roles, and only the params after them go through
@@ -156,6 +156,12 @@ mod tests {
                     grid_stride: false,
                     proof: None,
                     guarded: None,
+                    plan: &crate::state::LaunchPlan::of(
+                        &spec,
+                        &layout,
+                        None,
+                        &crate::device::ConfigLimits::TYPICAL,
+                    ),
                 };
                 let view = |k: u64| {
                     ViewDesc::contiguous(device, ElementKind::F32, 4096 * (k + 1), 64, 4, 16)

@@ -23,6 +23,7 @@ mod telemetry;
 #[path = "no_telemetry.rs"]
 mod telemetry;
 
+pub use crate::state::LaunchPlan;
 pub use check::{BLOCK, CheckedLaunch, LaunchFacts, check, grid_for};
 pub use custom::check_custom;
 pub use marshal::{marshal, marshal_with};

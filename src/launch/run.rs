@@ -322,7 +322,7 @@ impl<'k> Launch<'k> {
     /// When the stream owns every operand's log — every launch of a program that keeps each
     /// buffer to its stream — each `before` would take its fast path and hand back
     /// [`Ticket::OWNED`]: that is asked of every log first (no side effect), so such a launch
-    /// keeps no tickets at all. Otherwise [`Launch::order`] runs each `before`.
+    /// keeps no tickets at all. Otherwise [`Launch::queue_ordered`] runs each `before`.
     #[inline(always)]
     fn queue<I: AsViewDesc, O: AsViewDesc>(
         &self,
@@ -330,9 +330,7 @@ impl<'k> Launch<'k> {
         inputs: &[Arg<'_>],
         outputs: &[ArgMut<'_>],
     ) -> Result<(), Error> {
-        let stream = self.stream;
-        let backend = stream.device().backend();
-        let raw = stream.raw_arc();
+        let raw = self.stream.raw_arc();
         let key = StreamKey::of(raw);
         let owned = inputs.iter().all(|arg| match arg.source {
             Source::Log(log) => log.owned(key, AccessKind::Read),
@@ -341,62 +339,39 @@ impl<'k> Launch<'k> {
             SourceMut::Log(log) => log.owned(key, AccessKind::Write),
             SourceMut::Foreign(_) => true,
         });
-        let tickets = if owned {
-            Tickets::Owned
-        } else {
-            self.order(inputs, outputs)?
-        };
-        match self.facts.guarded {
-            None => {
-                // SAFETY: `packet` comes from `marshal_with` over a launch `check` (or
-                // `check_custom`) accepted for this function's verified layout, which proved the
-                // stream is on `facts.device`, the device `function` was resolved on: the stream
-                // and every operand are on that device (ids are never reused, the stream holds a
-                // live handle to it, and each description came from a live buffer, view or cudarc
-                // slice borrowed for this call — read in place from the operands, or completed from
-                // them once their foreign memory was acquired), every pointer plus every index the
-                // ABI lets the kernel touch lies inside its allocation (for the custom ABI: each
-                // buffer holds its declared extent for this launch's params and configuration,
-                // which fits the device and the kernel's block directives), outputs overlap nothing
-                // else, and the count and params have exactly the declared types. The stream now
-                // waits for every conflicting earlier use of each operand (the `before` calls of
-                // `order`, none needed where the stream owns every log, and the foreign guards),
-                // and each is logged once the launch is queued (below).
-                marshal_with(checked, |packet| unsafe {
-                    backend.launch(self.function, stream.raw(), checked.geometry(), packet)
-                })?
-            }
-            Some(guarded) => {
-                let (record, tag) =
-                    stream
-                        .device()
-                        .guard_record(raw, &guarded.table, &guarded.cache)?;
-                // SAFETY: as above for the declared parameters, which `marshal_guarded` writes
-                // exactly as `marshal_with` does. The hidden ones after them are what the
-                // guarded rewrite (the function `bind()` loaded for this kernel) takes: the
-                // address of this stream's fault record — a live allocation of this device
-                // of `FAULT_RECORD_BYTES`, written by no one else but launches on this stream,
-                // which run in order — and limits no larger than what this checked launch
-                // lets each guarded operand reach, which the rewrite's proof assumes of them.
-                marshal_guarded(checked, guarded, record, tag, |packet| unsafe {
-                    backend.launch(self.function, stream.raw(), checked.geometry(), packet)
-                })?
+        if !owned {
+            return self.queue_ordered(checked, inputs, outputs);
+        }
+        // The stream owns every log: no use on another stream to wait for.
+        self.hand_off(checked)?;
+        for arg in inputs {
+            if let Source::Log(log) = arg.source {
+                log.after_owned(raw, key, AccessKind::Read);
             }
         }
-        let tickets = match &tickets {
-            Tickets::Owned => {
-                for arg in inputs {
-                    if let Source::Log(log) = arg.source {
-                        log.after_owned(raw, key, AccessKind::Read);
-                    }
-                }
-                for arg in outputs {
-                    if let SourceMut::Log(log) = &arg.source {
-                        log.after_owned(raw, key, AccessKind::Write);
-                    }
-                }
-                return Ok(());
+        for arg in outputs {
+            if let SourceMut::Log(log) = &arg.source {
+                log.after_owned(raw, key, AccessKind::Write);
             }
+        }
+        Ok(())
+    }
+
+    /// [`Launch::queue`] on a stream that does not own every operand's log: [`Launch::order`]
+    /// makes it wait for the conflicting uses on other streams, and each ticket logs the queued
+    /// launch. Out of line: the launch that keeps each buffer to its stream never gets here,
+    /// and its own path then carries neither the tickets nor a second hand-off.
+    #[inline(never)]
+    fn queue_ordered<I: AsViewDesc, O: AsViewDesc>(
+        &self,
+        checked: &CheckedLaunch<'_, I, O>,
+        inputs: &[Arg<'_>],
+        outputs: &[ArgMut<'_>],
+    ) -> Result<(), Error> {
+        let raw = self.stream.raw_arc();
+        let tickets = self.order(inputs, outputs)?;
+        self.hand_off(checked)?;
+        let tickets = match &tickets {
             Tickets::Inline(tickets) => &tickets[..],
             Tickets::Heap(tickets) => &tickets[..],
         };
@@ -414,6 +389,58 @@ impl<'k> Launch<'k> {
         Ok(())
     }
 
+    /// Marshals a launch `check` accepted and hands it to the backend, on a stream that already
+    /// waits for every conflicting earlier use of each operand: [`Launch::queue`] calls it where
+    /// the stream owns every log, [`Launch::queue_ordered`] once `order` made it wait, and
+    /// foreign memory ordered itself when it was acquired.
+    #[inline(always)]
+    fn hand_off<I: AsViewDesc, O: AsViewDesc>(
+        &self,
+        checked: &CheckedLaunch<'_, I, O>,
+    ) -> Result<(), Error> {
+        let stream = self.stream;
+        let backend = stream.device().backend();
+        match self.facts.guarded {
+            None => {
+                // SAFETY: `packet` comes from `marshal_with` over a launch `check` (or
+                // `check_custom`) accepted for this function's verified layout, which proved the
+                // stream is on `facts.device`, the device `function` was resolved on: the stream
+                // and every operand are on that device (ids are never reused, the stream holds a
+                // live handle to it, and each description came from a live buffer, view or cudarc
+                // slice borrowed for this call — read in place from the operands, or completed from
+                // them once their foreign memory was acquired), every pointer plus every index the
+                // ABI lets the kernel touch lies inside its allocation (for the custom ABI: each
+                // buffer holds its declared extent for this launch's params and configuration,
+                // which fits the device and the kernel's block directives), outputs overlap nothing
+                // else, and the count and params have exactly the declared types. The stream now
+                // waits for every conflicting earlier use of each operand (both callers' duty,
+                // above: the `before` calls of `order`, none needed where the stream owns every
+                // log, and the foreign guards), and each is logged once the launch is queued (by
+                // the caller, after this returns).
+                marshal_with(checked, |packet| unsafe {
+                    backend.launch(self.function, stream.raw(), checked.geometry(), packet)
+                })
+            }
+            Some(guarded) => {
+                let (record, tag) = stream.device().guard_record(
+                    stream.raw_arc(),
+                    &guarded.table,
+                    &guarded.cache,
+                )?;
+                // SAFETY: as above for the declared parameters, which `marshal_guarded` writes
+                // exactly as `marshal_with` does. The hidden ones after them are what the
+                // guarded rewrite (the function `bind()` loaded for this kernel) takes: the
+                // address of this stream's fault record — a live allocation of this device
+                // of `FAULT_RECORD_BYTES`, written by no one else but launches on this stream,
+                // which run in order — and limits no larger than what this checked launch
+                // lets each guarded operand reach, which the rewrite's proof assumes of them.
+                marshal_guarded(checked, guarded, record, tag, |packet| unsafe {
+                    backend.launch(self.function, stream.raw(), checked.geometry(), packet)
+                })
+            }
+        }
+    }
+
     /// Orders a launch on a stream that does not own every operand's log: each log's `before`
     /// makes the stream wait for the conflicting uses on other streams, and its ticket is kept
     /// for the `after` that logs the queued launch. Out of line: the launch that keeps each
@@ -429,7 +456,6 @@ impl<'k> Launch<'k> {
         let all = match &mut tickets {
             Tickets::Inline(tickets) => &mut tickets[..],
             Tickets::Heap(tickets) => &mut tickets[..],
-            Tickets::Owned => &mut [],
         };
         let backend = self.stream.device().backend();
         let raw = self.stream.raw_arc();
@@ -450,8 +476,6 @@ impl<'k> Launch<'k> {
 
 /// The tickets of one launch's operands, for the `after` of each once it is queued.
 enum Tickets {
-    /// The stream owns every operand's log: every ticket is [`Ticket::OWNED`].
-    Owned,
     /// One per operand, inputs then outputs (`None` for foreign memory), up to [`INLINE`].
     Inline([Option<Ticket>; INLINE]),
     /// As `Inline`, for more operands.

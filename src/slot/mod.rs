@@ -93,7 +93,7 @@ use crate::device::{
 };
 use crate::error::{Error, TransitionError};
 use crate::kernel::{Kernel, launch_facts};
-use crate::launch::Launch;
+use crate::launch::{Launch, LaunchPlan};
 use crate::signature::Erased;
 use crate::state::{DeviceBound, LoadedData};
 use crate::telemetry::DispatchHandle;
@@ -297,6 +297,8 @@ struct Occupant {
     device: WeakDevice,
     max_grid_x: u32,
     limits: ConfigLimits,
+    /// The bound kernel's launch plan, worked out at its bind from the parts above.
+    plan: LaunchPlan,
     function: Arc<dyn BackendFunction>,
     telemetry: Option<DispatchHandle>,
 }
@@ -546,6 +548,7 @@ impl SlotTable {
             device: device.downgrade(),
             max_grid_x: device.properties().max_grid_x,
             limits: parts.limits,
+            plan: parts.plan,
             function: parts.function,
             telemetry: parts.telemetry,
         });
@@ -630,6 +633,7 @@ impl SlotTable {
                 occupant.device.id(),
                 occupant.max_grid_x,
                 &occupant.limits,
+                &occupant.plan,
             );
             let launch = Launch::new(
                 facts,
