@@ -18,7 +18,7 @@ use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use super::atoms::{Atoms, I0, INF, S, clamp, imul};
+use super::atoms::{AtomKind, Atoms, I0, INF, S, clamp, imul};
 use super::hash::WordMap;
 use super::poly::{Atom, Mono, Poly, gcd};
 use super::witness;
@@ -193,6 +193,18 @@ const CHEAP: Effort = Effort {
     budget: 24 * NODE,
     leaf: NODE,
 };
+
+/// The search of a goal with its coordinates at their bounds, before the goal's own: most
+/// such goals are linear in what is left and settle in a few steps.
+const AT_BOUNDS: Effort = Effort {
+    depth: 4,
+    budget: 32 * NODE,
+    leaf: 1,
+};
+
+/// The most coordinates one goal puts at their bounds (a row-major index over three axes of
+/// blocks and three of threads needs six).
+const MAX_AT_BOUNDS: u32 = 12;
 
 /// The work after which a failing search looks for a counterexample.
 const REFUTE_AFTER: u32 = 16 * NODE;
@@ -525,7 +537,63 @@ impl Facts {
 
     /// Proves `g ≥ 0`; returns the condition tags the proof used.
     pub(crate) fn prove(&self, atoms: &Atoms, g: &Poly, _used: &Cell<Tags>) -> Option<Tags> {
+        if let Some(bounded) = self.coordinates_at_bounds(atoms, g)
+            && let Some(t) = self.prove_within(atoms, &bounded, AT_BOUNDS)
+        {
+            return Some(t);
+        }
         self.prove_within(atoms, g, FULL)
+    }
+
+    /// `g` with thread and block coordinates at their bounds, where that is a weaker goal:
+    /// while `g` has a product monomial `c·q·a` with `c < 0` that holds a coordinate `a`
+    /// (`%tid` or `%ctaid` along an axis) and `q ≥ 0` on this path, it is cancelled against
+    /// the launch geometry's bound `B − 1 − a ≥ 0` scaled by `q` (`B` the block's or grid's
+    /// size along `a`'s axis), highest degree first. Each `q·(B − 1 − a) ≥ 0`, so the goal
+    /// left implies `g`. This is a row-major index over the grid, `((ctaid.z·nctaid.y +
+    /// ctaid.y)·nctaid.x + ctaid.x)·n + i < nctaid.z·nctaid.y·nctaid.x·n`, which a search
+    /// cancelling one monomial at a time finds only after trying every other fact at every
+    /// level. `None` where no monomial is such.
+    ///
+    /// Each step removes one occurrence of a coordinate and adds none (a bound holds sizes
+    /// only), so the rewriting ends.
+    pub(crate) fn coordinates_at_bounds(&self, atoms: &Atoms, g: &Poly) -> Option<Poly> {
+        let kind = |a: Atom| atoms.info(a).map(|i| &i.kind);
+        let coordinate = |a: Atom| matches!(kind(a), Some(AtomKind::Tid | AtomKind::Ctaid));
+        let size = |a: Atom| matches!(kind(a), Some(AtomKind::Ntid | AtomKind::Nctaid));
+        let mut g = self.normalize(g)?;
+        let mut steps = 0;
+        loop {
+            let next = g.terms().iter().rev().find_map(|&(m, c)| {
+                if c >= 0 || m.degree() < 2 {
+                    return None;
+                }
+                m.atoms().iter().copied().find_map(|a| {
+                    let q = m.without(a)?;
+                    let nonnegative = q.atoms().iter().all(|&b| self.atom_range(atoms, b).0 >= 0);
+                    (coordinate(a) && nonnegative).then_some((c, a, q))
+                })
+            });
+            let Some((c, a, q)) = next else {
+                break;
+            };
+            if steps == MAX_AT_BOUNDS {
+                return None;
+            }
+            let alone = Mono::atom(a);
+            let bound = atoms.global_with(&alone).find(|f| {
+                f.coeff(&alone) == -1
+                    && f.terms().iter().all(|(fm, _)| {
+                        fm.is_one()
+                            || *fm == alone
+                            || (fm.degree() == 1 && fm.atoms().iter().all(|&b| size(b)))
+                    })
+            })?;
+            let scaled = bound.mul(&Poly::from_terms(vec![(q, 1)])?)?;
+            g = g.combine(1, 0, c.abs(), &scaled)?;
+            steps += 1;
+        }
+        (steps > 0).then_some(g)
     }
 
     /// A cheap attempt (joins): see [`CHEAP`].

@@ -960,6 +960,122 @@ fn products_scaled_by_products() {
 }
 
 #[test]
+fn coordinates_at_their_bounds() {
+    // A goal's product monomials `c·q·a` (`c < 0`, `a` a thread or block coordinate, `q ≥ 0`)
+    // cancelled against the launch geometry's `B − 1 − a ≥ 0` scaled by `q`, before the
+    // search: the row-major index of a 3-D grid of rows, `((ctaid.z·nctaid.y + ctaid.y)·
+    // nctaid.x + ctaid.x)·n + col`, below `nctaid.z·nctaid.y·nctaid.x·n` where `col < n`, and
+    // variants. Every goal the prover claims is checked at random launches where the facts
+    // hold; the unsafe variants (one past the last, a row stride past `n`, a scale that may be
+    // negative, a coordinate scaled by another axis' size) must never be claimed where false.
+    use crate::atoms::{AtomKind, Atoms, CTAID, NCTAID, TID};
+    use crate::facts::Facts;
+    use crate::poly::Poly;
+    use std::cell::Cell;
+    let mut atoms = Atoms::new();
+    atoms.add_axes();
+    let [_, _, cy, gy, _, _] = atoms.axes[0];
+    let [_, _, cz, gz, _, _] = atoms.axes[1];
+    let (cx, gx) = (CTAID, NCTAID);
+    let n = atoms.push(AtomKind::Param(0), 0, 200);
+    let col = atoms.push(AtomKind::Opaque, 0, 400);
+    let sgn = atoms.push(AtomKind::Opaque, -60, 60);
+    let p = |x: u32| Poly::atom(x);
+    let mul = |x: &Poly, y: &Poly| x.mul(y).unwrap();
+    let sum = |x: &Poly, y: &Poly| x.add(y).unwrap();
+    // `col ≤ n − 1` on this path, as a block-stride loop's test leaves it.
+    let mut facts = Facts::default();
+    facts.assume(
+        &atoms,
+        &p(n).add_const(-1).unwrap().sub(&p(col)).unwrap(),
+        0,
+    );
+    let row = sum(&mul(&sum(&mul(&p(cz), &p(gy)), &p(cy)), &p(gx)), &p(cx));
+    let volume = mul(&mul(&mul(&p(gx), &p(gy)), &p(gz)), &p(n));
+    let at = |stride: &Poly| sum(&mul(&row, stride), &p(col));
+    let last = |index: &Poly| volume.add_const(-1).unwrap().sub(index).unwrap();
+    // (goal, whether it is true wherever the facts hold)
+    let goals: Vec<(Poly, bool)> = vec![
+        (last(&at(&p(n))), true),
+        // One past the last.
+        (
+            volume.sub(&at(&p(n))).unwrap().add_const(-2).unwrap(),
+            false,
+        ),
+        // Rows `n + 1` apart.
+        (last(&at(&p(n).add_const(1).unwrap())), false),
+        // `n·sgn·(nctaid.x − 1 − ctaid.x) ≥ 0`: false where `sgn < 0`.
+        (
+            mul(
+                &mul(&p(n), &p(sgn)),
+                &p(gx).add_const(-1).unwrap().sub(&p(cx)).unwrap(),
+            ),
+            false,
+        ),
+        // `ctaid.y·nctaid.x·n` below `nctaid.x·n`: false past the first row of blocks.
+        (
+            mul(&p(gx), &p(n))
+                .add_const(-1)
+                .unwrap()
+                .sub(&mul(&mul(&p(cy), &p(gx)), &p(n)))
+                .unwrap(),
+            false,
+        ),
+    ];
+    let mut claimed_true = 0;
+    let mut held = 0u64;
+    for (i, (goal, _)) in goals.iter().enumerate() {
+        // The rewriting itself: the goal it leaves is never above the goal it was given.
+        let bounded = facts.coordinates_at_bounds(&atoms, goal);
+        let claimed = facts.prove(&atoms, goal, &Cell::new(0)).is_some();
+        let mut rng = super::forms::Rng::new(0xc0 ^ i as u64);
+        for _ in 0..20_000 {
+            let mut point = vec![0i128; atoms.next_id() as usize];
+            for (c, g) in [(cx, gx), (cy, gy), (cz, gz)] {
+                let size = rng.within((1, 40));
+                point[g as usize] = size;
+                point[c as usize] = rng.within((0, size - 1));
+            }
+            let width = rng.within((1, 200));
+            point[n as usize] = width;
+            point[col as usize] = rng.within((0, width - 1));
+            point[sgn as usize] = rng.within((-60, 60));
+            point[TID as usize] = 0;
+            if let Some(b) = &bounded {
+                assert!(
+                    value_at(goal, &point) >= value_at(b, &point),
+                    "{goal:?} at its bounds is {b:?}, above it at {point:?}"
+                );
+            }
+            if claimed {
+                assert!(
+                    value_at(goal, &point) >= 0,
+                    "claimed {goal:?} ≥ 0, false at {point:?}"
+                );
+            }
+            held += 1;
+        }
+        claimed_true += usize::from(claimed);
+    }
+    // The row-major index is proven by the rewriting alone: nothing with a coordinate in a
+    // product is left, and what is left follows from `col < n` by intervals.
+    let bounded = facts.coordinates_at_bounds(&atoms, &goals[0].0);
+    let linear = bounded.as_ref().is_some_and(|b| {
+        b.terms().iter().all(|(m, _)| {
+            m.degree() < 2 || !m.atoms().iter().any(|a| [cx, cy, cz, TID].contains(a))
+        })
+    });
+    assert!(linear, "the row index at its bounds is {bounded:?}");
+    // Exactly `n − 1 − col`: each coordinate at its bound, nothing else.
+    let want = p(n).add_const(-1).unwrap().sub(&p(col)).unwrap();
+    assert_eq!(bounded, Some(want));
+    println!(
+        "soundness/coordinates_at_their_bounds: {claimed_true} goals claimed, {held} claims held"
+    );
+    assert_eq!(claimed_true, 1, "the true goal alone must be proven");
+}
+
+#[test]
 fn param_loads_into_wider_registers() {
     // `ld.param.T %r, [p]` into a register wider than `T`: sign-extended for a signed `T`,
     // zero-extended otherwise. Each load is lowered as `load()` lowers it, under a contract
