@@ -814,6 +814,12 @@ impl Analyzer<'_> {
                 Some(m) if m < 0 && (-m) & (-m - 1) == 0 => self
                     .floor_div(st, idx, &pa, &Poly::constant(-m), unsigned_range(w))
                     .and_then(|f| f.scale(-m)),
+                // The result's zero bits include the mask's: below its lowest set bit `2^t`,
+                // it is a multiple of `2^t` (`(4·tid) & 124`, a shared slot's byte offset).
+                Some(m) if m > 0 && m.trailing_zeros() > 0 => {
+                    let t = m.trailing_zeros();
+                    self.opaque(key(0), (0, m >> t), false).scale(1i128 << t)
+                }
                 Some(m) if m >= 0 => return unknown(self, (0, m)),
                 _ => None,
             },

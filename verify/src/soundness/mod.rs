@@ -439,7 +439,7 @@ fn check_case(form: &Form, abs: &Abstract, case: &[i128], out: &[u64]) -> Check 
 }
 
 /// Whether `p` can be the concrete `value` modulo `2^w`: evaluated if its atoms have values;
-/// else, when exactly one atom is unknown and appears linearly with coefficient ±1, that atom
+/// else, when exactly one atom is unknown and appears linearly with a coefficient `±2^t`, that atom
 /// is solved for (every representative in its range and this path's bounds is tried, keeping
 /// the first under which this path's facts hold).
 fn solve(env: &mut Env, atoms: &Atoms, facts: &Facts, p: &Poly, value: i128, w: u8) -> Check {
@@ -477,17 +477,31 @@ fn solve(env: &mut Env, atoms: &Atoms, facts: &Facts, p: &Poly, value: i128, w: 
     let Ok(Some(rest)) = env.poly_mod(atoms, &rest) else {
         return Check::Unknown;
     };
-    let target = if coeff == 1 {
+    // `|coeff| = 2^t`: the atom is `target / 2^t` modulo `2^(w − t)`, where `target` is a
+    // multiple of `2^t` modulo `2^w` (else no value of the atom is the machine's).
+    let target = if coeff > 0 {
         value - rest
     } else {
         rest - value
     };
+    let t = coeff.unsigned_abs().trailing_zeros();
+    let Some(reduced) = w.checked_sub(t as u8).filter(|&r| r > 0) else {
+        return Check::Unknown;
+    };
+    let low = target.rem_euclid(1i128 << w.clamp(1, 64));
+    if low % (1i128 << t) != 0 {
+        return Check::Fails(format!(
+            "the result {} (mod 2^{w}) is not the multiple of {} the analysis claims",
+            read(value, w, false),
+            coeff.abs()
+        ));
+    }
     let (mut lo, mut hi) = atoms.range(a);
     if let Some(&(_, l, h)) = facts.bounds.iter().find(|b| b.0 == a) {
         lo = lo.max(l);
         hi = hi.min(h);
     }
-    let reps = representatives(target, w, lo, hi);
+    let reps = representatives(low >> t, reduced, lo, hi);
     if reps.is_empty() {
         return Check::Fails(format!(
             "the result {} (mod 2^{w}) has no value in the range {lo}..={hi} the analysis gave it",
@@ -511,7 +525,7 @@ fn solve(env: &mut Env, atoms: &Atoms, facts: &Facts, p: &Poly, value: i128, w: 
     ))
 }
 
-/// `p = coeff·a + rest` with `coeff ∈ {1, −1}` and `a` nowhere in `rest`.
+/// `p = coeff·a + rest` with `|coeff|` a power of two and `a` nowhere in `rest`.
 fn linear_in(p: &Poly, a: Atom) -> Option<(Poly, i128)> {
     let mut coeff = 0;
     let mut rest = Vec::new();
@@ -525,7 +539,7 @@ fn linear_in(p: &Poly, a: Atom) -> Option<(Poly, i128)> {
             rest.push((*mono, *c));
         }
     }
-    if coeff != 1 && coeff != -1 {
+    if coeff == 0 || !coeff.unsigned_abs().is_power_of_two() {
         return None;
     }
     Some((Poly::from_terms(rest)?, coeff))

@@ -211,6 +211,11 @@ fn bitwise_and_shifts() {
             3,
             -1,
             0,
+            // Masks with low zero bits: the `and` is a multiple of their lowest set bit.
+            124,
+            0xf0,
+            0x7fff_fff0,
+            (1 << (w - 1)) - 8,
         ];
         for op in ["and", "or", "xor"] {
             forms.extend(binary(op, b, &masks));
