@@ -115,6 +115,7 @@ impl LinearBounds {
                 }
                 LaunchCondition::ExtentsAtMost { .. }
                 | LaunchCondition::ExtentsPlusAxisThreadsAtMost { .. }
+                | LaunchCondition::BlocksAtMost { .. }
                 | LaunchCondition::DynamicSharedAtLeast { .. }
                 | LaunchCondition::BlockAtMost { .. } => bounds.never = true,
             }
@@ -833,7 +834,8 @@ mod tests {
                 3 => limit.clone().prop_map(|limit| LaunchCondition::ThreadsAtMost { limit }),
                 2 => limit.clone().prop_map(|limit| LaunchCondition::AxisThreadsAtMost { limit }),
                 1 => limit.clone().prop_map(|limit| LaunchCondition::ExtentsAtMost { limit }),
-                1 => limit.prop_map(|limit| LaunchCondition::ExtentsPlusAxisThreadsAtMost { limit }),
+                1 => limit.clone().prop_map(|limit| LaunchCondition::ExtentsPlusAxisThreadsAtMost { limit }),
+                1 => limit.prop_map(|limit| LaunchCondition::BlocksAtMost { limit }),
                 1 => (0u32..64).prop_map(|bytes_per_thread_x| LaunchCondition::DynamicSharedAtLeast { bytes_per_thread_x }),
                 1 => (0u32..2048).prop_map(|x| LaunchCondition::BlockAtMost { x, y: 1, z: 1 }),
             ]

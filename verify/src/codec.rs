@@ -356,6 +356,10 @@ fn condition(w: &mut Writer, c: &LaunchCondition) {
             w.u32(y);
             w.u32(z);
         }
+        LaunchCondition::BlocksAtMost { limit } => {
+            w.u8(7);
+            w.u64(limit);
+        }
     }
 }
 
@@ -374,6 +378,7 @@ fn read_condition(r: &mut Reader<'_>) -> Option<LaunchCondition> {
             y: r.u32()?,
             z: r.u32()?,
         },
+        7 => LaunchCondition::BlocksAtMost { limit: r.u64()? },
         _ => return None,
     })
 }
@@ -542,6 +547,7 @@ mod tests {
                 LaunchCondition::AxisThreadsAtMost { limit: 7 },
                 LaunchCondition::ExtentsAtMost { limit: 8 },
                 LaunchCondition::ExtentsPlusAxisThreadsAtMost { limit: 9 },
+                LaunchCondition::BlocksAtMost { limit: 10 },
                 LaunchCondition::DynamicSharedAtLeast {
                     bytes_per_thread_x: 12,
                 },

@@ -80,6 +80,16 @@ fn geometry(atoms: &Atoms, group: u8, axis: u8) -> Option<Poly> {
     atoms.axis_atom(group, axis).map(Poly::atom)
 }
 
+/// The grid's blocks, `nctaid.x · nctaid.y · nctaid.z` (`None` for a one-dimensional launch).
+pub(crate) fn blocks(atoms: &Atoms) -> Option<Poly> {
+    if atoms.axes.is_empty() {
+        return None;
+    }
+    atoms.axes.iter().try_fold(Poly::atom(NCTAID), |acc, axis| {
+        acc.mul(&Poly::atom(axis[3]))
+    })
+}
+
 /// The global index and thread count of every axis there is: `(I0, S)` along x, then y, z.
 pub(crate) fn axis_threads(atoms: &Atoms) -> Vec<(Atom, Atom)> {
     let mut out = vec![(I0, S)];

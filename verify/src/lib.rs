@@ -131,9 +131,14 @@ const DECLARED_CONDITIONS: [(Tags, u64, bool); 4] = [
 /// block stride) still reads exactly as an `int`.
 const EXTENTS_PLUS_THREADS: (Tags, u64) = (256, (1 << 31) - 1);
 
-/// Every condition of [`DECLARED_CONDITIONS`] and [`EXTENTS_PLUS_THREADS`]: the tags a proof of
-/// a contract with declared extents may use.
-const DECLARED_TAGS: Tags = 16 | 32 | 64 | 128 | 256;
+/// Launch condition for contracts with declared extents: the grid's blocks `≤ limit`, so the
+/// linear index of a block, `(blockIdx.z · gridDim.y + blockIdx.y) · gridDim.x + blockIdx.x`
+/// (the row of a kernel launched one block per row), reads exactly as an `int`.
+const BLOCKS: (Tags, u64) = (512, (1 << 31) - 1);
+
+/// Every condition of [`DECLARED_CONDITIONS`], [`EXTENTS_PLUS_THREADS`] and [`BLOCKS`]: the
+/// tags a proof of a contract with declared extents may use.
+const DECLARED_TAGS: Tags = 16 | 32 | 64 | 128 | 256 | 512;
 
 /// Proves the body of `entry` in `text` safe under `contract`: parses and resolves the module,
 /// then [`verify_resolved`].
@@ -628,6 +633,14 @@ fn attempt(
                 }
             }
         }
+        let (bit, limit) = BLOCKS;
+        if tags & bit != 0
+            && let Some(p) = declared::blocks(&atoms)
+                .and_then(|b| b.neg())
+                .and_then(|x| x.add_const(i128::from(limit)))
+        {
+            facts.assume(&atoms, &p, bit);
+        }
         let (bit, limit) = EXTENTS_PLUS_THREADS;
         if tags & bit != 0 {
             for (_, s) in declared::axis_threads(&atoms) {
@@ -712,6 +725,10 @@ fn attempt(
         let (bit, limit) = EXTENTS_PLUS_THREADS;
         if strict(bit) {
             conditions.push(LaunchCondition::ExtentsPlusAxisThreadsAtMost { limit });
+        }
+        let (bit, limit) = BLOCKS;
+        if strict(bit) {
+            conditions.push(LaunchCondition::BlocksAtMost { limit });
         }
     }
     if let Some(w) = dynamic_condition {

@@ -46,6 +46,13 @@ pub enum LaunchCondition {
         /// The bound.
         limit: u64,
     },
+    /// `grid.x × grid.y × grid.z ≤ limit` (the block's linear index `(blockIdx.z · gridDim.y +
+    /// blockIdx.y) · gridDim.x + blockIdx.x`, a row of a batched row kernel, that must read
+    /// exactly at 32 bits).
+    BlocksAtMost {
+        /// The bound.
+        limit: u64,
+    },
     /// The launch's dynamic shared memory is at least `bytes_per_thread_x × block.x` bytes (a
     /// dynamic shared array indexed by `%tid.x`, one slot of up to that many bytes per thread).
     DynamicSharedAtLeast {
@@ -80,6 +87,7 @@ impl LaunchCondition {
             Self::ThreadsAtMost { limit } | Self::AxisThreadsAtMost { limit } => threads <= limit,
             Self::ExtentsAtMost { .. }
             | Self::ExtentsPlusAxisThreadsAtMost { .. }
+            | Self::BlocksAtMost { .. }
             | Self::DynamicSharedAtLeast { .. }
             | Self::BlockAtMost { .. } => false,
         }
@@ -118,6 +126,10 @@ impl LaunchCondition {
                 .zip(&block)
                 .all(|(&g, &b)| u64::from(g) * u64::from(b) <= limit),
             Self::ExtentsAtMost { limit } => largest_extent <= limit,
+            Self::BlocksAtMost { limit } => grid
+                .iter()
+                .try_fold(1u64, |acc, &g| acc.checked_mul(u64::from(g)))
+                .is_some_and(|blocks| blocks <= limit),
             Self::ExtentsPlusAxisThreadsAtMost { limit } => {
                 grid.iter().zip(&block).all(|(&g, &b)| {
                     largest_extent
@@ -150,6 +162,7 @@ impl fmt::Display for LaunchCondition {
                 f,
                 "every declared extent + grid.a * block.a <= {limit} along every axis a"
             ),
+            Self::BlocksAtMost { limit } => write!(f, "grid.x * grid.y * grid.z <= {limit}"),
             Self::DynamicSharedAtLeast { bytes_per_thread_x } => {
                 write!(f, "dynamic shared bytes >= {bytes_per_thread_x} * block.x")
             }
