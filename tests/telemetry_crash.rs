@@ -413,7 +413,9 @@ fn a_first_layout_directory_reads_and_is_superseded() {
 }
 
 /// A reader racing a writer that keeps replacing the set (and removing the generation being
-/// read) always gets one whole flush: its three parts of one generation.
+/// read) gets one whole flush, its three parts of one generation, or, when the writer replaces
+/// the generation on every one of its attempts (a loaded machine lets the writer run many
+/// flushes between two of the reader's steps), gives up with a typed error: never a mix.
 #[test]
 fn a_reader_racing_flushes_reads_whole_sets() {
     let root = tempfile::tempdir().unwrap();
@@ -428,9 +430,19 @@ fn a_reader_racing_flushes_reads_whole_sets() {
         })
     };
     let mut expected = Expected::default();
-    let mut reads = 0;
+    let (mut reads, mut outrun) = (0, 0);
     while !writer.is_finished() || reads == 0 {
-        let report = TelemetryReport::read_dir(&dir).unwrap();
+        let report = match TelemetryReport::read_dir(&dir) {
+            Ok(report) => report,
+            Err(jitseam::telemetry::ReadError::Io { detail, .. })
+                if detail.kind() == std::io::ErrorKind::NotFound
+                    && detail.to_string().contains("times in a row") =>
+            {
+                outrun += 1;
+                continue;
+            }
+            Err(e) => panic!("read {reads}: {e}"),
+        };
         let generation = report.dispatches[0].count;
         assert_eq!(
             [
@@ -448,5 +460,5 @@ fn a_reader_racing_flushes_reads_whole_sets() {
         reads += 1;
     }
     writer.join().unwrap();
-    eprintln!("{reads} whole sets read while 78 flushes ran");
+    eprintln!("{reads} whole sets read while 78 flushes ran ({outrun} reads outrun)");
 }

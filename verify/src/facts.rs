@@ -537,10 +537,14 @@ impl Facts {
 
     /// Proves `g ≥ 0`; returns the condition tags the proof used.
     pub(crate) fn prove(&self, atoms: &Atoms, g: &Poly, _used: &Cell<Tags>) -> Option<Tags> {
+        // Only a proof that needs no launch condition is taken from the bounds' shortcut: it
+        // can reach a stricter condition's fact before the goal's own search (or the caller's
+        // next attempt) finds a weaker one, and a proof must not ask more of a launch than the
+        // search would.
         if let Some(bounded) = self.coordinates_at_bounds(atoms, g)
-            && let Some(t) = self.prove_within(atoms, &bounded, AT_BOUNDS)
+            && self.prove_within(atoms, &bounded, AT_BOUNDS) == Some(0)
         {
-            return Some(t);
+            return Some(0);
         }
         self.prove_within(atoms, g, FULL)
     }
@@ -593,7 +597,22 @@ impl Facts {
             g = g.combine(1, 0, c.abs(), &scaled)?;
             steps += 1;
         }
-        (steps > 0).then_some(g)
+        if steps == 0 {
+            return None;
+        }
+        // An atom this path fixes to one value (a declared block's `%ntid`) is that value: a
+        // bound scaled by it is then a plain multiple, which intervals compare exactly.
+        let fixed: Vec<(Atom, i128)> = g
+            .atoms()
+            .filter_map(|a| {
+                let (lo, hi) = self.atom_range(atoms, a);
+                (lo == hi).then_some((a, lo))
+            })
+            .collect();
+        for (a, v) in fixed {
+            g = g.subst(a, &Poly::constant(v))?;
+        }
+        Some(g)
     }
 
     /// A cheap attempt (joins): see [`CHEAP`].

@@ -1073,7 +1073,34 @@ fn coordinates_at_their_bounds() {
     assert!(linear, "the row index at its bounds is {bounded:?}");
     // Exactly `n − 1 − col`: each coordinate at its bound, nothing else.
     let want = p(n).add_const(-1).unwrap().sub(&p(col)).unwrap();
-    assert_eq!(bounded, Some(want));
+    assert_eq!(bounded, Some(want.clone()));
+
+    // A tile of rows under a declared block of 8 rows (`%ntid.y` fixed at 8 on the path):
+    // `(8·ctaid.y + tid.y)·n + col < 8·nctaid.y·n` leaves `n − 1 − col` only once the fixed
+    // `%ntid.y` is read as 8, as intervals cannot compare `ntid.y·n` with `8·n`.
+    let [ty, by, ..] = atoms.axes[0];
+    let mut tile = facts.clone();
+    tile.bound(by, 8, 8);
+    let rows = sum(&mul(&p(cy), &Poly::constant(8)), &p(ty));
+    let tiled = sum(&mul(&rows, &p(n)), &p(col));
+    let extent = mul(&mul(&p(gy), &p(n)), &Poly::constant(8));
+    let goal = extent.add_const(-1).unwrap().sub(&tiled).unwrap();
+    let bounded = tile.coordinates_at_bounds(&atoms, &goal);
+    assert_eq!(bounded, Some(want.clone()));
+    assert!(tile.prove(&atoms, &goal, &Cell::new(0)).is_some());
+    let mut rng = super::forms::Rng::new(0xc7);
+    for _ in 0..20_000 {
+        let mut point = vec![0i128; atoms.next_id() as usize];
+        point[gy as usize] = rng.within((1, 40));
+        point[cy as usize] = rng.within((0, point[gy as usize] - 1));
+        point[by as usize] = 8;
+        point[ty as usize] = rng.within((0, 7));
+        let width = rng.within((1, 200));
+        point[n as usize] = width;
+        point[col as usize] = rng.within((0, width - 1));
+        assert!(value_at(&goal, &point) >= value_at(&want, &point));
+        held += 1;
+    }
     println!(
         "soundness/coordinates_at_their_bounds: {claimed_true} goals claimed, {held} claims held"
     );
