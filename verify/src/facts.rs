@@ -559,8 +559,8 @@ impl Facts {
     /// cancelling one monomial at a time finds only after trying every other fact at every
     /// level. `None` where no monomial is such.
     ///
-    /// Each step removes one occurrence of a coordinate and adds none (a bound holds sizes
-    /// only), so the rewriting ends.
+    /// Each step replaces one monomial by monomials with one coordinate fewer (a bound holds
+    /// sizes only), so the rewriting ends; [`MAX_AT_BOUNDS`] caps its steps all the same.
     pub(crate) fn coordinates_at_bounds(&self, atoms: &Atoms, g: &Poly) -> Option<Poly> {
         let kind = |a: Atom| atoms.info(a).map(|i| &i.kind);
         let coordinate = |a: Atom| matches!(kind(a), Some(AtomKind::Tid | AtomKind::Ctaid));
