@@ -561,6 +561,10 @@ impl Facts {
     ///
     /// Each step replaces one monomial by monomials with one coordinate fewer (a bound holds
     /// sizes only), so the rewriting ends; [`MAX_AT_BOUNDS`] caps its steps all the same.
+    // Not inlined: `prove`'s frame stays live under the whole search that follows, and this
+    // one's locals would double it (the loom model of the slot table, whose threads run on
+    // small stacks, loads a kernel and overflowed).
+    #[inline(never)]
     pub(crate) fn coordinates_at_bounds(&self, atoms: &Atoms, g: &Poly) -> Option<Poly> {
         let kind = |a: Atom| atoms.info(a).map(|i| &i.kind);
         let coordinate = |a: Atom| matches!(kind(a), Some(AtomKind::Tid | AtomKind::Ctaid));
