@@ -145,15 +145,18 @@ fn rows_scale_and_a_grid_of_2_pow_31_blocks_is_declined() {
     let dx = device.upload(&x).unwrap();
     let mut y = device.upload(&vec![f32::NAN; len]).unwrap();
     let config = LaunchConfig::new(grid, [ncols as u32 + 3, 1, 1]);
-    kernel
-        .launch_with(
-            &stream,
-            config,
-            RowScale::args(&dx, &mut y, ncols as i32, 0.5),
-        )
-        .unwrap();
-    let want: Vec<f32> = x.iter().map(|v| v * 0.5).collect();
-    assert_eq!(stream.read(&y).unwrap(), want);
+    let mut scale_rows = |s: f32| {
+        kernel
+            .launch_with(
+                &stream,
+                config,
+                RowScale::args(&dx, &mut y, ncols as i32, s),
+            )
+            .unwrap();
+        let want: Vec<f32> = x.iter().map(|v| v * s).collect();
+        assert_eq!(stream.read(&y).unwrap(), want);
+    };
+    scale_rows(0.5);
 
     // 2^31 blocks of rows of no columns (every extent 0): in every device's limits, yet the
     // block's linear index would wrap as an `int`. Declined before the device sees it.
@@ -172,13 +175,5 @@ fn rows_scale_and_a_grid_of_2_pow_31_blocks_is_declined() {
         "{err}"
     );
     // The kernel and the device stay usable.
-    kernel
-        .launch_with(
-            &stream,
-            config,
-            RowScale::args(&dx, &mut y, ncols as i32, 2.0),
-        )
-        .unwrap();
-    let want: Vec<f32> = x.iter().map(|v| v * 2.0).collect();
-    assert_eq!(stream.read(&y).unwrap(), want);
+    scale_rows(2.0);
 }

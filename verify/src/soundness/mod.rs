@@ -439,9 +439,9 @@ fn check_case(form: &Form, abs: &Abstract, case: &[i128], out: &[u64]) -> Check 
 }
 
 /// Whether `p` can be the concrete `value` modulo `2^w`: evaluated if its atoms have values;
-/// else, when exactly one atom is unknown and appears linearly with a coefficient `±2^t`, that atom
-/// is solved for (every representative in its range and this path's bounds is tried, keeping
-/// the first under which this path's facts hold).
+/// else, when exactly one atom is unknown and appears linearly with a coefficient `±2^t`, that
+/// atom is solved for (every representative in its range and this path's bounds is tried,
+/// keeping the first under which this path's facts hold).
 fn solve(env: &mut Env, atoms: &Atoms, facts: &Facts, p: &Poly, value: i128, w: u8) -> Check {
     match env.poly_mod(atoms, p) {
         Ok(Some(v)) => {
