@@ -1,6 +1,7 @@
 //! The body verifier on shared memory (custom contracts): NVRTC's block reduction of
 //! tests/fixtures/custom_shared/ and a hand-written 16 × 16 tile kernel are proven with the
-//! launch conditions their shared arrays need; hand-mutated copies, each with one shared-memory
+//! launch conditions their shared arrays need, a warp slot addressed through a mask with no
+//! condition at all; hand-mutated copies, each with one shared-memory
 //! violation, are rejected with the kind and line of the violation; launches that break a
 //! shared-memory condition are declined before the device sees anything.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
@@ -247,6 +248,83 @@ fn a_shared_address_used_as_a_generic_one_is_rejected() {
         BLOCK_SUM,
         RejectKind::Unsupported,
         "cvta.shared.u64",
+    );
+}
+
+/// A warp's slot in a 32-slot static array, as ggml's `soft_max` addresses it: the byte offset
+/// `(4 · tid.x) & 124`, a multiple of 4 below 128 for any block, since the mask keeps the low
+/// two bits clear. Thread 0 of each block stores its slot back to `partial[ctaid.x]`.
+const SLOT_PTX: &str = r#".version 8.8
+.target sm_80
+.address_size 64
+
+.visible .entry warp_slot(
+	.param .u64 warp_slot_param_0
+)
+{
+	.reg .pred 	%p<2>;
+	.reg .f32 	%f<3>;
+	.reg .b32 	%r<4>;
+	.reg .b64 	%rd<8>;
+	.shared .align 4 .b8 slots[128];
+
+	ld.param.u64 	%rd1, [warp_slot_param_0];
+	mov.u32 	%r1, %tid.x;
+	cvt.rn.f32.u32 	%f1, %r1;
+	shl.b32 	%r2, %r1, 2;
+	cvt.u64.u32 	%rd2, %r2;
+	and.b64 	%rd3, %rd2, 124;
+	mov.u64 	%rd4, slots;
+	add.s64 	%rd5, %rd4, %rd3;
+	st.shared.f32 	[%rd5], %f1;
+	bar.sync 	0;
+	ld.shared.f32 	%f2, [%rd5];
+	setp.ne.s32 	%p1, %r1, 0;
+	@%p1 bra 	$L__done;
+	mov.u32 	%r3, %ctaid.x;
+	cvta.to.global.u64 	%rd6, %rd1;
+	mul.wide.u32 	%rd7, %r3, 4;
+	add.s64 	%rd6, %rd6, %rd7;
+	st.global.f32 	[%rd6], %f2;
+$L__done:
+	ret;
+}
+"#;
+
+const SLOT: &str = "partial: out f32[grid.x]";
+
+#[test]
+fn a_masked_slot_offset_is_proven_aligned_and_in_bounds() {
+    let proof = verify(SLOT_PTX, "warp_slot", SLOT).unwrap();
+    assert!(proof.guards().is_empty(), "{:?}", proof.guards());
+    assert!(proof.conditions.is_empty(), "{:?}", proof.conditions);
+}
+
+#[test]
+fn a_masked_slot_one_slot_short_or_misaligned_is_declined() {
+    // 31 slots: the mask reaches the 32nd.
+    let short = mutate(SLOT_PTX, "warp_slot", ".b8 slots[128];", ".b8 slots[124];");
+    rejects(
+        &short,
+        "warp_slot",
+        SLOT,
+        RejectKind::OutOfBounds,
+        "st.shared.f32",
+    );
+    // A mask with bit 1 set: the offset is only known a multiple of 2, an opaque offset the
+    // 4-byte store cannot be shown aligned at (declined as unbounded, as such offsets are).
+    let odd = mutate(
+        SLOT_PTX,
+        "warp_slot",
+        "and.b64 	%rd3, %rd2, 124;",
+        "and.b64 	%rd3, %rd2, 126;",
+    );
+    rejects(
+        &odd,
+        "warp_slot",
+        SLOT,
+        RejectKind::OutOfBounds,
+        "st.shared.f32",
     );
 }
 
