@@ -242,10 +242,13 @@ fn a_weakened_width_or_frame_guard_is_declined_by_the_re_proof() {
                     "mov.u64 %__jsgr4, 8;",
                     "mov.u64 %__jsgr4, 9;",
                 ),
+                // (At its original address the access is proven: the guard's test that the
+                // recomputed offset equals the original one makes the two addresses one, now
+                // that the loaded index is a number the analysis follows.)
                 (
-                    "the access at its original address",
+                    "the access one slot past the checked address",
                     "ld.local.f32 \t%f3, [%__jsgr3];",
-                    "ld.local.f32 \t%f3, [%rd10];",
+                    "ld.local.f32 \t%f3, [%rd10+4];",
                 ),
             ],
         ),

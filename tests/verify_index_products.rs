@@ -195,3 +195,68 @@ fn a_tile_index_past_its_extent_is_declined() {
         );
     }
 }
+
+/// llama.cpp's `concat` along dim 0 (`tests/fixtures/real/`, NVRTC 12.9): the second source's
+/// rows are `ne0 - ne00` wide, `(nidx - ne00) + (blockIdx.z·gridDim.y + blockIdx.y)·(ne0 -
+/// ne00)` for `ne00 ≤ nidx < ne0`. The stride is a difference, whose expansion has terms of
+/// both signs: each coordinate is put at its bound by its cofactor's sign.
+const CONCAT: &str = include_str!("fixtures/real/ggml_concat_pad.ptx");
+
+const CONCAT_SIG: &str = "x: in f32[ne00 * grid.y * grid.z], y: in f32[(ne0 - ne00) * grid.y * grid.z], \
+     dst: out f32[ne0 * grid.y * grid.z], ne0: i32, ne00: i32";
+
+#[test]
+fn a_row_stride_that_is_a_difference_is_proven() {
+    let proof = verify(CONCAT, "ggml_concat_f32_dim0", CONCAT_SIG).unwrap();
+    assert!(proof.guards().is_empty(), "{:?}", proof.guards());
+}
+
+/// An unsafe variant of `concat` is declined as out of bounds at the second source's load.
+fn concat_declined(text: &str, signature: &str) {
+    let entry = "ggml_concat_f32_dim0";
+    let err = verify(text, entry, signature).unwrap_err();
+    assert!(
+        matches!(err.kind, RejectKind::OutOfBounds | RejectKind::MayWrap),
+        "{signature}: {err}"
+    );
+    let load = custom_verify::line_of(text, entry, "ld.global.f32 	%f1");
+    assert_eq!(err.line, load, "{err}");
+}
+
+#[test]
+fn a_difference_stride_past_its_extent_is_declined() {
+    let entry = "ggml_concat_f32_dim0";
+    // The second source one element short.
+    concat_declined(
+        CONCAT,
+        &CONCAT_SIG.replace(
+            "(ne0 - ne00) * grid.y * grid.z]",
+            "(ne0 - ne00) * grid.y * grid.z - 1]",
+        ),
+    );
+    // Its rows `ne0` apart, past the `ne0 - ne00` they hold.
+    let wide = mutate(
+        CONCAT,
+        entry,
+        "mad.lo.s32 	%r14, %r2, %r12, %r13;",
+        "mad.lo.s32 	%r14, %r2, %r3, %r13;",
+    );
+    concat_declined(&wide, CONCAT_SIG);
+    // Its column `nidx`, not `nidx - ne00`.
+    let column = mutate(
+        CONCAT,
+        entry,
+        "mad.lo.s32 	%r14, %r2, %r12, %r13;",
+        "mad.lo.s32 	%r14, %r2, %r12, %r1;",
+    );
+    concat_declined(&column, CONCAT_SIG);
+    // Every column through the second source: `nidx - ne00` may be negative, and `ne0 - ne00`
+    // of either sign.
+    let unguarded = mutate(
+        CONCAT,
+        entry,
+        "setp.lt.s32 	%p2, %r1, %r4;",
+        "setp.lt.s32 	%p2, %r1, 0;",
+    );
+    concat_declined(&unguarded, CONCAT_SIG);
+}

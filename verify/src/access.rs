@@ -40,7 +40,10 @@ impl Analyzer<'_> {
         }
         let verdict = match self.fault_record_access(st, *addr, *offset, *bytes, *space) {
             Some(verdict) => verdict,
-            None => match self.check_access(st, *access, *addr, *offset, *bytes, *space) {
+            None => match self
+                .check_access(st, *access, *addr, *offset, *bytes, *space)
+                .map_err(|e| self.data_dependent(st, *access, *addr, e))
+            {
                 Ok(_) if self.guards.is_some() && self.forced.contains(&ins.line) => Err((
                     RejectKind::OutOfBounds,
                     "an access the guarded rewrite's re-proof does not prove".to_owned(),
@@ -93,6 +96,36 @@ impl Analyzer<'_> {
             .get(param as usize)
             .cloned()
             .unwrap_or_default()
+    }
+
+    /// A failed bound or alignment of an access whose offset holds a loaded integer (or a
+    /// value made from one) is data-dependent: its index comes from memory, and what the kernel
+    /// tested of it, if anything, did not bound it.
+    fn data_dependent(
+        &self,
+        st: &State,
+        access: Access,
+        addr: AddrBase,
+        error: (RejectKind, String),
+    ) -> (RejectKind, String) {
+        let (
+            AddrBase::Reg(r),
+            RejectKind::OutOfBounds | RejectKind::MayWrap | RejectKind::Misaligned,
+        ) = (addr, error.0)
+        else {
+            return error;
+        };
+        match st.get(r) {
+            Val::Ptr { param, off } if off.atoms().any(|a| self.loaded_atoms.contains(&a)) => (
+                RejectKind::DataDependentIndex,
+                format!(
+                    "{} through `{}` at an offset computed from loaded data or a runtime value",
+                    access_word(access),
+                    self.param_name(*param)
+                ),
+            ),
+            _ => error,
+        }
     }
 
     fn check_access(

@@ -59,6 +59,12 @@ pub(crate) struct Analyzer<'c> {
     /// The launch's dynamic shared bytes, for a contract whose launches carry one.
     pub(crate) dynamic_shared: Option<Poly>,
     pub(crate) wrap_atoms: HashSet<Atom>,
+    /// Atoms that stand for loaded integers, or were made from one: an access whose index
+    /// holds one and cannot be proven is data-dependent.
+    pub(crate) loaded_atoms: HashSet<Atom>,
+    /// Whether the instruction being executed has read a value holding a loaded atom: what
+    /// it makes is made from loaded data.
+    pub(crate) reading_loaded: bool,
     pub(crate) used_tags: Tags,
     pub(crate) grid_stride: bool,
     /// The final pass is inside a loop stepped by the grid's thread count.
@@ -102,6 +108,8 @@ impl<'c> Analyzer<'c> {
             declared: Vec::new(),
             dynamic_shared: None,
             wrap_atoms: HashSet::new(),
+            loaded_atoms: HashSet::new(),
+            reading_loaded: false,
             used_tags: 0,
             grid_stride: false,
             in_grid_loop: false,

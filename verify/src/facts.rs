@@ -546,6 +546,11 @@ impl Facts {
         {
             return Some(0);
         }
+        if let Some(bounded) = self.coordinates_by_cofactor(atoms, g)
+            && self.prove_within(atoms, &bounded, AT_BOUNDS) == Some(0)
+        {
+            return Some(0);
+        }
         self.prove_within(atoms, g, FULL)
     }
 
@@ -566,9 +571,7 @@ impl Facts {
     // small stacks, loads a kernel and overflowed).
     #[inline(never)]
     pub(crate) fn coordinates_at_bounds(&self, atoms: &Atoms, g: &Poly) -> Option<Poly> {
-        let kind = |a: Atom| atoms.info(a).map(|i| &i.kind);
-        let coordinate = |a: Atom| matches!(kind(a), Some(AtomKind::Tid | AtomKind::Ctaid));
-        let size = |a: Atom| matches!(kind(a), Some(AtomKind::Ntid | AtomKind::Nctaid));
+        let coordinate = |a: Atom| is_coordinate(atoms, a);
         let mut g = self.normalize(g)?;
         let mut steps = 0;
         loop {
@@ -588,15 +591,7 @@ impl Facts {
             if steps == MAX_AT_BOUNDS {
                 return None;
             }
-            let alone = Mono::atom(a);
-            let bound = atoms.global_with(&alone).find(|f| {
-                f.coeff(&alone) == -1
-                    && f.terms().iter().all(|(fm, _)| {
-                        fm.is_one()
-                            || *fm == alone
-                            || (fm.degree() == 1 && fm.atoms().iter().all(|&b| size(b)))
-                    })
-            })?;
+            let bound = coordinate_bound(atoms, a)?;
             let scaled = bound.mul(&Poly::from_terms(vec![(q, 1)])?)?;
             g = g.combine(1, 0, c.abs(), &scaled)?;
             steps += 1;
@@ -617,6 +612,43 @@ impl Facts {
             g = g.subst(a, &Poly::constant(v))?;
         }
         Some(g)
+    }
+
+    /// `g` with each coordinate `a` whose cofactor `Q` (`g = a·Q + R`, `a` in no power above
+    /// one) has terms of both signs put at the bound the cofactor's sign picks: `R + (B − 1)·Q`
+    /// where `Q ≤ 0` on this path, `R` where `Q ≥ 0` (a coordinate is never negative). Either
+    /// way `a·Q ≥` what replaces it, so the goal left implies `g`. This is a stride that is a
+    /// difference, as a concatenation's second source is laid out:
+    /// `(i − n₀) + ctaid.y·(n − n₀) + ctaid.z·(n − n₀)·nctaid.y < (n − n₀)·nctaid.y·nctaid.z`,
+    /// whose expansion splits each stride into monomials of both signs that
+    /// [`Facts::coordinates_at_bounds`] cannot pair. A cofactor of one sign throughout is left
+    /// to that rewriting, and a constant one to the search. `None` where nothing is rewritten.
+    #[inline(never)]
+    pub(crate) fn coordinates_by_cofactor(&self, atoms: &Atoms, g: &Poly) -> Option<Poly> {
+        let mut g = self.normalize(g)?;
+        let coordinates: Vec<Atom> = g.atoms().filter(|&a| is_coordinate(atoms, a)).collect();
+        let mut rewritten = false;
+        for a in coordinates {
+            if g.terms().iter().any(|(m, _)| m.power(a) > 1) {
+                continue;
+            }
+            let (rest, cofactor) = g.split_on(a)?;
+            let signs = |positive: bool| cofactor.terms().iter().any(|&(_, c)| (c > 0) == positive);
+            if cofactor.as_const().is_some() || !signs(true) || !signs(false) {
+                continue;
+            }
+            g = if self.prove_within(atoms, &cofactor.neg()?, AT_BOUNDS) == Some(0) {
+                // `B − 1`: the geometry's bound `B − 1 − a ≥ 0` with `a` added back.
+                let top = coordinate_bound(atoms, a)?.add(&Poly::atom(a))?;
+                rest.add(&cofactor.mul(&top)?)?
+            } else if self.prove_within(atoms, &cofactor, AT_BOUNDS) == Some(0) {
+                rest
+            } else {
+                continue;
+            };
+            rewritten = true;
+        }
+        rewritten.then_some(g)
     }
 
     /// A cheap attempt (joins): see [`CHEAP`].
@@ -1243,4 +1275,32 @@ fn range_by(p: &Poly, mono_range: impl Fn(&Mono) -> (i128, i128)) -> (i128, i128
         hi = clamp(hi.saturating_add(y));
     }
     (lo, hi)
+}
+
+/// Whether `a` is a thread or block coordinate (`%tid` or `%ctaid` along an axis).
+fn is_coordinate(atoms: &Atoms, a: Atom) -> bool {
+    matches!(
+        atoms.info(a).map(|i| &i.kind),
+        Some(AtomKind::Tid | AtomKind::Ctaid)
+    )
+}
+
+/// The launch geometry's `B − 1 − a ≥ 0` for the coordinate `a`: `B` the block's or grid's
+/// size along `a`'s axis, a fact of every path.
+fn coordinate_bound(atoms: &Atoms, a: Atom) -> Option<&Poly> {
+    let size = |b: Atom| {
+        matches!(
+            atoms.info(b).map(|i| &i.kind),
+            Some(AtomKind::Ntid | AtomKind::Nctaid)
+        )
+    };
+    let alone = Mono::atom(a);
+    atoms.global_with(&alone).find(|f| {
+        f.coeff(&alone) == -1
+            && f.terms().iter().all(|(fm, _)| {
+                fm.is_one()
+                    || *fm == alone
+                    || (fm.degree() == 1 && fm.atoms().iter().all(|&b| size(b)))
+            })
+    })
 }

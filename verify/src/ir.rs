@@ -218,6 +218,10 @@ pub(crate) enum Kind {
         bytes: u32,
         /// Registers written (loads, atomics), every one of a vector.
         dests: Vec<Reg>,
+        /// What each destination holds, where it is a 32- or 64-bit integer: its width and
+        /// whether the instruction reads it signed. `None`: narrower or floating-point data,
+        /// which no index is computed from in the kernels the analysis follows.
+        value: Option<(u8, bool)>,
         /// Written `.shared`: the address is a shared-space one (`space` is
         /// [`MemSpace::Shared`]).
         shared: bool,

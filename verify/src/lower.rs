@@ -923,7 +923,12 @@ impl<'a> Lowerer<'a> {
             Some(Space::Param) => self.load_param(frame, ins, *base, *offset, dests, ty),
             None
             | Some(Space::Generic | Space::Global | Space::Shared | Space::Local | Space::Const) => {
-                vec![self.mem(frame, Access::Load, *base, *offset, bytes, dests, m.space)]
+                let mut access =
+                    self.mem(frame, Access::Load, *base, *offset, bytes, dests, m.space);
+                if let Kind::Mem { value, .. } = &mut access {
+                    *value = ty.and_then(loaded_value);
+                }
+                vec![access]
             }
             Some(_) => vec![refuse(
                 "accesses outside the global state space are not verified",
@@ -1143,6 +1148,7 @@ impl<'a> Lowerer<'a> {
             offset,
             bytes,
             dests,
+            value: None,
             shared: space == MemSpace::Shared,
             space,
         }
@@ -1382,6 +1388,18 @@ fn int_class(ty: ScalarType) -> Option<(u8, bool)> {
         B8 | U8 | S8 | B16 | U16 | S16 | B32 | U32 | S32 | B64 | U64 | S64 => {
             Some(((ty.bytes() * 8) as u8, matches!(ty, S8 | S16 | S32 | S64)))
         }
+        _ => None,
+    }
+}
+
+/// The width and signedness of an integer a load of `ty` writes to each destination: 32- and
+/// 64-bit integers (`.b` read unsigned); `None` for narrower or floating-point data.
+fn loaded_value(ty: ScalarType) -> Option<(u8, bool)> {
+    match ty {
+        ScalarType::S32 => Some((32, true)),
+        ScalarType::S64 => Some((64, true)),
+        ScalarType::U32 | ScalarType::B32 => Some((32, false)),
+        ScalarType::U64 | ScalarType::B64 => Some((64, false)),
         _ => None,
     }
 }

@@ -112,10 +112,19 @@ impl Analyzer<'_> {
         if wrap {
             self.wrap_atoms.insert(a);
         }
+        if self.reading_loaded {
+            self.loaded_atoms.insert(a);
+        }
         Poly::atom(a)
     }
 
     fn read(&mut self, st: &State, src: Src, w: u8, key: (u32, u32, u32)) -> Val {
+        if let Src::Reg(r) = src
+            && let Val::Int { p, .. } = st.get(r)
+            && p.atoms().any(|a| self.loaded_atoms.contains(&a))
+        {
+            self.reading_loaded = true;
+        }
         match src {
             Src::Imm(bits) => Val::Int {
                 p: Poly::constant(imm_value(bits, w)),
@@ -229,6 +238,7 @@ impl Analyzer<'_> {
         final_run: bool,
     ) -> Outcome {
         let key = |n: u32| (1, idx as u32, n);
+        self.reading_loaded = false;
         match &ins.kind {
             Kind::Nop | Kind::Bra { .. } => Outcome::Continue,
             Kind::Ret => Outcome::Stop,
@@ -513,9 +523,27 @@ impl Analyzer<'_> {
             }
             Kind::Mem { .. } => {
                 self.access(st, idx, ins, final_run);
-                if let Kind::Mem { dests, .. } = &ins.kind {
-                    for dst in dests {
-                        st.set(*dst, Val::Data);
+                if let Kind::Mem { dests, value, .. } = &ins.kind {
+                    for (n, dst) in dests.iter().enumerate() {
+                        // A loaded integer is some number of its type: a fresh one each time
+                        // the load runs (keyed by the instruction, so it varies in a loop),
+                        // which what the kernel tests of it then bounds.
+                        let v = match *value {
+                            Some((w, signed)) => {
+                                let range = if signed {
+                                    signed_range(w)
+                                } else {
+                                    unsigned_range(w)
+                                };
+                                self.reading_loaded = true;
+                                Val::Int {
+                                    p: self.opaque(key(n as u32), range, false),
+                                    w,
+                                }
+                            }
+                            None => Val::Data,
+                        };
+                        st.set(*dst, v);
                     }
                 }
                 Outcome::Continue
@@ -1214,6 +1242,14 @@ impl Analyzer<'_> {
         if let Some(p) = self.join_grid_index(&pa, &pb, fa, fb, key, extra) {
             return Some(p);
         }
-        Some(self.opaque(key, r, wrap))
+        let loaded = pa
+            .atoms()
+            .chain(pb.atoms())
+            .any(|x| self.loaded_atoms.contains(&x));
+        let joined = self.opaque(key, r, wrap);
+        if loaded && let Some(a) = joined.as_atom() {
+            self.loaded_atoms.insert(a);
+        }
+        Some(joined)
     }
 }

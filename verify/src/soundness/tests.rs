@@ -1108,6 +1108,139 @@ fn coordinates_at_their_bounds() {
 }
 
 #[test]
+fn coordinates_by_their_cofactors() {
+    // A coordinate whose cofactor has terms of both signs (a stride that is a difference,
+    // `n − n₀`) put at `B − 1` where the cofactor is `≤ 0` on the path, at 0 where it is
+    // `≥ 0`: a concatenation's second source, `(i − n₀) + ctaid.y·(n − n₀) + ctaid.z·(n −
+    // n₀)·nctaid.y` below `(n − n₀)·nctaid.y·nctaid.z` where `n₀ ≤ i < n`, and variants. Every
+    // goal left is checked never to be above the goal given, and every goal claimed to hold,
+    // at random launches where the path's facts hold; the unsafe variants (one past the
+    // last, a stride one past the row, a difference whose sign the path does not know, the
+    // cofactor's sign read the wrong way round) must never be claimed where false.
+    use crate::atoms::{AtomKind, Atoms};
+    use crate::facts::Facts;
+    use crate::poly::Poly;
+    use std::cell::Cell;
+    let mut atoms = Atoms::new();
+    atoms.add_axes();
+    let [_, _, cy, gy, _, _] = atoms.axes[0];
+    let [_, _, cz, gz, _, _] = atoms.axes[1];
+    let n = atoms.push(AtomKind::Param(0), -300, 300);
+    let n0 = atoms.push(AtomKind::Param(1), -300, 300);
+    let i = atoms.push(AtomKind::Opaque, 0, 600);
+    let p = |x: u32| Poly::atom(x);
+    let mul = |x: &Poly, y: &Poly| x.mul(y).unwrap();
+    let sum = |x: &Poly, y: &Poly| x.add(y).unwrap();
+    let diff = |x: &Poly, y: &Poly| x.sub(y).unwrap();
+    // The second source's branch: `n₀ ≤ i` and `i ≤ n − 1`.
+    let mut branch = Facts::default();
+    branch.assume(&atoms, &diff(&p(i), &p(n0)), 0);
+    branch.assume(&atoms, &diff(&p(n).add_const(-1).unwrap(), &p(i)), 0);
+    // Only `i ≤ n − 1`: `n − n₀` may be negative.
+    let mut unsure = Facts::default();
+    unsure.assume(&atoms, &diff(&p(n).add_const(-1).unwrap(), &p(i)), 0);
+    let width = diff(&p(n), &p(n0));
+    let index = |stride: &Poly| {
+        let planes = mul(&mul(&p(cz), stride), &p(gy));
+        sum(&sum(&diff(&p(i), &p(n0)), &mul(&p(cy), stride)), &planes)
+    };
+    let volume = mul(&mul(&width, &p(gy)), &p(gz));
+    let last = |index: &Poly| diff(&volume.add_const(-1).unwrap(), index);
+    // (facts, goal, whether it is true wherever the facts hold)
+    let cases: Vec<(&Facts, Poly, bool)> = vec![
+        (&branch, last(&index(&width)), true),
+        // One past the last.
+        (
+            &branch,
+            diff(&volume, &index(&width)).add_const(-2).unwrap(),
+            false,
+        ),
+        // Rows `n − n₀ + 1` apart.
+        (&branch, last(&index(&width.add_const(1).unwrap())), false),
+        // `n − n₀` of no known sign: `ctaid.y·(n₀ − n) ≥ 0` is false where `n > n₀`,
+        (&unsure, mul(&p(cy), &diff(&p(n0), &p(n))), false),
+        // and `(nctaid.y − 1 − ctaid.y)·(n − n₀) ≥ 0` where `n < n₀`.
+        (
+            &unsure,
+            mul(&diff(&p(gy).add_const(-1).unwrap(), &p(cy)), &width),
+            false,
+        ),
+        // A cofactor `≥ 0` (`ctaid.y·(n − n₀) ≥ 0`): true, at 0.
+        (&branch, mul(&p(cy), &width), true),
+        // The same cofactor against the bound: `(n − n₀)·(nctaid.y − 1 − 2·ctaid.y) ≥ 0`
+        // is false past the middle row; read as `≤ 0` it would be claimed.
+        (
+            &branch,
+            mul(
+                &width,
+                &diff(
+                    &p(gy).add_const(-1).unwrap(),
+                    &mul(&p(cy), &Poly::constant(2)),
+                ),
+            ),
+            false,
+        ),
+    ];
+    let mut claimed_true = 0;
+    let mut rewritten = 0;
+    let mut held = 0u64;
+    for (k, (facts, goal, truth)) in cases.iter().enumerate() {
+        let bounded = facts.coordinates_by_cofactor(&atoms, goal);
+        rewritten += usize::from(bounded.is_some());
+        let claimed = facts.prove(&atoms, goal, &Cell::new(0)).is_some();
+        let mut rng = super::forms::Rng::new(0xcf ^ k as u64);
+        for _ in 0..20_000 {
+            let mut point = vec![0i128; atoms.next_id() as usize];
+            for (c, g) in [(cy, gy), (cz, gz)] {
+                let size = rng.within((1, 40));
+                point[g as usize] = size;
+                point[c as usize] = rng.within((0, size - 1));
+            }
+            // `i < n` (and `n₀ ≤ i` on the branch): the facts hold at every point.
+            let top = rng.within((1, 300));
+            point[n as usize] = top;
+            let at = rng.within((0, top - 1));
+            point[i as usize] = at;
+            point[n0 as usize] = if std::ptr::eq(*facts, &branch) {
+                rng.within((-300, at))
+            } else {
+                rng.within((-300, 300))
+            };
+            if let Some(b) = &bounded {
+                assert!(
+                    value_at(goal, &point) >= value_at(b, &point),
+                    "{goal:?} by its cofactors is {b:?}, above it at {point:?}"
+                );
+            }
+            if claimed {
+                assert!(
+                    value_at(goal, &point) >= 0,
+                    "claimed {goal:?} ≥ 0, false at {point:?}"
+                );
+            }
+            held += 1;
+        }
+        assert!(
+            !claimed || *truth,
+            "case {k}: the false goal {goal:?} was claimed"
+        );
+        claimed_true += usize::from(claimed);
+    }
+    // The concatenation's index is left exactly `n − 1 − i`: both coordinates at `B − 1`.
+    let bounded = branch.coordinates_by_cofactor(&atoms, &cases[0].1);
+    assert_eq!(
+        bounded,
+        Some(diff(&p(n).add_const(-1).unwrap(), &p(i))),
+        "the second source's index by its cofactors"
+    );
+    println!(
+        "soundness/coordinates_by_their_cofactors: {claimed_true} goals claimed, {rewritten} \
+         rewritten, {held} claims held"
+    );
+    assert_eq!(claimed_true, 2, "the two true goals must be proven");
+}
+
+#[test]
 fn param_loads_into_wider_registers() {
     // `ld.param.T %r, [p]` into a register wider than `T`: sign-extended for a signed `T`,
     // zero-extended otherwise. Each load is lowered as `load()` lowers it, under a contract
