@@ -410,14 +410,14 @@ impl Analyzer<'_> {
                 }
             },
         };
-        if !self.prove(&st.facts, &total) {
+        if !self.prove_access(&st.facts, &total) {
             return Err((
                 self.bound_failure(&total),
                 format!("{what} in {noun} `{name}` at an offset that may be negative"),
             ));
         }
         let upper = size.add_const(-unit).and_then(|c| c.sub(&total));
-        if !upper.is_some_and(|u| self.prove(&st.facts, &u)) {
+        if !upper.is_some_and(|u| self.prove_access(&st.facts, &u)) {
             let limit = if var.bytes.is_some() {
                 PAST_ITS_SIZE
             } else {
@@ -499,7 +499,7 @@ impl Analyzer<'_> {
                 ),
             ));
         };
-        if !self.prove(facts, &q) {
+        if !self.prove_access(facts, &q) {
             return Err((
                 self.bound_failure(&q),
                 format!(
@@ -513,7 +513,7 @@ impl Analyzer<'_> {
             .scale(per)
             .and_then(|e| e.add_const(-span))
             .and_then(|e| e.sub(&q));
-        if !upper.is_some_and(|u| self.prove(facts, &u)) {
+        if !upper.is_some_and(|u| self.prove_access(facts, &u)) {
             return Err((
                 self.bound_failure(&q),
                 format!(
@@ -541,14 +541,14 @@ impl Analyzer<'_> {
         name: &str,
     ) -> Result<(), (RejectKind, String)> {
         let count = self.atoms.count.clone().unwrap_or_default();
-        if !self.prove(facts, index) {
+        if !self.prove_access(facts, index) {
             return Err((
                 self.bound_failure(index),
                 format!("{what} through {operand} (`{name}`) at an index that may be negative"),
             ));
         }
         let upper = count.add_const(-1).and_then(|c| c.sub(index));
-        if !upper.is_some_and(|u| self.prove(facts, &u)) {
+        if !upper.is_some_and(|u| self.prove_access(facts, &u)) {
             return Err((
                 self.bound_failure(index),
                 format!("{what} through {operand} (`{name}`) at an index that may reach n"),
@@ -576,14 +576,14 @@ impl Analyzer<'_> {
                 ),
             ));
         };
-        if !self.prove(facts, index) {
+        if !self.prove_access(facts, index) {
             return Err((
                 self.bound_failure(index),
                 format!("{what} through {operand} (`{name}`) at an index that may be negative"),
             ));
         }
         let upper = extent.add_const(-1).and_then(|c| c.sub(index));
-        if !upper.is_some_and(|u| self.prove(facts, &u)) {
+        if !upper.is_some_and(|u| self.prove_access(facts, &u)) {
             return Err((
                 self.bound_failure(index),
                 format!(
@@ -651,7 +651,7 @@ impl Analyzer<'_> {
                 // Coordinate 0 on an axis the offset does not name is an element of the view
                 // only if the axis is not empty: a launch checks nothing of an empty view.
                 let nonempty = Poly::atom(shape).add_const(-1);
-                if nonempty.is_some_and(|u| self.prove(facts, &u)) {
+                if nonempty.is_some_and(|u| self.prove_access(facts, &u)) {
                     continue;
                 }
                 return Err((

@@ -651,6 +651,63 @@ impl Facts {
         rewritten.then_some(g)
     }
 
+    /// [`Facts::prove`] for an access's bound: first by one fact and intervals
+    /// ([`Facts::cancel_the_lone_bad`]). Only there: a value's exact reading (`fits`) or a
+    /// fact kept at a join that this proves makes every later search on the path weigh more.
+    pub(crate) fn prove_access(&self, atoms: &Atoms, g: &Poly, used: &Cell<Tags>) -> Option<Tags> {
+        if !self.dead
+            && let Some(n) = self.normalize(g)
+            && let Some(tags) = self.cancel_the_lone_bad(atoms, &n)
+        {
+            return Some(tags);
+        }
+        self.prove(atoms, g, used)
+    }
+
+    /// `g ≥ 0` by one fact and intervals, where the constant covers (by their intervals)
+    /// every monomial that may take `g` below zero but the lowest, `c·m`: some fact `f ≥ 0`
+    /// (of the path, or of every path) holding `m` with a coefficient `e` of `c`'s sign that
+    /// divides it leaves `g − (c/e)·f`, whose interval is tried. A bin's byte offset beside a
+    /// warp's, `6140 − 1024·warp − 4·(data & 255)` with `warp ≤ 5`, is one: `data & 255 ≤ 255`
+    /// settles it, while the search cancels the first such monomial (`warp`) and never gets
+    /// there. No search, no budget: a certificate `g = k·f + r`, `k ≥ 1`, `r ≥ 0`.
+    pub(crate) fn cancel_the_lone_bad(&self, atoms: &Atoms, g: &Poly) -> Option<Tags> {
+        let mut short = g.constant_term();
+        let mut lowest: Option<(i128, Mono, i128)> = None;
+        for &(m, c) in g.terms() {
+            if m.is_one() {
+                continue;
+            }
+            let low = imul(self.mono_range(atoms, &m), (c, c)).0;
+            if low < 0 {
+                short = short.saturating_add(low);
+                if lowest.is_none_or(|(l, _, _)| low < l) {
+                    lowest = Some((low, m, c));
+                }
+            }
+        }
+        let (low, m, c) = lowest?;
+        if short.saturating_sub(low) < 0 {
+            return None;
+        }
+        let local = self.ineqs.iter().map(|f| (Cow::Borrowed(&f.p), f.tags));
+        let global = atoms.global_with(&m).filter_map(|p| {
+            if self.subs.is_empty() {
+                Some((Cow::Borrowed(p), 0))
+            } else {
+                self.normalize(p).map(|p| (Cow::Owned(p), 0))
+            }
+        });
+        local.chain(global).find_map(|(f, tags)| {
+            let e = f.coeff(&m);
+            if tags != 0 || e == 0 || (e > 0) != (c > 0) || c % e != 0 {
+                return None;
+            }
+            let rest = g.combine(1, 0, c / e, &f)?;
+            (self.range(atoms, &rest).0 >= 0).then_some(tags)
+        })
+    }
+
     /// A cheap attempt (joins): see [`CHEAP`].
     pub(crate) fn prove_cheap(&self, atoms: &Atoms, g: &Poly) -> Option<Tags> {
         self.prove_within(atoms, g, CHEAP)

@@ -925,7 +925,13 @@ impl<'a> Lowerer<'a> {
             | Some(Space::Generic | Space::Global | Space::Shared | Space::Local | Space::Const) => {
                 let mut access =
                     self.mem(frame, Access::Load, *base, *offset, bytes, dests, m.space);
-                if let Kind::Mem { value, .. } = &mut access {
+                // A reload from the thread's own frame (a spill, a small array of its own)
+                // stays data: the numbers it reloads are the stored ones, whose relations a
+                // fresh number loses all the same, and following them costs (`sinf`'s range
+                // reduction shifts and adds the words it reloads).
+                if let Kind::Mem { value, .. } = &mut access
+                    && m.space != Some(Space::Local)
+                {
                     *value = ty.and_then(loaded_value);
                 }
                 vec![access]

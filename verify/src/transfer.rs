@@ -105,6 +105,18 @@ impl Analyzer<'_> {
         }
     }
 
+    /// [`Analyzer::prove`] of an access's bound (see [`Facts::prove_access`]).
+    pub(crate) fn prove_access(&mut self, facts: &Facts, g: &Poly) -> bool {
+        let used = std::cell::Cell::new(0);
+        match facts.prove_access(&self.atoms, g, &used) {
+            Some(t) => {
+                self.used_tags |= t;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// A fresh (or, for the same key, the same) opaque integer in `range`.
     pub(crate) fn opaque(&mut self, key: (u32, u32, u32), range: (i128, i128), wrap: bool) -> Poly {
         let a = self.atoms.keyed(key, AtomKind::Opaque, range.0, range.1);

@@ -1241,6 +1241,87 @@ fn coordinates_by_their_cofactors() {
 }
 
 #[test]
+fn the_lone_bad_monomial() {
+    // An access's bound proven by one fact and intervals, where the constant covers every
+    // monomial that may take the goal below zero but the lowest: a shared histogram's bin,
+    // `4·(b + 256·warp)` below 6144 bytes with `b ≤ 255` (a loaded word's low byte) and `warp ≤ 5`. Each
+    // goal claimed is checked at random points where the facts hold; the unsafe variants (a
+    // histogram one slot short, a bin scaled past the slot, a warp one past) must never be claimed where false.
+    use crate::atoms::{AtomKind, Atoms};
+    use crate::facts::Facts;
+    use crate::poly::Poly;
+    use std::cell::Cell;
+    let mut atoms = Atoms::new();
+    // `b = x − 256·q`, a loaded word's low byte as the and-mask rule writes it: its bound is
+    // a fact of two atoms, which no interval of either gives.
+    let x = atoms.push(AtomKind::Opaque, 0, (1 << 32) - 1);
+    let q = atoms.push(AtomKind::Opaque, 0, (1 << 24) - 1);
+    let warp = atoms.push(AtomKind::Opaque, 0, 5);
+    let wide = atoms.push(AtomKind::Opaque, 0, 6);
+    let p = |x: u32| Poly::atom(x);
+    let k = Poly::constant;
+    let byte = p(x).sub(&p(q).scale(256).unwrap()).unwrap();
+    let mut facts = Facts::default();
+    facts.assume(&atoms, &byte, 0);
+    facts.assume(&atoms, &k(255).sub(&byte).unwrap(), 0);
+    let offset = |scale: i128, w: u32| {
+        byte.scale(scale)
+            .unwrap()
+            .add(&p(w).scale(1024).unwrap())
+            .unwrap()
+    };
+    let below = |size: i128, o: &Poly| k(size - 4).sub(o).unwrap();
+    // (goal, whether it holds wherever the facts do)
+    let cases: Vec<(Poly, bool)> = vec![
+        (below(6144, &offset(4, warp)), true),
+        (below(6140, &offset(4, warp)), false),
+        (below(6144, &offset(5, warp)), false),
+        (below(6144, &offset(4, wide)), false),
+        // `3·b` against `b ≤ 255`: divides, and holds (`765 + 5120 ≤ 6140`).
+        (below(6144, &offset(3, warp)), true),
+    ];
+    let mut claimed_true = 0;
+    let mut held = 0u64;
+    for (i, (goal, truth)) in cases.iter().enumerate() {
+        let claimed = facts.prove_access(&atoms, goal, &Cell::new(0)).is_some();
+        assert!(
+            !claimed || *truth,
+            "case {i}: the false goal {goal:?} was claimed"
+        );
+        let mut rng = super::forms::Rng::new(0x1b ^ i as u64);
+        for _ in 0..20_000 {
+            let mut point = vec![0i128; atoms.next_id() as usize];
+            let high = rng.within((0, (1 << 24) - 1));
+            point[q as usize] = high;
+            point[x as usize] = 256 * high + rng.within((0, 255));
+            point[warp as usize] = rng.within((0, 5));
+            point[wide as usize] = rng.within((0, 6));
+            if claimed {
+                assert!(
+                    value_at(goal, &point) >= 0,
+                    "claimed {goal:?} ≥ 0, false at {point:?}"
+                );
+            }
+            held += 1;
+        }
+        claimed_true += usize::from(claimed);
+    }
+    // A fact of the other sign is not used: `b ≥ 0` alone cannot cancel `−3·b`.
+    let mut floor_only = Facts::default();
+    floor_only.assume(&atoms, &byte, 0);
+    let goal = below(6144, &offset(3, warp));
+    assert_eq!(floor_only.cancel_the_lone_bad(&atoms, &goal), None);
+    // The bin goal needs the fact: without it the warp's interval alone does not settle it.
+    assert_eq!(
+        Facts::default().cancel_the_lone_bad(&atoms, &cases[0].0),
+        None
+    );
+    assert_eq!(facts.cancel_the_lone_bad(&atoms, &cases[0].0), Some(0));
+    println!("soundness/the_lone_bad_monomial: {claimed_true} goals claimed, {held} claims held");
+    assert_eq!(claimed_true, 2, "the two true goals must be proven");
+}
+
+#[test]
 fn param_loads_into_wider_registers() {
     // `ld.param.T %r, [p]` into a register wider than `T`: sign-extended for a signed `T`,
     // zero-extended otherwise. Each load is lowered as `load()` lowers it, under a contract
