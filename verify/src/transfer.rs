@@ -3,7 +3,7 @@
 use super::analyze::{Analyzer, Outcome};
 use super::atoms::{AtomKind, CTAID, INF, NCTAID, NTID, TID};
 use super::contract::ParamContract;
-use super::facts::{Fact, Facts};
+use super::facts::{Fact, Facts, Tags};
 use super::ir::{Cmp, GENERIC, Ins, IntOp, Kind, PredOp, SHARED_BASE, Src, VarSpace};
 use super::poly::{Poly, gcd};
 use super::proof::GuardParam;
@@ -95,26 +95,22 @@ impl Analyzer<'_> {
     }
 
     pub(crate) fn prove(&mut self, facts: &Facts, g: &Poly) -> bool {
-        let used = std::cell::Cell::new(0);
-        match facts.prove(&self.atoms, g, &used) {
-            Some(t) => {
-                self.used_tags |= t;
-                true
-            }
-            None => false,
-        }
+        let found = facts.prove(&self.atoms, g, &std::cell::Cell::new(0));
+        self.use_tags(found)
     }
 
     /// [`Analyzer::prove`] of an access's bound (see [`Facts::prove_access`]).
     pub(crate) fn prove_access(&mut self, facts: &Facts, g: &Poly) -> bool {
-        let used = std::cell::Cell::new(0);
-        match facts.prove_access(&self.atoms, g, &used) {
-            Some(t) => {
-                self.used_tags |= t;
-                true
-            }
-            None => false,
+        let found = facts.prove_access(&self.atoms, g, &std::cell::Cell::new(0));
+        self.use_tags(found)
+    }
+
+    /// Whether a proof was `found`, keeping the condition tags it used.
+    fn use_tags(&mut self, found: Option<Tags>) -> bool {
+        if let Some(t) = found {
+            self.used_tags |= t;
         }
+        found.is_some()
     }
 
     /// A fresh (or, for the same key, the same) opaque integer in `range`.
