@@ -90,6 +90,27 @@ pub(crate) fn blocks(atoms: &Atoms) -> Option<Poly> {
     })
 }
 
+/// The products a launch's thread count bounds, each at most `grid.x·grid.y·grid.z ·
+/// block.x·block.y·block.z` (every factor is at least 1): the x axis's threads `S.x =
+/// nctaid.x·ntid.x` times the y axis's blocks, then the z axis's too (a thread's linear index
+/// over a grid of one-dimensional blocks), and `S.x·S.y`, `S.x·S.y·S.z` (every axis's
+/// threads). Empty for a one-dimensional launch.
+pub(crate) fn thread_products(atoms: &Atoms) -> Vec<Poly> {
+    let [y, z] = match atoms.axes.as_slice() {
+        [y, z] => [y, z],
+        _ => return Vec::new(),
+    };
+    let x = Poly::atom(S);
+    let mut out = Vec::with_capacity(4);
+    for group in [3, 5] {
+        if let Some(xy) = x.mul(&Poly::atom(y[group])) {
+            out.extend(xy.mul(&Poly::atom(z[group])));
+            out.push(xy);
+        }
+    }
+    out
+}
+
 /// The global index and thread count of every axis there is: `(I0, S)` along x, then y, z.
 pub(crate) fn axis_threads(atoms: &Atoms) -> Vec<(Atom, Atom)> {
     let mut out = vec![(I0, S)];

@@ -136,9 +136,15 @@ const EXTENTS_PLUS_THREADS: (Tags, u64) = (256, (1 << 31) - 1);
 /// (the row of a kernel launched one block per row), reads exactly as an `int`.
 const BLOCKS: (Tags, u64) = (512, (1 << 31) - 1);
 
-/// Every condition of [`DECLARED_CONDITIONS`], [`EXTENTS_PLUS_THREADS`] and [`BLOCKS`]: the
-/// tags a proof of a contract with declared extents may use.
-const DECLARED_TAGS: Tags = 16 | 32 | 64 | 128 | 256 | 512;
+/// Launch condition for contracts with declared extents: the launch's threads (grid times
+/// block, over all three axes) `≤ limit`, so a thread's linear index over a two- or
+/// three-dimensional grid, `(gridDim.x · blockIdx.y + blockIdx.x) · blockDim.x + threadIdx.x`,
+/// reads exactly as an `int`.
+const THREADS: (Tags, u64) = (1024, (1 << 31) - 1);
+
+/// Every condition of [`DECLARED_CONDITIONS`], [`EXTENTS_PLUS_THREADS`], [`BLOCKS`] and
+/// [`THREADS`]: the tags a proof of a contract with declared extents may use.
+const DECLARED_TAGS: Tags = 16 | 32 | 64 | 128 | 256 | 512 | 1024;
 
 /// Proves the body of `entry` in `text` safe under `contract`: parses and resolves the module,
 /// then [`verify_resolved`].
@@ -641,6 +647,14 @@ fn attempt(
         {
             facts.assume(&atoms, &p, bit);
         }
+        let (bit, limit) = THREADS;
+        if tags & bit != 0 {
+            for p in declared::thread_products(&atoms) {
+                if let Some(p) = p.neg().and_then(|x| x.add_const(i128::from(limit))) {
+                    facts.assume(&atoms, &p, bit);
+                }
+            }
+        }
         let (bit, limit) = EXTENTS_PLUS_THREADS;
         if tags & bit != 0 {
             for (_, s) in declared::axis_threads(&atoms) {
@@ -729,6 +743,10 @@ fn attempt(
         let (bit, limit) = BLOCKS;
         if strict(bit) {
             conditions.push(LaunchCondition::BlocksAtMost { limit });
+        }
+        let (bit, limit) = THREADS;
+        if strict(bit) {
+            conditions.push(LaunchCondition::ThreadsAtMost { limit });
         }
     }
     if let Some(w) = dynamic_condition {

@@ -1719,3 +1719,109 @@ fn order_tests_of_wrapped_values() {
     }
     assert_sound("order_tests_of_wrapped_values", &forms);
 }
+
+/// The launch facts a contract with declared extents may assume under a geometry condition:
+/// `limit − p ≥ 0` for each of [`crate::declared::thread_products`] under `ThreadsAtMost`,
+/// and for [`crate::declared::blocks`] under `BlocksAtMost`. Each fact must hold at every
+/// launch the condition admits: random geometries (blocks of at most 1024 threads, grids
+/// log-uniform within the device's largest), many near the limit. A condition with a limit
+/// too weak for the facts (`2^32 − 1`) must be caught admitting a launch where one fails.
+#[test]
+fn launch_geometry_products() {
+    use crate::LaunchCondition;
+    use crate::atoms::{Atoms, NCTAID, NTID, S};
+    use crate::declared::{blocks, thread_products};
+    let mut atoms = Atoms::new();
+    atoms.add_axes();
+    let limit = (1u64 << 31) - 1;
+    let facts = |condition: LaunchCondition| match condition {
+        LaunchCondition::ThreadsAtMost { .. } => thread_products(&atoms),
+        _ => blocks(&atoms).into_iter().collect(),
+    };
+    let mut rng = super::forms::Rng::new(0x7d);
+    // Log-uniform in `1..=hi`: as many small launches as launches near the limit.
+    let mut draw = |hi: u32| {
+        let bits = rng.within((0, i128::from(32 - hi.leading_zeros())));
+        let top = ((1i128 << bits) - 1).clamp(1, i128::from(hi));
+        rng.within((1, top)) as u32
+    };
+    let mut geometries = Vec::new();
+    while geometries.len() < 60_000 {
+        let block = [draw(1024), draw(1024), draw(64)];
+        if block.iter().map(|&b| u64::from(b)).product::<u64>() > 1024 {
+            continue;
+        }
+        let grid = [
+            draw(crate::MAX_GRID[0]),
+            draw(crate::MAX_GRID[1]),
+            draw(crate::MAX_GRID[2]),
+        ];
+        geometries.push((grid, block));
+    }
+    // The edges: exactly at the limit and one past it.
+    geometries.push(([(1 << 21) - 1, 1, 1], [1024, 1, 1]));
+    geometries.push(([1 << 21, 1, 1], [1024, 1, 1]));
+    geometries.push(([limit as u32, 1, 1], [1, 1, 1]));
+    geometries.push(([1, 1 << 15, 1 << 15], [2, 1, 1]));
+    geometries.push(([1, 65535, 32769], [1, 1, 1]));
+    let point = |grid: [u32; 3], block: [u32; 3]| {
+        let mut point = vec![0i128; atoms.next_id() as usize];
+        let groups = [(NTID, NCTAID, S)]
+            .into_iter()
+            .chain(atoms.axes.iter().map(|a| (a[1], a[3], a[5])));
+        for (axis, (b, g, s)) in groups.enumerate() {
+            point[b as usize] = i128::from(block[axis]);
+            point[g as usize] = i128::from(grid[axis]);
+            point[s as usize] = i128::from(grid[axis]) * i128::from(block[axis]);
+        }
+        point
+    };
+    // (launches the condition admits, of those with a product above `limit / 2`, violations)
+    let tally = |condition: LaunchCondition| {
+        let products = facts(condition);
+        assert!(!products.is_empty(), "{condition:?} assumes no fact");
+        let (mut admitted, mut tight, mut violations) = (0u64, 0u64, 0u64);
+        for &(grid, block) in &geometries {
+            if !condition.holds_custom(grid, block, 0, 0) {
+                continue;
+            }
+            admitted += 1;
+            let at = point(grid, block);
+            let top = products.iter().map(|p| value_at(p, &at)).max().unwrap_or(0);
+            tight += u64::from(top > i128::from(limit / 2));
+            violations += u64::from(top > i128::from(limit));
+        }
+        (admitted, tight, violations)
+    };
+    let mut held = 0;
+    for condition in [
+        LaunchCondition::ThreadsAtMost { limit },
+        LaunchCondition::BlocksAtMost { limit },
+    ] {
+        let (admitted, tight, violations) = tally(condition);
+        assert_eq!(
+            violations, 0,
+            "{condition:?} admits a launch one of its facts fails at"
+        );
+        assert!(
+            tight > 0,
+            "{condition:?}: no admitted launch near its limit ({admitted} admitted)"
+        );
+        held += admitted;
+        // Too weak a limit for the facts the proof assumes: the harness must see it.
+        let weak = match condition {
+            LaunchCondition::ThreadsAtMost { .. } => LaunchCondition::ThreadsAtMost {
+                limit: (1 << 32) - 1,
+            },
+            _ => LaunchCondition::BlocksAtMost {
+                limit: (1 << 32) - 1,
+            },
+        };
+        let (_, _, caught) = tally(weak);
+        assert!(
+            caught > 0,
+            "{weak:?} against the facts of {condition:?} was not caught"
+        );
+    }
+    println!("soundness/launch_geometry_products: 2 conditions, {held} launches held");
+}
