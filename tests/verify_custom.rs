@@ -312,21 +312,22 @@ fn a_store_through_an_input_is_rejected() {
 }
 
 #[test]
-fn a_byte_offset_that_wraps_at_32_bits_is_rejected() {
-    // `4 * i` computed in 32 bits, then widened: it wraps for i ≥ 2^30, which no condition on
-    // the launch (at most 2^31 − 1 threads along x) rules out.
+fn a_byte_offset_computed_in_32_bits_asks_for_fewer_threads() {
+    // `4 * i` computed in 32 bits, then widened: it wraps for i ≥ 2^30, so it is proven only
+    // under a launch of fewer threads along x than the geometry allows (`2^31 − 1`).
     let text = mutate(
         PTX,
         "saxpy_out_first",
         "mul.wide.s32 \t%rd5, %r1, 4;\n\tadd.s64 \t%rd6, %rd4, %rd5;",
         "shl.b32 \t%r5, %r1, 2;\n\tcvt.u64.u32 \t%rd5, %r5;\n\tadd.s64 \t%rd6, %rd4, %rd5;",
     );
-    rejects(
-        &text,
-        "saxpy_out_first",
-        SAXPY,
-        RejectKind::MayWrap,
-        "ld.global.f32 \t%f2, [%rd6];",
+    let proof = verify(&text, "saxpy_out_first", SAXPY).unwrap();
+    assert!(proof.guards().is_empty(), "{:?}", proof.guards());
+    assert_eq!(
+        proof.conditions,
+        [LaunchCondition::AxisThreadsAtMost {
+            limit: (1 << 29) - 1
+        }]
     );
 }
 

@@ -116,14 +116,18 @@ const TAGS: Tags = 1 | 8 | 2 | 4;
 const WEAKEST: Tags = 1;
 
 /// Launch conditions for contracts with declared extents, by tag bit: along every axis
-/// `grid·block ≤ limit` (`true`), or every declared extent `≤ limit` (`false`). A coordinate
-/// `ctaid·ntid + tid` reads exactly as an `int` only below `2^31`, as an `unsigned` below
-/// `2^32`; an index below an extent likewise.
-const DECLARED_CONDITIONS: [(Tags, u64, bool); 4] = [
+/// `grid·block ≤ limit` (`true`), or every declared extent `≤ limit` (`false`), the weaker
+/// first. A coordinate `ctaid·ntid + tid` reads exactly as an `int` only below `2^31`, as an
+/// `unsigned` below `2^32`; an index below an extent likewise. Scaled by a vector's width
+/// (`4 · i`, the first of four elements one `float4` access takes; `8 · i` of eight `half`s;
+/// `16 · i` bytes) it reads exactly as an `int` only for fewer threads: `2^29` and `2^27`.
+const DECLARED_CONDITIONS: [(Tags, u64, bool); 6] = [
     (16, (1 << 32) - 1, true),
     (32, (1 << 32) - 1, false),
     (64, (1 << 31) - 1, true),
     (128, (1 << 31) - 1, false),
+    (2048, (1 << 29) - 1, true),
+    (4096, (1 << 27) - 1, true),
 ];
 
 /// Launch condition for contracts with declared extents: every extent plus the threads along
@@ -144,7 +148,7 @@ const THREADS: (Tags, u64) = (1024, (1 << 31) - 1);
 
 /// Every condition of [`DECLARED_CONDITIONS`], [`EXTENTS_PLUS_THREADS`], [`BLOCKS`] and
 /// [`THREADS`]: the tags a proof of a contract with declared extents may use.
-const DECLARED_TAGS: Tags = 16 | 32 | 64 | 128 | 256 | 512 | 1024;
+const DECLARED_TAGS: Tags = 16 | 32 | 64 | 128 | 256 | 512 | 1024 | 2048 | 4096;
 
 /// Proves the body of `entry` in `text` safe under `contract`: parses and resolves the module,
 /// then [`verify_resolved`].
@@ -727,7 +731,9 @@ fn attempt(
         let used = an.used_tags;
         let strict = |bit: Tags| used & bit != 0;
         for (bit, limit, axes) in DECLARED_CONDITIONS {
-            let implied = (bit == 16 && strict(64)) || (bit == 32 && strict(128));
+            let implied = DECLARED_CONDITIONS
+                .iter()
+                .any(|&(b, l, a)| a == axes && l < limit && strict(b));
             if strict(bit) && !implied {
                 conditions.push(if axes {
                     LaunchCondition::AxisThreadsAtMost { limit }

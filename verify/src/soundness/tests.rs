@@ -1722,24 +1722,46 @@ fn order_tests_of_wrapped_values() {
 
 /// The launch facts a contract with declared extents may assume under a geometry condition:
 /// `limit − p ≥ 0` for each of [`crate::declared::thread_products`] under `ThreadsAtMost`,
-/// and for [`crate::declared::blocks`] under `BlocksAtMost`. Each fact must hold at every
-/// launch the condition admits: random geometries (blocks of at most 1024 threads, grids
-/// log-uniform within the device's largest), many near the limit. A condition with a limit
-/// too weak for the facts (`2^32 − 1`) must be caught admitting a launch where one fails.
+/// for [`crate::declared::blocks`] under `BlocksAtMost`, and for every axis's threads under
+/// each `AxisThreadsAtMost` the verifier asks for. Each fact must hold at every launch the
+/// condition admits: random geometries (blocks of at most 1024 threads, grids log-uniform
+/// within the device's largest), many near the limit. A condition with a limit twice too
+/// weak for its facts must be caught admitting a launch where one fails.
 #[test]
 fn launch_geometry_products() {
     use crate::LaunchCondition;
     use crate::atoms::{Atoms, NCTAID, NTID, S};
-    use crate::declared::{blocks, thread_products};
+    use crate::declared::{axis_threads, blocks, thread_products};
+    use crate::poly::Poly;
     let mut atoms = Atoms::new();
     atoms.add_axes();
-    let limit = (1u64 << 31) - 1;
-    let facts = |condition: LaunchCondition| match condition {
-        LaunchCondition::ThreadsAtMost { .. } => thread_products(&atoms),
-        _ => blocks(&atoms).into_iter().collect(),
-    };
+    // (the condition, its facts' products, the bound the facts put on each)
+    let mut conditions: Vec<(LaunchCondition, Vec<Poly>, u64)> = Vec::new();
+    // The conditions are made as `attempt` makes them, from the limits its facts use.
+    let (_, limit) = crate::THREADS;
+    conditions.push((
+        LaunchCondition::ThreadsAtMost { limit },
+        thread_products(&atoms),
+        limit,
+    ));
+    let (_, limit) = crate::BLOCKS;
+    conditions.push((
+        LaunchCondition::BlocksAtMost { limit },
+        blocks(&atoms).into_iter().collect(),
+        limit,
+    ));
+    for (_, limit, axes) in crate::DECLARED_CONDITIONS {
+        if axes {
+            let threads = axis_threads(&atoms).into_iter().map(|(_, s)| Poly::atom(s));
+            conditions.push((
+                LaunchCondition::AxisThreadsAtMost { limit },
+                threads.collect(),
+                limit,
+            ));
+        }
+    }
     let mut rng = super::forms::Rng::new(0x7d);
-    // Log-uniform in `1..=hi`: as many small launches as launches near the limit.
+    // Log-uniform in `1..=hi`: as many small launches as launches near any limit.
     let mut draw = |hi: u32| {
         let bits = rng.within((0, i128::from(32 - hi.leading_zeros())));
         let top = ((1i128 << bits) - 1).clamp(1, i128::from(hi));
@@ -1758,10 +1780,13 @@ fn launch_geometry_products() {
         ];
         geometries.push((grid, block));
     }
-    // The edges: exactly at the limit and one past it.
-    geometries.push(([(1 << 21) - 1, 1, 1], [1024, 1, 1]));
-    geometries.push(([1 << 21, 1, 1], [1024, 1, 1]));
-    geometries.push(([limit as u32, 1, 1], [1, 1, 1]));
+    // The edges: at each limit and one past it.
+    for (_, _, bound) in &conditions {
+        let b = u32::try_from(*bound).unwrap_or(u32::MAX);
+        geometries.push(([b / 1024, 1, 1], [1024, 1, 1]));
+        geometries.push(([b / 1024 + 1, 1, 1], [1024, 1, 1]));
+        geometries.push(([b, 1, 1], [1, 1, 1]));
+    }
     geometries.push(([1, 1 << 15, 1 << 15], [2, 1, 1]));
     geometries.push(([1, 65535, 32769], [1, 1, 1]));
     let point = |grid: [u32; 3], block: [u32; 3]| {
@@ -1776,10 +1801,9 @@ fn launch_geometry_products() {
         }
         point
     };
-    // (launches the condition admits, of those with a product above `limit / 2`, violations)
-    let tally = |condition: LaunchCondition| {
-        let products = facts(condition);
-        assert!(!products.is_empty(), "{condition:?} assumes no fact");
+    // (launches the condition admits, of those with a product above half the bound,
+    // launches where a product passes the bound)
+    let tally = |condition: LaunchCondition, products: &[Poly], bound: u64| {
         let (mut admitted, mut tight, mut violations) = (0u64, 0u64, 0u64);
         for &(grid, block) in &geometries {
             if !condition.holds_custom(grid, block, 0, 0) {
@@ -1788,40 +1812,39 @@ fn launch_geometry_products() {
             admitted += 1;
             let at = point(grid, block);
             let top = products.iter().map(|p| value_at(p, &at)).max().unwrap_or(0);
-            tight += u64::from(top > i128::from(limit / 2));
-            violations += u64::from(top > i128::from(limit));
+            tight += u64::from(top > i128::from(bound / 2));
+            violations += u64::from(top > i128::from(bound));
         }
         (admitted, tight, violations)
     };
     let mut held = 0;
-    for condition in [
-        LaunchCondition::ThreadsAtMost { limit },
-        LaunchCondition::BlocksAtMost { limit },
-    ] {
-        let (admitted, tight, violations) = tally(condition);
+    for (condition, products, bound) in &conditions {
+        assert!(!products.is_empty(), "{condition:?} assumes no fact");
+        let (admitted, tight, violations) = tally(*condition, products, *bound);
         assert_eq!(
             violations, 0,
             "{condition:?} admits a launch one of its facts fails at"
         );
         assert!(
             tight > 0,
-            "{condition:?}: no admitted launch near its limit ({admitted} admitted)"
+            "{condition:?}: no admitted launch near its bound ({admitted} admitted)"
         );
         held += admitted;
-        // Too weak a limit for the facts the proof assumes: the harness must see it.
-        let weak = match condition {
-            LaunchCondition::ThreadsAtMost { .. } => LaunchCondition::ThreadsAtMost {
-                limit: (1 << 32) - 1,
-            },
-            _ => LaunchCondition::BlocksAtMost {
-                limit: (1 << 32) - 1,
-            },
+        // A limit twice too weak for the facts the proof assumes: the harness must see it.
+        let weak = 2 * bound + 1;
+        let weak = match *condition {
+            LaunchCondition::ThreadsAtMost { .. } => LaunchCondition::ThreadsAtMost { limit: weak },
+            LaunchCondition::BlocksAtMost { .. } => LaunchCondition::BlocksAtMost { limit: weak },
+            _ => LaunchCondition::AxisThreadsAtMost { limit: weak },
         };
-        let (_, _, caught) = tally(weak);
+        let (_, _, caught) = tally(weak, products, *bound);
         assert!(
             caught > 0,
             "{weak:?} against the facts of {condition:?} was not caught"
         );
     }
-    println!("soundness/launch_geometry_products: 2 conditions, {held} launches held");
+    println!(
+        "soundness/launch_geometry_products: {} conditions, {held} launches held",
+        conditions.len()
+    );
 }
