@@ -5,6 +5,7 @@
 //! extent.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
+use jitseam::{In, Out};
 use jitseam_verify::RejectKind;
 
 #[path = "common/custom_verify.rs"]
@@ -259,4 +260,166 @@ fn a_difference_stride_past_its_extent_is_declined() {
         "setp.lt.s32 	%p2, %r1, 0;",
     );
     concat_declined(&unguarded, CONCAT_SIG);
+}
+
+/// NVRTC 12.9's PTX of the corpus kernel `ggml_pad_f32` (`tests/fixtures/real/ggml_concat_pad.cu`):
+/// its copy tests `blockIdx.z < ne02 * ne03` unsigned against the product computed in 32
+/// bits, which may wrap; the product of sizes `≥ 0` wraps only down, so the test bounds the
+/// plane by the exact product all the same.
+const PAD: &str = include_str!("fixtures/real/ggml_concat_pad.ptx");
+const PAD_SIG: &str = "x: in f32[ne00 * ne01 * ne02 * ne03], dst: out f32[ne0 * grid.y * grid.z], \
+                       ne0: i32, ne00: i32, ne01: i32, ne02: i32, ne03: i32";
+
+#[test]
+fn a_plane_below_a_product_that_may_wrap_is_proven() {
+    let proof = verify(PAD, "ggml_pad_f32", PAD_SIG).unwrap();
+    assert!(proof.guards().is_empty(), "{:?}", proof.guards());
+    // Read signed, the product's bits are still at most the product.
+    let signed = mutate(
+        PAD,
+        "ggml_pad_f32",
+        "setp.lt.u32 	%p5, %r3, %r15;",
+        "setp.lt.s32 	%p5, %r3, %r15;",
+    );
+    assert!(
+        verify(&signed, "ggml_pad_f32", PAD_SIG)
+            .unwrap()
+            .guards()
+            .is_empty()
+    );
+}
+
+#[test]
+fn a_plane_past_the_product_is_declined() {
+    // One plane more than the source has.
+    let past = mutate(
+        PAD,
+        "ggml_pad_f32",
+        "mul.lo.s32 	%r15, %r8, %r7;",
+        "mad.lo.s32 	%r15, %r8, %r7, 1;",
+    );
+    rejects(
+        &past,
+        "ggml_pad_f32",
+        PAD_SIG,
+        RejectKind::MayWrap,
+        "ld.global.f32",
+    );
+    // The test turned round: `ne02 * ne03 < blockIdx.z` says nothing of a plane below it.
+    let turned = mutate(
+        PAD,
+        "ggml_pad_f32",
+        "setp.lt.u32 	%p5, %r3, %r15;",
+        "setp.gt.u32 	%p5, %r3, %r15;",
+    );
+    rejects(
+        &turned,
+        "ggml_pad_f32",
+        PAD_SIG,
+        RejectKind::MayWrap,
+        "ld.global.f32",
+    );
+    // Rows below the grid's, not the source's.
+    let rows = mutate(
+        PAD,
+        "ggml_pad_f32",
+        "setp.lt.u32 	%p2, %r2, %r6;",
+        "setp.lt.u32 	%p2, %r2, %r12;",
+    );
+    rejects(
+        &rows,
+        "ggml_pad_f32",
+        PAD_SIG,
+        RejectKind::MayWrap,
+        "ld.global.f32",
+    );
+}
+
+#[jitseam::kernel(abi = custom)]
+fn ggml_pad_f32(
+    #[len(ne00 * ne01 * ne02 * ne03)] x: In<f32>,
+    #[len(ne0 * grid.y * grid.z)] dst: Out<f32>,
+    ne0: i32,
+    ne00: i32,
+    ne01: i32,
+    ne02: i32,
+    ne03: i32,
+);
+
+/// Pad runs as the reference does, and the launches whose sizes would break the proof's
+/// arithmetic never reach the device: negative sizes have no extent, and sizes whose product
+/// passes an `int` break the proof's condition.
+#[test]
+fn pad_pads_and_sizes_past_an_int_are_declined() {
+    use jitseam::{Device, Error, Kernel, LaunchConfig, Signature};
+    let device = Device::emulator();
+    let stream = device.default_stream();
+    let kernel = Kernel::<GgmlPadF32, _>::describe_typed(GgmlPadF32::ptx_artifact(PAD))
+        .unwrap()
+        .load()
+        .unwrap();
+    assert!(kernel.loaded().proof().unwrap().guards().is_empty());
+    let kernel = kernel.bind(&device).unwrap();
+    // Two planes of two rows 3 wide padded to rows of 5, in a grid of 3 rows by 3 planes.
+    let x: Vec<f32> = (1..=12).map(|v| v as f32).collect();
+    let dx = device.upload(&x).unwrap();
+    let mut dst = device.upload(&[f32::NAN; 45]).unwrap();
+    let config = LaunchConfig::new([1, 3, 3], [8, 1, 1]);
+    kernel
+        .launch_with(
+            &stream,
+            config,
+            GgmlPadF32::args(&dx, &mut dst, 5, 3, 2, 2, 1),
+        )
+        .unwrap();
+    let want: Vec<f32> = (0..45)
+        .map(|i| {
+            let (z, y, c) = (i / 15, i / 5 % 3, i % 5);
+            if c < 3 && y < 2 && z < 2 {
+                x[(z * 2 + y) * 3 + c]
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    assert_eq!(stream.read(&dst).unwrap(), want);
+
+    let one = device.upload(&[0.0f32]).unwrap();
+    let mut out = device.upload(&[0.0f32]).unwrap();
+    let single = LaunchConfig::new([1, 1, 1], [1, 1, 1]);
+    // `ne01 = ne02 = −1`: no extent is negative, so no launch has such sizes.
+    let err = kernel
+        .launch_with(
+            &stream,
+            single,
+            GgmlPadF32::args(&one, &mut out, 1, 1, -1, -1, 1),
+        )
+        .unwrap_err();
+    assert!(matches!(err, Error::ExtentInvalid(_)), "{err}");
+    // `ne02 · ne03 = 2^32`, which wraps to 0 in 32 bits, over rows of no columns: the
+    // extent is 0 and the copy never reads, so the launch runs and pads.
+    let empty = device.upload::<f32>(&[]).unwrap();
+    let mut out = device.upload(&[f32::NAN]).unwrap();
+    kernel
+        .launch_with(
+            &stream,
+            single,
+            GgmlPadF32::args(&empty, &mut out, 1, 0, 1, 1 << 16, 1 << 16),
+        )
+        .unwrap();
+    assert_eq!(stream.read(&out).unwrap(), [0.0]);
+    // Over a row of one column the same sizes make `x`'s extent `2^32`: the proof's condition
+    // that every extent is at most `2^31 − 1` declines that launch before the device sees it
+    // (a buffer that large is past the emulator).
+    let condition = jitseam_verify::LaunchCondition::ExtentsAtMost {
+        limit: (1 << 31) - 1,
+    };
+    assert!(
+        kernel
+            .loaded()
+            .proof()
+            .unwrap()
+            .conditions
+            .contains(&condition)
+    );
 }

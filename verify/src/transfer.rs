@@ -182,6 +182,14 @@ impl Analyzer<'_> {
     /// register too, so that what the comparison learns of it holds of every later read (a
     /// read of the other signedness does not fit its range and stays unknown). A value that
     /// fits is kept, with every relation it has, and so is one carried around a loop.
+    /// The value a comparison at width `w` reads of `src`: `v` where it reads exactly, else a
+    /// fresh number of the comparison's range (its bits), and how the value read stands to
+    /// the exact number.
+    ///
+    /// The bits are `p − k·2^w` for an integer `k`: `k ≥ 0` where `p` is proven `≥ lo` (it can
+    /// wrap only downward, so the bits are at most `p`), `k ≤ 0` where `p ≤ hi`. So a test
+    /// against a bound that may wrap still bounds what it tests from one side: `z <
+    /// (ne02 · ne03 mod 2^32)`, unsigned, is `z < ne02 · ne03` for sizes `≥ 0`.
     fn compared_bits(
         &mut self,
         st: &mut State,
@@ -190,28 +198,55 @@ impl Analyzer<'_> {
         w: u8,
         signed: bool,
         key: (u32, u32, u32),
-    ) -> Val {
-        let (Src::Reg(r), Val::Int { p, w: held }) = (src, &v) else {
-            return v;
-        };
+    ) -> (Val, Reading) {
         let range = if signed {
             signed_range(w)
         } else {
             unsigned_range(w)
         };
+        let (Src::Reg(r), Val::Int { p, w: held }) = (src, &v) else {
+            // An immediate is its own bits where it is a number of the range.
+            let exact = matches!(&v, Val::Int { p, .. }
+                if p.as_const().is_some_and(|c| (range.0..=range.1).contains(&c)));
+            let reading = if exact {
+                Reading::Exact
+            } else {
+                Reading::Unchecked
+            };
+            return (v, reading);
+        };
         // A value carried around a loop is left as it is: its relations (the induction the
         // loop's exit test needs) are worth more than a bound on a fresh number, and it may
         // read exactly once the loop's invariants are known.
         let carried = p.atoms().any(|a| self.atoms.loop_carried(a));
-        if *held != w || carried || self.fits(&st.facts, p, range) {
-            return v;
+        if *held != w || carried {
+            return (v, Reading::Unchecked);
         }
+        if self.fits(&st.facts, p, range) {
+            return (v, Reading::Exact);
+        }
+        let exact = p.clone();
+        let (lo, hi) = range;
+        let side = if exact
+            .add_const(-lo)
+            .is_some_and(|x| self.prove(&st.facts, &x))
+        {
+            Reading::AtMost(exact)
+        } else if exact
+            .neg()
+            .and_then(|n| n.add_const(hi))
+            .is_some_and(|x| self.prove(&st.facts, &x))
+        {
+            Reading::AtLeast(exact)
+        } else {
+            Reading::Bits
+        };
         let bits = Val::Int {
             p: self.opaque(key, range, true),
             w,
         };
         st.set(r, bits.clone());
-        bits
+        (bits, side)
     }
 
     /// `v` written at width `w`: its low `w` bits.
@@ -416,27 +451,39 @@ impl Analyzer<'_> {
             } => {
                 let va = self.read(st, *a, *w, key(0));
                 let vb = self.read(st, *b, *w, key(1));
-                let (va, vb) = if matches!(cmp, Cmp::Lt | Cmp::Le | Cmp::Gt | Cmp::Ge) {
-                    (
-                        self.compared_bits(st, *a, va, *w, *signed, key(2)),
-                        self.compared_bits(st, *b, vb, *w, *signed, key(3)),
-                    )
-                } else {
-                    (va, vb)
-                };
+                let ((va, exact_a), (vb, exact_b)) =
+                    if matches!(cmp, Cmp::Lt | Cmp::Le | Cmp::Gt | Cmp::Ge) {
+                        (
+                            self.compared_bits(st, *a, va, *w, *signed, key(2)),
+                            self.compared_bits(st, *b, vb, *w, *signed, key(3)),
+                        )
+                    } else {
+                        ((va, Reading::Unchecked), (vb, Reading::Unchecked))
+                    };
                 let t = match (&va, &vb, cmp) {
                     (Val::HiTest(list, hw, k), Val::Int { p, .. }, Cmp::Eq | Cmp::Ne)
                         if p.is_zero() && hw == w =>
                     {
                         PredVal::HiZero(list.clone(), *cmp == Cmp::Eq, *hw, *k)
                     }
-                    (Val::Int { p: pa, .. }, Val::Int { p: pb, .. }, _) => PredVal::Cmp {
-                        cmp: *cmp,
-                        signed: *signed,
-                        w: *w,
-                        a: pa.clone(),
-                        b: pb.clone(),
-                    },
+                    (Val::Int { p: pa, .. }, Val::Int { p: pb, .. }, _) => {
+                        let t = PredVal::Cmp {
+                            cmp: *cmp,
+                            signed: *signed,
+                            w: *w,
+                            a: pa.clone(),
+                            b: pb.clone(),
+                        };
+                        let facts = [false, true].map(|truth| {
+                            let cmp = if truth { *cmp } else { cmp.negate() };
+                            exact_order(cmp, (pa, &exact_a), (pb, &exact_b))
+                        });
+                        if facts.iter().any(Option::is_some) {
+                            PredVal::Learns(Box::new(t), Box::new(facts))
+                        } else {
+                            t
+                        }
+                    }
                     _ => PredVal::Unknown,
                 };
                 // `setp.CMP.OP p|q, a, b, c`: `p = t OP c`, `q = !t OP c` (the ISA's
@@ -1047,6 +1094,12 @@ impl Analyzer<'_> {
                 self.refine(st, y, false);
             }
             PredVal::And(..) | PredVal::Or(..) => {}
+            PredVal::Learns(x, facts) => {
+                self.refine(st, x, truth);
+                if let Some(f) = &facts[usize::from(truth)] {
+                    st.facts.assume(&self.atoms, f, 0);
+                }
+            }
             PredVal::HiZero(list, polarity, w, k) => {
                 if truth != *polarity {
                     return;
@@ -1260,4 +1313,55 @@ impl Analyzer<'_> {
         }
         Some(joined)
     }
+}
+
+/// How the value a comparison reads of a register stands to the register's exact number
+/// (see [`Analyzer::compared_bits`]).
+#[derive(Debug, Clone, PartialEq)]
+enum Reading {
+    /// Not checked against the comparison's range: an immediate outside it, a value of
+    /// another width, a value carried around a loop, a non-integer.
+    Unchecked,
+    /// The exact number, proven within the range (or an immediate within it).
+    Exact,
+    /// Its bits, a number of the range, with nothing known of how they stand to it.
+    Bits,
+    /// Its bits, at most the exact number given (it can only have wrapped down).
+    AtMost(Poly),
+    /// Its bits, at least the exact number given (it can only have wrapped up).
+    AtLeast(Poly),
+}
+
+/// What `a CMP b` (an order) says of the exact numbers behind bits that may have wrapped,
+/// `a` and `b` each the value the comparison read with its [`Reading`]. Both must be numbers
+/// of the comparison's range (read exactly, or bits). The smaller side's exact number is at
+/// most its bits where they are at least it, the larger side's at least its bits where they
+/// are at most it: then `small < large` (or `≤`) holds of those too, as `large − small −
+/// strict ≥ 0`. `None` where neither side is so bounded.
+fn exact_order(cmp: Cmp, a: (&Poly, &Reading), b: (&Poly, &Reading)) -> Option<Poly> {
+    let (small, large, strict) = match cmp {
+        Cmp::Lt => (a, b, 1),
+        Cmp::Le => (a, b, 0),
+        Cmp::Gt => (b, a, 1),
+        Cmp::Ge => (b, a, 0),
+        Cmp::Eq | Cmp::Ne => return None,
+    };
+    if *small.1 == Reading::Unchecked || *large.1 == Reading::Unchecked {
+        return None;
+    }
+    let small_exact = match small.1 {
+        Reading::AtLeast(p) => Some(p),
+        _ => None,
+    };
+    let large_exact = match large.1 {
+        Reading::AtMost(p) => Some(p),
+        _ => None,
+    };
+    if small_exact.is_none() && large_exact.is_none() {
+        return None;
+    }
+    large_exact
+        .unwrap_or(large.0)
+        .sub(small_exact.unwrap_or(small.0))?
+        .add_const(-strict)
 }

@@ -50,6 +50,9 @@ pub(crate) enum PredVal {
     /// `HiTest == 0` (`true`) or `!= 0` (`false`), with the test's `w` and `k`.
     HiZero(Vec<Poly>, bool, u8, u8),
     Not(Box<PredVal>),
+    /// The inner predicate, whose falsity (`[0]`) or truth (`[1]`) also gives the fact there
+    /// (`≥ 0`): what a comparison of bits that may have wrapped says of the exact numbers.
+    Learns(Box<PredVal>, Box<[Option<Poly>; 2]>),
     And(Box<PredVal>, Box<PredVal>),
     Or(Box<PredVal>, Box<PredVal>),
 }
@@ -81,7 +84,7 @@ impl PredVal {
     /// Nodes of the tree (bounded by construction, so the recursion is shallow).
     fn nodes(&self) -> usize {
         match self {
-            PredVal::Not(x) => 1 + x.nodes(),
+            PredVal::Not(x) | PredVal::Learns(x, _) => 1 + x.nodes(),
             PredVal::And(x, y) | PredVal::Or(x, y) => 1 + x.nodes() + y.nodes(),
             PredVal::Unknown | PredVal::Cmp { .. } | PredVal::HiZero(..) => 1,
         }

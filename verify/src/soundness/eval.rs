@@ -179,6 +179,7 @@ impl Env {
         Ok(match pred {
             PredVal::Unknown => None,
             PredVal::Not(x) => self.pred(atoms, x)?.map(|t| !t),
+            PredVal::Learns(x, _) => self.pred(atoms, x)?,
             PredVal::And(x, y) => match (self.pred(atoms, x)?, self.pred(atoms, y)?) {
                 (Some(false), _) | (_, Some(false)) => Some(false),
                 (Some(true), Some(true)) => Some(true),

@@ -1848,3 +1848,48 @@ fn launch_geometry_products() {
         conditions.len()
     );
 }
+
+/// Order tests against bits that may have wrapped one way only: a product of sizes `≥ 0`
+/// read as a 32-bit number (`z < ne02 · ne03`, llama.cpp's `pad`), which can only wrap down,
+/// and a difference `a − b ≤ 1000` read unsigned, which can only wrap up. What each branch
+/// learns of the exact numbers (the bits at most the first, at least the second) must hold of
+/// the concrete run, for every order, either side of the test, both signednesses.
+#[test]
+fn one_sided_wraps_of_a_bound() {
+    let mut forms = Vec::new();
+    let wide = (0, (1i128 << 31) - 1);
+    for (make, a, b) in [
+        ("mul.lo.s32 %r, %a, %b;", wide, wide),
+        ("mul.lo.s32 %r, %a, %b;", (0, 1 << 20), (1000, 70_000)),
+        ("add.s32 %r, %a, %b;", wide, wide),
+        ("sub.s32 %r, %a, %b;", (0, 1000), wide),
+    ] {
+        for word in ["u32", "s32"] {
+            let ty = if word == "u32" { U32 } else { S32 };
+            for cmp in ["lt", "le", "gt", "ge"] {
+                for z in [full(ty), (0, 1000)] {
+                    for test in ["%p, %z, %r", "%p, %r, %z", "%p, %r, 1000", "%p, 1000, %r"] {
+                        forms.push(Form {
+                            regs: vec![
+                                ("%a", S32),
+                                ("%b", S32),
+                                ("%z", ty),
+                                ("%r", S32),
+                                ("%p", Pred),
+                            ],
+                            inputs: vec![
+                                input("%a", S32, a),
+                                input("%b", S32, b),
+                                input("%z", ty, z),
+                            ],
+                            text: format!("{make} setp.{cmp}.{word} {test};"),
+                            outputs: vec![("%r", S32), ("%p", Pred)],
+                            branch: Some("%p"),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    assert_sound("one_sided_wraps_of_a_bound", &forms);
+}
