@@ -610,6 +610,7 @@ impl<'c> Analyzer<'c> {
         }
         self.bound_halved(&l.blocks, &varying_regs, &entry, &mut head);
         self.bound_doubled(&l.blocks, l.header, &varying_regs, &entry, &mut head);
+        self.bound_tested_bits(li, &l.blocks, l.header, &varying_regs, &entry, &mut head);
         // Candidate invariants: facts, and closed forms of registers that are functions of the
         // induction variables (`rd = sext(r)` of an `int` index).
         let run_with = |this: &mut Self, cands: &[Poly], values: &[(Reg, Val)], final_run: bool| {

@@ -1,14 +1,21 @@
-//! Registers a loop only doubles and tests against a bound before every back edge:
-//! `for (k = 2; k <= blockDim.x; k <<= 1)`, the outer loop of a bitonic sort, lowered to
-//! `shl.b32 k, k, 1; setp.le.u32 p, k, X; @p bra head`.
+//! Registers a loop tests against a bound before every back edge.
 //!
 //! Each back edge is taken only when the register's unsigned value, as the edge carries it to
 //! the header, is at most `X` (an unsigned `w`-bit number the loop never writes). So at the
 //! header the register's unsigned value is its entry value or at most `X`: when the entry
 //! value is at most `X` as well, the header's symbol `v` for it (any integer congruent to the
-//! register modulo `2^w`, so it may be taken to be the unsigned value) lies in `[0, X]`. A shift
-//! left may wrap to 0 (`k = 2^31` doubled); the test sees the wrapped value, which is what the
-//! header gets.
+//! register modulo `2^w`, so it may be taken to be the unsigned value) lies in `[0, X]`,
+//! whatever the loop writes to it. Two kinds of register use this:
+//!
+//! - one the loop only doubles, `for (k = 2; k <= blockDim.x; k <<= 1)` (the outer loop of a
+//!   bitonic sort, lowered to `shl.b32 k, k, 1; setp.le.u32 p, k, X; @p bra head`). A shift
+//!   left may wrap to 0 (`k = 2^31` doubled); the test sees the wrapped value, which is what
+//!   the header gets.
+//! - one that entered the loop as bits that may have wrapped, and is stepped by anything: the
+//!   CUDA samples' `reduce7`, `for (unsigned i = blockIdx.x * 512 + tid; i < n; i += gridSize)`,
+//!   whose `512 · blockIdx.x` and `i + gridSize` wrap on large grids. Its exact value is lost
+//!   at the first wrap, and so is the induction the loop would otherwise be read by; each
+//!   value it holds is tested before it is used, and that is what bounds it.
 
 use super::analyze::{Analyzer, defs};
 use super::ir::{Cmp, IntOp, Kind, Reg, Src};
@@ -30,12 +37,20 @@ impl Analyzer<'_> {
         })
     }
 
-    /// The bound `X` of `r` that every edge from `blocks` to `header` is taken under: the edge's
-    /// predicate is the last write in its block of an unguarded unsigned `setp` of `r` against
-    /// the same `X` (`r ≤ X`, `r < X`, or their mirror images and negations, as the edge is
-    /// taken), with neither `r` nor `X`'s register written after it in that block.
-    fn back_edge_bound(&self, blocks: &[usize], header: usize, r: Reg, w: u8) -> Option<Src> {
+    /// The bound `X` of `r` that every edge from `blocks` to `header` is taken under, and
+    /// whether every edge is taken under `r < X`: the edge's predicate is the last write in
+    /// its block of an unguarded unsigned `setp` of `r` against the same `X` (`r ≤ X`, `r <
+    /// X`, or their mirror images and negations, as the edge is taken), with neither `r` nor
+    /// `X`'s register written after it in that block.
+    fn back_edge_bound(
+        &self,
+        blocks: &[usize],
+        header: usize,
+        r: Reg,
+        w: u8,
+    ) -> Option<(Src, bool)> {
         let mut bound: Option<Src> = None;
+        let mut strict = true;
         for b in blocks {
             let block = self.body.blocks.get(*b)?;
             for &(to, cond) in &block.succs {
@@ -69,6 +84,7 @@ impl Analyzer<'_> {
                     (x, Src::Reg(rb), Cmp::Ge | Cmp::Gt) if rb == r => x,
                     _ => return None,
                 };
+                strict &= matches!(cmp, Cmp::Lt | Cmp::Gt);
                 let later = insts.get(at + 1..).unwrap_or(&[]);
                 let touched = |reg: Reg| later.iter().any(|i| defs(&i.kind).contains(&reg));
                 match x {
@@ -84,7 +100,7 @@ impl Analyzer<'_> {
                 bound = Some(x);
             }
         }
-        bound
+        bound.map(|x| (x, strict))
     }
 
     /// At the header `head` of a loop over `blocks` entered with `entry`: for each register
@@ -110,31 +126,80 @@ impl Analyzer<'_> {
             if hw != &w || v != Poly::atom(atom) || !self.only_shifted(blocks, r, w, IntOp::Shl) {
                 continue;
             }
-            let Some(x) = self.back_edge_bound(blocks, header, r, w) else {
+            let Some(xp) = self.entered_within_bound(blocks, header, r, w, &e, entry) else {
                 continue;
             };
-            let top = (1i128 << w.clamp(1, 64)) - 1;
-            let xp = match x {
-                Src::Imm(c) => Poly::constant(i128::from(c) & top),
-                Src::Reg(xr) => match entry.get(xr) {
-                    Val::Int { p, w: xw } if *xw == w => p.clone(),
-                    _ => continue,
-                },
-                _ => continue,
-            };
-            if !self.fits(&entry.facts, &xp, (0, top)) || !self.fits(&entry.facts, &e, (0, top)) {
-                continue;
-            }
-            let Some(room) = xp.sub(&e) else {
-                continue;
-            };
-            if !self.prove(&entry.facts, &room) {
-                continue;
-            }
-            self.atoms.set_range(atom, (0, top));
+            self.atoms
+                .set_range(atom, (0, (1i128 << w.clamp(1, 64)) - 1));
             if let Some(f) = xp.sub(&v) {
                 head.facts.assume(&self.atoms, &f, 0);
             }
         }
+    }
+
+    /// At the header of loop `li` over `blocks`: each register of `regs` that entered as
+    /// bits that may have wrapped (a single atom of [`Analyzer::wrap_atoms`], which an order
+    /// test bounds) and is tested `≤ X` or `< X` before every back edge, its entry value
+    /// proven in `[0, X]`, is at the header a fresh number `v` of the loop, `0 ≤ v ≤ X`, in
+    /// place of whatever induction its steps make.
+    pub(crate) fn bound_tested_bits(
+        &mut self,
+        li: u32,
+        blocks: &[usize],
+        header: usize,
+        regs: &[Reg],
+        entry: &State,
+        head: &mut State,
+    ) {
+        for &r in regs {
+            let Val::Int { p: e, w } = entry.get(r) else {
+                continue;
+            };
+            let (e, w) = (e.clone(), *w);
+            let wrapped = e.atoms().count() == 1
+                && e.atoms()
+                    .all(|a| self.wrap_atoms.contains(&a) && e == Poly::atom(a));
+            if !wrapped {
+                continue;
+            }
+            let Some(xp) = self.entered_within_bound(blocks, header, r, w, &e, entry) else {
+                continue;
+            };
+            let v = self.opaque((6, li, r), (0, (1i128 << w.clamp(1, 64)) - 1), false);
+            if let Some(f) = xp.sub(&v) {
+                head.facts.assume(&self.atoms, &f, 0);
+            }
+            head.set(r, Val::Int { p: v, w });
+        }
+    }
+
+    /// The largest value `r` may have at `header`, as a polynomial of `entry`: the bound `X`
+    /// every back edge is taken under (`X − 1` where every edge is taken under `r < X`),
+    /// where `X` and the entry value `e` are `w`-bit unsigned numbers and `e` is at most it.
+    fn entered_within_bound(
+        &mut self,
+        blocks: &[usize],
+        header: usize,
+        r: Reg,
+        w: u8,
+        e: &Poly,
+        entry: &State,
+    ) -> Option<Poly> {
+        let (x, strict) = self.back_edge_bound(blocks, header, r, w)?;
+        let top = (1i128 << w.clamp(1, 64)) - 1;
+        let xp = match x {
+            Src::Imm(c) => Poly::constant(i128::from(c) & top),
+            Src::Reg(xr) => match entry.get(xr) {
+                Val::Int { p, w: xw } if *xw == w => p.clone(),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        if !self.fits(&entry.facts, &xp, (0, top)) || !self.fits(&entry.facts, e, (0, top)) {
+            return None;
+        }
+        let most = xp.add_const(-i128::from(strict))?;
+        let room = most.sub(e)?;
+        self.prove(&entry.facts, &room).then_some(most)
     }
 }
