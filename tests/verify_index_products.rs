@@ -2,8 +2,7 @@
 //! n + i` for `i < n`, proven below `n · grid.y · grid.z` by a fact scaled by a product of
 //! atoms (llama.cpp's `concat` and `pad`); unsafe variants (a plane stride past the row, a
 //! row index past the grid, an extent one short) are declined at the access that leaves the
-//! extent. A divisor taken as an `int` product that wraps (the corpus's permuting copy) is
-//! unsafe, and its guard stops the launch that shows it.
+//! extent.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
 use jitseam::{In, Out};
@@ -423,85 +422,4 @@ fn pad_pads_and_sizes_past_an_int_are_declined() {
             .conditions
             .contains(&condition)
     );
-}
-
-#[jitseam::kernel(abi = custom)]
-fn ggml_cpy_permute_f32(
-    #[len((div_ceil(ne, ne00 * ne01 * ne02) - 1) * s03 + (ne02 - 1) * s02 + (ne01 - 1) * s01 + (ne00 - 1) * s00 + 1)]
-    x: In<f32>,
-    #[len(ne)] dst: Out<f32>,
-    ne: i32,
-    ne00: i32,
-    ne01: i32,
-    ne02: i32,
-    s00: i32,
-    s01: i32,
-    s02: i32,
-    s03: i32,
-);
-
-/// The corpus's permuting copy (after llama.cpp's `cpy`) divides its 64-bit index by
-/// `ne00 * ne01 * ne02` taken as an `int`, but subtracts the quotient times the exact
-/// product: where the `int` product wraps, the decomposition is wrong. `2048^3 = 2^33` wraps
-/// to 0, `i / 0` is all ones on a GPU (and on the emulator), and with `s03 = 1` thread 0 reads
-/// `x[2^32 − 1]` of an extent of 2048. So the read is guarded, and the guard stops exactly
-/// that launch, while one whose product fits copies as the reference does.
-#[test]
-fn a_permute_whose_int_divisor_wraps_is_stopped_by_its_guard() {
-    use jitseam::{Device, Error, Kernel, LaunchConfig, Signature};
-    let text = include_str!("fixtures/real/ggml_cpy.ptx");
-    let entry = "ggml_cpy_permute_f32";
-    let device = Device::emulator();
-    let stream = device.default_stream();
-    let kernel =
-        Kernel::<GgmlCpyPermuteF32, _>::describe_typed(GgmlCpyPermuteF32::ptx_artifact(text))
-            .unwrap()
-            .load()
-            .unwrap();
-    let read = custom_verify::line_of(text, entry, "ld.global.f32");
-    let guards: Vec<u32> = kernel
-        .loaded()
-        .proof()
-        .unwrap()
-        .guards()
-        .iter()
-        .map(|g| g.line)
-        .collect();
-    assert_eq!(guards, [read]);
-    let kernel = kernel.bind(&device).unwrap();
-    let single = LaunchConfig::new([1, 1, 1], [1, 1, 1]);
-    let x = device.upload(&vec![1.0f32; 2048]).unwrap();
-    let mut dst = device.upload(&[f32::NAN]).unwrap();
-    kernel
-        .launch_with(
-            &stream,
-            single,
-            GgmlCpyPermuteF32::args(&x, &mut dst, 1, 2048, 2048, 2048, 1, 0, 0, 1),
-        )
-        .unwrap();
-    match stream.synchronize() {
-        Err(Error::GuardFault(fault)) => {
-            assert_eq!((fault.line, fault.operand.as_str()), (read, "x"), "{fault}");
-            assert_eq!(fault.offset, 4 * ((1 << 32) - 1), "{fault}");
-        }
-        other => panic!("expected a guard fault, got {other:?}"),
-    }
-    // A 2 × 3 × 2 block transposed: element `(i00, i01, i02)` read at `i00·6 + i01·2 + i02`.
-    let src: Vec<f32> = (0..12).map(|v| v as f32).collect();
-    let x = device.upload(&src).unwrap();
-    let mut dst = device.upload(&[f32::NAN; 12]).unwrap();
-    kernel
-        .launch_with(
-            &stream,
-            LaunchConfig::new([1, 1, 1], [16, 1, 1]),
-            GgmlCpyPermuteF32::args(&x, &mut dst, 12, 2, 3, 2, 6, 2, 1, 12),
-        )
-        .unwrap();
-    let want: Vec<f32> = (0..12)
-        .map(|i| {
-            let (i00, i01, i02) = (i % 2, i / 2 % 3, i / 6);
-            src[i00 * 6 + i01 * 2 + i02]
-        })
-        .collect();
-    assert_eq!(stream.read(&dst).unwrap(), want);
 }
