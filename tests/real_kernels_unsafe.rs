@@ -7,11 +7,17 @@
 use jitseam::{Device, Error, In, Kernel, LaunchConfig, Out, Signature};
 
 #[path = "common/custom_verify.rs"]
+#[allow(dead_code, reason = "these kernels are not mutated")]
 mod custom_verify;
-use custom_verify::line_of;
+use custom_verify::{line_of, rejects};
+use jitseam_verify::RejectKind;
 
 /// The fault a launch's stream reports: a guard's, at `line` through `operand`.
-fn guard_fault(result: Result<(), Error>, line: u32, operand: &str) -> Box<jitseam::error::GuardFault> {
+fn guard_fault(
+    result: Result<(), Error>,
+    line: u32,
+    operand: &str,
+) -> Box<jitseam::error::GuardFault> {
     match result {
         Err(Error::GuardFault(fault)) => {
             assert_eq!(
@@ -40,6 +46,10 @@ fn ggml_cpy_permute_f32(
     s03: i32,
 );
 
+const CPY_SIG: &str = "x: in f32[(div_ceil(ne, ne00 * ne01 * ne02) - 1) * s03 + (ne02 - 1) * s02 \
+                       + (ne01 - 1) * s01 + (ne00 - 1) * s00 + 1], dst: out f32[ne], ne: i32, \
+                       ne00: i32, ne01: i32, ne02: i32, s00: i32, s01: i32, s02: i32, s03: i32";
+
 /// The corpus's permuting copy (after llama.cpp's `cpy`) divides its 64-bit index by
 /// `ne00 * ne01 * ne02` taken as an `int`, but subtracts the quotient times the exact
 /// product: where the `int` product wraps, the decomposition is wrong. `2048^3 = 2^33` wraps
@@ -57,6 +67,7 @@ fn a_permute_whose_int_divisor_wraps_is_stopped_by_its_guard() {
             .unwrap()
             .load()
             .unwrap();
+    rejects(text, entry, CPY_SIG, RejectKind::MayWrap, "ld.global.f32");
     let read = line_of(text, entry, "ld.global.f32");
     let guards: Vec<u32> = kernel
         .loaded()
@@ -110,6 +121,9 @@ fn samples_sobel(
     #[len(w * h)] img: In<u8>,
 );
 
+const SOBEL_SIG: &str = "pSobelOriginal: out u8[(grid.x - 1) * Pitch + w], Pitch: u32, w: i32, \
+                         h: i32, fScale: f32, img: in u8[w * h]";
+
 /// The CUDA samples' Sobel filter clamps each row to `[0, h − 1]`, which for an image of no
 /// rows (`h = 0`, an extent of 0) is `−1`: the first read of each column is at `img[−w + x]`.
 /// So the reads are guarded, and the guard stops that launch, while an image of rows filters
@@ -137,7 +151,9 @@ fn sobel_over_an_image_of_no_rows_is_stopped_by_its_guard() {
         )
         .unwrap();
     // The first read of the loop body, `pix02` at `(x + 1, y − 1)`.
-    let first = line_of(text, entry, "ld.global.u8 	%r39, [%rd11];");
+    let at = "ld.global.u8 	%r39, [%rd11];";
+    rejects(text, entry, SOBEL_SIG, RejectKind::MayWrap, at);
+    let first = line_of(text, entry, at);
     guard_fault(stream.synchronize(), first, "img");
     // A flat 4 × 3 image: no edge, every output 0.
     let img = device.upload(&[9u8; 12]).unwrap();
