@@ -1,16 +1,35 @@
 //! Corpus kernels that are unsafe under their honest signature, each found by the verifier
-//! declining to prove an access: the guard it loads with stops exactly the launch that shows
-//! the fault (on a GPU it would read someone else's memory), while an honest launch runs as
-//! the reference does.
+//! declining to prove an access. The launch that shows the fault is stopped before it does
+//! harm (on a GPU it would read or write someone else's memory): by the guard the kernel
+//! loads with, or, for the Rodinia stencils, by the emulator's check of uninitialized shared
+//! memory one read earlier. An honest launch of each runs as the reference does.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
 use jitseam::{Device, Error, In, Kernel, LaunchConfig, Out, Signature};
+use jitseam_emu::interp::FaultKind;
 
 #[path = "common/custom_verify.rs"]
 #[allow(dead_code, reason = "these kernels are not mutated")]
 mod custom_verify;
 use custom_verify::{line_of, rejects};
 use jitseam_verify::RejectKind;
+
+/// Asserts that `kernel` loaded with a guard on the access at `line`.
+fn guarded_at<K: Signature>(kernel: &Kernel<K, jitseam::Loaded>, line: u32) {
+    let guards = kernel.loaded().proof().unwrap().guards();
+    assert!(guards.iter().any(|g| g.line == line), "{guards:?}");
+}
+
+/// The emulator's fault at `line`: a read of a shared slot no thread wrote.
+fn uninitialized_shared(result: Result<(), Error>, line: u32) {
+    match result {
+        Err(Error::MemoryFault(fault)) => {
+            assert_eq!(fault.line, line, "{fault}");
+            assert_eq!(fault.kind, FaultKind::UninitializedShared, "{fault}");
+        }
+        other => panic!("expected a read of uninitialized shared memory, got {other:?}"),
+    }
+}
 
 /// The fault a launch's stream reports: a guard's, at `line` through `operand`.
 fn guard_fault(
@@ -166,4 +185,154 @@ fn sobel_over_an_image_of_no_rows_is_stopped_by_its_guard() {
         )
         .unwrap();
     assert_eq!(stream.read(&out).unwrap(), [0u8; 12]);
+}
+
+#[jitseam::kernel(abi = custom, block = (256, 1, 1))]
+fn rodinia_pathfinder_dynproc(
+    iteration: i32,
+    #[len(cols * (start_step + iteration))] gpu_wall: In<i32>,
+    #[len(cols)] gpu_src: In<i32>,
+    #[len(cols)] gpu_results: Out<i32>,
+    cols: i32,
+    rows: i32,
+    start_step: i32,
+    border: i32,
+);
+
+/// Rodinia's `pathfinder` finds each block's valid columns from `blkX = small · bx − border`
+/// and `validXmin = −blkX` in `int` arithmetic. A `border` of `INT_MIN` (no declared extent
+/// names it) makes both wrap to `INT_MIN`: every thread is valid, and reads the wall at
+/// `cols · startStep + INT_MIN + tx`, which the verifier declines to prove. On the emulator
+/// the launch stops a step earlier, at the valid thread's read of its own shared slot, which
+/// no thread loaded (its column is not in the input); a GPU reads garbage there and goes on
+/// to the wall. An honest launch finds the reference's paths.
+#[test]
+fn pathfinder_with_a_border_of_int_min_is_unsafe() {
+    let text = include_str!("fixtures/real/rodinia_pathfinder.ptx");
+    let entry = "rodinia_pathfinder_dynproc";
+    let device = Device::emulator();
+    let stream = device.default_stream();
+    let kernel = Kernel::<RodiniaPathfinderDynproc, _>::describe_typed(
+        RodiniaPathfinderDynproc::ptx_artifact(text),
+    )
+    .unwrap()
+    .load()
+    .unwrap();
+    guarded_at(
+        &kernel,
+        line_of(text, entry, "ld.global.u32 	%r45, [%rd20];"),
+    );
+    let kernel = kernel.bind(&device).unwrap();
+    let left = line_of(text, entry, "ld.shared.u32 	%r40, [%rd3];");
+    let cols = 300usize;
+    let wall = device.upload(&vec![1i32; cols]).unwrap();
+    let src = device.upload(&vec![0i32; cols]).unwrap();
+    let mut results = device.upload(&vec![-7i32; cols]).unwrap();
+    let one = LaunchConfig::new([1, 1, 1], [256, 1, 1]);
+    kernel
+        .launch_with(
+            &stream,
+            one,
+            RodiniaPathfinderDynproc::args(
+                1,
+                &wall,
+                &src,
+                &mut results,
+                cols as i32,
+                2,
+                0,
+                i32::MIN,
+            ),
+        )
+        .unwrap();
+    uninitialized_shared(stream.synchronize(), left);
+    // One step over a wall of ones from a source of zeros: every path costs 1.
+    let two = LaunchConfig::new([2, 1, 1], [256, 1, 1]);
+    kernel
+        .launch_with(
+            &stream,
+            two,
+            RodiniaPathfinderDynproc::args(1, &wall, &src, &mut results, cols as i32, 2, 0, 1),
+        )
+        .unwrap();
+    assert_eq!(stream.read(&results).unwrap(), vec![1; cols]);
+}
+
+#[jitseam::kernel(abi = custom, block = (16, 16, 1))]
+fn rodinia_hotspot_calculate_temp(
+    iteration: i32,
+    #[len(grid_cols * grid_rows)] power: In<f32>,
+    #[len(grid_cols * grid_rows)] temp_src: In<f32>,
+    #[len(grid_cols * grid_rows)] temp_dst: Out<f32>,
+    grid_cols: i32,
+    grid_rows: i32,
+    border_cols: i32,
+    border_rows: i32,
+    cap: f32,
+    rx: f32,
+    ry: f32,
+    rz: f32,
+    step: f32,
+    time_elapsed: f32,
+);
+
+/// Rodinia's `hotspot` has `pathfinder`'s arithmetic on both axes: a `border_cols` of
+/// `INT_MIN` makes `blkX` and `validXmin` wrap to `INT_MIN`, and the threads of the small
+/// block store their cell at `grid_cols · yidx + INT_MIN + tx`, before the output, which the
+/// verifier declines to prove. On the emulator the launch stops earlier, at the first read of
+/// a tile cell no thread loaded (as for `pathfinder`).
+#[test]
+fn hotspot_with_a_border_of_int_min_is_unsafe() {
+    let text = include_str!("fixtures/real/rodinia_hotspot.ptx");
+    let entry = "rodinia_hotspot_calculate_temp";
+    let device = Device::emulator();
+    let stream = device.default_stream();
+    let kernel = Kernel::<RodiniaHotspotCalculateTemp, _>::describe_typed(
+        RodiniaHotspotCalculateTemp::ptx_artifact(text),
+    )
+    .unwrap()
+    .load()
+    .unwrap();
+    guarded_at(
+        &kernel,
+        line_of(text, entry, "st.global.f32 	[%rd40], %f25;"),
+    );
+    let kernel = kernel.bind(&device).unwrap();
+    let cells = device.upload(&[80.0f32; 256]).unwrap();
+    let power = device.upload(&[0.0f32; 256]).unwrap();
+    let mut dst = device.upload(&[f32::NAN; 256]).unwrap();
+    let one = LaunchConfig::new([1, 1, 1], [16, 16, 1]);
+    for border_cols in [i32::MIN, 1] {
+        let args = RodiniaHotspotCalculateTemp::args(
+            1,
+            &power,
+            &cells,
+            &mut dst,
+            16,
+            16,
+            border_cols,
+            1,
+            0.5,
+            2.0,
+            3.0,
+            4.0,
+            0.1,
+            0.1,
+        );
+        kernel.launch_with(&stream, one, args).unwrap();
+        if border_cols == i32::MIN {
+            let read = line_of(text, entry, "ld.shared.f32 	%f12, [%rd3];");
+            uninitialized_shared(stream.synchronize(), read);
+        }
+    }
+    // At the ambient temperature with no power, each cell of the small block (threads 1..=14
+    // on each axis, a border of one cell before it) stays at 80; the rest is not written.
+    let out = stream.read(&dst).unwrap();
+    for (i, v) in out.iter().enumerate() {
+        if i / 16 < 14 && i % 16 < 14 {
+            assert_eq!(*v, 80.0, "cell {i}");
+        } else {
+            assert!(v.is_nan(), "cell {i} = {v}");
+        }
+    }
 }
