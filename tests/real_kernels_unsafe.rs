@@ -336,3 +336,74 @@ fn hotspot_with_a_border_of_int_min_is_unsafe() {
         }
     }
 }
+
+#[jitseam::kernel(abi = custom)]
+fn ggml_add_bcast_f32(
+    #[len((ne3 - 1) * s03 + (ne2 - 1) * s02 + (ne1 - 1) * s01 + ne0)] src0: In<f32>,
+    #[len((ne13 - 1) * s13 + (ne12 - 1) * s12 + (ne11 - 1) * s11 + ne10)] src1: In<f32>,
+    #[len((ne3 - 1) * s3 + (ne2 - 1) * s2 + (ne1 - 1) * s1 + ne0)] dst: Out<f32>,
+    ne0: i32,
+    ne1: i32,
+    ne2: i32,
+    ne3: i32,
+    ne10: i32,
+    ne11: i32,
+    ne12: i32,
+    ne13: i32,
+    s1: i32,
+    s2: i32,
+    s3: i32,
+    s01: i32,
+    s02: i32,
+    s03: i32,
+    s11: i32,
+    s12: i32,
+    s13: i32,
+);
+
+/// The corpus's broadcasting add (after llama.cpp's `k_bin_bcast`) wraps each destination
+/// coordinate into the second source by `i % ne1x`. A second source of no columns (`ne10 =
+/// 0`, an extent of 0) makes that `i0 % 0`, which leaves `i0` on a GPU (and on the emulator):
+/// each thread reads `src1[i0]` of an empty source. The guard stops that launch; an honest
+/// broadcast adds as the reference does.
+#[test]
+fn add_bcast_from_a_source_of_no_columns_is_stopped_by_its_guard() {
+    let text = include_str!("fixtures/real/ggml_binbcast.ptx");
+    let entry = "ggml_add_bcast_f32";
+    let device = Device::emulator();
+    let stream = device.default_stream();
+    let kernel = Kernel::<GgmlAddBcastF32, _>::describe_typed(GgmlAddBcastF32::ptx_artifact(text))
+        .unwrap()
+        .load()
+        .unwrap();
+    let read = line_of(text, entry, "ld.global.f32 	%f1, [%rd17];");
+    guarded_at(&kernel, read);
+    let kernel = kernel.bind(&device).unwrap();
+    let row = device.upload(&[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+    let empty = device.upload::<f32>(&[]).unwrap();
+    let mut dst = device.upload(&[f32::NAN; 4]).unwrap();
+    let config = LaunchConfig::new([1, 1, 1], [4, 1, 1]);
+    kernel
+        .launch_with(
+            &stream,
+            config,
+            GgmlAddBcastF32::args(
+                &row, &empty, &mut dst, 4, 1, 1, 1, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+            ),
+        )
+        .unwrap();
+    let fault = guard_fault(stream.synchronize(), read, "src1");
+    assert_eq!(fault.limit, 0, "{fault}");
+    // A row of two broadcast over four columns.
+    let pair = device.upload(&[10.0f32, 20.0]).unwrap();
+    kernel
+        .launch_with(
+            &stream,
+            config,
+            GgmlAddBcastF32::args(
+                &row, &pair, &mut dst, 4, 1, 1, 1, 2, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+            ),
+        )
+        .unwrap();
+    assert_eq!(stream.read(&dst).unwrap(), [11.0, 22.0, 13.0, 24.0]);
+}
