@@ -1364,6 +1364,16 @@ pub enum ConfigProblem {
         /// The launch's block.
         block: [u32; 3],
     },
+    /// The launch's dynamic shared bytes are fewer than the kernel declares (`shared = EXPR`
+    /// in its signature) for these params and geometry.
+    DeclaredShared {
+        /// The declared expression, as written.
+        declared: String,
+        /// Its value for this launch.
+        needed: u64,
+        /// The launch's dynamic shared bytes.
+        bytes: u32,
+    },
     /// A custom-ABI kernel without a covered count was launched without a configuration.
     NeedsConfig,
     /// A configuration was given to a kernel whose ABI fixes its own grid.
@@ -1396,6 +1406,14 @@ impl fmt::Display for ConfigProblem {
                 "the block is {}, the kernel declares `block = {}`",
                 BlockShape(*block),
                 BlockShape(*declared)
+            ),
+            Self::DeclaredShared {
+                declared,
+                needed,
+                bytes,
+            } => write!(
+                f,
+                "the launch gives {bytes} bytes of dynamic shared memory, the kernel declares `shared = {declared}`, which is {needed} here"
             ),
             Self::NeedsConfig => f.write_str(
                 "a custom-abi kernel launches with a launch config (`launch_with`, or `launch_custom` on the erased face), or with none only when it declares `covers`",

@@ -60,15 +60,16 @@ impl AbiContract for AbiSpec {
         EntryContract {
             params,
             block: None,
+            dynamic_shared: None,
         }
     }
 }
 
 /// The contract of a custom ABI: every pointer with its declared extent (its program, with each
 /// by-value param renamed to its `.param` index), integer params as symbols, float params as
-/// runtime values, and the declared block (every launch checks it). A pointer whose program is
-/// missing gets an extent that names nothing the verifier knows (every access through it is
-/// refused).
+/// runtime values, and the declared block and least dynamic shared bytes (every launch checks
+/// both). A pointer whose program is missing gets an extent that names nothing the verifier
+/// knows (every access through it is refused).
 fn custom_contract(custom: &CustomAbi) -> EntryContract {
     // `.param` index of each by-value param, in order.
     let values: Vec<u32> = custom
@@ -118,9 +119,16 @@ fn custom_contract(custom: &CustomAbi) -> EntryContract {
         };
         params.push(role);
     }
+    let dynamic_shared = custom.shared_code().map(|code| {
+        code.iter()
+            .filter(|op| **op != ExtentOp::End)
+            .map(|&op| term(op, &values))
+            .collect()
+    });
     EntryContract {
         params,
         block: custom.block,
+        dynamic_shared,
     }
 }
 

@@ -93,8 +93,9 @@ pub fn check_custom<'a, I: AsViewDesc, O: AsViewDesc>(
         if let (Some(range), Some(bytes)) = (ranges.get_mut(slot), dense_byte_range(view, len)) {
             *range = bytes;
         }
-        let needed = eval_next(&custom.code, &mut cursor, &env)
-            .map_err(|problem| invalid(entry, custom, pointer, &param.name, problem))?;
+        let needed = eval_next(&custom.code, &mut cursor, &env).map_err(|problem| {
+            invalid(entry, custom, pointer, format!("`{}`", param.name), problem)
+        })?;
         largest = largest.max(needed);
         // The extent counts vectors of a pointer to vectors; the operand, its elements.
         let needed = needed.saturating_mul(u64::from(param.lanes));
@@ -108,6 +109,9 @@ pub fn check_custom<'a, I: AsViewDesc, O: AsViewDesc>(
                 found: len,
             })));
         }
+    }
+    if custom.shared {
+        check_declared_shared(entry, custom, cursor, &env, &config)?;
     }
     if let Some(proof) = facts.proof {
         check_proof(entry, proof, &config, largest)?;
@@ -205,6 +209,39 @@ fn check_proof(
     Ok(())
 }
 
+/// The launch's dynamic shared bytes against the least the kernel declares (`shared = EXPR`,
+/// its last program; `cursor` is at the first program after the pointers').
+fn check_declared_shared(
+    entry: &str,
+    custom: &CustomAbi,
+    mut cursor: usize,
+    env: &ExtentEnv<'_>,
+    config: &LaunchConfig,
+) -> Result<(), Error> {
+    let program =
+        custom.params.iter().filter(|p| p.kind.is_pointer()).count() + usize::from(custom.covers);
+    let refuse = |problem| {
+        let of = "the declared shared size".to_owned();
+        invalid(entry, custom, program, of, problem)
+    };
+    if custom.covers {
+        eval_next(&custom.code, &mut cursor, env).map_err(refuse)?;
+    }
+    let needed = eval_next(&custom.code, &mut cursor, env).map_err(refuse)?;
+    let declared = custom.shared_text().unwrap_or_default();
+    if needed > u64::from(config.dynamic_shared_bytes) {
+        return Err(config_error(
+            entry,
+            ConfigProblem::DeclaredShared {
+                declared,
+                needed,
+                bytes: config.dynamic_shared_bytes,
+            },
+        ));
+    }
+    Ok(())
+}
+
 /// The largest block and grid extent, along any axis, the body verifier's geometry models.
 const PROVEN_BLOCK: u32 = 1024;
 const PROVEN_GRID: u32 = (1 << 31) - 1;
@@ -240,8 +277,15 @@ fn covering(
         grid: [1; 3],
         block: [1; 3],
     };
-    let count = eval_next(&custom.code, &mut cursor, &env)
-        .map_err(|problem| invalid(entry, custom, pointers, "", problem))?;
+    let count = eval_next(&custom.code, &mut cursor, &env).map_err(|problem| {
+        invalid(
+            entry,
+            custom,
+            pointers,
+            "the covered count".to_owned(),
+            problem,
+        )
+    })?;
     let block = match custom.block {
         // One-dimensional by the signature's rules (`check_config` refuses any other).
         Some([x, ..]) => x.max(1),
@@ -413,14 +457,15 @@ fn config_error(entry: &str, problem: ConfigProblem) -> Error {
     }
 }
 
-/// The extent of pointer `pointer` (or, past the last pointer, the covered count) has no
-/// value: the error names it, its text, and the problem with param names.
+/// Program `program` (a pointer's extent, the covered count or the declared shared size, `of`
+/// in the error's words) has no value: the error names it, its text, and the problem with
+/// param names.
 #[cold]
 fn invalid(
     entry: &str,
     custom: &CustomAbi,
-    pointer: usize,
-    name: &str,
+    program: usize,
+    of: String,
     problem: ExtentProblem,
 ) -> Error {
     let reason = match problem {
@@ -432,15 +477,10 @@ fn invalid(
         }
         other => other.to_string(),
     };
-    let of = if name.is_empty() {
-        "the covered count".to_owned()
-    } else {
-        format!("`{name}`")
-    };
     Error::ExtentInvalid(Box::new(InvalidExtent {
         entry: entry.to_owned(),
         of,
-        extent: custom.extent_text(pointer),
+        extent: custom.extent_text(program),
         problem,
         reason,
     }))

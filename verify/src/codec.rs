@@ -308,6 +308,16 @@ impl EntryContract {
                 w.u32(z);
             }
         }
+        match &self.dynamic_shared {
+            None => w.u8(0),
+            Some(terms) => {
+                w.u8(1);
+                w.len(terms.len());
+                for t in terms {
+                    extent_term(&mut w, *t);
+                }
+            }
+        }
         w.0
     }
 }
@@ -654,14 +664,22 @@ mod tests {
             EntryContract {
                 params: vec![pointer(Extent::Dense), ParamContract::Count],
                 block: None,
+                dynamic_shared: None,
             },
             EntryContract {
                 params: vec![pointer(Extent::Dense), ParamContract::Count],
                 block: Some([32, 8, 1]),
+                dynamic_shared: None,
+            },
+            EntryContract {
+                params: vec![pointer(Extent::Dense), ParamContract::Count],
+                block: None,
+                dynamic_shared: Some(vec![ExtentTerm::Lit(128)]),
             },
             EntryContract {
                 params: vec![pointer(Extent::Strided { rank: 2 }), ParamContract::Count],
                 block: None,
+                dynamic_shared: None,
             },
             EntryContract {
                 params: vec![
@@ -676,6 +694,7 @@ mod tests {
                     },
                 ],
                 block: None,
+                dynamic_shared: None,
             },
             EntryContract {
                 params: vec![
@@ -686,6 +705,7 @@ mod tests {
                     },
                 ],
                 block: None,
+                dynamic_shared: None,
             },
         ];
         for (i, a) in contracts.iter().enumerate() {

@@ -121,6 +121,11 @@ pub struct EntryContract {
     /// launch shape, `.reqntid`): the proof takes `%ntid = (x, y, z)` and `%tid < (x, y, z)`
     /// as facts. For a one-dimensional contract only `x` is used (`y` and `z` are 1 there).
     pub block: Option<[u32; 3]>,
+    /// The least dynamic shared bytes every launch gives, when the caller guarantees it (a
+    /// declared `shared = EXPR`): a program over the params and the geometry like a declared
+    /// extent's, which every launch evaluates and checks. The proof takes the launch's dynamic
+    /// shared bytes `≥` its value as a fact.
+    pub dynamic_shared: Option<Vec<ExtentTerm>>,
 }
 
 impl EntryContract {

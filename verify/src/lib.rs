@@ -487,8 +487,13 @@ fn attempt(
         } => dynamic_var(*var),
         _ => false,
     });
-    let dynamic_condition = (dynamic.is_some() && slot > 0 && names_dynamic).then_some(slot);
-    // Params some declared extent names: the launch refuses a negative value for them.
+    // A declared least size is a fact of every launch, which the per-thread condition would
+    // only ask more of.
+    let dynamic_condition =
+        (dynamic.is_some() && slot > 0 && names_dynamic && contract.dynamic_shared.is_none())
+            .then_some(slot);
+    // Params some declared extent (or the declared shared size) names: the launch refuses a
+    // negative value for them.
     let named: Vec<u32> = contract
         .params
         .iter()
@@ -499,6 +504,7 @@ fn attempt(
             } => Some(code),
             _ => None,
         })
+        .chain(&contract.dynamic_shared)
         .flatten()
         .filter_map(|t| match t {
             ExtentTerm::Param(i) => Some(*i),
@@ -610,8 +616,25 @@ fn attempt(
             *slot = declared::declared_extent(&mut atoms, code, &param_atoms, &mut launch_facts);
         }
     }
+    // The declared least dynamic shared bytes: `D ≥ its value` at every launch, and so `D ≥`
+    // the least value it takes (what a search that cancels negative terms would not find: a
+    // fixed slot `(4 · tid) & 124` below `4 · (32 + ncols)`, as below 128).
+    let mut least_shared = None;
+    if let (Some(d), Some(code)) = (dynamic, &contract.dynamic_shared)
+        && let Some(least) =
+            declared::declared_extent(&mut atoms, code, &param_atoms, &mut launch_facts)
+        && let Some(f) = Poly::atom(d).sub(&least)
+    {
+        launch_facts.push(f);
+        least_shared = Some((d, least));
+    }
     for f in &launch_facts {
         facts.assume(&atoms, f, 0);
+    }
+    if let Some((d, least)) = least_shared
+        && let Some(f) = Poly::atom(d).add_const(-facts.range(&atoms, &least).0)
+    {
+        facts.assume(&atoms, &f, 0);
     }
     let dynamic_poly = dynamic.map(Poly::atom);
     for f in guard::limit_facts(

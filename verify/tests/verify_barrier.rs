@@ -48,6 +48,7 @@ fn contract() -> EntryContract {
             ParamContract::Count,
         ],
         block: None,
+        dynamic_shared: None,
     }
 }
 

@@ -78,6 +78,7 @@ fn gather_contract() -> EntryContract {
             ParamContract::Count,
         ],
         block: None,
+        dynamic_shared: None,
     }
 }
 

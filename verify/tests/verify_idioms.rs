@@ -467,6 +467,7 @@ fn strided_contract() -> EntryContract {
             ParamContract::Count,
         ],
         block: None,
+        dynamic_shared: None,
     }
 }
 

@@ -28,6 +28,8 @@ pub enum ExtentSite {
     /// The covered count (`covers = ..`), which decides the launch geometry and so cannot
     /// name it.
     Covers,
+    /// The least dynamic shared bytes every launch gives (`shared = ..`), in bytes.
+    Shared,
 }
 
 impl fmt::Display for ExtentSite {
@@ -35,6 +37,7 @@ impl fmt::Display for ExtentSite {
         f.write_str(match self {
             Self::Len => "an extent",
             Self::Covers => "`covers`",
+            Self::Shared => "`shared`",
         })
     }
 }
@@ -42,7 +45,7 @@ impl fmt::Display for ExtentSite {
 /// What the names an extent may use are, as an error's hint.
 fn names_hint(site: ExtentSite) -> &'static str {
     match site {
-        ExtentSite::Len => ", `grid.x/y/z` and `block.x/y/z`",
+        ExtentSite::Len | ExtentSite::Shared => ", `grid.x/y/z` and `block.x/y/z`",
         ExtentSite::Covers => "",
     }
 }

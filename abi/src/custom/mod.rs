@@ -50,6 +50,11 @@ pub struct CustomAbi {
     /// The exact block every launch must use (`block = (16, 16, 1)`), for a body written for a
     /// fixed block: checked at every launch, and a fact for the body verifier.
     pub block: Option<[u32; 3]>,
+    /// Whether the last program is the least dynamic shared bytes every launch must give
+    /// (`shared = EXPR`), for a body whose dynamic shared array is sized by its params
+    /// (`4 * (32 + ncols)` for a row cache after 32 warp slots): checked at every launch, and a
+    /// fact for the body verifier.
+    pub shared: bool,
 }
 
 impl CustomAbi {
@@ -64,6 +69,7 @@ impl CustomAbi {
             code: Cow::Borrowed(code),
             covers,
             block: None,
+            shared: false,
         }
     }
 
@@ -80,6 +86,7 @@ impl CustomAbi {
             code: Cow::Borrowed(code),
             covers,
             block: Some(block),
+            shared: false,
         }
     }
 
@@ -154,6 +161,29 @@ impl CustomAbi {
             .flatten()
     }
 
+    /// The text of the declared least dynamic shared bytes, if the kernel declares them.
+    pub fn shared_text(&self) -> Option<String> {
+        let programs =
+            self.params.iter().filter(|p| p.kind.is_pointer()).count() + usize::from(self.covers);
+        self.shared
+            .then(|| self.extent_texts().get(programs).cloned())
+            .flatten()
+    }
+
+    /// The declared least dynamic shared bytes' program (ending with [`ExtentOp::End`]), if
+    /// the kernel declares them: the last program.
+    pub fn shared_code(&self) -> Option<&[ExtentOp]> {
+        if !self.shared {
+            return None;
+        }
+        let body = self.code.strip_suffix(&[ExtentOp::End])?;
+        let start = body
+            .iter()
+            .rposition(|op| *op == ExtentOp::End)
+            .map_or(0, |i| i + 1);
+        self.code.get(start..)
+    }
+
     /// Refuses a table no kernel can have: duplicate or empty names, a program count that is not
     /// one per pointer (plus the covered count), or a program that breaks a rule of the extent
     /// language ([`ExtentCompiler::push`]: a param that is missing or not an integer, a geometry
@@ -174,14 +204,17 @@ impl CustomAbi {
             }
         }
         let pointers = self.params.iter().filter(|p| p.kind.is_pointer()).count();
-        let programs = pointers + usize::from(self.covers);
+        let covered = pointers + usize::from(self.covers);
+        let programs = covered + usize::from(self.shared);
         if self.code.last().is_some_and(|op| *op != ExtentOp::End) {
             return Err("the last extent program does not end".to_owned());
         }
         let names = ExtentNames::of(&self.params);
         let mut seen = 0usize;
         for program in self.code.split_inclusive(|op| *op == ExtentOp::End) {
-            let site = if self.covers && seen + 1 == programs {
+            let site = if seen >= covered {
+                ExtentSite::Shared
+            } else if self.covers && seen + 1 == covered {
                 ExtentSite::Covers
             } else {
                 ExtentSite::Len
@@ -195,9 +228,14 @@ impl CustomAbi {
         }
         if seen != programs {
             return Err(format!(
-                "{seen} extent programs for {pointers} pointers{}",
+                "{seen} extent programs for {pointers} pointers{}{}",
                 if self.covers {
                     " and a covered count"
+                } else {
+                    ""
+                },
+                if self.shared {
+                    " and a shared size"
                 } else {
                     ""
                 }
@@ -216,7 +254,7 @@ impl CustomAbi {
     }
 
     /// The signature as text: `out: out f32[n], x: in f32[n], n: i32, a: f32`, and the declared
-    /// block after a `;`: `…, n: u32; block = (16, 16, 1)`.
+    /// block and shared size after a `;` each: `…, n: u32; block = (16, 16, 1); shared = 4 * n`.
     pub fn signature_text(&self) -> String {
         let texts = self.extent_texts();
         let mut extents = texts.iter();
@@ -240,6 +278,9 @@ impl CustomAbi {
         if let Some(block) = self.block {
             out.push_str(&format!("; block = {}", BlockShape(block)));
         }
+        if let Some(shared) = self.shared_text() {
+            out.push_str(&format!("; shared = {shared}"));
+        }
         out
     }
 
@@ -247,7 +288,8 @@ impl CustomAbi {
     /// `name: in|out DTYPE[EXTENT]`, scalars as `name: DTYPE`) and an optional covered count,
     /// both over the extent grammar: integer literals, integer params by name, `grid.{x,y,z}`,
     /// `block.{x,y,z}`, `+ - * /`, `div_ceil(a, b)`, parentheses. After the parameters, `;
-    /// block = (x, y, z)` declares the exact block every launch uses.
+    /// block = (x, y, z)` declares the exact block every launch uses, and `; shared = EXPR`
+    /// (over the same grammar, in bytes) the least dynamic shared memory every launch gives.
     pub fn parse(signature: &str, covers: Option<&str>) -> Result<Self, SignatureError> {
         let parsed = text::parse(signature, covers)?;
         let custom = Self {
@@ -255,6 +297,7 @@ impl CustomAbi {
             code: Cow::Owned(parsed.code),
             covers: covers.is_some(),
             block: parsed.block.map(|(block, _)| block),
+            shared: parsed.shared,
         };
         if let Some((block, offset)) = parsed.block {
             custom

@@ -149,6 +149,17 @@ pub(super) struct Parsed {
     pub(super) code: Vec<ExtentOp>,
     /// The declared block, with the byte offset of its `(` for errors about its values.
     pub(super) block: Option<([u32; 3], usize)>,
+    /// Whether the last program is the declared least dynamic shared bytes.
+    pub(super) shared: bool,
+}
+
+/// The clauses after the parameters.
+#[derive(Default)]
+struct Clauses {
+    /// `block = (x, y, z)`, with the byte offset of its `(`.
+    block: Option<([u32; 3], usize)>,
+    /// `shared = EXPR`: the byte range of the expression.
+    shared: Option<(usize, usize)>,
 }
 
 /// The parameters, the extent programs and the clauses of a signature in text.
@@ -259,10 +270,10 @@ pub(super) fn parse(signature: &str, covers: Option<&str>) -> Result<Parsed, Sig
             }
         }
     };
-    let block = if has_clauses {
+    let clauses = if has_clauses {
         clauses(&mut lexer)?
     } else {
-        None
+        Clauses::default()
     };
     let params: Vec<CustomParam> = items
         .iter()
@@ -286,73 +297,119 @@ pub(super) fn parse(signature: &str, covers: Option<&str>) -> Result<Parsed, Sig
     if let Some(covers) = covers {
         expression(covers, &names, ExtentSite::Covers, &mut code)?;
     }
+    if let Some((start, end)) = clauses.shared {
+        let text = signature.get(start..end).unwrap_or("");
+        expression(text, &names, ExtentSite::Shared, &mut code).map_err(|mut e| {
+            e.offset += start;
+            e
+        })?;
+    }
     Ok(Parsed {
         params,
         code,
-        block,
+        block: clauses.block,
+        shared: clauses.shared.is_some(),
     })
 }
 
-/// The clauses after the parameters, each behind a `;` (the lexer has just taken the first):
-/// today only `block = (x, y, z)`, at most once.
-fn clauses(lexer: &mut Lexer<'_>) -> Result<Option<([u32; 3], usize)>, SignatureError> {
-    let mut block = None;
+/// The clauses after the parameters, each behind a `;` (the lexer has just taken the first),
+/// each at most once: `block = (x, y, z)` and `shared = EXPR`.
+fn clauses(lexer: &mut Lexer<'_>) -> Result<Clauses, SignatureError> {
+    let mut out = Clauses::default();
     loop {
-        match lexer.next()? {
-            Token::Ident("block") => {}
+        let clause = match lexer.next()? {
+            Token::Ident(clause @ ("block" | "shared")) => clause,
             // `a: u32;` with nothing after: a trailing `;` is fine.
-            Token::End => return Ok(block),
+            Token::End => return Ok(out),
             other => {
                 return Err(lexer.error(format!(
-                    "expected a clause after `;`, as in `block = (16, 16, 1)`, found {}",
+                    "expected a clause after `;`, as in `block = (16, 16, 1)` or \
+                     `shared = 4 * n`, found {}",
                     describe(&other)
                 )));
             }
-        }
-        if block.is_some() {
-            return Err(lexer.error("duplicate `block` clause: a kernel declares one block"));
+        };
+        let again = match clause {
+            "block" => out.block.is_some(),
+            _ => out.shared.is_some(),
+        };
+        if again {
+            return Err(lexer.error(format!(
+                "duplicate `{clause}` clause: a kernel declares one {clause}"
+            )));
         }
         lexer.expect('=')?;
-        lexer.expect('(')?;
-        let open = lexer.at;
-        let mut dims = [0u32; 3];
-        for (axis, dim) in dims.iter_mut().enumerate() {
-            if axis > 0 {
-                lexer.expect(',')?;
-            }
-            *dim = match lexer.next()? {
-                Token::Int(value) => u32::try_from(value).map_err(|_| {
-                    lexer.error(format!("block extent `{value}` does not fit 32 bits"))
-                })?,
-                other => {
-                    return Err(lexer.error(format!(
-                        "`block` takes three integers, as in `block = (16, 16, 1)`, found {}",
-                        describe(&other)
-                    )));
-                }
-            };
+        if clause == "shared" {
+            out.shared = Some(shared_expression(lexer)?);
+        } else {
+            out.block = Some(block_shape(lexer)?);
         }
-        match lexer.next()? {
-            Token::Punct(')') => {}
-            other => {
-                return Err(lexer.error(format!(
-                    "`block` takes three integers, as in `block = (16, 16, 1)`: expected `)`, found {}",
-                    describe(&other)
-                )));
-            }
-        }
-        block = Some((dims, open));
         match lexer.next()? {
             Token::Punct(';') => continue,
-            Token::End => return Ok(block),
+            Token::End => return Ok(out),
             other => {
                 return Err(lexer.error(format!(
-                    "expected `;` or the end after the `block` clause, found {}",
+                    "expected `;` or the end after the `{clause}` clause, found {}",
                     describe(&other)
                 )));
             }
         }
     }
+}
+
+/// `(x, y, z)` of a `block` clause, with the byte offset of its `(`.
+fn block_shape(lexer: &mut Lexer<'_>) -> Result<([u32; 3], usize), SignatureError> {
+    lexer.expect('(')?;
+    let open = lexer.at;
+    let mut dims = [0u32; 3];
+    for (axis, dim) in dims.iter_mut().enumerate() {
+        if axis > 0 {
+            lexer.expect(',')?;
+        }
+        *dim = match lexer.next()? {
+            Token::Int(value) => u32::try_from(value)
+                .map_err(|_| lexer.error(format!("block extent `{value}` does not fit 32 bits")))?,
+            other => {
+                return Err(lexer.error(format!(
+                    "`block` takes three integers, as in `block = (16, 16, 1)`, found {}",
+                    describe(&other)
+                )));
+            }
+        };
+    }
+    match lexer.next()? {
+        Token::Punct(')') => Ok((dims, open)),
+        other => Err(lexer.error(format!(
+            "`block` takes three integers, as in `block = (16, 16, 1)`: expected `)`, found {}",
+            describe(&other)
+        ))),
+    }
+}
+
+/// The byte range of a `shared` clause's expression: up to the next `;` outside parentheses,
+/// or the end. The lexer is left before that `;`.
+fn shared_expression(lexer: &mut Lexer<'_>) -> Result<(usize, usize), SignatureError> {
+    let start = lexer.pos;
+    let mut depth = 0usize;
+    loop {
+        match lexer.peek()? {
+            Token::Punct(';') | Token::End if depth == 0 => break,
+            Token::End => return Err(lexer.error("the `shared` expression has no closing `)`")),
+            Token::Punct('(') => depth += 1,
+            Token::Punct(')') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        lexer.next()?;
+    }
+    let end = lexer.pos;
+    if lexer
+        .text
+        .get(start..end)
+        .is_none_or(|s| s.trim().is_empty())
+    {
+        return Err(lexer.error("`shared` takes a size in bytes, as in `shared = 4 * (32 + n)`"));
+    }
+    Ok((start, end))
 }
 
 /// Parses one extent onto `code` (postfix, ending with `End`).
@@ -467,6 +524,60 @@ mod tests {
             covered.to_string(),
             "c: out f32[n], n: u32; block = (128, 1, 1); covers n"
         );
+    }
+
+    #[test]
+    fn a_declared_shared_size_round_trips_and_is_the_last_program() {
+        let text = "x: in f32[rows * ncols], y: out f32[rows * ncols], rows: u32, ncols: i32; \
+                    block = (128, 1, 1); shared = 4 * (32 + ncols)";
+        let custom = CustomAbi::parse(text, Some("rows")).unwrap_or_else(|e| panic!("{e}"));
+        assert!(custom.shared);
+        assert_eq!(custom.shared_text().as_deref(), Some("4 * (32 + ncols)"));
+        assert_eq!(custom.covers_text().as_deref(), Some("rows"));
+        assert_eq!(
+            custom.extent_texts(),
+            ["rows * ncols", "rows * ncols", "rows", "4 * (32 + ncols)"]
+        );
+        assert_eq!(custom.signature_text(), text);
+        let code = custom.shared_code().unwrap_or_default();
+        assert_eq!(code.last(), Some(&crate::ExtentOp::End));
+        assert_eq!(
+            code.iter()
+                .filter(|op| **op == crate::ExtentOp::End)
+                .count(),
+            1
+        );
+        let json = serde_json::to_string(&custom).unwrap_or_else(|e| panic!("{e}"));
+        let back: CustomAbi = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back, custom);
+        // In either order, with the geometry named; without it, none.
+        let first = CustomAbi::parse(
+            "y: out f32[n], n: i32; shared = 4 * block.x; block = (64, 1, 1)",
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(first.shared_text().as_deref(), Some("4 * block.x"));
+        assert_eq!(first.block, Some([64, 1, 1]));
+        let plain =
+            CustomAbi::parse("y: out f32[n], n: i32", None).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!plain.shared && plain.shared_code().is_none() && plain.shared_text().is_none());
+    }
+
+    #[test]
+    fn a_declared_shared_size_is_refused_with_a_reason() {
+        let err = |sig: &str| {
+            CustomAbi::parse(sig, None)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        assert!(err("y: out f32[n], n: i32; shared = ").contains("size in bytes"));
+        assert!(err("y: out f32[n], n: i32; shared = 4 * (n").contains("no closing"));
+        assert!(
+            err("y: out f32[n], n: i32; shared = 4; shared = 8").contains("duplicate `shared`")
+        );
+        assert!(err("y: out f32[n], n: i32, a: f32; shared = 4 * a").contains("integer params"));
+        assert!(err("y: out f32[n], n: i32; shared = 4 * m").contains("`m`"));
     }
 
     #[test]

@@ -351,6 +351,7 @@ mod tests {
         EntryContract {
             params: vec![ParamContract::Value],
             block: None,
+            dynamic_shared: None,
         }
     }
 

@@ -171,6 +171,7 @@ fn abstract_step(form: &Form) -> Result<Abstract, String> {
             extent: Extent::Dense,
         }],
         block: None,
+        dynamic_shared: None,
     };
     let mut atoms = Atoms::new();
     let mut inputs = Vec::new();

@@ -1375,6 +1375,7 @@ fn param_loads_into_wider_registers() {
                     },
                 ],
                 block: None,
+                dynamic_shared: None,
             };
             let mut atoms = Atoms::new();
             let range = if declared_signed {

@@ -55,5 +55,6 @@ pub(crate) fn scalar_contract() -> EntryContract {
             ParamContract::Count,
         ],
         block: None,
+        dynamic_shared: None,
     }
 }
