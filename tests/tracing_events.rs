@@ -103,12 +103,17 @@ fn every_launch_refusal_reports_its_kind() {
     let text = ".version 8.0\n.target sm_80\n.address_size 64\n\
                 .visible .entry k(.param .u64 a, .param .u64 b, .param .u64 n)\n{\n\tret;\n}\n";
     let device = Device::emulator();
-    let kernel = Kernel::describe(Artifact::ptx(text, "k", spec))
-        .unwrap()
-        .load()
-        .unwrap()
-        .bind(&device)
-        .unwrap();
+    // Set up under a subscriber of its own, whose events are not this test's: a callsite first
+    // reached with no subscriber anywhere in the process is cached as never interesting, and
+    // the other test, on another thread, would then miss this load's and bind's events.
+    let setup = tracing::subscriber::with_default(Recorder::default(), || {
+        Kernel::describe(Artifact::ptx(text, "k", spec))
+            .unwrap()
+            .load()
+            .unwrap()
+            .bind(&device)
+    });
+    let kernel = setup.unwrap();
     let x = device.alloc::<f32>(8).unwrap();
     let mut y = device.alloc::<f32>(8).unwrap();
     let stream = device.default_stream();
