@@ -161,3 +161,58 @@ fn softmax_runs_and_a_launch_short_of_the_declared_size_is_declined() {
         }
     }
 }
+
+#[jitseam::kernel(abi = custom, shared = 4 * (32 + ncols))]
+fn ggml_soft_max_f32(
+    #[len(grid.x * grid.y * grid.z * ncols)] x: jitseam::In<f32>,
+    #[len(grid.x * grid.y * grid.z * ncols)] dst: jitseam::Out<f32>,
+    ncols: i32,
+    scale: f32,
+);
+
+#[test]
+fn the_typed_kernel_declares_its_shared_size_too() {
+    use jitseam::Signature;
+    let spec = GgmlSoftMaxF32::SPEC;
+    let jitseam::AbiKind::Custom(custom) = &spec.abi else {
+        panic!("{:?}", spec.abi)
+    };
+    assert_eq!(custom.shared_text().as_deref(), Some("4 * (32 + ncols)"));
+    let device = Device::emulator();
+    let stream = device.default_stream();
+    let kernel = Kernel::<GgmlSoftMaxF32, _>::describe_typed(GgmlSoftMaxF32::ptx_artifact(SOFTMAX))
+        .unwrap()
+        .load_proven()
+        .unwrap()
+        .bind(&device)
+        .unwrap();
+    let x = device.upload(&[1.0f32; 8]).unwrap();
+    let mut dst = device.upload(&[f32::NAN; 8]).unwrap();
+    let config = LaunchConfig::new([2, 1, 1], [32, 1, 1]);
+    // Two rows of four: 4 · (32 + 4) = 144 bytes, or the launch is declined.
+    let err = kernel
+        .launch_with(&stream, config, GgmlSoftMaxF32::args(&x, &mut dst, 4, 1.0))
+        .unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            Error::LaunchConfig {
+                problem: ConfigProblem::DeclaredShared {
+                    needed: 144,
+                    bytes: 0,
+                    ..
+                },
+                ..
+            }
+        ),
+        "{err}"
+    );
+    kernel
+        .launch_with(
+            &stream,
+            config.dynamic_shared_bytes(144),
+            GgmlSoftMaxF32::args(&x, &mut dst, 4, 1.0),
+        )
+        .unwrap();
+    assert_eq!(stream.read(&dst).unwrap(), [0.25; 8]);
+}

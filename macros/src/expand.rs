@@ -250,6 +250,7 @@ impl Kernel {
                 });
                 let code = custom.code.iter().map(|(op, span)| op_tokens(*op, *span));
                 let covers = custom.covers;
+                let declared_shared = custom.shared.then(|| quote!(.with_declared_shared()));
                 let custom_abi = match custom.block {
                     None => quote! {
                         ::jitseam::__private::CustomAbi::new(PARAMS, &[#(#code),*], #covers)
@@ -269,7 +270,7 @@ impl Kernel {
                     quote! {{
                         const PARAMS: &[::jitseam::__private::CustomParam] = &[#(#table),*];
                         ::jitseam::__private::AbiSpec::new_custom(
-                            #custom_abi,
+                            #custom_abi #declared_shared,
                             &[#(#inputs),*],
                             &[#(#outputs),*],
                             &[#(#params),*],

@@ -29,7 +29,8 @@ use proc_macro::TokenStream;
 /// ```
 ///
 /// Options: `abi = scalar | vectorized(W) | strided(R) | custom` (required), `symbol = "..."` (the
-/// entry point; default: the fn name) and, for `custom`, `covers = EXPR`. Arguments are inputs
+/// entry point; default: the fn name) and, for `custom`, `covers = EXPR`, `block = (x, y, z)`
+/// and `shared = EXPR`. Arguments are inputs
 /// (`In<T>`), then outputs (`Out<T>`, at least one), then by-value params (`f32`, `f64`, `f16`, `bf16`, `i8`, `u8`, `i16`, `u16`,
 /// `i32`, `u32`, `i64`, `u64`).
 ///
@@ -42,6 +43,11 @@ use proc_macro::TokenStream;
 /// #[jitseam::kernel(abi = custom, covers = n)]
 /// fn saxpy(#[len(n)] out: Out<f32>, #[len(n)] x: In<f32>, n: i32, a: f32);
 /// ```
+///
+/// `block = (x, y, z)` is the exact block every launch uses (for a body written for a fixed
+/// tile), and `shared = EXPR` the least dynamic shared bytes every launch gives (for a body
+/// whose `extern __shared__` array its params size, `shared = 4 * (32 + ncols)`), over the
+/// extent grammar; both are checked at every launch and are facts for the body verifier.
 ///
 /// Generates `pub struct ReluAdd;` implementing `jitseam::Signature`, the argument struct
 /// `ReluAddArgs<'a>` and its constructor `ReluAdd::args(..)`, so a bound kernel launches as

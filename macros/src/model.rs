@@ -45,11 +45,13 @@ pub(crate) enum Field {
 }
 
 /// The compiled extents of a custom kernel: one program per pointer in declaration order,
-/// then the covered count's, each ending with `ExtentOp::End`; each op with the span of the
-/// tokens it came from.
+/// then the covered count's, then the declared shared size's, each ending with `ExtentOp::End`;
+/// each op with the span of the tokens it came from.
 pub(crate) struct Custom {
     pub(crate) code: Vec<(ExtentOp, Span)>,
     pub(crate) covers: bool,
+    /// Whether the last program is the declared least dynamic shared bytes (`shared = EXPR`).
+    pub(crate) shared: bool,
     /// The declared block (`block = (16, 16, 1)`), valid by jitseam-abi's rule.
     pub(crate) block: Option<[u32; 3]>,
 }
@@ -148,6 +150,12 @@ impl Kernel {
                 "`covers` is an option of `abi = custom` kernels: the other abis always cover `n` elements",
             ));
         }
+        if let (Some((key, _)), false) = (&options.shared, custom) {
+            return Err(Error::new(
+                key.span(),
+                "`shared` declares the dynamic shared memory of an `abi = custom` kernel: the other abis launch with none",
+            ));
+        }
         if let (Some((key, _)), false) = (&options.block, custom) {
             return Err(Error::new(
                 key.span(),
@@ -166,7 +174,15 @@ impl Kernel {
             AbiOption::Fixed { kind, span } => Abi::Fixed { kind, span },
             AbiOption::Custom => Abi::Custom(Custom {
                 block,
-                ..custom_extents(&inputs, &outputs, &params, &order, lens, options.covers)?
+                ..custom_extents(
+                    &inputs,
+                    &outputs,
+                    &params,
+                    &order,
+                    lens,
+                    options.covers,
+                    options.shared,
+                )?
             }),
         };
         if outputs.is_empty() {
@@ -205,8 +221,8 @@ impl Kernel {
     }
 }
 
-/// Compiles each pointer's `#[len]` and the `covers` expression against the params, by
-/// jitseam-abi's extent grammar and rules.
+/// Compiles each pointer's `#[len]`, the `covers` expression and the `shared` size against the
+/// params, by jitseam-abi's extent grammar and rules.
 fn custom_extents(
     inputs: &[Operand],
     outputs: &[Operand],
@@ -214,6 +230,7 @@ fn custom_extents(
     order: &[Field],
     lens: Vec<Option<Len>>,
     covers: Option<(Ident, TokenStream)>,
+    shared: Option<(Ident, TokenStream)>,
 ) -> syn::Result<Custom> {
     let value_names: Vec<String> = params.iter().map(|p| names::unraw(&p.name)).collect();
     let pointer_names: Vec<String> = inputs
@@ -256,9 +273,20 @@ fn custom_extents(
         }
         push_program(tokens, key.span(), ExtentSite::Covers, &scope, &mut code)?;
     }
+    let declared = shared.is_some();
+    if let Some((key, tokens)) = shared {
+        if tokens.is_empty() {
+            return Err(Error::new(
+                key.span(),
+                "`shared` takes the least dynamic shared bytes, as in `shared = 4 * (32 + ncols)`",
+            ));
+        }
+        push_program(tokens, key.span(), ExtentSite::Shared, &scope, &mut code)?;
+    }
     Ok(Custom {
         code,
         covers: covered,
+        shared: declared,
         block: None,
     })
 }
@@ -355,6 +383,8 @@ struct Options {
     covers: Option<(Ident, TokenStream)>,
     /// `block = (x, y, z)` as written, with its key.
     block: Option<(Ident, RawValue)>,
+    /// `shared = EXPR`, with its key.
+    shared: Option<(Ident, TokenStream)>,
 }
 
 impl Options {
@@ -364,6 +394,7 @@ impl Options {
             symbol: None,
             covers: None,
             block: None,
+            shared: None,
         };
         let mut seen: Vec<String> = Vec::new();
         for RawOption { key, value } in args.options {
@@ -387,11 +418,20 @@ impl Options {
                     }
                 },
                 "block" => options.block = Some((key.clone(), value)),
+                "shared" => match value {
+                    RawValue::Tokens(tokens) => options.shared = Some((key.clone(), tokens)),
+                    other => {
+                        return Err(Error::new(
+                            value_span(&other),
+                            "`shared` takes the least dynamic shared bytes, as in `shared = 4 * (32 + ncols)`",
+                        ));
+                    }
+                },
                 _ => {
                     return Err(Error::new(
                         key.span(),
                         format!(
-                            "unknown option `{name}`: expected `abi`, `symbol`, `covers` or `block`"
+                            "unknown option `{name}`: expected `abi`, `symbol`, `covers`, `block` or `shared`"
                         ),
                     ));
                 }

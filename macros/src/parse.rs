@@ -29,8 +29,8 @@ pub(crate) enum RawValue {
         /// The parentheses, for errors about the argument list as a whole.
         parens: Option<proc_macro2::Span>,
     },
-    /// The tokens of an extent over the kernel's params (the value of `covers`), up to the next
-    /// `,`: their grammar is jitseam-abi's, read in the model.
+    /// The tokens of an extent over the kernel's params (the value of `covers` or `shared`), up
+    /// to the next `,`: their grammar is jitseam-abi's, read in the model.
     Tokens(TokenStream),
     /// A parenthesized list of expressions: `(16, 16, 1)`.
     Tuple {
@@ -53,10 +53,10 @@ impl Parse for RawOption {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         let key: Ident = input.call(Ident::parse_any)?;
         input.parse::<Token![=]>()?;
-        // `covers` takes an extent expression (`covers = m * n`); every other option a word, a
-        // literal or a parenthesized list (`block = (16, 16, 1)`). A group is one token tree, so collecting them never recurses into the
-        // user's nesting.
-        let value = if key == "covers" {
+        // `covers` and `shared` take an extent expression (`covers = m * n`); every other
+        // option a word, a literal or a parenthesized list (`block = (16, 16, 1)`). A group is
+        // one token tree, so collecting them never recurses into the user's nesting.
+        let value = if key == "covers" || key == "shared" {
             let mut tokens = TokenStream::new();
             while !input.is_empty() && !input.peek(Token![,]) {
                 tokens.extend([input.parse::<proc_macro2::TokenTree>()?]);

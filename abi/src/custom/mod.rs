@@ -90,6 +90,13 @@ impl CustomAbi {
         }
     }
 
+    /// The table whose last program is the least dynamic shared bytes every launch gives (see
+    /// [`CustomAbi::shared`]). Usable in `const` items.
+    pub const fn with_declared_shared(mut self) -> Self {
+        self.shared = true;
+        self
+    }
+
     /// Element types of the input pointers, in order.
     pub fn inputs(&self) -> Vec<ElementKind> {
         self.kinds(|k| matches!(k, CustomKind::In(_)))
