@@ -105,7 +105,8 @@ impl Analyzer<'_> {
 
     /// At the header `head` of a loop over `blocks` entered with `entry`: for each register
     /// of `regs` the loop only doubles, with every back edge taken under `r ≤ X`, whose header
-    /// value is the symbol `v` and whose entry value `e` is proven in `[0, X]`, `0 ≤ v ≤ X`.
+    /// value is the symbol `v` and whose entry value `e` is proven in `[0, X]`, `0 ≤ v ≤ X`
+    /// (`≤ X − 1` where every edge is taken under `r < X` and `e ≤ X − 1`).
     pub(crate) fn bound_doubled(
         &mut self,
         blocks: &[usize],
@@ -156,9 +157,10 @@ impl Analyzer<'_> {
                 continue;
             };
             let (e, w) = (e.clone(), *w);
-            let wrapped = e.atoms().count() == 1
-                && e.atoms()
-                    .all(|a| self.wrap_atoms.contains(&a) && e == Poly::atom(a));
+            let wrapped = e
+                .atoms()
+                .next()
+                .is_some_and(|a| e == Poly::atom(a) && self.wrap_atoms.contains(&a));
             if !wrapped {
                 continue;
             }

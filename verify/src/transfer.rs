@@ -181,10 +181,8 @@ impl Analyzer<'_> {
     /// signed or unsigned. A fresh number of that range stands for it from here on — in the
     /// register too, so that what the comparison learns of it holds of every later read (a
     /// read of the other signedness does not fit its range and stays unknown). A value that
-    /// fits is kept, with every relation it has, and so is one carried around a loop.
-    /// The value a comparison at width `w` reads of `src`: `v` where it reads exactly, else a
-    /// fresh number of the comparison's range (its bits), and how the value read stands to
-    /// the exact number.
+    /// fits is kept, with every relation it has, and so is one carried around a loop. With the
+    /// value read: how it stands to the exact number ([`Reading`]).
     ///
     /// The bits are `p − k·2^w` for an integer `k`: `k ≥ 0` where `p` is proven `≥ lo` (it can
     /// wrap only downward, so the bits are at most `p`), `k ≤ 0` where `p ≤ hi`. So a test
