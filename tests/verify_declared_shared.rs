@@ -66,6 +66,15 @@ fn softmax_is_proven_under_its_declared_shared_size() {
         "{:?}",
         proof.conditions
     );
+    // The threads along an axis are bounded only as far as an `int` index needs: the
+    // conditions for a coordinate scaled by a vector's width come last, and this body has none.
+    assert!(
+        !proof.conditions.iter().any(
+            |c| matches!(c, LaunchCondition::AxisThreadsAtMost { limit } if *limit < (1 << 31) - 1)
+        ),
+        "{:?}",
+        proof.conditions
+    );
     // Without it, the row's cache has no size the proof can use.
     assert!(verify(SOFTMAX, ENTRY, ROWS).is_err());
 }

@@ -117,7 +117,7 @@ const WEAKEST: Tags = 1;
 
 /// Launch conditions for contracts with declared extents, by tag bit: along every axis
 /// `grid·block ≤ limit` (`true`), or every declared extent `≤ limit` (`false`), the weaker
-/// first. A coordinate `ctaid·ntid + tid` reads exactly as an `int` only below `2^31`, as an
+/// first (the scaled ones, [`SCALED_AXIS_TAGS`], after every other condition). A coordinate `ctaid·ntid + tid` reads exactly as an `int` only below `2^31`, as an
 /// `unsigned` below `2^32`; an index below an extent likewise. Scaled by a vector's width
 /// (`4 · i`, the first of four elements one `float4` access takes; `8 · i` of eight `half`s;
 /// `16 · i` bytes) it reads exactly as an `int` only for fewer threads: `2^29` and `2^27`.
@@ -129,6 +129,10 @@ const DECLARED_CONDITIONS: [(Tags, u64, bool); 6] = [
     (2048, (1 << 29) - 1, true),
     (4096, (1 << 27) - 1, true),
 ];
+
+/// The conditions of [`DECLARED_CONDITIONS`] on the threads along an axis scaled by a vector's
+/// width: their facts are assumed after every other condition's.
+const SCALED_AXIS_TAGS: Tags = 2048 | 4096;
 
 /// Launch condition for contracts with declared extents: every extent plus the threads along
 /// any axis `≤ limit`, so an index below an extent stepped once more by a grid stride (or a
@@ -647,9 +651,9 @@ fn attempt(
         facts.assume(&atoms, &f, 0);
     }
     if contract.three_dimensional() {
-        for (bit, limit, axes) in DECLARED_CONDITIONS {
+        let declared_condition = |facts: &mut Facts, (bit, limit, axes): (Tags, u64, bool)| {
             if tags & bit == 0 {
-                continue;
+                return;
             }
             let l = i128::from(limit);
             let bounded: Vec<Poly> = if axes {
@@ -665,6 +669,12 @@ fn attempt(
                     facts.assume(&atoms, &p, bit);
                 }
             }
+        };
+        let (scaled, plain): (Vec<_>, Vec<_>) = DECLARED_CONDITIONS
+            .into_iter()
+            .partition(|&(bit, ..)| bit & SCALED_AXIS_TAGS != 0);
+        for c in plain {
+            declared_condition(&mut facts, c);
         }
         let (bit, limit) = BLOCKS;
         if tags & bit != 0
@@ -695,6 +705,11 @@ fn attempt(
                     }
                 }
             }
+        }
+        // Last: on most launches the strictest, so a step that any other condition serves
+        // asks for that one.
+        for c in scaled {
+            declared_condition(&mut facts, c);
         }
     }
     if let (Some(d), Some(w)) = (dynamic, dynamic_condition)
